@@ -1,0 +1,5 @@
+import sys
+
+from fxlens.cli import main
+
+sys.exit(main())

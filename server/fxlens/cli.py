@@ -1,0 +1,154 @@
+"""`fxlens graph`, `fxlens check`, `fxlens serve`: the terminal and CI face of fxlens."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Optional
+
+from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
+from fxlens.render.graph_text import diagnostic_line, diagnostics_text, level_text
+from fxlens.report import LEVELS, ClassReport, FileReport, InputSpec, to_json
+
+USAGE_ERROR = 2
+
+
+class CliError(Exception):
+    """A problem the user must fix before fxlens can run (exit status 2)."""
+
+
+def _read(path: str) -> str:
+    if not os.path.isfile(path):
+        raise CliError(f"no such file: {path}")
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
+
+
+async def _analyse_files(paths: list[str], python: str, options: TraceOptions) -> list[FileReport]:
+    client = WorkerClient(python)
+    try:
+        await client.start()
+    except WorkerUnavailable as error:
+        raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
+    try:
+        return [await client.analyse(path, _read(path), options) for path in paths]
+    finally:
+        await client.stop()
+
+
+def _syntax_error(report: FileReport) -> Optional[str]:
+    for d in report.diagnostics:
+        if d.category == "syntax":
+            return f"{report.path}:{d.line}:{d.col + 1}: {d.message}"
+    return None
+
+
+def _inputs_json(report: ClassReport) -> dict:
+    def one(spec: InputSpec) -> dict:
+        return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {})}
+
+    return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,
+            "args": [one(i) for i in report.build.inputs]}
+
+
+def level_json(report: ClassReport, level: str) -> dict:
+    result = report.levels[level]
+    return {"class": report.name, "level": level, "ok": result.ok, "note": result.note,
+            "inputs": _inputs_json(report), "nodes": [to_json(n) for n in result.nodes],
+            "diagnostics": [to_json(d) for d in result.diagnostics]}
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    levels = (args.level,) if args.level else LEVELS
+    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
+    _read(args.file)
+    (report,) = asyncio.run(_analyse_files([args.file], args.python, options))
+    syntax = _syntax_error(report)
+    if syntax:
+        raise CliError(f"syntax error: {syntax}")
+    if not report.classes:
+        problems = diagnostics_text(report.path, [d for d in report.diagnostics if d.severity == "error"])
+        raise CliError(f"no nn.Module class in {args.file}" + (f"\n{problems}" if problems else ""))
+    classes = report.classes
+    if args.cls:
+        classes = [c for c in classes if c.name == args.cls]
+        if not classes:
+            names = ", ".join(c.name for c in report.classes)
+            raise CliError(f"no Module class {args.cls!r} in {args.file} (it has: {names})")
+    if args.json:
+        objects = [level_json(c, level) for c in classes for level in levels if level in c.levels]
+        print(json.dumps(objects[0] if len(objects) == 1 else objects, indent=1))
+    else:
+        print("\n\n".join(level_text(report.path, c, level) for c in classes for level in levels))
+        file_level = [d for d in report.diagnostics if d.severity in ("error", "warning")]
+        if file_level:
+            print("\n" + diagnostics_text(report.path, file_level))
+    failed = any(not c.levels[level].ok for c in classes for level in levels if level in c.levels)
+    return 1 if failed else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    for path in args.files:
+        _read(path)
+    options = TraceOptions(execution=args.execution, timeout=args.timeout)
+    reports = asyncio.run(_analyse_files(args.files, args.python, options))
+    errors = 0
+    for report in reports:
+        for d in sorted(report.all_diagnostics(), key=lambda d: (d.line, d.col)):
+            where = f" ({d.class_name}, {d.level})" if d.class_name and d.level else ""
+            print(diagnostic_line(os.path.relpath(report.path), d) + where)
+            errors += d.severity == "error"
+    print(f"{len(reports)} file(s) checked, {errors} error(s)", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from fxlens.lsp.server import serve
+
+    return serve(tcp=args.tcp)
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="fxlens", description="See what torch.fx makes of your nn.Module.")
+    sub = root.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--python", default=sys.executable,
+                       help="interpreter that has torch (default: the one running fxlens)")
+        p.add_argument("--execution", choices=("safe", "full"), default="safe",
+                       help="safe: run only imports and definitions (default); full: run the whole file but __main__")
+        p.add_argument("--timeout", type=float, default=120.0, help="seconds per file (default 120)")
+
+    graph = sub.add_parser("graph", help="print the graph of each Module class")
+    graph.add_argument("file")
+    graph.add_argument("--class", dest="cls", help="only this class")
+    graph.add_argument("--level", choices=LEVELS, help="only this level (default: all)")
+    graph.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
+    common(graph)
+    graph.set_defaults(run=cmd_graph)
+
+    check = sub.add_parser("check", help="report where tracing breaks; exit 1 on any error")
+    check.add_argument("files", nargs="+")
+    common(check)
+    check.set_defaults(run=cmd_check)
+
+    serve = sub.add_parser("serve", help="run the language server")
+    serve.add_argument("--stdio", action="store_true", help="talk LSP over stdio (the default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead, for debugging")
+    serve.set_defaults(run=cmd_serve)
+    return root
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except CliError as error:
+        print(f"fxlens: {error}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

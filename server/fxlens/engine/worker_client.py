@@ -1,0 +1,142 @@
+"""The server side of the worker: start it in the user's interpreter, send requests, collect reports."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Awaitable, Callable, Optional
+
+from fxlens.report import ClassReport, FileReport, class_from_json, file_from_json
+
+SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
+
+
+class WorkerUnavailable(Exception):
+    """The worker could not start: no such interpreter, no torch, torch too old."""
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.message, self.fix = message, fix
+
+
+@dataclass
+class TraceOptions:
+    levels: tuple[str, ...] = ("fx", "aten")
+    execution: str = "safe"
+    timeout: float = 60.0
+    memory_mb: int = 4096
+
+
+OnClass = Callable[[ClassReport], Awaitable[None] | None]
+
+
+class WorkerClient:
+    def __init__(self, python: str = sys.executable, on_exit: Optional[Callable[[int], None]] = None) -> None:
+        self.python = python
+        self.on_exit = on_exit
+        self.process: Optional[asyncio.subprocess.Process] = None
+        self.info: dict = {}
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[asyncio.Future, Optional[OnClass]]] = {}
+        self._reader: Optional[asyncio.Task] = None
+        self._stderr: Optional[asyncio.Task] = None
+        self.stderr_lines: list[str] = []
+
+    async def start(self) -> dict:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [SERVER_DIR, env.get("PYTHONPATH")]))
+        env.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "fxlens-inductor"))
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                self.python, "-m", "fxlens.worker", stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, limit=1 << 26)
+        except (FileNotFoundError, PermissionError) as error:
+            raise WorkerUnavailable(f"cannot run the interpreter {self.python!r}: {error.strerror}",
+                                    "Set fxlens.python to a Python interpreter that has torch installed.") from error
+        self._stderr = asyncio.create_task(self._drain_stderr())
+        line = await self.process.stdout.readline()
+        if not line:
+            await self.process.wait()
+            tail = "\n".join(self.stderr_lines[-5:])
+            raise WorkerUnavailable(f"the worker ({self.python}) exited at start: {tail or 'no output'}",
+                                    "Check that this interpreter runs and has torch installed.")
+        first = json.loads(line)
+        if first.get("event") == "fatal":
+            await self.process.wait()
+            raise WorkerUnavailable(first["message"], first.get("fix", ""))
+        self.info = first
+        self._reader = asyncio.create_task(self._read_events())
+        return first
+
+    async def _drain_stderr(self) -> None:
+        assert self.process and self.process.stderr
+        async for raw in self.process.stderr:
+            self.stderr_lines.append(raw.decode(errors="replace").rstrip())
+            del self.stderr_lines[:-200]
+
+    async def _read_events(self) -> None:
+        assert self.process and self.process.stdout
+        async for raw in self.process.stdout:
+            event = json.loads(raw)
+            entry = self._pending.get(event.get("id"))
+            if entry is None:
+                continue
+            future, on_class = entry
+            if event["event"] == "class" and on_class is not None:
+                result = on_class(class_from_json(event["class"]))
+                if asyncio.iscoroutine(result):
+                    await result
+            elif event["event"] == "done" and not future.done():
+                future.set_result(file_from_json(event["report"]))
+        code = await self.process.wait()
+        for future, _ in self._pending.values():
+            if not future.done():
+                future.set_exception(WorkerUnavailable(f"the worker exited (status {code})"))
+        if self.on_exit is not None:
+            self.on_exit(code)
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.returncode is None
+
+    def _send(self, message: dict) -> None:
+        if not self.alive:
+            raise WorkerUnavailable("the worker is not running")
+        assert self.process and self.process.stdin
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+
+    async def analyse(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
+                      classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None) -> FileReport:
+        """The report for one buffer. Cancelling the awaiting task kills the trace in flight."""
+        job_id = next(self._ids)
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._pending[job_id] = (future, on_class)
+        self._send({"type": "trace", "id": job_id, "path": os.path.abspath(path), "text": text,
+                    "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
+                    "memory_mb": options.memory_mb, "first": first, "classes": classes})
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if self.alive:
+                self._send({"type": "cancel", "id": job_id})
+            raise
+        finally:
+            self._pending.pop(job_id, None)
+
+    async def stop(self) -> None:
+        if self.alive:
+            assert self.process and self.process.stdin
+            try:
+                self._send({"type": "shutdown"})
+                self.process.stdin.close()
+                await asyncio.wait_for(self.process.wait(), 5)
+            except (asyncio.TimeoutError, ConnectionError, WorkerUnavailable):
+                self.process.kill()
+                await self.process.wait()
+        for task in (self._reader, self._stderr):
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)

@@ -1,0 +1,98 @@
+"""Pure rendering of a level's nodes: torch's printout, a node table, shapes, structured graph data."""
+from __future__ import annotations
+
+from typing import Optional
+
+from fxlens.report import ClassReport, Diagnostic, LevelResult, Node
+
+_DTYPE_SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
+                "int32": "i32", "int8": "i8", "uint8": "u8", "bool": "bool"}
+
+
+def short_dtype(dtype: Optional[str]) -> str:
+    return _DTYPE_SHORT.get(dtype or "", dtype or "")
+
+
+def shape_text(node: Node) -> str:
+    """`(B, 16)`, `()` for a scalar tensor, the value text for non-tensors, "" when unknown."""
+    if node.shape is not None:
+        return "(" + ", ".join(str(s) for s in node.shape) + ("," if len(node.shape) == 1 else "") + ")"
+    return node.value or ""
+
+
+def value_text(node: Node) -> str:
+    """`(B, 16) f32`: what a hover or an inlay hint shows for the node's value."""
+    shape = shape_text(node)
+    return f"{shape} {short_dtype(node.dtype)}".strip() if node.shape is not None else shape
+
+
+def printout(result: LevelResult) -> str:
+    """The graph as torch prints it (`graph():` then one `%node : ...` line per node)."""
+    return "graph():\n" + "\n".join(f"    {n.text}" for n in result.nodes)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+             for row in [headers, *rows]]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def node_table(result: LevelResult) -> str:
+    rows = [[n.name, n.op, n.target, str(n.num_users), shape_text(n), n.dtype or "",
+             str(n.line) if n.line is not None else ""] for n in result.nodes]
+    return _table(["node", "opcode", "target", "users", "shape", "dtype", "line"], rows)
+
+
+def diagnostic_line(path: str, d: Diagnostic) -> str:
+    return f"{path}:{d.line}:{d.col + 1}: {d.severity}: {d.message} [{d.category}]"
+
+
+def diagnostics_text(path: str, diagnostics: list[Diagnostic]) -> str:
+    parts = []
+    for d in diagnostics:
+        parts.append(diagnostic_line(path, d))
+        if d.explanation:
+            parts.append(f"    why: {d.explanation}")
+        if d.fix:
+            parts.append(f"    fix: {d.fix}")
+    return "\n".join(parts)
+
+
+def inputs_text(report: ClassReport) -> str:
+    build = report.build
+    if not build.inputs:
+        return f"built: {build.how}" + (f" ({build.detail})" if build.detail else "")
+    args = ", ".join(f"{i.name}: {'(' + ', '.join(map(str, i.shape)) + ')' if i.shape is not None else i.value}"
+                     + (f" {short_dtype(i.dtype)}" if i.dtype else "") for i in build.inputs)
+    detail = f" — {build.detail}" if build.detail else ""
+    return f"built: {build.how}, inputs {build.inputs_source}: {args}{detail}"
+
+
+def level_text(path: str, report: ClassReport, level: str) -> str:
+    """Everything `fxlens graph` prints for one class at one level."""
+    result = report.levels.get(level)
+    header = f"== {report.name} ({level}) — {inputs_text(report)}"
+    if result is None:
+        return header + "\n(level not run)"
+    parts = [header]
+    if result.ok:
+        parts += [printout(result), "", node_table(result)]
+    else:
+        parts.append(f"{level}: FAILED" + (f" ({result.note})" if result.note else ""))
+    if result.note and result.ok:
+        parts.append(f"note: {result.note}")
+    if result.diagnostics:
+        parts += ["", diagnostics_text(path, result.diagnostics)]
+    return "\n".join(parts)
+
+
+def graph_data(result: LevelResult) -> dict:
+    """Nodes and data-flow edges for clients that draw the graph."""
+    nodes = [{"id": n.name, "op": n.op, "target": n.target, "shape": shape_text(n), "dtype": n.dtype,
+              "label": f"{n.name}\n{n.op}[{n.target}]" + (f"\n{value_text(n)}" if value_text(n) else ""),
+              "line": n.line, "col": n.col, "end_line": n.end_line, "end_col": n.end_col, "scope": n.scope}
+             for n in result.nodes]
+    edges = [{"source": n.name, "target": user} for n in result.nodes for user in n.users]
+    return {"nodes": nodes, "edges": edges}

@@ -1,0 +1,178 @@
+"""The report: plain data that crosses from the worker to the server (and to the CLI).
+
+Stdlib only: the worker imports this module in the user's interpreter, the server in its own.
+Coordinates are Python's: 1-based lines, 0-based UTF-8 byte columns. Only ``fxlens.lsp.positions``
+converts them to LSP positions.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Optional
+
+REPORT_VERSION = 1
+
+OPCODES = ("placeholder", "get_attr", "call_function", "call_module", "call_method", "output")
+LEVELS = ("fx", "aten")
+
+
+@dataclass
+class Span:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass
+class Node:
+    name: str
+    op: str
+    target: str
+    num_users: int
+    users: list[str] = field(default_factory=list)
+    # the node as torch prints it: "%fc : [num_users=1] = call_module[target=fc](args = (%x,), kwargs = {})"
+    text: str = ""
+    overload: Optional[str] = None
+    # a tensor's shape: ints, or strings for symbolic sizes ("B", "2*B")
+    shape: Optional[list] = None
+    dtype: Optional[str] = None
+    # what the value is when it is not a single tensor ("tuple[Tensor, Tensor, Tensor]", "SymInt B")
+    value: Optional[str] = None
+    line: Optional[int] = None
+    col: Optional[int] = None
+    end_line: Optional[int] = None
+    end_col: Optional[int] = None
+    # qualified name of the innermost function of the analysed file that produced the node
+    function: Optional[str] = None
+    # instance path of the submodule whose forward produced the node ("h.3.attn"), "" for the root
+    scope: str = ""
+
+    @property
+    def span(self) -> Optional[Span]:
+        if self.line is None:
+            return None
+        return Span(self.line, self.col or 0, self.end_line or self.line, self.end_col or 0)
+
+
+@dataclass
+class Diagnostic:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    severity: str  # "error" | "warning" | "information" | "hint"
+    category: str
+    message: str
+    explanation: str = ""
+    fix: str = ""
+    level: Optional[str] = None
+    class_name: Optional[str] = None
+
+
+@dataclass
+class InputSpec:
+    name: str
+    shape: Optional[list] = None
+    dtype: Optional[str] = None
+    value: Optional[str] = None  # for non-tensor inputs
+
+
+@dataclass
+class Build:
+    # "directive" | "no-arguments" | "config" | "call-in-file" | "parent" | "unbuilt"
+    how: str = "unbuilt"
+    # "directive" | "inferred" | "parent" | "none"
+    inputs_source: str = "none"
+    inputs: list[InputSpec] = field(default_factory=list)
+    detail: str = ""
+    device: str = "meta"
+
+
+@dataclass
+class Member:
+    """A submodule, parameter or buffer assigned in ``__init__`` (what a hover on that line shows)."""
+
+    name: str  # attribute path from the class ("fc", "fc.weight", "shift")
+    kind: str  # "module" | "parameter" | "buffer"
+    type: str = ""
+    shape: Optional[list] = None
+    dtype: Optional[str] = None
+    line: Optional[int] = None
+
+
+@dataclass
+class LevelResult:
+    level: str
+    ok: bool
+    nodes: list[Node] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    code: str = ""
+    seconds: float = 0.0
+    note: str = ""
+
+
+@dataclass
+class ClassReport:
+    name: str
+    line: int
+    end_line: int
+    build: Build = field(default_factory=Build)
+    members: list[Member] = field(default_factory=list)
+    levels: dict[str, LevelResult] = field(default_factory=dict)
+    # for a class traced as the instance a parent built: the parent's name and the instance path
+    built_by: Optional[str] = None
+
+    def diagnostics(self) -> list[Diagnostic]:
+        return [d for result in self.levels.values() for d in result.diagnostics]
+
+
+@dataclass
+class FileReport:
+    path: str
+    classes: list[ClassReport] = field(default_factory=list)
+    # problems with the file itself (syntax, import errors) or with no class in particular
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    python: str = ""
+    torch: str = ""
+    version: int = REPORT_VERSION
+
+    def find_class(self, name: str) -> Optional[ClassReport]:
+        return next((c for c in self.classes if c.name == name), None)
+
+    def all_diagnostics(self) -> list[Diagnostic]:
+        return self.diagnostics + [d for c in self.classes for d in c.diagnostics()]
+
+
+def to_json(obj: Any) -> Any:
+    return asdict(obj)
+
+
+def _build(cls, data: dict):
+    known = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def level_from_json(data: dict) -> LevelResult:
+    result = _build(LevelResult, data)
+    result.nodes = [_build(Node, n) for n in data.get("nodes", [])]
+    result.diagnostics = [_build(Diagnostic, d) for d in data.get("diagnostics", [])]
+    return result
+
+
+def class_from_json(data: dict) -> ClassReport:
+    report = _build(ClassReport, data)
+    build = data.get("build") or {}
+    report.build = _build(Build, build)
+    report.build.inputs = [_build(InputSpec, i) for i in build.get("inputs", [])]
+    report.members = [_build(Member, m) for m in data.get("members", [])]
+    report.levels = {k: level_from_json(v) for k, v in data.get("levels", {}).items()}
+    return report
+
+
+def file_from_json(data: dict) -> FileReport:
+    if data.get("version") != REPORT_VERSION:
+        raise ValueError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
+    report = _build(FileReport, data)
+    report.classes = [class_from_json(c) for c in data.get("classes", [])]
+    report.diagnostics = [_build(Diagnostic, d) for d in data.get("diagnostics", [])]
+    return report

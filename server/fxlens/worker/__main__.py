@@ -1,0 +1,5 @@
+import sys
+
+from fxlens.worker.process import main
+
+sys.exit(main())

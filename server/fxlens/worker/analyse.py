@@ -1,0 +1,202 @@
+"""One analysis of one buffer: load it, build every Module class, trace the levels, emit class reports.
+
+Runs inside the disposable child; `emit` sends one JSON-able event to the worker.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, Optional
+
+import torch
+from torch import nn
+
+from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
+from fxlens.worker import build as building
+from fxlens.worker import loader
+from fxlens.worker.discover import ClassSource, classes_in
+from fxlens.worker.failures import classify, whole_line
+from fxlens.worker.infer import infer_inputs, record_child_calls
+from fxlens.worker import trace_aten, trace_fx
+from fxlens.worker.values import dtype_name
+
+Emit = Callable[[dict], None]
+
+
+class Analysis:
+    def __init__(self, path: str, text: str, levels: list[str], execution: str,
+                 classes: Optional[list[str]], first: Optional[str]) -> None:
+        self.path = os.path.abspath(path)
+        self.text = text
+        self.lines = text.splitlines()
+        self.levels = levels
+        self.execution = execution
+        self.only = set(classes) if classes else None
+        self.first = first
+        self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
+
+    # -- the steps -------------------------------------------------------------------------------
+
+    def run(self, emit: Emit) -> FileReport:
+        try:
+            loaded = loader.load(self.path, self.text, self.execution)
+        except SyntaxError as error:
+            line = error.lineno or 1
+            col = max((error.offset or 1) - 1, 0)
+            self.report.diagnostics.append(Diagnostic(line, col, line, col + 1, "error", "syntax",
+                                                      f"SyntaxError: {error.msg}",
+                                                      "The file does not parse; fxlens keeps the last good result."))
+            return self.report
+        except BaseException as error:  # anything the user's top level raises
+            self.report.diagnostics.append(classify(error, self.path, self.lines, "load", None,
+                                                    whole_line(1, self.lines)))
+            return self.report
+        for skipped in loaded.skipped:
+            span = whole_line(skipped.line, self.lines)
+            self.report.diagnostics.append(Diagnostic(
+                span.line, span.col, span.line, span.end_col, "hint", "not-executed",
+                f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
+        sources = [s for s in classes_in(loaded.tree, self.text) if self._is_module(loaded.module, s)]
+        if self.only is not None:
+            sources = [s for s in sources if s.name in self.only]
+        examples = self._build_all(sources, loaded)
+        ordered = sorted(sources, key=lambda s: s.name != self.first)
+        for source in ordered:
+            self.report.classes.append(self._trace_class(source, examples.get(source.name), emit))
+        return self.report
+
+    def _is_module(self, module: Any, source: ClassSource) -> bool:
+        obj = module.__dict__.get(source.name)
+        return isinstance(obj, type) and issubclass(obj, nn.Module)
+
+    def _build_all(self, sources: list[ClassSource], loaded: loader.Loaded) -> dict[str, Any]:
+        """Each class: its Example, or the Diagnostic saying why it could not be built."""
+        examples: dict[str, Any] = {}
+        for source in sources:
+            examples[source.name] = self._build_one(source, loaded)
+        self._adopt_parent_instances(sources, examples)
+        return examples
+
+    def _build_one(self, source: ClassSource, loaded: loader.Loaded) -> Any:
+        cls = loaded.module.__dict__[source.name]
+        directive_span = (whole_line(source.directive_line, self.lines) if source.directive_line
+                          else whole_line(source.line, self.lines))
+        last_error: Optional[BaseException] = None
+        for device in ("meta", "cpu"):
+            try:
+                if source.directive:
+                    example = building.from_directive(source, loaded.module, device)
+                else:
+                    instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device)
+                    example = building.Example(instance, build)
+            except building.CannotBuild as reason:
+                return reason
+            except Exception as error:
+                last_error = error
+                continue
+            if device == "cpu":
+                example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
+            if example.inputs is None:
+                self._infer(example)
+            return example
+        return classify(last_error, self.path, self.lines, "construction", None, directive_span)
+
+    def _infer(self, example: building.Example) -> None:
+        gm = None
+        try:
+            gm = trace_fx.trace(example.instance, self.path)
+        except Exception:
+            pass  # the fx level reports its own failure; inference falls back to the first layer
+        inputs, dims, error = infer_inputs(example.instance, gm, example.build.device)
+        if inputs is not None:
+            example.inputs, example.dims = inputs, dims
+            example.build.inputs_source = "inferred"
+        elif error is not None:
+            example.problems.append(error)
+
+    def _adopt_parent_instances(self, sources: list[ClassSource], examples: dict[str, Any]) -> None:
+        """A class without a directive is traced as the instance a parent built, with the inputs it got."""
+        by_type = {}
+        for source in sources:
+            parent = examples[source.name]
+            if not isinstance(parent, building.Example) or parent.inputs is None:
+                continue
+            try:
+                calls = record_child_calls(parent.instance, parent.inputs)
+            except Exception:
+                continue  # the parent's own trace will say what is wrong
+            for path, sub in parent.instance.named_modules():
+                if path and id(sub) in calls:
+                    by_type.setdefault(type(sub).__name__, (source.name, path, sub, calls[id(sub)]))
+        for source in sources:
+            current = examples[source.name]
+            if source.directive or source.name not in by_type:
+                continue
+            parent_name, path, sub, (_, args, kwargs) = by_type[source.name]
+            if parent_name == source.name:
+                continue
+            try:
+                inputs = building.bind_positional(sub, args, kwargs)
+            except TypeError:
+                continue
+            examples[source.name] = building.Example(
+                sub, Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
+                           device=current.build.device if isinstance(current, building.Example) else "meta"),
+                inputs=inputs, parent=parent_name)
+
+    # -- tracing ---------------------------------------------------------------------------------
+
+    def _trace_class(self, source: ClassSource, example: Any, emit: Emit) -> ClassReport:
+        report = ClassReport(source.name, source.line, source.end_line)
+        class_span = whole_line(source.line, self.lines)
+        if not isinstance(example, building.Example):
+            diagnostic = example if isinstance(example, Diagnostic) else Diagnostic(
+                class_span.line, class_span.col, class_span.end_line, class_span.end_col, "error",
+                "construction", f"fxlens cannot build {source.name}: {example}",
+                "Without an instance there is nothing to trace.",
+                f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.")
+            diagnostic.class_name = source.name
+            diagnostic.level = self.levels[0]
+            for level in self.levels:
+                report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
+            report.levels[self.levels[0]].diagnostics.append(diagnostic)
+            emit({"event": "class", "class": to_json(report)})
+            return report
+        report.build = example.build
+        report.built_by = example.parent
+        if example.inputs is not None:
+            report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims)
+        report.members = self._members(source, example.instance)
+        for level in self.levels:
+            trace = {"fx": trace_fx.run, "aten": trace_aten.run}.get(level)
+            if trace is None:
+                continue
+            result = trace(example, self.path, self.lines, class_span)
+            for diagnostic in result.diagnostics:
+                diagnostic.class_name = source.name
+            report.levels[level] = result
+            emit({"event": "class", "class": to_json(report)})
+        if example.inputs is None:
+            report.levels[self.levels[0]].diagnostics.append(self._no_inputs_hint(source, example, class_span))
+        return report
+
+    def _no_inputs_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:
+        problem = example.problems[-1] if example.problems else None
+        why = f" (last attempt: {type(problem).__name__}: {problem})" if problem else ""
+        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "inputs",
+                          f"fxlens could not guess example inputs for {source.name}.forward{why}"[:400],
+                          "Without inputs there are no shapes and no aten level.",
+                          f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.",
+                          class_name=source.name)
+
+    def _members(self, source: ClassSource, instance: nn.Module) -> list[Member]:
+        members = []
+        for name, child in instance.named_children():
+            members.append(Member(name, "module", type(child).__name__, line=source.member_lines.get(name)))
+        for kind, items in (("parameter", instance.named_parameters()), ("buffer", instance.named_buffers())):
+            for name, tensor in items:
+                owner = name.split(".")[0]
+                members.append(Member(name, kind, "Tensor", [int(s) for s in tensor.shape], dtype_name(tensor.dtype),
+                                      line=source.member_lines.get(owner)))
+        return members
+

@@ -1,0 +1,74 @@
+"""What the source says about each class: its span, its `# fxlens:` directive, where members are made."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+DIRECTIVE = "# fxlens:"
+
+
+@dataclass
+class ClassSource:
+    name: str
+    line: int  # the `class` line (1-based)
+    end_line: int
+    node: ast.ClassDef
+    directive: Optional[str] = None
+    directive_line: Optional[int] = None
+    # attribute name -> line of `self.X = ...` / `register_buffer("X", ...)` in the class body
+    member_lines: dict[str, int] = field(default_factory=dict)
+
+
+def directive_above(lines: list[str], first_line: int) -> tuple[Optional[str], Optional[int]]:
+    """The `# fxlens: expr` comment lines directly above line `first_line` (1-based), joined."""
+    parts: list[str] = []
+    index = first_line - 2
+    start = None
+    while index >= 0 and lines[index].strip().startswith("#"):
+        stripped = lines[index].strip()
+        if stripped.startswith(DIRECTIVE):
+            parts.insert(0, stripped[len(DIRECTIVE):].strip())
+            start = index + 1
+        index -= 1
+    return (" ".join(parts), start) if parts else (None, None)
+
+
+def _member_lines(cls: ast.ClassDef) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for node in ast.walk(cls):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"):
+                    found.setdefault(target.attr, node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("register_buffer", "register_parameter", "add_module", "register_module"):
+                if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                    found.setdefault(node.args[0].value, node.lineno)
+    return found
+
+
+def classes_in(tree: ast.Module, text: str) -> list[ClassSource]:
+    """Top-level class statements, in file order (whether they are Modules is decided at run time)."""
+    lines = text.splitlines()
+    result = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        directive, directive_line = directive_above(lines, first)
+        result.append(ClassSource(node.name, node.lineno, node.end_lineno or node.lineno, node,
+                                  directive, directive_line, _member_lines(node)))
+    return result
+
+
+def enclosing_class(classes: list[ClassSource], line: int) -> Optional[ClassSource]:
+    return next((c for c in classes if c.line <= line <= c.end_line), None)
+
+
+def calls_to(tree: ast.Module, name: str) -> list[ast.Call]:
+    """Every `name(...)` call in the file, wherever it is (a `__main__` block included)."""
+    return [node for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name]

@@ -1,0 +1,127 @@
+"""Guess example inputs from the layers that consume each forward parameter; record real child inputs."""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Optional
+
+import torch
+import torch.fx as fx
+from torch import nn
+
+from fxlens.worker.build import BATCH, SEQUENCE, SPATIAL
+
+Candidate = tuple[tuple[int, ...], torch.dtype, dict[int, str]]
+
+
+def _candidates(layer: Optional[nn.Module]) -> list[Candidate]:
+    """Input shapes this layer accepts, lowest rank first, with the free (batch/sequence) dims named."""
+    float_ = torch.float32
+    if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
+        return [((BATCH, SEQUENCE), torch.long, {0: "B", 1: "T"}), ((BATCH,), torch.long, {0: "B"})]
+    if isinstance(layer, nn.Linear):
+        n = layer.in_features
+        return [((BATCH, n), float_, {0: "B"}), ((BATCH, SEQUENCE, n), float_, {0: "B", 1: "T"}),
+                ((BATCH, SEQUENCE, SEQUENCE, n), float_, {0: "B", 1: "T"})]
+    if isinstance(layer, nn.modules.conv._ConvNd):
+        rank = len(layer.kernel_size)
+        return [((BATCH, layer.in_channels, *[SPATIAL] * rank), float_, {0: "B"})]
+    if isinstance(layer, nn.LayerNorm):
+        ns = tuple(layer.normalized_shape)
+        return [((BATCH, *ns), float_, {0: "B"}), ((BATCH, SEQUENCE, *ns), float_, {0: "B", 1: "T"})]
+    if isinstance(layer, nn.modules.batchnorm._BatchNorm):
+        c = layer.num_features
+        extra = {nn.BatchNorm1d: [(), (SPATIAL,)], nn.BatchNorm2d: [(SPATIAL, SPATIAL)],
+                 nn.BatchNorm3d: [(SPATIAL,) * 3]}.get(type(layer), [()])
+        return [((BATCH, c, *rest), float_, {0: "B"}) for rest in extra]
+    if isinstance(layer, nn.RNNBase):
+        if layer.batch_first:
+            return [((BATCH, SEQUENCE, layer.input_size), float_, {0: "B", 1: "T"})]
+        return [((SEQUENCE, BATCH, layer.input_size), float_, {0: "T", 1: "B"})]
+    if isinstance(layer, nn.MultiheadAttention):
+        e = layer.embed_dim
+        if layer.batch_first:
+            return [((BATCH, SEQUENCE, e), float_, {0: "B", 1: "T"})]
+        return [((SEQUENCE, BATCH, e), float_, {0: "T", 1: "B"})]
+    return []
+
+
+def _first_consumer(gm: Optional[fx.GraphModule], root: nn.Module, param: str) -> Optional[nn.Module]:
+    """The first leaf module the parameter flows into, following the graph breadth-first."""
+    if gm is None:
+        return None
+    start = next((n for n in gm.graph.nodes if n.op == "placeholder" and n.target == param), None)
+    frontier, seen = [start] if start is not None else [], set()
+    while frontier:
+        node = frontier.pop(0)
+        if node in seen:
+            continue
+        seen.add(node)
+        if node.op == "call_module":
+            return root.get_submodule(node.target)
+        frontier.extend(node.users)
+    return None
+
+
+def _first_leaf(root: nn.Module) -> Optional[nn.Module]:
+    return next((m for m in root.modules() if _candidates(m)), None)
+
+
+def required_forward_params(instance: nn.Module) -> list[str]:
+    signature = inspect.signature(instance.forward)
+    return [p.name for p in signature.parameters.values()
+            if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def infer_inputs(instance: nn.Module, gm: Optional[fx.GraphModule], device: str
+                 ) -> tuple[Optional[tuple], Optional[list], Optional[BaseException]]:
+    """(inputs, dims, last error): try each candidate rank until the module accepts the inputs."""
+    params = required_forward_params(instance)
+    if not params:
+        return (), [], None
+    per_param = []
+    for index, param in enumerate(params):
+        layer = _first_consumer(gm, instance, param) or (_first_leaf(instance) if index == 0 else None)
+        options = _candidates(layer)
+        if not options:
+            return None, None, None
+        per_param.append(options)
+    last_error: Optional[BaseException] = None
+    # all parameters try the same rank index together (forward(x, y) usually wants alike shapes)
+    for rank_index in range(max(len(o) for o in per_param)):
+        chosen = [options[min(rank_index, len(options) - 1)] for options in per_param]
+        inputs = tuple(_make(shape, dtype, device) for shape, dtype, _ in chosen)
+        try:
+            with torch.no_grad():
+                instance(*inputs)
+        except Exception as error:  # the user's forward rejecting this guess is expected
+            last_error = error
+            continue
+        return inputs, [dims for _, _, dims in chosen], None
+    return None, None, last_error
+
+
+def _make(shape: tuple[int, ...], dtype: torch.dtype, device: str) -> torch.Tensor:
+    if dtype == torch.long:
+        return torch.zeros(shape, dtype=dtype, device=device)
+    return torch.randn(shape, dtype=dtype, device=device)
+
+
+def record_child_calls(instance: nn.Module, inputs: tuple) -> dict[int, tuple[str, tuple, dict]]:
+    """Run `instance` once and keep, per submodule, its path and the first arguments it received."""
+    calls: dict[int, tuple[str, tuple, dict]] = {}
+    handles = []
+    for path, sub in instance.named_modules():
+        if not path:
+            continue
+
+        def hook(module: nn.Module, args: tuple, kwargs: dict, path: str = path) -> Any:
+            calls.setdefault(id(module), (path, args, kwargs))
+
+        handles.append(sub.register_forward_pre_hook(hook, with_kwargs=True))
+    try:
+        with torch.no_grad():
+            instance(*inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return calls

@@ -1,0 +1,133 @@
+"""Turn the editor buffer into a live Python module, running only what the execution policy allows."""
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+import sys
+import types
+from dataclasses import dataclass, field
+
+# Top-level statements that define things rather than do things.
+_DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+             ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Pass)
+
+
+@dataclass
+class Skipped:
+    line: int
+    what: str
+
+
+@dataclass
+class Loaded:
+    module: types.ModuleType
+    tree: ast.Module
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def _is_main_guard(stmt: ast.stmt) -> bool:
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return False
+    parts = [stmt.test.left, *stmt.test.comparators]
+    names = {p.id for p in parts if isinstance(p, ast.Name)}
+    consts = {p.value for p in parts if isinstance(p, ast.Constant)}
+    return "__name__" in names and "__main__" in consts
+
+
+def _is_wrap_call(stmt: ast.stmt) -> bool:
+    """`torch.fx.wrap("f")`, `fx.wrap(f)`, `wrap(f)`: tracing needs these to have run."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return False
+    func = stmt.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name == "wrap"
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def _describe(stmt: ast.stmt) -> str:
+    if _is_main_guard(stmt):
+        return "the `if __name__ == \"__main__\":` block"
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        return "a top-level loop"
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return "a top-level `with` block"
+    if isinstance(stmt, ast.Expr):
+        return "a top-level call"
+    return f"a top-level `{type(stmt).__name__}` statement"
+
+
+def filter_safe(body: list[ast.stmt], skipped: list[Skipped]) -> list[ast.stmt]:
+    """Keep the statements the `safe` policy runs; record the others in `skipped`."""
+    kept: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, _DEFINING) or _is_wrap_call(stmt) or _is_docstring(stmt):
+            kept.append(stmt)
+        elif isinstance(stmt, ast.If) and not _is_main_guard(stmt):
+            stmt.body = filter_safe(stmt.body, skipped) or [ast.Pass()]
+            stmt.orelse = filter_safe(stmt.orelse, skipped)
+            kept.append(stmt)
+        elif isinstance(stmt, ast.Try):
+            # `try: import x / except ImportError: x = None` is a definition, too
+            stmt.body = filter_safe(stmt.body, skipped) or [ast.Pass()]
+            for handler in stmt.handlers:
+                handler.body = filter_safe(handler.body, skipped) or [ast.Pass()]
+            stmt.orelse = filter_safe(stmt.orelse, skipped)
+            stmt.finalbody = filter_safe(stmt.finalbody, skipped)
+            kept.append(stmt)
+        else:
+            skipped.append(Skipped(stmt.lineno, _describe(stmt)))
+    return kept
+
+
+def module_name_for(path: str) -> str:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = stem if stem.isidentifier() else "fxlens_user_module"
+    # never shadow a real module (a user file called `torch.py` or `math.py`)
+    if name in sys.modules or name in sys.builtin_module_names:
+        name = f"fxlens_user_{name}"
+    return name
+
+
+def seed_linecache(path: str, text: str) -> None:
+    lines = text.splitlines(keepends=True)
+    linecache.cache[path] = (len(text), None, lines, path)
+
+
+def parse(path: str, text: str) -> ast.Module:
+    """Parse the buffer; raises SyntaxError with the buffer's line."""
+    return ast.parse(text, filename=path)
+
+
+def load(path: str, text: str, execution: str) -> Loaded:
+    """Execute the buffer as a module registered in sys.modules (this runs in a disposable child).
+
+    `execution` is "safe" (definitions only) or "full" (everything but `__main__`'s block, as an
+    import would). Raises whatever the user's code raises.
+    """
+    tree = parse(path, text)
+    skipped: list[Skipped] = []
+    run_tree = ast.parse(text, filename=path)
+    if execution == "safe":
+        run_tree.body = filter_safe(run_tree.body, skipped)
+    else:
+        skipped = [Skipped(s.lineno, _describe(s)) for s in run_tree.body if _is_main_guard(s)]
+        run_tree.body = [s for s in run_tree.body if not _is_main_guard(s)]
+    seed_linecache(path, text)
+    name = module_name_for(path)
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    code = compile(run_tree, path, "exec")
+    import torch
+
+    # a top-level `model = GPT(config)` must not allocate real weights
+    with torch.device("meta"):
+        exec(code, module.__dict__)
+    return Loaded(module, tree, skipped)

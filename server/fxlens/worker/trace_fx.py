@@ -1,0 +1,165 @@
+"""The `fx` level: symbolic_trace semantics, every node mapped to the user's source span."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Optional
+
+import torch
+import torch.fx as fx
+
+from fxlens.report import LevelResult, Node, Span
+from fxlens.worker.failures import classify
+from fxlens.worker.values import SymbolNames, describe
+
+_HAS_POSITIONS = sys.version_info >= (3, 11)
+
+
+class SourceMappingTracer(fx.Tracer):
+    """A Tracer that keeps, per node, the innermost span in the analysed file and the module scope."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def create_node(self, *args: Any, **kwargs: Any) -> fx.Node:
+        node = super().create_node(*args, **kwargs)
+        if node.op not in ("placeholder", "output"):
+            node.meta["fxlens_source"] = self._innermost_user_frame()
+        stack = getattr(self, "module_stack", None)
+        node.meta["fxlens_scope"] = next(reversed(stack)) if stack else ""
+        return node
+
+    def _innermost_user_frame(self) -> Optional[tuple]:
+        frame = sys._getframe(2)
+        while frame is not None:
+            code = frame.f_code
+            if code.co_filename == self.path:
+                qualname = getattr(code, "co_qualname", code.co_name)
+                if _HAS_POSITIONS:
+                    positions = list(code.co_positions())
+                    index = frame.f_lasti // 2
+                    if 0 <= index < len(positions) and positions[index][0] is not None:
+                        line, end_line, col, end_col = positions[index]
+                        return qualname, line, col, end_line, end_col
+                return qualname, frame.f_lineno, None, None, None
+            frame = frame.f_back
+        return None
+
+
+def trace(module: torch.nn.Module, path: str) -> fx.GraphModule:
+    tracer = SourceMappingTracer(path)
+    graph = tracer.trace(module)
+    name = type(module).__name__
+    return fx.GraphModule(tracer.root, graph, name)
+
+
+class ValueRecorder(fx.Interpreter):
+    """Runs the graph on meta/fake inputs and keeps each node's value (shape propagation)."""
+
+    def __init__(self, gm: fx.GraphModule) -> None:
+        super().__init__(gm)
+        self.values: dict[str, Any] = {}
+
+    def run_node(self, n: fx.Node) -> Any:
+        result = super().run_node(n)
+        self.values[n.name] = result
+        return result
+
+
+def target_text(node: fx.Node) -> str:
+    """The target as torch prints it (`fc`, `operator.add`, `torch.relu`), aten overloads as `aten.addmm.default`."""
+    if isinstance(node.target, torch._ops.OpOverload):
+        return str(node.target)
+    return node._pretty_print_target(node.target)
+
+
+def nodes_of(graph: fx.Graph, values: dict[str, Any], symbols: SymbolNames) -> list[Node]:
+    result = []
+    for n in graph.nodes:
+        source = n.meta.get("fxlens_source")
+        shape, dtype, value = describe(values[n.name], symbols) if n.name in values else (None, None, None)
+        entry = Node(name=n.name, op=n.op, target=target_text(n), num_users=len(n.users),
+                     users=[u.name for u in n.users], text=n.format_node() or "", shape=shape, dtype=dtype, value=value,
+                     scope=n.meta.get("fxlens_scope", ""))
+        if isinstance(n.target, torch._ops.OpOverload):
+            entry.overload = n.target._overloadname
+        if source:
+            entry.function, entry.line, entry.col, entry.end_line, entry.end_col = source
+        result.append(entry)
+    return result
+
+
+def _fake_inputs(inputs: tuple, dims: list, symbols: SymbolNames) -> tuple[Any, tuple]:
+    """Fake copies of the inputs whose free dims are symbols, so shapes read `[B, T, 16]`."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+
+    mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
+    fakes = []
+    for value, free in zip(inputs, dims):
+        if isinstance(value, torch.Tensor) and free:
+            sizes = [DimDynamic.DYNAMIC if d in free else DimDynamic.STATIC for d in range(value.dim())]
+            fake = mode.from_tensor(value, symbolic_context=StatelessSymbolicContext(dynamic_sizes=sizes))
+            for d, name in free.items():
+                symbols.learn(fake.shape[d], name)
+            fakes.append(fake)
+        elif isinstance(value, torch.Tensor):
+            fakes.append(mode.from_tensor(value))
+        else:
+            fakes.append(value)
+    return mode, tuple(fakes)
+
+
+class PropagationError(Exception):
+    def __init__(self, node: fx.Node, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.node, self.error = node, error
+
+
+def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list]) -> tuple[dict[str, Any], SymbolNames]:
+    """Each node's value on the example inputs: symbolic where dims are free, else concrete meta."""
+    if dims and any(dims):
+        symbols = SymbolNames()
+        try:
+            mode, fakes = _fake_inputs(inputs, dims, symbols)
+            return _propagate(gm, fakes, mode), symbols
+        except Exception:
+            pass  # symbolic sizes are a nicety: concrete sizes below are still right
+    return _propagate(gm, inputs, None), SymbolNames()
+
+
+def _propagate(gm: fx.GraphModule, inputs: tuple, mode: Any) -> dict[str, Any]:
+    recorder = ValueRecorder(gm)
+    try:
+        if mode is None:
+            recorder.run(*inputs)
+        else:
+            with mode:
+                recorder.run(*inputs)
+    except Exception as error:
+        failed = next((n for n in gm.graph.nodes if n.name not in recorder.values), None)
+        raise PropagationError(failed, error) from error
+    return recorder.values
+
+
+def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelResult:
+    started = time.perf_counter()
+    try:
+        gm = trace(example.instance, path)
+    except Exception as error:
+        diagnostic = classify(error, path, lines, "trace", "fx", class_span)
+        return LevelResult("fx", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
+    values, symbols, diagnostics = {}, SymbolNames(), []
+    if example.inputs is not None:
+        try:
+            values, symbols = values_for(gm, example.inputs, example.dims)
+        except PropagationError as failure:
+            source = failure.node.meta.get("fxlens_source") if failure.node is not None else None
+            span = Span(source[1], source[2] or 0, source[3] or source[1], source[4] or 0) if source else class_span
+            diagnostic = classify(failure.error, path, lines, "inputs", "fx", span)
+            diagnostic.severity = "warning"
+            diagnostic.message = f"shapes unavailable: {diagnostic.message}"
+            diagnostics.append(diagnostic)
+    nodes = nodes_of(gm.graph, values, symbols)
+    return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started)
