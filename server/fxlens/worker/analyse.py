@@ -38,6 +38,8 @@ class Analysis:
     # -- the steps -------------------------------------------------------------------------------
 
     def run(self, emit: Emit) -> FileReport:
+        if self.execution == "off":
+            return self._without_execution()
         try:
             loaded = loader.load(self.path, self.text, self.execution)
         except SyntaxError as error:
@@ -63,6 +65,27 @@ class Analysis:
         ordered = sorted(sources, key=lambda s: s.name != self.first)
         for source in ordered:
             self.report.classes.append(self._trace_class(source, examples.get(source.name), emit))
+        return self.report
+
+    def _without_execution(self) -> FileReport:
+        """`execution = off` (an untrusted workspace): read the classes from the syntax tree, run nothing."""
+        try:
+            tree = loader.parse(self.path, self.text)
+        except SyntaxError:
+            return self.report
+        for source in classes_in(tree, self.text):
+            if self.only is not None and source.name not in self.only:
+                continue
+            report = ClassReport(source.name, source.line, source.end_line)
+            for level in self.levels:
+                report.levels[level] = LevelResult(level, False, note="execution is off: no code ran")
+            span = whole_line(source.line, self.lines)
+            report.levels[self.levels[0]].diagnostics.append(Diagnostic(
+                span.line, span.col, span.end_line, span.end_col, "information", "execution-off",
+                "fxlens.execution is `off` (e.g. an untrusted workspace): no code of this file ran, so "
+                "there is no graph", fix="Trust the workspace or set fxlens.execution to `safe`.",
+                level=self.levels[0], class_name=source.name))
+            self.report.classes.append(report)
         return self.report
 
     def _is_module(self, module: Any, source: ClassSource) -> bool:

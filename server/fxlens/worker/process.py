@@ -155,7 +155,17 @@ def _import_torch() -> dict:
 
     from fxlens.worker import analyse  # noqa: F401
 
+    _warm_up(torch)
     return {"python": sys.version.split()[0], "torch": torch.__version__}
+
+
+def _warm_up(torch) -> None:
+    """Pay torch.export's first-call cost once here, so every forked child starts warm."""
+    with torch.device("meta"):
+        probe = torch.nn.Linear(2, 2)
+        example = (torch.randn(2, 2),)
+    torch.fx.symbolic_trace(probe)
+    torch.export.export(probe, example, strict=False)
 
 
 def main() -> int:
