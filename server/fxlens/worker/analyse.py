@@ -16,7 +16,7 @@ from fxlens.worker import build as building
 from fxlens.worker import loader
 from fxlens.worker.discover import ClassSource, classes_in
 from fxlens.worker.failures import classify, whole_line
-from fxlens.worker.infer import infer_inputs, record_child_calls
+from fxlens.worker.infer import infer_inputs, record_children
 from fxlens.worker import trace_aten, trace_fx
 from fxlens.worker.values import dtype_name
 
@@ -93,11 +93,20 @@ class Analysis:
         return isinstance(obj, type) and issubclass(obj, nn.Module)
 
     def _build_all(self, sources: list[ClassSource], loaded: loader.Loaded) -> dict[str, Any]:
-        """Each class: its Example, or the Diagnostic saying why it could not be built."""
-        examples: dict[str, Any] = {}
-        for source in sources:
-            examples[source.name] = self._build_one(source, loaded)
-        self._adopt_parent_instances(sources, examples)
+        """Each class: its Example, or the Diagnostic saying why it could not be built.
+
+        The largest models go first: the children they build are traced as those very instances, with
+        the inputs they really receive, instead of being built alone and fed guessed inputs.
+        """
+        examples: dict[str, Any] = {s.name: self._build_one(s, loaded) for s in sources}
+        built = [s for s in sources if isinstance(examples[s.name], building.Example)]
+        built.sort(key=lambda s: -sum(1 for _ in examples[s.name].instance.modules()))
+        for source in built:
+            example = examples[source.name]
+            if example.inputs is None:
+                self._infer(example)
+            if example.inputs is not None:
+                self._adopt_children(source.name, example, sources, examples)
         return examples
 
     def _build_one(self, source: ClassSource, loaded: loader.Loaded) -> Any:
@@ -119,8 +128,6 @@ class Analysis:
                 continue
             if device == "cpu":
                 example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
-            if example.inputs is None:
-                self._infer(example)
             return example
         return classify(last_error, self.path, self.lines, "construction", None, directive_span)
 
@@ -137,35 +144,28 @@ class Analysis:
         elif error is not None:
             example.problems.append(error)
 
-    def _adopt_parent_instances(self, sources: list[ClassSource], examples: dict[str, Any]) -> None:
-        """A class without a directive is traced as the instance a parent built, with the inputs it got."""
-        by_type = {}
-        for source in sources:
-            parent = examples[source.name]
-            if not isinstance(parent, building.Example) or parent.inputs is None:
+    def _adopt_children(self, parent_name: str, parent: building.Example, sources: list[ClassSource],
+                        examples: dict[str, Any]) -> None:
+        """Classes of this file that `parent` builds, traced as its instances with the inputs they got."""
+        try:
+            calls = record_children(parent.instance, parent.inputs, parent.dims)
+        except Exception:
+            return  # the parent's own trace will say what is wrong
+        wanted = {s.name for s in sources if not s.directive and s.name != parent_name}
+        for path, sub in parent.instance.named_modules():
+            name = type(sub).__name__
+            current = examples.get(name)
+            if name not in wanted or id(sub) not in calls or getattr(current, "parent", None):
                 continue
-            try:
-                calls = record_child_calls(parent.instance, parent.inputs)
-            except Exception:
-                continue  # the parent's own trace will say what is wrong
-            for path, sub in parent.instance.named_modules():
-                if path and id(sub) in calls:
-                    by_type.setdefault(type(sub).__name__, (source.name, path, sub, calls[id(sub)]))
-        for source in sources:
-            current = examples[source.name]
-            if source.directive or source.name not in by_type:
-                continue
-            parent_name, path, sub, (_, args, kwargs) = by_type[source.name]
-            if parent_name == source.name:
-                continue
+            args, kwargs, dims = calls[id(sub)]
             try:
                 inputs = building.bind_positional(sub, args, kwargs)
             except TypeError:
                 continue
-            examples[source.name] = building.Example(
+            examples[name] = building.Example(
                 sub, Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
-                           device=current.build.device if isinstance(current, building.Example) else "meta"),
-                inputs=inputs, parent=parent_name)
+                           device=parent.build.device),
+                inputs=inputs, dims=dims, parent=parent_name)
 
     # -- tracing ---------------------------------------------------------------------------------
 

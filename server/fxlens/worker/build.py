@@ -59,7 +59,7 @@ def _config_candidates(param: inspect.Parameter, namespace: dict, module_name: s
     annotation = param.annotation
     if isinstance(annotation, str):
         annotation = namespace.get(annotation)
-    if isinstance(annotation, type):
+    if isinstance(annotation, type) and annotation is not inspect.Parameter.empty:
         return [annotation]
     name = param.name.lower()
     if not any(key in name for key in ("conf", "cfg", "args", "param", "opt", "setting")):

@@ -45,7 +45,10 @@ def describe(value: Any, symbols: SymbolNames) -> tuple[Optional[list], Optional
         parts = []
         for item in value:
             shape, dtype, text = describe(item, symbols)
-            parts.append(f"Tensor{shape} {dtype}" if shape is not None else (text or type(item).__name__))
+            if shape is not None:
+                parts.append(f"Tensor({', '.join(map(str, shape))}) {dtype}")
+            else:
+                parts.append(text or type(item).__name__)
         return None, None, f"{type(value).__name__}[{', '.join(parts)}]"
     if value is None:
         return None, None, None
