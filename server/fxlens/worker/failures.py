@@ -122,6 +122,12 @@ def classify(exc: BaseException, path: str, lines: list[str], stage: str, level:
         fix = {"construction": "Add a `# fxlens: MyModule(args)(example_inputs)` comment above the class.",
                "inputs": "Add a `# fxlens: MyModule(args)(torch.randn(...))` comment above the class "
                          "with inputs this forward accepts."}.get(stage, "")
+    source = lines[span.line - 1].strip() if 0 < span.line <= len(lines) else ""
+    if category == "data-dependent-control-flow" and source.startswith("assert"):
+        explanation = ("An `assert` turns a traced value into a Python bool, which tracing cannot do: "
+                       "the size or value is not known while the graph is recorded.")
+        fix = ("Use `torch._assert(cond, msg)` (traced as a graph node), check the shape outside `forward`, "
+               "or trace at the aten level where static sizes are known.")
     first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", category,
                       f"{type(exc).__name__}: {first_line[:300]}", explanation, fix, level)

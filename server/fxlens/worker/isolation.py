@@ -1,41 +1,90 @@
-"""The disposable child: fork, limits, output redirection, stack dumps, and reports for children that died."""
+"""The disposable child: fork, limits, output redirection, stack dumps, and cleaning up after it.
+
+Everything a trace child does to its process (setsid, limits, patched `os._exit`, signal handlers)
+dies with it; the warm worker that forks it is never touched by user code.
+"""
 from __future__ import annotations
 
 import ctypes
 import faulthandler
 import json
 import os
-import re
 import resource
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any, Optional
 
-from fxlens.report import Diagnostic, FileReport, class_from_json, to_json
+from fxlens.worker import postmortem
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 _CHANNEL_FD = 919  # out of the way of the low fds user code might close or write to
+DEFAULT_MEMORY_MB = 4096
+# exit status of a child whose user code raised SystemExit/KeyboardInterrupt/... past the analysis
+ABORTED_STATUS = 70
+
+
+@dataclass
+class Reaped:
+    status: int
+    max_rss_kb: int  # peak resident size of the child (the kernel's own count), for telling OOM kills apart
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def die_with_parent() -> None:
     """Linux: get SIGKILL when the parent dies, so a killed server leaves no worker behind."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
+    if not _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL):
         return
     if os.getppid() == 1:
         os._exit(0)
 
 
+def adopt_orphans() -> bool:
+    """Become the parent of every orphaned descendant (Linux subreaper), so none escapes to init."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _mapped_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def _limit_memory(megabytes: int) -> None:
+    """RLIMIT_AS on top of what is already mapped: torch alone maps far more than it uses."""
     if megabytes <= 0:
         return
-    with open("/proc/self/statm") as statm:
-        current = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    limit = current + megabytes * 1024 * 1024
+    limit = _mapped_bytes() + megabytes * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _report_exits_with_a_stack(dump: Any) -> None:
+    """`os._exit(n)` in user code ends the child without a traceback: dump the stack first, so the
+    worker can point at the line. Only the child's `os` is patched; it dies with the child."""
+    real_exit = os._exit
+
+    def exit_with_stack(status: int) -> None:
+        try:
+            dump.write("os._exit(%d) called\n" % status)
+            dump.flush()
+            faulthandler.dump_traceback(file=dump, all_threads=False)
+        finally:
+            real_exit(status)
+
+    os._exit = exit_with_stack
+
+
+def _die_with_trace_child() -> None:
+    # a process the user's code forks (os.fork, multiprocessing) dies with the trace child
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def fork_analysis(request: dict, dump_path: str) -> tuple[int, int]:
@@ -46,11 +95,15 @@ def fork_analysis(request: dict, dump_path: str) -> tuple[int, int]:
         os.close(write_fd)
         return read_fd, pid
     # --- in the child: never return from here ---
+    real_exit = os._exit
     status = 0
+    emit = None
     try:
         os.close(read_fd)
         os.setsid()  # its own process group: killing the group takes anything it spawned
         die_with_parent()
+        adopt_orphans()  # a double-forked grandchild stays ours while the trace runs
+        os.register_at_fork(after_in_child=_die_with_trace_child)
         os.dup2(write_fd, _CHANNEL_FD)
         os.close(write_fd)
         devnull = os.open(os.devnull, os.O_RDWR)
@@ -59,23 +112,29 @@ def fork_analysis(request: dict, dump_path: str) -> tuple[int, int]:
         dump = open(dump_path, "w")
         faulthandler.enable(file=dump, all_threads=False)
         faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
-        _limit_memory(int(request.get("memory_mb", 0)))
+        _report_exits_with_a_stack(dump)
+        _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
         channel = os.fdopen(_CHANNEL_FD, "w", buffering=1)
 
         def emit(event: dict) -> None:
-            channel.write(json.dumps(event) + "\n")
+            channel.write(json.dumps(postmortem.refine_event(event)) + "\n")
 
         from fxlens.worker.analyse import Analysis
 
         analysis = Analysis(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
                             request.get("execution", "safe"), request.get("classes"), request.get("first"))
         report = analysis.run(emit)
-        emit({"event": "done", "report": to_json(report)})
+        emit({"event": "done", "report": postmortem.to_json(report)})
         channel.flush()
-    except BaseException:  # noqa: BLE001  the user's SystemExit/KeyboardInterrupt end up here too
-        status = 70
+    except BaseException as error:  # noqa: BLE001  the user's SystemExit/KeyboardInterrupt end up here too
+        status = ABORTED_STATUS
+        try:
+            if emit is not None:
+                emit({"event": "aborted", "diagnostic": postmortem.diagnostic_for_abort(error, request)})
+        except BaseException:  # noqa: BLE001  e.g. out of memory again: the exit status still tells
+            pass
     finally:
-        os._exit(status)
+        real_exit(status)
 
 
 def request_stack_dump(pid: int, dump_path: str) -> None:
@@ -85,10 +144,16 @@ def request_stack_dump(pid: int, dump_path: str) -> None:
         os.kill(pid, signal.SIGUSR1)
     except OSError:
         return
+    # faulthandler writes from its C signal handler: done within microseconds unless the child is
+    # stopped or ignores SIGUSR1, hence the bound
     deadline = time.monotonic() + 0.5
-    while time.monotonic() < deadline and os.path.getsize(dump_path) == before:
+    size = before
+    while time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(0.02)
+        now = os.path.getsize(dump_path)
+        if now > before and now == size:
+            return  # it grew and stopped growing
+        size = now
 
 
 def kill_group(pid: int) -> None:
@@ -99,58 +164,67 @@ def kill_group(pid: int) -> None:
             pass
 
 
-def reap(pid: int) -> int:
+def reap(pid: int) -> Reaped:
     try:
-        return os.waitpid(pid, 0)[1]
+        _, status, usage = os.wait4(pid, 0)
     except ChildProcessError:
+        return Reaped(0, 0)
+    return Reaped(status, usage.ru_maxrss)
+
+
+def _children_of(parent: int) -> list[tuple[int, int]]:
+    """(pid, process group) of every live or zombie child of `parent`, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it went away
+        if int(fields[1]) == parent:
+            found.append((int(entry), int(fields[2])))
+    return found
+
+
+def sweep_orphans(keep: set[int]) -> int:
+    """Kill and reap every child of this (subreaper) worker except the running trace children.
+
+    Whatever a finished trace spawned, it is reparented here when its parent dies; killing one may
+    orphan its own children, so repeat until none is left. Returns how many were removed."""
+    removed = 0
+    own_group = os.getpgrp()
+    for _ in range(100):  # a bound, in case something forks as fast as we kill
+        orphans = [(pid, group) for pid, group in _children_of(os.getpid()) if pid not in keep]
+        if not orphans:
+            break
+        for pid, group in orphans:
+            if group != own_group and group not in keep:
+                try:
+                    os.killpg(group, signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid, _ in orphans:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            removed += 1
+    return removed
+
+
+def worker_rss_kb() -> int:
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    except OSError:
         return 0
 
 
-_DUMP_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
-
-
-def innermost_line_in_dump(dump_path: str, path: str) -> Optional[int]:
-    """faulthandler prints the most recent call first: the first frame of `path` is the innermost."""
-    try:
-        with open(dump_path, errors="replace") as dump:
-            text = dump.read()
-    except OSError:
-        return None
-    for match in _DUMP_FRAME.finditer(text):
-        if os.path.abspath(match.group("file")) == path:
-            return int(match.group("line"))
-    return None
-
-
-def describe_status(status: int) -> tuple[str, str]:
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
-        if number == signal.SIGKILL:
-            return "crash", f"the trace process was killed ({name}), possibly for exceeding the memory limit"
-        return "crash", f"the trace process crashed with {name}"
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
-    if code == 70:
-        return "crash", "the code under trace stopped the trace process (SystemExit, KeyboardInterrupt or similar)"
-    return "crash", f"the code under trace ended the trace process (exit status {code}, e.g. os._exit)"
-
-
-def report_for_lost_child(job: Any, reason: Optional[str], status: int) -> dict:
-    """The report for a child that never said `done`: what it had finished, plus where it died."""
-    path = os.path.abspath(job.request["path"])
-    report = FileReport(path, python=sys.version.split()[0])
-    report.classes = [class_from_json(c) for c in job.classes.values()]
-    lines = job.request["text"].splitlines()
-    line = innermost_line_in_dump(job.dump_path, path) or 1
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    indent = len(text.encode()) - len(text.lstrip().encode())
-    if reason is not None:
-        category, message = "timeout", f"fxlens stopped the trace: {reason}"
-        fix = "Look for an endless loop or a blocking call on this line; raise `fxlens.timeoutSeconds` if it is just slow."
-    else:
-        category, message = describe_status(status)
-        fix = "Code that ends or crashes the interpreter cannot be traced; keep it out of the module's definitions."
-    report.diagnostics.append(Diagnostic(line, indent, line, len(text.rstrip().encode()), "error", category,
-                                         message, "The code under trace did not finish; fxlens discarded that run.",
-                                         fix))
-    return to_json(report)
+def python_version() -> str:
+    return sys.version.split()[0]

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import torch
 import torch.fx as fx
 
-from fxlens.report import LevelResult, Node, Span
+from fxlens.report import Diagnostic, LevelResult, Node, Span
 from fxlens.worker.failures import classify
 from fxlens.worker.values import SymbolNames, describe
 
@@ -112,9 +112,11 @@ def _fake_inputs(inputs: tuple, dims: list, symbols: SymbolNames) -> tuple[Any, 
 
 
 class PropagationError(Exception):
-    def __init__(self, node: fx.Node, error: BaseException) -> None:
+    """Shape propagation stopped at `node`; `values` holds what was computed before it."""
+
+    def __init__(self, node: Optional[fx.Node], error: BaseException, values: dict[str, Any]) -> None:
         super().__init__(f"{type(error).__name__}: {error}")
-        self.node, self.error = node, error
+        self.node, self.error, self.values = node, error, values
 
 
 def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list]) -> tuple[dict[str, Any], SymbolNames]:
@@ -129,6 +131,16 @@ def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list]) -> tuple
     return _propagate(gm, inputs, None), SymbolNames()
 
 
+def _shape_gap(failure: PropagationError, path: str, lines: list[str], class_span: Span) -> Diagnostic:
+    """Say where shapes stop (e.g. `.item()` on a meta tensor): the graph itself is fine."""
+    source = failure.node.meta.get("fxlens_source") if failure.node is not None else None
+    span = Span(source[1], source[2] or 0, source[3] or source[1], source[4] or 0) if source else class_span
+    diagnostic = classify(failure.error, path, lines, "inputs", "fx", span)
+    diagnostic.severity = "information"
+    diagnostic.message = f"no shapes from here on (the graph is fine): {diagnostic.message}"
+    return diagnostic
+
+
 def _propagate(gm: fx.GraphModule, inputs: tuple, mode: Any) -> dict[str, Any]:
     recorder = ValueRecorder(gm)
     try:
@@ -139,7 +151,7 @@ def _propagate(gm: fx.GraphModule, inputs: tuple, mode: Any) -> dict[str, Any]:
                 recorder.run(*inputs)
     except Exception as error:
         failed = next((n for n in gm.graph.nodes if n.name not in recorder.values), None)
-        raise PropagationError(failed, error) from error
+        raise PropagationError(failed, error, recorder.values) from error
     return recorder.values
 
 
@@ -155,11 +167,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
         try:
             values, symbols = values_for(gm, example.inputs, example.dims)
         except PropagationError as failure:
-            source = failure.node.meta.get("fxlens_source") if failure.node is not None else None
-            span = Span(source[1], source[2] or 0, source[3] or source[1], source[4] or 0) if source else class_span
-            diagnostic = classify(failure.error, path, lines, "inputs", "fx", span)
-            diagnostic.severity = "warning"
-            diagnostic.message = f"shapes unavailable: {diagnostic.message}"
-            diagnostics.append(diagnostic)
+            values = failure.values
+            diagnostics.append(_shape_gap(failure, path, lines, class_span))
     nodes = nodes_of(gm.graph, values, symbols)
     return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started)

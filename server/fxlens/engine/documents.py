@@ -1,0 +1,135 @@
+"""What the server knows about each open buffer: its text, its reports, and a view valid for its text.
+
+Three report sources meet here: the last complete trace (`last`), the last trace whose text parsed
+(`good`: kept through a syntax error so hovers and lenses survive mid-edit), and the classes of the
+trace in flight (`partial`, streamed in as the worker finishes each class). `view()` merges them
+into one FileReport whose coordinates are valid for the *current* text.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Optional
+
+from fxlens.engine.shift import LineMap, shift_class, shift_diagnostics
+from fxlens.report import ClassReport, FileReport
+
+
+@dataclass
+class Traced:
+    version: int
+    text: str
+    report: FileReport
+
+    @property
+    def parsed(self) -> bool:
+        return not any(d.category == "syntax" for d in self.report.diagnostics)
+
+
+@dataclass
+class View:
+    report: FileReport
+    version: int
+    # the classes come from an older text that no longer parses: positions shifted, maybe outdated
+    stale: bool = False
+    traced: bool = False
+
+
+@dataclass
+class Document:
+    uri: str
+    path: str
+    version: int
+    text: str
+    last: Optional[Traced] = None
+    good: Optional[Traced] = None
+    partial: dict[str, ClassReport] = field(default_factory=dict)
+    partial_text: str = ""
+    cursor_line: Optional[int] = None
+    task: Optional[asyncio.Task] = None
+    # versions whose trace completed, oldest first (debugging and the fast-typing test)
+    history: list[int] = field(default_factory=list)
+    _view: Optional[View] = None
+
+    def edit(self, version: int, text: str) -> None:
+        self.version, self.text = version, text
+        self._view = None
+
+    def add_partial(self, text: str, report: ClassReport) -> None:
+        if text != self.partial_text:
+            self.partial, self.partial_text = {}, text
+        self.partial[report.name] = report
+        self._view = None
+
+    def finish(self, traced: Traced) -> None:
+        self.last = traced
+        if traced.parsed:
+            self.good = traced
+        self.partial, self.partial_text = {}, ""
+        self.history.append(traced.version)
+        del self.history[:-50]
+        self._view = None
+
+    @property
+    def tracing(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def view(self) -> View:
+        # every mutation above resets the cache, so it is valid until the next one
+        if self._view is None:
+            self._view = self._build_view()
+        return self._view
+
+    def _build_view(self) -> View:
+        report = FileReport(self.path)
+        if self.last is None and not self.partial:
+            return View(report, self.version)
+        classes: dict[str, ClassReport] = {}
+        if self.good is not None:
+            lines = LineMap(self.good.text, self.text)
+            for cls in self.good.report.classes:
+                moved = shift_class(cls, lines)
+                if moved is not None:
+                    classes[cls.name] = moved
+            report.python, report.torch = self.good.report.python, self.good.report.torch
+        if self.partial:
+            lines = LineMap(self.partial_text, self.text)
+            for name, cls in self.partial.items():
+                moved = shift_class(cls, lines)
+                if moved is not None:
+                    classes[name] = moved
+        report.classes = sorted(classes.values(), key=lambda c: c.line)
+        if self.last is not None:
+            report.diagnostics = shift_diagnostics(self.last.report.diagnostics, LineMap(self.last.text, self.text))
+        stale = self.last is not None and not self.last.parsed and self.good is not None
+        return View(report, self.version, stale=stale, traced=self.last is not None)
+
+    def class_at(self, line: Optional[int]) -> Optional[str]:
+        if line is None:
+            return None
+        for cls in self.view().report.classes:
+            if cls.line <= line <= cls.end_line:
+                return cls.name
+        return None
+
+
+class Documents:
+    def __init__(self) -> None:
+        self._docs: dict[str, Document] = {}
+
+    def open(self, uri: str, path: str, version: int, text: str) -> Document:
+        doc = self._docs.get(uri)
+        if doc is None:
+            doc = self._docs[uri] = Document(uri, path, version, text)
+        else:
+            doc.edit(version, text)
+        return doc
+
+    def get(self, uri: str) -> Optional[Document]:
+        return self._docs.get(uri)
+
+    def close(self, uri: str) -> Optional[Document]:
+        return self._docs.pop(uri, None)
+
+    def __iter__(self):
+        return iter(list(self._docs.values()))

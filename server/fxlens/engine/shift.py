@@ -1,0 +1,91 @@
+"""Carry an old report through edits: keep what sits on unchanged lines, withhold the rest.
+
+Only whole lines move: a line whose text is unchanged keeps its byte columns, so a node on it is
+still exactly right at its new line number. Anything touching an edited line loses its position
+(nodes) or is dropped (diagnostics, classes whose `class` line changed) until the next trace.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+from typing import Optional
+
+from fxlens.report import ClassReport, Diagnostic, FileReport
+
+
+class LineMap:
+    def __init__(self, old_text: str, new_text: str) -> None:
+        self.identity = old_text == new_text
+        self._map: dict[int, int] = {}
+        if not self.identity:
+            old, new = old_text.split("\n"), new_text.split("\n")
+            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+            for block in matcher.get_matching_blocks():
+                for k in range(block.size):
+                    self._map[block.a + k + 1] = block.b + k + 1
+
+    def line(self, line: Optional[int]) -> Optional[int]:
+        if line is None or self.identity:
+            return line
+        return self._map.get(line)
+
+    def span(self, line: Optional[int], end_line: Optional[int]) -> Optional[tuple[int, int]]:
+        """New (line, end_line) if every line of the span survived, unsplit; else None."""
+        if line is None:
+            return None
+        end_line = line if end_line is None else end_line
+        mapped = [self.line(n) for n in range(line, end_line + 1)]
+        if any(m is None for m in mapped) or mapped[-1] - mapped[0] != end_line - line:
+            return None
+        return mapped[0], mapped[-1]
+
+    def nearest_before(self, line: int) -> Optional[int]:
+        for candidate in range(line, 0, -1):
+            mapped = self.line(candidate)
+            if mapped is not None:
+                return mapped
+        return None
+
+
+def _moved(d: Diagnostic, span: tuple[int, int]) -> Diagnostic:
+    d = copy.copy(d)
+    d.line, d.end_line = span
+    return d
+
+
+def shift_class(report: ClassReport, lines: LineMap) -> Optional[ClassReport]:
+    if lines.identity:
+        return report
+    start = lines.line(report.line)
+    if start is None:
+        return None
+    moved = copy.deepcopy(report)
+    moved.line = start
+    moved.end_line = max(start, lines.nearest_before(report.end_line) or start)
+    for member in moved.members:
+        member.line = lines.line(member.line)
+    for result in moved.levels.values():
+        for node in result.nodes:
+            span = lines.span(node.line, node.end_line)
+            if span is None:
+                node.line = node.col = node.end_line = node.end_col = None
+            else:
+                node.line, node.end_line = span
+        result.diagnostics = [_moved(d, s) for d in result.diagnostics
+                              if (s := lines.span(d.line, d.end_line)) is not None]
+    return moved
+
+
+def shift_diagnostics(items: list[Diagnostic], lines: LineMap) -> list[Diagnostic]:
+    if lines.identity:
+        return list(items)
+    return [_moved(d, s) for d in items if (s := lines.span(d.line, d.end_line)) is not None]
+
+
+def shift_report(report: FileReport, lines: LineMap) -> FileReport:
+    if lines.identity:
+        return report
+    moved = copy.copy(report)
+    moved.classes = [c for c in (shift_class(c, lines) for c in report.classes) if c is not None]
+    moved.diagnostics = shift_diagnostics(report.diagnostics, lines)
+    return moved

@@ -1,0 +1,81 @@
+"""The one place that converts between report coordinates and LSP positions.
+
+Reports use Python's coordinates: 1-based lines and 0-based UTF-8 *byte* columns. LSP positions are
+0-based lines and columns counted in the negotiated encoding's code units (UTF-16 unless the client
+offered something else). Every other module hands coordinates through here untouched.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from lsprotocol import types
+
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == UTF8:
+        return len(text.encode("utf-8"))
+    if encoding == UTF32:
+        return len(text)
+    # astral characters (most emoji) take two UTF-16 code units
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def byte_col_to_units(line_text: str, byte_col: int, encoding: str = UTF16) -> int:
+    raw = line_text.encode("utf-8")
+    byte_col = max(0, min(byte_col, len(raw)))
+    if encoding == UTF8:
+        return byte_col
+    # a column inside a multi-byte character rounds down to that character's start
+    return _units(raw[:byte_col].decode("utf-8", errors="ignore"), encoding)
+
+
+def units_to_byte_col(line_text: str, units: int, encoding: str = UTF16) -> int:
+    if encoding == UTF8:
+        return max(0, min(units, len(line_text.encode("utf-8"))))
+    seen = 0
+    for index, ch in enumerate(line_text):
+        width = 1 if encoding == UTF32 or ord(ch) <= 0xFFFF else 2
+        if seen + width > units:
+            return len(line_text[:index].encode("utf-8"))
+        seen += width
+    return len(line_text.encode("utf-8"))
+
+
+def normalise_encoding(encoding: Optional[str]) -> str:
+    value = getattr(encoding, "value", encoding)
+    return value if value in (UTF8, UTF16, UTF32) else UTF16
+
+
+class Coords:
+    """Converters for one text under one encoding (`lsp_position`, `lsp_range`, `report_position`)."""
+
+    def __init__(self, text: str, encoding: Optional[str] = UTF16) -> None:
+        self.lines = text.split("\n")
+        self.encoding = normalise_encoding(encoding)
+
+    def _line_text(self, index: int) -> str:
+        if 0 <= index < len(self.lines):
+            return self.lines[index].rstrip("\r")
+        return ""
+
+    def lsp_position(self, line: int, byte_col: int) -> types.Position:
+        index = max(0, min(line - 1, len(self.lines) - 1))
+        return types.Position(line=index, character=byte_col_to_units(self._line_text(index), byte_col, self.encoding))
+
+    def lsp_range(self, line: int, col: int, end_line: Optional[int] = None,
+                  end_col: Optional[int] = None) -> types.Range:
+        end_line = line if end_line is None else end_line
+        end_col = col if end_col is None else end_col
+        return types.Range(start=self.lsp_position(line, col), end=self.lsp_position(end_line, end_col))
+
+    def line_end(self, line: int) -> types.Position:
+        index = max(0, min(line - 1, len(self.lines) - 1))
+        text = self._line_text(index)
+        return types.Position(line=index, character=_units(text, self.encoding))
+
+    def report_position(self, position: types.Position) -> tuple[int, int]:
+        """(1-based line, 0-based UTF-8 byte column) for an LSP position."""
+        index = max(0, position.line)
+        return index + 1, units_to_byte_col(self._line_text(index), position.character, self.encoding)

@@ -1,0 +1,109 @@
+"""Typed settings with defaults; a bad value is reported and replaced by its default, never fatal.
+
+Accepted shapes (clients differ): `{"fxlens": {"python": ...}}`, `{"fxlens.python": ...}` and the
+flat `{"python": ...}` that some clients put in initializationOptions.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+from fxlens.engine.worker_client import TraceOptions
+from fxlens.report import LEVELS
+
+EXECUTION_MODES = ("safe", "full", "off")
+KEYS = ("python", "levels", "timeoutSeconds", "execution", "inlayHints", "memoryLimitMB")
+
+
+@dataclass(frozen=True)
+class Settings:
+    python: str = field(default_factory=lambda: sys.executable)
+    levels: tuple[str, ...] = ("fx", "aten")
+    timeout_seconds: float = 60.0
+    execution: str = "safe"
+    inlay_hints: bool = False
+    memory_limit_mb: int = 4096
+
+    def trace_options(self) -> TraceOptions:
+        return TraceOptions(levels=self.levels, execution=self.execution, timeout=self.timeout_seconds,
+                            memory_mb=self.memory_limit_mb)
+
+
+def _section(raw: Any) -> dict:
+    if not isinstance(raw, dict):
+        return {}
+    found: dict = {}
+    nested = raw.get("fxlens")
+    if isinstance(nested, dict):
+        found.update(nested)
+    for key, value in raw.items():
+        if key.startswith("fxlens.") and key[len("fxlens."):] in KEYS:
+            found[key[len("fxlens."):]] = value
+        elif key in KEYS:
+            found.setdefault(key, value)
+    return found
+
+
+def has_settings(raw: Any) -> bool:
+    return bool(_section(raw))
+
+
+def _python(value: Any) -> Optional[str]:
+    if isinstance(value, str):
+        return value.strip() or sys.executable
+    return None
+
+
+def _levels(value: Any) -> Optional[tuple[str, ...]]:
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, (list, tuple)) and value and all(v in LEVELS for v in value):
+        return tuple(dict.fromkeys(value))
+    return None
+
+
+def _positive(kind: type):
+    def check(value: Any):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            return None
+        return kind(value)
+    return check
+
+
+def _execution(value: Any) -> Optional[str]:
+    return value if value in EXECUTION_MODES else None
+
+
+def _flag(value: Any) -> Optional[bool]:
+    return value if isinstance(value, bool) else None
+
+
+# key -> (Settings field, validator returning None for a bad value, what a good value looks like)
+_FIELDS = {
+    "python": ("python", _python, "a path to a Python interpreter"),
+    "levels": ("levels", _levels, f"a list drawn from {', '.join(LEVELS)}"),
+    "timeoutSeconds": ("timeout_seconds", _positive(float), "a positive number of seconds"),
+    "execution": ("execution", _execution, " | ".join(EXECUTION_MODES)),
+    "inlayHints": ("inlay_hints", _flag, "true or false"),
+    "memoryLimitMB": ("memory_limit_mb", _positive(int), "a positive number of megabytes"),
+}
+
+
+def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
+    """The settings a client sent (missing keys take defaults) and a warning per bad value."""
+    defaults = Settings()
+    values = _section(raw)
+    changes: dict[str, Any] = {}
+    warnings: list[str] = []
+    for key, value in values.items():
+        if key not in _FIELDS or value is None:
+            continue
+        name, check, expected = _FIELDS[key]
+        parsed = check(value)
+        if parsed is None:
+            warnings.append(f"fxlens.{key}: {value!r} is not valid (expected {expected}); "
+                            f"using the default {getattr(defaults, name)!r}.")
+        else:
+            changes[name] = parsed
+    return replace(defaults, **changes), warnings
