@@ -59,11 +59,10 @@ class Analysis:
                 span.line, span.col, span.line, span.end_col, "hint", "not-executed",
                 f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
         sources = [s for s in classes_in(loaded.tree, self.text) if self._is_module(loaded.module, s)]
-        if self.only is not None:
-            sources = [s for s in sources if s.name in self.only]
+        # every class is built (a child is traced as the instance its parent builds), only some traced
         examples = self._build_all(sources, loaded)
-        ordered = sorted(sources, key=lambda s: s.name != self.first)
-        for source in ordered:
+        wanted = [s for s in sources if self.only is None or s.name in self.only]
+        for source in sorted(wanted, key=lambda s: s.name != self.first):
             self.report.classes.append(self._trace_class(source, examples.get(source.name), emit))
         return self.report
 
@@ -71,10 +70,16 @@ class Analysis:
         """`execution = off` (an untrusted workspace): read the classes from the syntax tree, run nothing."""
         try:
             tree = loader.parse(self.path, self.text)
-        except SyntaxError:
+        except SyntaxError as error:
+            line = min(max(error.lineno or 1, 1), max(len(self.lines), 1))
+            col = max((error.offset or 1) - 1, 0)
+            self.report.diagnostics.append(Diagnostic(line, col, line, col + 1, "error", "syntax",
+                                                      f"SyntaxError: {error.msg}",
+                                                      "The file does not parse; fxlens keeps the last good result."))
             return self.report
+        modules = loader.module_like_classes(tree)
         for source in classes_in(tree, self.text):
-            if self.only is not None and source.name not in self.only:
+            if source.name not in modules or (self.only is not None and source.name not in self.only):
                 continue
             report = ClassReport(source.name, source.line, source.end_line)
             for level in self.levels:

@@ -98,8 +98,22 @@ def seed_linecache(path: str, text: str) -> None:
 
 
 def parse(path: str, text: str) -> ast.Module:
-    """Parse the buffer; raises SyntaxError with the buffer's line."""
-    return ast.parse(text, filename=path)
+    """Parse the buffer; raises SyntaxError with the buffer's line for anything that is not Python."""
+    try:
+        return ast.parse(text, filename=path)
+    except (ValueError, UnicodeError) as error:
+        # NUL bytes (ValueError on some Pythons) and undecodable bytes carried as lone surrogates
+        # (UnicodeEncodeError) are "not Python" just like a syntax error: say where they are
+        raise _not_python(path, text, error) from error
+
+
+def _not_python(path: str, text: str, error: Exception) -> SyntaxError:
+    for number, line in enumerate(text.splitlines(), 1):
+        for col, char in enumerate(line):
+            if char == "\0" or "\ud800" <= char <= "\udfff":
+                what = "a NUL byte" if char == "\0" else "bytes that are not UTF-8"
+                return SyntaxError(f"the file contains {what}: it is not Python source", (path, number, col + 1, line))
+    return SyntaxError(f"the file is not Python source ({error})", (path, 1, 1, ""))
 
 
 def load(path: str, text: str, execution: str) -> Loaded:
@@ -111,7 +125,7 @@ def load(path: str, text: str, execution: str) -> Loaded:
     tree = parse(path, text)
     skipped: list[Skipped] = []
     run_tree = ast.parse(text, filename=path)
-    if execution == "safe":
+    if execution != "full":  # anything unexpected means the safe policy, never more
         run_tree.body = filter_safe(run_tree.body, skipped)
     else:
         skipped = [Skipped(s.lineno, _describe(s)) for s in run_tree.body if _is_main_guard(s)]
@@ -131,3 +145,44 @@ def load(path: str, text: str, execution: str) -> Loaded:
     with torch.device("meta"):
         exec(code, module.__dict__)
     return Loaded(module, tree, skipped)
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    if isinstance(node, ast.Subscript):  # `Generic[T]`-style bases
+        return _dotted(node.value)
+    return ""
+
+
+def module_like_classes(tree: ast.Module) -> set[str]:
+    """Names of the top-level classes that look like nn.Module subclasses, read without running code.
+
+    A base counts when it lives in torch.nn (`nn.Module`, `torch.nn.Sequential`, a name imported
+    from torch.nn), ends in `Module` (Lightning's and the like), or is such a class of this file."""
+    from_nn: set[str] = set()
+    nn_aliases = {"nn", "torch.nn"}
+    for stmt in ast.walk(tree):
+        if isinstance(stmt, ast.ImportFrom) and (stmt.module or "").startswith("torch.nn"):
+            from_nn.update(alias.asname or alias.name for alias in stmt.names)
+        elif isinstance(stmt, ast.Import):
+            nn_aliases.update(alias.asname for alias in stmt.names if alias.name == "torch.nn" and alias.asname)
+    from_nn.discard("functional")
+    classes = [stmt for stmt in tree.body if isinstance(stmt, ast.ClassDef)]
+    found: set[str] = set()
+    changed = True
+    while changed:  # a class deriving from a later-found Module class of the file
+        changed = False
+        for cls in classes:
+            if cls.name in found:
+                continue
+            for base in map(_dotted, cls.bases):
+                head, _, last = base.rpartition(".")
+                if (head in nn_aliases or head.startswith("torch.nn") or base in from_nn
+                        or last.endswith("Module") or base in found):
+                    found.add(cls.name)
+                    changed = True
+                    break
+    return found

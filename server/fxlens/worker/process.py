@@ -13,12 +13,15 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
-from fxlens.worker import isolation
+from fxlens.worker import isolation, postmortem
 
 MAX_CHILDREN = 2
 MIN_TORCH = (2, 2)
+DEFAULT_TIMEOUT = 60.0
+# a child's events arrive as lines; one without a newline this long is not fxlens talking
+MAX_EVENT_BYTES = 1 << 28
 
 
 @dataclass
@@ -32,6 +35,28 @@ class Job:
     dump_path: str = ""
     classes: dict = field(default_factory=dict)
     done: bool = False
+    aborted: Optional[dict] = None  # the diagnostic a child sent before giving up
+    rss_at_fork_kb: int = 0
+
+
+def _number(value: object, default: float, low: float) -> float:
+    """A request option as a number, or its default when missing or nonsense (never a crash)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+    return number if number >= low and number == number else default
+
+
+def normalise(message: dict) -> dict:
+    request = dict(message)
+    request["timeout"] = _number(message.get("timeout"), DEFAULT_TIMEOUT, 0.01)
+    request["memory_mb"] = int(_number(message.get("memory_mb"), isolation.DEFAULT_MEMORY_MB, 0))
+    if request.get("execution") not in ("safe", "full", "off"):
+        request["execution"] = "safe"  # an unknown policy must never mean "run everything"
+    if not isinstance(request.get("path"), str) or not isinstance(request.get("text"), str):
+        raise ValueError("a trace request needs `path` and `text` strings")
+    return request
 
 
 class Worker:
@@ -48,7 +73,7 @@ class Worker:
     def handle(self, message: dict) -> None:
         kind = message.get("type")
         if kind == "trace":
-            self.queue.append(Job(int(message["id"]), message))
+            self.queue.append(Job(int(message["id"]), normalise(message)))
         elif kind == "cancel":
             self.cancel(int(message["id"]))
         elif kind == "shutdown":
@@ -66,13 +91,26 @@ class Worker:
     # -- children --------------------------------------------------------------------------------
 
     def _start(self, job: Job) -> None:
-        fd, job.dump_path = tempfile.mkstemp(prefix="fxlens-stack-")
-        os.close(fd)
-        job.read_fd, job.pid = isolation.fork_analysis(job.request, job.dump_path)
+        try:
+            fd, job.dump_path = tempfile.mkstemp(prefix="fxlens-stack-")
+            os.close(fd)
+            job.rss_at_fork_kb = isolation.worker_rss_kb()
+            job.read_fd, job.pid = isolation.fork_analysis(job.request, job.dump_path)
+        except OSError as error:  # out of processes or memory: the request still gets an answer
+            self._answer_unstarted(job, f"fxlens could not start a trace process: {error}")
+            return
         os.set_blocking(job.read_fd, False)
-        job.deadline = time.monotonic() + float(job.request.get("timeout", 60))
+        job.deadline = time.monotonic() + job.request["timeout"]
         self.running[job.id] = job
         self.selector.register(job.read_fd, selectors.EVENT_READ, job)
+
+    def _answer_unstarted(self, job: Job, message: str) -> None:
+        report = {"path": os.path.abspath(job.request["path"]), "classes": [], "python": sys.version.split()[0],
+                  "torch": "", "version": 1,
+                  "diagnostics": [{"line": 1, "col": 0, "end_line": 1, "end_col": 0, "severity": "error",
+                                   "category": "crash", "message": message, "explanation": "",
+                                   "fix": "Close other programs or lower the number of open files, then retrace."}]}
+        self.send({"id": job.id, "event": "done", "report": report})
 
     def _read_child(self, job: Job) -> None:
         try:
@@ -85,24 +123,38 @@ class Worker:
         job.buffer += chunk
         *lines, job.buffer = job.buffer.split(b"\n")
         for line in lines:
-            event = json.loads(line)
-            if event["event"] == "class":
+            try:
+                event = json.loads(line)
+                kind = event["event"]
+            except (ValueError, KeyError, TypeError):
+                continue  # user code wrote to our pipe; only fxlens's own events count
+            if kind == "aborted":
+                job.aborted = event.get("diagnostic")
+                continue
+            if kind == "class":
                 job.classes[event["class"]["name"]] = event["class"]
-            elif event["event"] == "done":
-                job.done = True
             self.send({"id": job.id, **event})
+            if kind == "done":
+                # nothing the child does after its report matters: stop it and whatever it started
+                job.done = True
+                self._finish(job, kill=True)
+                return
+        if len(job.buffer) > MAX_EVENT_BYTES:
+            self._finish(job, kill=True, reason="it wrote garbage to fxlens's channel")
 
     def _finish(self, job: Job, kill: bool, reason: Optional[str] = None) -> None:
         """Reap the child (and anything it spawned); if it died without a report, make one."""
         if kill and reason is not None:
             isolation.request_stack_dump(job.pid, job.dump_path)
         isolation.kill_group(job.pid)
-        status = isolation.reap(job.pid)
+        reaped = isolation.reap(job.pid)
         self.selector.unregister(job.read_fd)
         os.close(job.read_fd)
         self.running.pop(job.id, None)
+        isolation.sweep_orphans({j.pid for j in self.running.values()})
         if not job.done and (reason is not None or not kill):
-            report = isolation.report_for_lost_child(job, reason, status)
+            grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
+            report = postmortem.report_for_lost_child(job, reason, reaped.status, grown_kb)
             self.send({"id": job.id, "event": "done", "report": report})
         try:
             os.unlink(job.dump_path)
@@ -143,20 +195,42 @@ class Worker:
                     self._read_child(key.data)
             for job in list(self.running.values()):
                 if time.monotonic() >= job.deadline:
-                    self._finish(job, kill=True, reason=f"timed out after {job.request.get('timeout', 60)} s")
+                    self._finish(job, kill=True, reason=f"it ran longer than {job.request['timeout']:g} s")
 
 
-def _import_torch() -> dict:
-    import torch
-    import torch.export  # noqa: F401  (children would each pay for these imports)
-    import torch.fx  # noqa: F401
-    from torch._subclasses import fake_tensor  # noqa: F401
-    from torch.fx.experimental import symbolic_shapes  # noqa: F401
+def _torch_problem() -> Optional[dict]:
+    """Why this interpreter cannot run fxlens's worker (a `fatal` event), or None when it can.
 
-    from fxlens.worker import analyse  # noqa: F401
+    The version is checked before anything else of torch is imported: an old torch fails those
+    imports, and "cannot import torch.export" would hide the real fix (upgrade)."""
+    here = sys.executable
+    try:
+        import torch
+    except BaseException as error:  # noqa: BLE001  a broken install can raise anything, even SystemExit
+        return {"message": f"torch cannot be imported by {here}: {type(error).__name__}: {error}",
+                "fix": f"Install it (`{here} -m pip install torch`) or set fxlens.python to an interpreter "
+                       "that has it."}
+    version = str(getattr(torch, "__version__", "unknown"))
+    parts = version.split("+")[0].split(".")[:2]
+    major_minor = tuple(int(p) for p in parts if p.isdigit())
+    if len(major_minor) < 2 or major_minor < MIN_TORCH:
+        return {"message": f"torch {version} in {here} is too old for fxlens (it needs torch >= "
+                           f"{MIN_TORCH[0]}.{MIN_TORCH[1]})",
+                "fix": f"Upgrade it: `{here} -m pip install -U torch`, or set fxlens.python to an interpreter "
+                       "with a newer torch."}
+    try:
+        import torch.export  # noqa: F401  (children would each pay for these imports)
+        import torch.fx  # noqa: F401
+        from torch._subclasses import fake_tensor  # noqa: F401
+        from torch.fx.experimental import symbolic_shapes  # noqa: F401
 
-    _warm_up(torch)
-    return {"python": sys.version.split()[0], "torch": torch.__version__}
+        from fxlens.worker import analyse  # noqa: F401
+
+        _warm_up(torch)
+    except BaseException as error:  # noqa: BLE001
+        return {"message": f"torch {version} in {here} does not work for fxlens: {type(error).__name__}: {error}",
+                "fix": f"Reinstall it: `{here} -m pip install --force-reinstall torch`."}
+    return None
 
 
 def _warm_up(torch) -> None:
@@ -177,19 +251,15 @@ def main() -> int:
     def send(message: dict) -> None:
         channel.write(json.dumps(message) + "\n")
 
-    try:
-        versions = _import_torch()
-    except Exception as error:
-        send({"event": "fatal", "message": f"torch cannot be imported by {sys.executable}: "
-                                           f"{type(error).__name__}: {error}",
-              "fix": f"Install it (`{sys.executable} -m pip install torch`) or point fxlens.python at an "
-                     "interpreter that has it."})
+    problem = _torch_problem()
+    if problem is not None:
+        send({"event": "fatal", **problem})
         return 3
-    major_minor = tuple(int(p) for p in versions["torch"].split(".")[:2] if p.isdigit())
-    if major_minor < MIN_TORCH:
-        send({"event": "fatal", "message": f"torch {versions['torch']} is too old for fxlens (needs >= 2.2)",
-              "fix": f"`{sys.executable} -m pip install -U torch`"})
-        return 3
+    import torch
+
+    versions = {"python": sys.version.split()[0], "torch": torch.__version__}
+    # every process a trace leaves behind is reparented here (not to init), to be killed and reaped
+    isolation.adopt_orphans()
     send({"event": "ready", "pid": os.getpid(), "executable": sys.executable, **versions})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     Worker(send).serve()

@@ -1,0 +1,172 @@
+"""Saying what happened to a trace that did not end normally: hung, crashed, exited, ran out of memory.
+
+Every outcome becomes one error diagnostic at the innermost line of the user's file that is known
+(from the exception, or from the faulthandler dump the child wrote), in plain words, with a fix.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+from typing import Any, Optional
+
+from fxlens.report import Diagnostic, FileReport, class_from_json, to_json
+
+__all__ = ["to_json", "refine_event", "diagnostic_for_abort", "report_for_lost_child"]
+
+_KEEP_OUT = ("Keep it out of the module's definitions, `__init__` and `forward` "
+             "(e.g. under `if __name__ == \"__main__\":`, which fxlens never runs).")
+
+# By exception type: category, explanation, fix. For errors that end the analysis of a whole file
+# (raised past it) and for those the tracers reported under their stage's name.
+_BY_TYPE = {
+    "SystemExit": ("exit", "The code asked the interpreter to exit (sys.exit() or `raise SystemExit`), "
+                           "so fxlens stopped tracing this file.", _KEEP_OUT),
+    "KeyboardInterrupt": ("interrupt", "The code raised KeyboardInterrupt, so fxlens stopped tracing this file.",
+                          _KEEP_OUT),
+    "MemoryError": ("memory", "The code tried to allocate more memory than the trace limit allows.",
+                    "Avoid large real tensors and buffers (fxlens builds weights on the meta device); raise "
+                    "`fxlens.memoryLimitMB` if the allocation is intended."),
+    "RecursionError": ("recursion", "The code calls itself without end (Python's recursion limit was hit).",
+                       "Check the recursion's stopping condition; under tracing a condition on a tensor "
+                       "value cannot stop it."),
+}
+
+
+def _exception_type(message: str) -> str:
+    return message.split(":", 1)[0].strip()
+
+
+def refine_event(event: dict) -> dict:
+    """Give exit/interrupt/memory/recursion errors their own category, whatever stage caught them."""
+    diagnostics: list[dict] = []
+    if event.get("event") == "done":
+        report = event["report"]
+        diagnostics += report.get("diagnostics", [])
+        for cls in report.get("classes", []):
+            for level in cls.get("levels", {}).values():
+                diagnostics += level.get("diagnostics", [])
+    elif event.get("event") == "class":
+        for level in event["class"].get("levels", {}).values():
+            diagnostics += level.get("diagnostics", [])
+    for diagnostic in diagnostics:
+        known = _BY_TYPE.get(_exception_type(diagnostic.get("message", "")))
+        if known is not None and diagnostic.get("category") != known[0]:
+            diagnostic["category"], diagnostic["explanation"], diagnostic["fix"] = known
+    return event
+
+
+def _whole_line(lines: list[str], line: int) -> tuple[int, int, int, int]:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    indent = len(text.encode()) - len(text.lstrip().encode())
+    return line, indent, line, len(text.rstrip().encode())
+
+
+def diagnostic_for_abort(error: BaseException, request: dict) -> dict:
+    """In the child: the diagnostic for an exception that escaped the whole analysis."""
+    from fxlens.worker.failures import span_of, user_frames
+
+    path = os.path.abspath(request["path"])
+    lines = request["text"].splitlines()
+    frames = user_frames(error, path)
+    if frames:
+        span = span_of(*frames[-1], lines)
+        where = (span.line, span.col, span.end_line, span.end_col)
+    else:
+        where = _whole_line(lines, 1)
+    kind = type(error).__name__
+    detail = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+    category, explanation, fix = _BY_TYPE.get(kind, (
+        "internal", "fxlens itself failed while analysing this file; this is a bug in fxlens.",
+        "Please report it with this file; other files are not affected."))
+    message = f"{kind}: {detail}" if detail else kind
+    if kind == "SystemExit":
+        message = f"SystemExit (exit status {error.code!r}): the code under trace called sys.exit()"
+    return to_json(Diagnostic(*where, "error", category, message, explanation, fix))
+
+
+_DUMP_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+_CRASH_SIGNALS = {
+    signal.SIGSEGV: "a segmentation fault (SIGSEGV): native code read or wrote memory it does not own",
+    signal.SIGBUS: "a bus error (SIGBUS): native code accessed invalid memory",
+    signal.SIGILL: "an illegal instruction (SIGILL) in native code",
+    signal.SIGFPE: "a floating-point exception (SIGFPE) in native code",
+    signal.SIGABRT: "an abort (SIGABRT): native code or os.abort() gave up",
+}
+
+
+def innermost_line_in_dump(dump_path: str, path: str) -> Optional[int]:
+    """faulthandler prints the most recent call first: the first frame of `path` is the innermost."""
+    try:
+        with open(dump_path, errors="replace") as dump:
+            text = dump.read()
+    except OSError:
+        return None
+    for match in _DUMP_FRAME.finditer(text):
+        if os.path.abspath(match.group("file")) == path:
+            return int(match.group("line"))
+    return None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool) -> tuple[str, str, str]:
+    """(category, message, fix) for a child that died without a report.
+
+    `grown_kb` is how much the child's peak resident size exceeded the worker's when it was forked:
+    an outside SIGKILL after large growth is the kernel's out-of-memory killer; otherwise it is not.
+    """
+    where = "on this line" if line_known else "(the line is unknown)"
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        if number == signal.SIGKILL:
+            ram_kb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 1024
+            budget_kb = min(memory_mb * 1024 if memory_mb > 0 else ram_kb, ram_kb)
+            if grown_kb * 2 >= budget_kb:
+                return ("memory", f"the trace process was killed by the system after growing by "
+                                  f"{grown_kb // 1024} MB: the machine ran out of memory",
+                        "Lower `fxlens.memoryLimitMB` so fxlens stops the trace first, and avoid large real "
+                        "tensors (fxlens builds weights on the meta device).")
+            return ("crash", "the trace process was killed (SIGKILL) by something outside fxlens",
+                    "Nothing in the file needs fixing if you killed it; otherwise look for code that kills "
+                    "its own process.")
+        description = _CRASH_SIGNALS.get(number, f"the signal {_signal_name(number)}")
+        return ("crash", f"the trace process crashed {where} with {description}",
+                "Native code (ctypes, a C extension, a custom op) crashed the interpreter; keep it out of "
+                "the module's definitions and forward, or guard it from tracing.")
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    return ("exit", f"the code under trace ended the process {where} with exit status {code} "
+                    "(os._exit or a C library exit), before any report", _KEEP_OUT)
+
+
+def report_for_lost_child(job: Any, reason: Optional[str], status: int, grown_kb: int) -> dict:
+    """The report for a child that never said `done`: what it had finished, plus where it stopped."""
+    path = os.path.abspath(job.request["path"])
+    report = FileReport(path, python=sys.version.split()[0])
+    report.classes = [class_from_json(c) for c in job.classes.values()]
+    if job.aborted is not None:  # the child said why itself
+        report.diagnostics.append(Diagnostic(**job.aborted))
+        return to_json(report)
+    lines = job.request["text"].splitlines()
+    known = innermost_line_in_dump(job.dump_path, path)
+    line, col, end_line, end_col = _whole_line(lines, known or 1)
+    if reason is not None:
+        category = "timeout"
+        message = (f"fxlens stopped the trace: {reason}; this line was still running" if known
+                   else f"fxlens stopped the trace: {reason}")
+        fix = ("Look for an endless loop or a blocking call (sleep, input, network) here; raise "
+               "`fxlens.timeoutSeconds` if the code is just slow.")
+        explanation = "The trace did not finish in time, so fxlens killed it and everything it started."
+    else:
+        category, message, fix = describe_death(status, grown_kb, int(job.request.get("memory_mb", 0)),
+                                                known is not None)
+        explanation = "The trace process ended without a report; fxlens discarded that run."
+    report.diagnostics.append(Diagnostic(line, col, end_line, end_col, "error", category, message,
+                                         explanation, fix))
+    return to_json(report)
