@@ -1,0 +1,15 @@
+// Messages between the extension host (graphPanel.ts) and the graph page (webview/main.ts).
+import type { GraphReport } from "./report";
+
+export type HostToPage =
+  | { type: "report"; report: GraphReport }
+  | { type: "error"; message: string; level?: string }
+  | { type: "loading"; className: string; level: string }
+  // the 1-based report line of the editor's cursor, null when the cursor is in another file
+  | { type: "cursor"; line: number | null };
+
+export type PageToHost =
+  | { type: "ready" }
+  | { type: "level"; level: string }
+  // a span to select in the editor: report coordinates; a missing end selects to the end of the line
+  | { type: "reveal"; node: string; line: number; col: number | null; end_line: number | null; end_col: number | null };

@@ -1,0 +1,127 @@
+// Wiring only: settings, interpreter, client, status bar, graph view and commands meet here.
+import * as vscode from "vscode";
+import { FxlensClient } from "./client";
+import { classAtLine, showGraphArguments } from "./core/graphTarget";
+import { CLIENT_SHOW_GRAPH, SERVER_SHOW_GRAPH } from "./core/lensCommands";
+import { readSettings, serverSettings, FxlensSettings } from "./core/settings";
+import { GraphPanel } from "./graphPanel";
+import { onPythonInterpreterChange, probeInterpreter, resolveInterpreter } from "./interpreter";
+import { SHOW_OUTPUT_COMMAND, StatusBar } from "./statusBar";
+
+const currentSettings = (): FxlensSettings =>
+  readSettings((key) => vscode.workspace.getConfiguration("fxlens").get(key));
+
+let stopClient: (() => Promise<void>) | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel("fxlens");
+  const status = new StatusBar();
+  const panel = new GraphPanel(
+    context.extensionUri,
+    (uri, className, level) => client.execute(SERVER_SHOW_GRAPH, showGraphArguments(uri, className, level)),
+    log,
+  );
+  const client = new FxlensClient(context, log, {
+    status: (state, message) => status.setServer(state, message),
+    reportChanged: (uri) => void panel.reportChanged(uri),
+    graphShown: (args, result) => {
+      const [uri, className, level] = args as [string, string | undefined, string | undefined];
+      panel.showResult(uri, className ?? undefined, level ?? undefined, result);
+    },
+  });
+  stopClient = () => client.stop();
+  let interpreter = "";
+  const problemsShown = new Set<string>();
+
+  async function startServer(): Promise<void> {
+    const settings = currentSettings();
+    const choice = await resolveInterpreter(settings.python, log);
+    const probe = await probeInterpreter(choice.path);
+    log.appendLine(`[fxlens] interpreter ${choice.path} (from ${choice.source}): ` +
+      (probe.ok ? `Python ${probe.version}, torch ${probe.torch}` : `${probe.problem}; fix: ${probe.fix}`));
+    if (!probe.ok) {
+      await client.stop();
+      status.setUnavailable(`${probe.problem}.\nFix: ${probe.fix}.`);
+      notifyOnce(`${probe.problem}. Fix: ${probe.fix}.`);
+      return;
+    }
+    status.setUnavailable(undefined);
+    interpreter = choice.path;
+    await client.start(interpreter, serverSettings(settings, interpreter, vscode.workspace.isTrusted));
+  }
+
+  // One notification per distinct problem: a missing torch must not nag on every restart.
+  function notifyOnce(text: string): void {
+    if (problemsShown.has(text)) {
+      return;
+    }
+    problemsShown.add(text);
+    const actions = vscode.extensions.getExtension("ms-python.python") ? ["Select interpreter", "Settings"] : ["Settings"];
+    void vscode.window.showWarningMessage(`fxlens: ${text}`, ...actions).then((choice) => {
+      if (choice === "Select interpreter") {
+        void vscode.commands.executeCommand("python.setInterpreter");
+      } else if (choice === "Settings") {
+        void vscode.commands.executeCommand("workbench.action.openSettings", "fxlens.python");
+      }
+    });
+  }
+
+  function restartInBackground(): void {
+    startServer().catch((error) => {
+      log.appendLine(`[fxlens] the server did not start: ${String(error)}`);
+      status.setServer("stopped", String(error));
+    });
+  }
+
+  async function showGraph(uri?: string, className?: string, level?: string): Promise<void> {
+    if (uri === undefined) {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor || editor.document.languageId !== "python") {
+        void vscode.window.showInformationMessage("fxlens: open a Python file with an nn.Module to see its graph.");
+        return;
+      }
+      uri = editor.document.uri.toString();
+      className = classAtLine(editor.document.getText().split(/\r?\n/), editor.selection.active.line);
+    }
+    await panel.show(uri, className, level);
+  }
+
+  context.subscriptions.push(
+    log,
+    status,
+    panel,
+    vscode.commands.registerCommand(CLIENT_SHOW_GRAPH, showGraph),
+    vscode.commands.registerCommand("fxlens.retraceFile", async () => {
+      const uri = vscode.window.activeTextEditor?.document.uri.toString();
+      if (uri) {
+        await client.execute("fxlens.retrace", [uri]);
+      }
+    }),
+    vscode.commands.registerCommand("fxlens.restart", () => {
+      problemsShown.clear();
+      restartInBackground();
+    }),
+    vscode.commands.registerCommand(SHOW_OUTPUT_COMMAND, () => log.show(true)),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration("fxlens.python")) {
+        restartInBackground(); // a new interpreter needs a new server and worker
+      } else if (event.affectsConfiguration("fxlens")) {
+        void client.updateSettings(serverSettings(currentSettings(), interpreter, vscode.workspace.isTrusted));
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      status.setTrusted(true);
+      void client.updateSettings(serverSettings(currentSettings(), interpreter, true));
+    }),
+  );
+  const pythonChange = await onPythonInterpreterChange(restartInBackground);
+  if (pythonChange) {
+    context.subscriptions.push(pythonChange);
+  }
+  restartInBackground();
+}
+
+export async function deactivate(): Promise<void> {
+  // awaited by VS Code, so the server (and its worker) shut down before the extension host exits
+  await stopClient?.();
+}
