@@ -148,6 +148,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     except CliError as error:
         print(f"fxlens: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except BrokenPipeError:  # `fxlens graph ... | head`: the reader has all it wanted
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
