@@ -82,6 +82,24 @@ def _report_exits_with_a_stack(dump: Any) -> None:
     os._exit = exit_with_stack
 
 
+def _report_self_kills_with_a_stack(dump: Any) -> None:
+    """`os.kill(os.getpid(), SIGKILL)` leaves no trace either: note it and the stack (audit hook,
+    installed only in the child) before the signal is sent."""
+    me, group = os.getpid(), os.getpgrp()
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in ("os.kill", "os.killpg") or len(args) < 2:
+            return
+        target = args[0]
+        own = target in (me, 0, -group) if event == "os.kill" else target in (group, 0)
+        if own:
+            dump.write("%s(own process, %s) called\n" % (event, args[1]))
+            dump.flush()
+            faulthandler.dump_traceback(file=dump, all_threads=False)
+
+    sys.addaudithook(hook)
+
+
 def _die_with_trace_child() -> None:
     # a process the user's code forks (os.fork, multiprocessing) dies with the trace child
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -113,6 +131,7 @@ def fork_analysis(request: dict, dump_path: str) -> tuple[int, int]:
         faulthandler.enable(file=dump, all_threads=False)
         faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
         _report_exits_with_a_stack(dump)
+        _report_self_kills_with_a_stack(dump)
         _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
         channel = os.fdopen(_CHANNEL_FD, "w", buffering=1)
 

@@ -96,17 +96,21 @@ _CRASH_SIGNALS = {
 }
 
 
-def innermost_line_in_dump(dump_path: str, path: str) -> Optional[int]:
-    """faulthandler prints the most recent call first: the first frame of `path` is the innermost."""
+def read_dump(dump_path: str, path: str) -> tuple[Optional[int], str]:
+    """(innermost line of `path`, the child's note) from the last stack the child dumped.
+
+    faulthandler prints the most recent call first: the first frame of `path` is the innermost.
+    The child writes a note line (`os._exit(3) called`) before the stacks it dumps on purpose."""
     try:
         with open(dump_path, errors="replace") as dump:
             text = dump.read()
     except OSError:
-        return None
+        return None, ""
+    notes = [line for line in text.splitlines() if line.endswith(" called")]
     for match in _DUMP_FRAME.finditer(text):
         if os.path.abspath(match.group("file")) == path:
-            return int(match.group("line"))
-    return None
+            return int(match.group("line")), (notes[-1] if notes else "")
+    return None, (notes[-1] if notes else "")
 
 
 def _signal_name(number: int) -> str:
@@ -116,7 +120,8 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool) -> tuple[str, str, str]:
+def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool,
+                   note: str = "") -> tuple[str, str, str]:
     """(category, message, fix) for a child that died without a report.
 
     `grown_kb` is how much the child's peak resident size exceeded the worker's when it was forked:
@@ -125,6 +130,9 @@ def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool)
     where = "on this line" if line_known else "(the line is unknown)"
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
+        if note.startswith("os.kill"):
+            return ("exit", f"the code under trace killed its own process with {_signal_name(number)} {where}",
+                    _KEEP_OUT)
         if number == signal.SIGKILL:
             ram_kb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 1024
             budget_kb = min(memory_mb * 1024 if memory_mb > 0 else ram_kb, ram_kb)
@@ -154,7 +162,7 @@ def report_for_lost_child(job: Any, reason: Optional[str], status: int, grown_kb
         report.diagnostics.append(Diagnostic(**job.aborted))
         return to_json(report)
     lines = job.request["text"].splitlines()
-    known = innermost_line_in_dump(job.dump_path, path)
+    known, note = read_dump(job.dump_path, path)
     line, col, end_line, end_col = _whole_line(lines, known or 1)
     if reason is not None:
         category = "timeout"
@@ -165,7 +173,7 @@ def report_for_lost_child(job: Any, reason: Optional[str], status: int, grown_kb
         explanation = "The trace did not finish in time, so fxlens killed it and everything it started."
     else:
         category, message, fix = describe_death(status, grown_kb, int(job.request.get("memory_mb", 0)),
-                                                known is not None)
+                                                known is not None, note)
         explanation = "The trace process ended without a report; fxlens discarded that run."
     report.diagnostics.append(Diagnostic(line, col, end_line, end_col, "error", category, message,
                                          explanation, fix))

@@ -131,14 +131,16 @@ class Worker:
             if kind == "aborted":
                 job.aborted = event.get("diagnostic")
                 continue
+            if kind == "done":
+                # nothing the child does after its report matters: stop it and whatever it started,
+                # then answer (so an answered trace has nothing left running)
+                job.done = True
+                self._finish(job, kill=True)
+                self.send({"id": job.id, **event})
+                return
             if kind == "class":
                 job.classes[event["class"]["name"]] = event["class"]
             self.send({"id": job.id, **event})
-            if kind == "done":
-                # nothing the child does after its report matters: stop it and whatever it started
-                job.done = True
-                self._finish(job, kill=True)
-                return
         if len(job.buffer) > MAX_EVENT_BYTES:
             self._finish(job, kill=True, reason="it wrote garbage to fxlens's channel")
 

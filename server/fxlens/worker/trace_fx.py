@@ -170,4 +170,5 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
             values = failure.values
             diagnostics.append(_shape_gap(failure, path, lines, class_span))
     nodes = nodes_of(gm.graph, values, symbols)
-    return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started)
+    note = "" if _HAS_POSITIONS else "whole lines only: column spans need Python >= 3.11"
+    return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started, note)
