@@ -35,6 +35,12 @@ RULES = (
          "graph values (Proxies), not numbers.",
          "Iterate over a size known at construction time (store it in `__init__`), move the loop into a "
          "function registered with `torch.fx.wrap`, or make this submodule a leaf of the tracer."),
+    Rule("proxy-as-integer",
+         ("slice indices must be integers", "have an __index__ method", "must be int, not Proxy"),
+         "A plain tensor or Python code needs a real integer here (e.g. slicing a buffer), but the size "
+         "comes from a traced tensor, so while tracing it is a graph value (a Proxy), not a number.",
+         "Use a traced op instead, e.g. `torch.narrow(self.buf, 0, 0, n)` for `self.buf[:n]`, or move the "
+         "code into a function registered with `torch.fx.wrap`."),
     Rule("builtin-on-proxy",
          ("'len' is not supported in symbolic tracing", "is not supported in symbolic tracing"),
          "A Python builtin like `len()` cannot look inside a graph value while tracing.",
