@@ -20,6 +20,8 @@ class Traced:
     version: int
     text: str
     report: FileReport
+    # the TraceOptions it was traced with: different options invalidate every class
+    options: Optional[object] = None
 
     @property
     def parsed(self) -> bool:

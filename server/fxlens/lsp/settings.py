@@ -46,7 +46,8 @@ def _section(raw: Any) -> dict:
 
 
 def has_settings(raw: Any) -> bool:
-    return bool(_section(raw))
+    """Did the client push settings (even an empty section), or must we pull them?"""
+    return isinstance(raw, dict) and ("fxlens" in raw or bool(_section(raw)))
 
 
 def _python(value: Any) -> Optional[str]:

@@ -1,0 +1,101 @@
+"""When to trace: debounce per document, newest text wins, class under the cursor first.
+
+One asyncio task per document covers both the debounce wait and the trace: an edit cancels that
+task, and cancelling it while it awaits the worker kills the trace in flight (WorkerClient's
+contract). The event loop itself never waits on torch; handlers read whatever `Document.view()`
+holds at that moment.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Callable, Optional, Protocol
+
+from fxlens.engine.documents import Document, Traced
+from fxlens.engine.incremental import merge, plan, reuse
+from fxlens.engine.supervisor import Supervisor
+from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
+from fxlens.report import ClassReport
+
+DEBOUNCE_SECONDS = 0.25
+
+
+class Hooks(Protocol):
+    def started(self, doc: Document, classes: Optional[list[str]]) -> None: ...
+    def class_done(self, doc: Document, report: ClassReport) -> None: ...
+    def finished(self, doc: Document) -> None: ...
+    def ended(self, doc: Document) -> None: ...
+    def unavailable(self, doc: Document, error: WorkerUnavailable) -> None: ...
+    def busy(self, active: int) -> None: ...
+
+
+class Scheduler:
+    def __init__(self, supervisor: Supervisor, hooks: Hooks, options: Callable[[], TraceOptions],
+                 debounce: float = DEBOUNCE_SECONDS) -> None:
+        self.supervisor = supervisor
+        self.hooks = hooks
+        self.options = options
+        self.debounce = debounce
+        self.active = 0
+        self.traces_started = 0
+
+    def schedule(self, doc: Document, delay: Optional[float] = None, full: bool = False) -> asyncio.Task:
+        """(Re)start the document's trace after `delay`; anything already pending or running dies."""
+        self.cancel(doc)
+        delay = self.debounce if delay is None else delay
+        doc.task = asyncio.create_task(self._run(doc, delay, full), name=f"fxlens trace {doc.uri}")
+        return doc.task
+
+    def cancel(self, doc: Document) -> None:
+        if doc.task is not None and not doc.task.done():
+            doc.task.cancel()
+        doc.task = None
+
+    async def trace_now(self, doc: Document, full: bool = True) -> None:
+        task = self.schedule(doc, delay=0.0, full=full)
+        await asyncio.gather(task, return_exceptions=True)
+
+    async def settled(self, doc: Document) -> None:
+        """Wait until the document has no trace pending (returns at once if none is)."""
+        while doc.task is not None and not doc.task.done():
+            await asyncio.gather(doc.task, return_exceptions=True)
+
+    # -- one trace -------------------------------------------------------------------------------
+
+    async def _run(self, doc: Document, delay: float, full: bool) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        options = self.options()
+        if options.execution == "off":
+            return  # the user turned execution off (untrusted workspace): nothing runs, nothing to show
+        try:
+            client = await self.supervisor.get()
+        except WorkerUnavailable as error:
+            self.hooks.unavailable(doc, error)
+            return
+        version, text = doc.version, doc.text
+        only = None if full else plan(doc.good, text, options)
+        if only == [] and doc.good is not None:  # nothing changed that a trace could see
+            doc.finish(reuse(doc.good, version, text))
+            self.hooks.finished(doc)
+            return
+        self.active += 1
+        self.traces_started += 1
+        self.hooks.busy(self.active)
+        self.hooks.started(doc, only)
+
+        def on_class(report: ClassReport) -> None:
+            doc.add_partial(text, report)
+            self.hooks.class_done(doc, report)
+
+        try:
+            report = await client.analyse(doc.path, text, options, first=doc.class_at(doc.cursor_line),
+                                          classes=only, on_class=on_class)
+        except WorkerUnavailable as error:
+            self.hooks.unavailable(doc, error)
+            return
+        finally:
+            self.active -= 1
+            self.hooks.busy(self.active)
+            self.hooks.ended(doc)
+        doc.finish(merge(doc.good, Traced(version, text, report, options), only))
+        self.hooks.finished(doc)

@@ -1,0 +1,94 @@
+"""workspace/executeCommand: fxlens.showGraph, fxlens.retrace, fxlens.restartWorker, fxlens.debugInfo.
+
+`fxlens.showGraph [uri, className?, level?, toDocument?]` returns the graph payload (see
+render/graph_view.py). With `toDocument` true it also writes the text to a read-only file and asks
+the client to open it (`window/showDocument`): that is how clients without a graph view show it.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import TYPE_CHECKING, Any, Optional
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from fxlens.engine.documents import Document
+from fxlens.engine.worker_client import WorkerUnavailable
+from fxlens.render.graph_view import graph_document, graph_payload
+from fxlens.report import ClassReport
+
+if TYPE_CHECKING:
+    from fxlens.lsp.server import FxlensServer
+
+
+def _pick_class(doc: Document, name: Optional[str]) -> tuple[Optional[ClassReport], str]:
+    classes = doc.view().report.classes
+    if name:
+        found = next((c for c in classes if c.name == name), None)
+        names = ", ".join(c.name for c in classes) or "none traced yet"
+        return found, "" if found else f"no Module class {name!r} in this file (it has: {names})"
+    if not classes:
+        return None, "no Module class has been traced in this file"
+    cursor = doc.cursor_line or 0
+    above = [c for c in classes if c.line <= cursor]  # the class at the cursor, or the nearest above it
+    return (above[-1] if above else classes[0]), ""
+
+
+def _write_graph(doc: Document, cls: ClassReport, level: str) -> str:
+    folder = os.path.join(tempfile.gettempdir(), f"fxlens-graphs-{os.getuid()}")
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(doc.path))[0]
+    path = os.path.join(folder, f"{stem}.{cls.name}.{level}.txt")
+    if os.path.exists(path):
+        os.chmod(path, 0o644)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(graph_document(doc.path, cls, level))
+    os.chmod(path, 0o444)  # generated output: read-only so nobody edits it by mistake
+    return path
+
+
+def register(ls: "FxlensServer") -> None:
+    @ls.command("fxlens.showGraph")
+    async def show_graph(ls, *args: Any) -> dict:
+        uri = args[0] if args else ""
+        level = (args[2] if len(args) > 2 else None) or "fx"
+        doc = ls.document(uri)
+        if doc is None:
+            return graph_payload(uri, None, level, f"{uri} is not open")
+        if not doc.view().traced:
+            await ls.scheduler.settled(doc)  # first trace still running: the caller asked, so wait for it
+        cls, problem = _pick_class(doc, args[1] if len(args) > 1 else None)
+        payload = graph_payload(uri, cls, level, problem)
+        if cls is not None and len(args) > 3 and args[3] is True and payload["levels"]:
+            target = from_fs_path(_write_graph(doc, cls, level if level in cls.levels else payload["levels"][0]))
+            await ls.window_show_document_async(types.ShowDocumentParams(uri=target, take_focus=True))
+            payload["document"] = target
+        return payload
+
+    @ls.command("fxlens.retrace")
+    async def retrace(ls, *args: Any) -> dict:
+        doc = ls.document(args[0] if args else "")
+        if doc is None:
+            return {"uri": args[0] if args else None, "ok": False, "message": "document not open"}
+        await ls.scheduler.trace_now(doc, full=True)
+        return {"uri": doc.uri, "ok": doc.last is not None and doc.last.version == doc.version,
+                "version": doc.version, "classes": [c.name for c in doc.view().report.classes]}
+
+    @ls.command("fxlens.restartWorker")
+    async def restart_worker(ls, *args: Any) -> dict:
+        ls.hooks.forget_errors()
+        try:
+            client = await ls.supervisor.restart(ls.settings.python)
+        except WorkerUnavailable as error:
+            return {"ok": False, "message": error.message}
+        ls.retrace_all()
+        return {"ok": True, "pid": ls.supervisor.pid, **{k: client.info.get(k) for k in ("python", "torch")}}
+
+    @ls.command("fxlens.debugInfo")
+    def debug_info(ls, *args: Any) -> dict:
+        return {"torchImported": "torch" in sys.modules, "serverPid": os.getpid(), "workerPid": ls.supervisor.pid,
+                "workerStarts": ls.supervisor.starts, "tracesStarted": ls.scheduler.traces_started,
+                "tracing": [d.uri for d in ls.documents if d.tracing],
+                "traced": {d.uri: list(d.history) for d in ls.documents}}

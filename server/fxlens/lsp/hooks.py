@@ -1,0 +1,146 @@
+"""What the editor hears when the engine moves: status, progress, diagnostics, refreshes, reportChanged."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import TYPE_CHECKING, Optional
+
+from lsprotocol import types
+
+from fxlens.engine.documents import Document
+from fxlens.engine.worker_client import WorkerUnavailable
+from fxlens.lsp import diagnostics
+from fxlens.report import ClassReport
+
+if TYPE_CHECKING:
+    from fxlens.lsp.server import FxlensServer
+
+PROGRESS_AFTER_SECONDS = 0.5
+
+
+class TraceProgress:
+    """`$/progress` for traces that take longer than half a second, if the client can show it."""
+
+    def __init__(self, ls: "FxlensServer") -> None:
+        self.ls = ls
+        self._ids = itertools.count(1)
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tokens: dict[str, str] = {}
+        self._ended: set[str] = set()
+
+    def started(self, doc: Document) -> None:
+        self.ended(doc)
+        if not self.ls.capability("window", "work_done_progress"):
+            return
+        self._ended.discard(doc.uri)
+        loop = asyncio.get_running_loop()
+        self._timers[doc.uri] = loop.call_later(PROGRESS_AFTER_SECONDS,
+                                                lambda: asyncio.ensure_future(self._begin(doc)))
+
+    async def _begin(self, doc: Document) -> None:
+        self._timers.pop(doc.uri, None)
+        token = f"fxlens-trace-{next(self._ids)}"
+        self._tokens[doc.uri] = token
+        try:
+            await self.ls.work_done_progress.create_async(token)
+        except Exception as error:  # the client refused the token: no progress, tracing goes on
+            self.ls.window_log_message(types.LogMessageParams(types.MessageType.Log, f"no progress: {error}"))
+            self._tokens.pop(doc.uri, None)
+            return
+        name = doc.path.rsplit("/", 1)[-1]
+        self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title="fxlens", message=f"tracing {name}"))
+        if doc.uri in self._ended:  # the trace finished while the client was creating the token
+            self._finish(doc.uri)
+
+    def class_done(self, doc: Document, report: ClassReport) -> None:
+        token = self._tokens.get(doc.uri)
+        if token is not None:
+            levels = ", ".join(report.levels)
+            self.ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=f"{report.name}: {levels}"))
+
+    def ended(self, doc: Document) -> None:
+        timer = self._timers.pop(doc.uri, None)
+        if timer is not None:
+            timer.cancel()
+        self._ended.add(doc.uri)
+        self._finish(doc.uri)
+
+    def _finish(self, uri: str) -> None:
+        token = self._tokens.get(uri)
+        if token is None or token not in self.ls.work_done_progress.tokens:
+            return  # not created yet: `_begin` ends it once the client has answered
+        del self._tokens[uri]
+        self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+
+class EditorHooks:
+    def __init__(self, ls: "FxlensServer") -> None:
+        self.ls = ls
+        self.progress = TraceProgress(ls)
+        self.worker: tuple[str, str] = ("starting", "")
+        self.active = 0
+        self._shown: set[str] = set()
+
+    # -- worker and status -----------------------------------------------------------------------
+
+    def worker_state(self, state: str, message: str) -> None:
+        self.worker = (state, message)
+        if state == "error" and message not in self._shown:
+            self._shown.add(message)  # once per distinct problem: no storm of popups
+            self.ls.warn(message, types.MessageType.Error)
+        self.status()
+
+    def forget_errors(self) -> None:
+        self._shown.clear()
+
+    def status(self) -> None:
+        state, message = self.worker
+        if state == "error":
+            payload = {"state": "error", "message": message}
+        elif self.active:
+            payload = {"state": "tracing", "message": f"tracing {self.active} file(s)"}
+        else:
+            payload = {"state": "idle", "message": message if state == "starting" else "ready"}
+        self.ls.notify("fxlens/status", payload)
+
+    # -- the scheduler's hooks -------------------------------------------------------------------
+
+    def busy(self, active: int) -> None:
+        self.active = active
+        self.status()
+
+    def started(self, doc: Document, classes: Optional[list[str]]) -> None:
+        self.progress.started(doc)
+        if doc.last is not None:
+            diagnostics.publish(self.ls, doc)  # the old ones, shifted to the text being traced
+
+    def class_done(self, doc: Document, report: ClassReport) -> None:
+        self.progress.class_done(doc, report)
+        self._changed(doc, complete=False)
+
+    def ended(self, doc: Document) -> None:
+        self.progress.ended(doc)
+
+    def finished(self, doc: Document) -> None:
+        diagnostics.publish(self.ls, doc)
+        self._changed(doc, complete=True)
+
+    def unavailable(self, doc: Document, error: WorkerUnavailable) -> None:
+        state, _ = self.worker
+        if state != "error":
+            self.ls.window_log_message(types.LogMessageParams(types.MessageType.Warning,
+                                                              f"fxlens: {doc.uri} not traced: {error.message}"))
+
+    # -- refreshes -------------------------------------------------------------------------------
+
+    def _changed(self, doc: Document, complete: bool) -> None:
+        # `complete`: the whole file is traced (false while classes stream in one by one)
+        self.ls.notify("fxlens/reportChanged", {"uri": doc.uri, "version": doc.version, "complete": complete})
+        if self.ls.capability("workspace", "code_lens", "refresh_support"):
+            self.ls.workspace_code_lens_refresh(None)
+        if self.ls.settings.inlay_hints:
+            self.refresh_inlays()
+
+    def refresh_inlays(self) -> None:
+        if self.ls.capability("workspace", "inlay_hint", "refresh_support"):
+            self.ls.workspace_inlay_hint_refresh(None)

@@ -1,0 +1,33 @@
+"""textDocument/hover: what fxlens knows about the line under the cursor."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from lsprotocol import types
+
+from fxlens.render.hover import hover_text
+
+if TYPE_CHECKING:
+    from fxlens.lsp.server import FxlensServer
+
+
+def _markdown(ls: "FxlensServer") -> bool:
+    formats = ls.capability("text_document", "hover", "content_format")
+    return formats is None or types.MarkupKind.Markdown in formats
+
+
+def register(ls: "FxlensServer") -> None:
+    @ls.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: "FxlensServer", params: types.HoverParams) -> Optional[types.Hover]:
+        doc = ls.document(params.text_document.uri)
+        if doc is None:
+            return None
+        line, col = ls.coords(doc).report_position(params.position)
+        doc.cursor_line = line  # the next trace starts with this class
+        view = doc.view()
+        markdown = _markdown(ls)
+        text = hover_text(view.report, line, col, markdown=markdown, stale=view.stale)
+        if text is None:
+            return None
+        kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText
+        return types.Hover(contents=types.MarkupContent(kind=kind, value=text))

@@ -1,0 +1,30 @@
+"""textDocument/codeLens: node counts per level on each Module class, and the graph command."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from fxlens.render.lens import class_lenses
+
+if TYPE_CHECKING:
+    from fxlens.lsp.server import FxlensServer
+
+SHOW_GRAPH = "fxlens.showGraph"
+
+
+def register(ls: "FxlensServer") -> None:
+    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: "FxlensServer", params: types.CodeLensParams) -> list[types.CodeLens]:
+        doc = ls.document(params.text_document.uri)
+        if doc is None:
+            return []
+        view = doc.view()
+        coords = ls.coords(doc)
+        lenses = []
+        for cls in view.report.classes:
+            where = coords.lsp_range(cls.line, 0)
+            for title in class_lenses(cls, ls.settings.levels, stale=view.stale):
+                command = types.Command(title=title.title, command=SHOW_GRAPH, arguments=[doc.uri, cls.name, title.level])
+                lenses.append(types.CodeLens(range=where, command=command))
+        return lenses

@@ -1,0 +1,177 @@
+"""Wiring: the server object, its lifecycle (initialize, settings, shutdown) and document sync.
+
+Each feature lives in its own module and registers its handlers here; the engine (documents,
+scheduler, supervisor) knows nothing about LSP. This module never imports torch, and neither does
+anything it imports: the worker runs torch in another process.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Optional
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from fxlens import __version__ as VERSION
+from fxlens.engine.documents import Document, Documents
+from fxlens.engine.scheduler import Scheduler
+from fxlens.engine.supervisor import Supervisor
+from fxlens.lsp import commands, diagnostics, hover, inlay, lens
+from fxlens.lsp.hooks import EditorHooks
+from fxlens.lsp.positions import Coords
+from fxlens.lsp.settings import Settings, has_settings, parse_settings
+
+log = logging.getLogger("fxlens")
+
+REPORT_CHANGED = "fxlens/reportChanged"
+STATUS = "fxlens/status"
+
+
+class FxlensServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("fxlens", VERSION)
+        self.settings = Settings()
+        self.init_options: Any = None
+        self.config_generation = 0
+        self.documents = Documents()
+        self.hooks = EditorHooks(self)
+        self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
+        self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options())
+
+    # -- helpers every feature uses --------------------------------------------------------------
+
+    def coords(self, doc: Document) -> Coords:
+        return Coords(doc.text, self.workspace.position_encoding)
+
+    def document(self, uri: str) -> Optional[Document]:
+        return self.documents.get(uri)
+
+    def capability(self, *path: str) -> Any:
+        """A client capability by attribute path, None when the client did not say."""
+        value: Any = self.client_capabilities
+        for name in path:
+            value = getattr(value, name, None)
+            if value is None:
+                return None
+        return value
+
+    def notify(self, method: str, params: dict) -> None:
+        self.protocol.notify(method, params)
+
+    def warn(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=f"fxlens: {message}"))
+
+    # -- settings --------------------------------------------------------------------------------
+
+    def apply_settings(self, raw: Any) -> None:
+        settings, warnings = parse_settings(raw)
+        for warning in warnings:
+            self.warn(warning)
+        previous, self.settings = self.settings, settings
+        if settings.python != previous.python:
+            self.hooks.forget_errors()
+            asyncio.ensure_future(self._restart_and_retrace())
+        elif settings.trace_options() != previous.trace_options():
+            self.retrace_all()
+        if settings.inlay_hints != previous.inlay_hints:
+            self.hooks.refresh_inlays()
+
+    async def _restart_and_retrace(self) -> None:
+        try:
+            await self.supervisor.restart(self.settings.python)
+        except Exception:  # reported through worker_state already; documents wait for the next start
+            return
+
+    def _worker_ready(self) -> None:
+        self.retrace_all(only_missing=True)
+
+    def retrace_all(self, only_missing: bool = False) -> None:
+        for doc in self.documents:
+            if only_missing and doc.last is not None and doc.last.version == doc.version and not doc.tracing:
+                continue
+            self.scheduler.schedule(doc, delay=0.0)
+
+
+def _initialize(ls: FxlensServer, params: types.InitializeParams) -> None:
+    # Start importing torch now: by the time the first file opens the worker is warm.
+    ls.init_options = params.initialization_options
+    settings, _ = parse_settings(params.initialization_options)
+    ls.settings = settings
+    ls.supervisor.start(settings.python)
+
+
+def _initialized(ls: FxlensServer, params: types.InitializedParams) -> None:
+    # Warnings wait until now: some clients drop window/showMessage sent during initialize.
+    for warning in parse_settings(ls.init_options)[1]:
+        ls.warn(warning)
+    ls.hooks.status()
+
+
+async def _did_change_configuration(ls: FxlensServer, params: types.DidChangeConfigurationParams) -> None:
+    raw = params.settings
+    ls.config_generation += 1
+    generation = ls.config_generation
+    if not has_settings(raw) and ls.capability("workspace", "configuration"):
+        # pull-model clients send an empty notification and expect us to ask
+        items = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="fxlens")]))
+        if generation != ls.config_generation:
+            return  # a newer notification arrived while we asked: it wins
+        raw = {"fxlens": items[0] if items else {}}
+    ls.apply_settings(raw)
+
+
+def _did_open(ls: FxlensServer, params: types.DidOpenTextDocumentParams) -> None:
+    item = params.text_document
+    doc = ls.documents.open(item.uri, to_fs_path(item.uri) or item.uri, item.version, item.text)
+    ls.scheduler.schedule(doc, delay=0.0)
+
+
+def _did_change(ls: FxlensServer, params: types.DidChangeTextDocumentParams) -> None:
+    doc = ls.document(params.text_document.uri)
+    if doc is None:
+        return
+    source = ls.workspace.get_text_document(doc.uri)  # pygls has applied the (incremental) edits
+    doc.edit(params.text_document.version, source.source)
+    ls.scheduler.schedule(doc)
+
+
+def _did_close(ls: FxlensServer, params: types.DidCloseTextDocumentParams) -> None:
+    doc = ls.documents.close(params.text_document.uri)
+    if doc is not None:
+        ls.scheduler.cancel(doc)
+        ls.hooks.progress.ended(doc)
+        diagnostics.clear(ls, doc.uri)
+
+
+async def _shutdown(ls: FxlensServer, params: Any) -> None:
+    for doc in ls.documents:
+        ls.scheduler.cancel(doc)
+    await ls.supervisor.stop()
+
+
+def build_server() -> FxlensServer:
+    ls = FxlensServer()
+    ls.feature(types.INITIALIZE)(_initialize)
+    ls.feature(types.INITIALIZED)(_initialized)
+    ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(_did_change_configuration)
+    ls.feature(types.TEXT_DOCUMENT_DID_OPEN)(_did_open)
+    ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)(_did_change)
+    ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)(_did_close)
+    ls.feature(types.SHUTDOWN)(_shutdown)
+    for feature in (hover, lens, inlay, commands):
+        feature.register(ls)
+    return ls
+
+
+def serve(tcp: Optional[str] = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="fxlens %(levelname)s %(name)s: %(message)s")
+    ls = build_server()
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        ls.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        ls.start_io()
+    return 0

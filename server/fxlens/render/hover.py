@@ -1,0 +1,187 @@
+"""Hover text for a line of a Module class: the class line, an `__init__` member line, or a line that
+produced nodes. Markdown (small tables) or plaintext (aligned columns) for clients without Markdown."""
+from __future__ import annotations
+
+from typing import Optional
+
+from fxlens.render import nodes as q
+from fxlens.render.graph_text import inputs_text
+from fxlens.render.lens import level_title
+from fxlens.report import OPCODES, ClassReport, FileReport, Member, Node
+
+MAX_ROWS = 24
+
+
+class Out:
+    """Collects blocks and writes them as Markdown or as plain text."""
+
+    def __init__(self, markdown: bool) -> None:
+        self.markdown = markdown
+        self.blocks: list[str] = []
+
+    def code(self, text: str) -> str:
+        return f"`{text}`" if self.markdown and text else text
+
+    def bold(self, text: str) -> str:
+        return f"**{text}**" if self.markdown else text
+
+    def line(self, text: str) -> None:
+        self.blocks.append(text)
+
+    def table(self, headers: list[str], rows: list[list[str]]) -> None:
+        more = len(rows) - MAX_ROWS
+        rows = rows[:MAX_ROWS]
+        if self.markdown:
+            esc = [[cell.replace("|", "\\|") for cell in row] for row in [headers, *rows]]
+            text = "\n".join("| " + " | ".join(row) + " |" for row in esc)
+            text = text.replace("\n", "\n|" + "|".join("---" for _ in headers) + "|\n", 1)
+        else:
+            widths = [max(len(c) for c in column) for column in zip(headers, *rows)]
+            text = "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [headers, *rows])
+        self.blocks.append(text + (f"\n… {more} more" if more > 0 else ""))
+
+    def text(self) -> str:
+        return ("\n\n" if self.markdown else "\n").join(self.blocks)
+
+
+def hover_text(report: FileReport, line: int, col: int, markdown: bool = True, stale: bool = False) -> Optional[str]:
+    """What to show for the cursor at (1-based line, byte column), or None when fxlens has nothing."""
+    cls = next((c for c in report.classes if c.line <= line <= c.end_line), None)
+    out = Out(markdown)
+    if stale:
+        out.line("_stale: the file does not parse; showing the last good trace_" if markdown
+                 else "(stale: the file does not parse; showing the last good trace)")
+    if cls is not None and line == cls.line:
+        _class(out, cls)
+    elif cls is not None and any(m.line == line for m in cls.members):
+        _members(out, cls, [m for m in cls.members if m.line == line])
+    elif not _line(out, report, cls, line, col):
+        return None
+    return out.text()
+
+
+# -- the class line ------------------------------------------------------------------------------
+
+def _class(out: Out, cls: ClassReport) -> None:
+    out.line(f"{out.bold(cls.name)} — {inputs_text(cls)}")
+    rows = []
+    for level, result in cls.levels.items():
+        if result.ok:
+            counts = q.opcode_counts(result)
+            rows.append([level, str(len(result.nodes)), *(str(counts.get(op, 0)) for op in OPCODES)])
+    if rows:
+        out.table(["level", "nodes", *OPCODES], rows)
+    for level, result in cls.levels.items():
+        if not result.ok:
+            first = result.diagnostics[0].message if result.diagnostics else result.note
+            out.line(f"{level_title(level, result)}" + (f": {first}" if first else ""))
+
+
+# -- an __init__ line ----------------------------------------------------------------------------
+
+def _members(out: Out, cls: ClassReport, on_line: list[Member]) -> None:
+    tops = [m for m in on_line if not any(m.name.startswith(o.name + ".") for o in on_line)]
+    for top in tops:
+        parts = [out.bold(f"self.{top.name}")]
+        if top.kind == "module":
+            parts.append(f"module {out.code(top.type)}")
+        else:
+            parts.append(f"{top.kind} {_tensor(top)}")
+        inner = [m for m in on_line if m.name.startswith(top.name + ".")]
+        parts += [f"{out.code(m.name)} {_tensor(m)}" for m in inner[:6]]
+        if len(inner) > 6:
+            parts.append(f"… {len(inner) - 6} more tensors")
+        out.line(" · ".join(parts))
+        rows = []
+        for level in cls.levels:
+            result = cls.levels[level]
+            for node in q.member_nodes(cls, top, level):
+                rows.append([level, out.code(_what(node)), _users(out, q.user_lines(result, node), node),
+                             f"L{node.line}" if node.line is not None else "", q.value(node)])
+        if rows:
+            out.table(["level", "node", "users", "line", "value"], rows)
+        else:
+            out.line(f"no node of {cls.name} uses it")
+
+
+def _tensor(member: Member) -> str:
+    shape = "(" + ", ".join(map(str, member.shape)) + ("," if len(member.shape) == 1 else "") + ")" \
+        if member.shape is not None else ""
+    dtype = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int64": "i64"}.get(member.dtype or "", member.dtype or "")
+    return f"{shape} {dtype}".strip()
+
+
+# -- a line that produced nodes ------------------------------------------------------------------
+
+def _what(node: Node, target: Optional[str] = None) -> str:
+    target = target or node.target
+    if node.overload and not target.endswith("." + node.overload):
+        target += f" ({node.overload})"
+    return target if node.op == "call_function" and target.startswith("aten.") else f"{node.op} {target}"
+
+
+def _users(out: Out, lines: list[str], node: Node) -> str:
+    return f"{node.num_users}" + (f" → {', '.join(lines)}" if lines else "")
+
+
+def _where(cls: ClassReport, paths: list[str], container: Optional[ClassReport]) -> str:
+    if paths == [""]:
+        return f"in {cls.name}" if cls is not container else ""
+    shown = paths[0] if len(paths) == 1 else f"{paths[0]} … {paths[-1]}"
+    shown = shown or "(root)"
+    return (f"×{len(paths)} " if len(paths) > 1 else "") + f"in {cls.name}: {shown}"
+
+
+def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: int, col: int) -> bool:
+    order = ([container] if container is not None else []) + [c for c in report.classes if c is not container]
+    shown: list[tuple] = []
+    heading_done = False
+    for cls in order:
+        leaves = q.leaf_paths(cls)
+        per_level = {level: q.instances(q.on_line(result, line), leaves)
+                     for level, result in cls.levels.items() if level in ("fx", "aten")}
+        paths = list(dict.fromkeys(i.path for groups in per_level.values() for i in groups))
+        if not paths:
+            continue
+        groups: dict[tuple, list[str]] = {}
+        for path in paths:
+            sig = tuple(q.signature(next((i.nodes for i in per_level.get(level, []) if i.path == path), []), path)
+                        for level in ("fx", "aten"))
+            groups.setdefault(sig, []).append(path)
+        for sig, group in groups.items():
+            if not heading_done:
+                first = next(n for g in per_level.values() for i in g for n in i.nodes)
+                fn = f" · {out.code(first.function)}" if first.function else ""
+                out.line(f"{out.bold(f'line {line}')}{fn}")
+                heading_done = True
+            where = _where(cls, group, container)
+            if sig in shown:
+                out.line(f"also {where} (same nodes)")
+                continue
+            shown.append(sig)
+            if where:
+                out.line(where)
+            _node_table(out, cls, per_level, group[0], line, col)
+    return heading_done
+
+
+def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: int, col: int) -> None:
+    picked = {level: next((i.nodes for i in groups if i.path == path), []) for level, groups in per_level.items()}
+    rows = q.cursor_first(q.pair_levels(picked.get("fx", []), picked.get("aten", [])), line, col)
+    under = q.under_cursor(rows, line, col)
+    table = []
+    for fx, aten in rows:
+        cells = ["▸" if (fx, aten) in under else ""]
+        for level, node in (("fx", fx), ("aten", aten)):
+            if node is None:
+                cells += ["", ""]
+            else:
+                cells += [out.code(_what(node, q.local_target(node, path))),
+                          _users(out, q.user_lines(cls.levels[level], node), node)]
+        values = [q.value(fx), q.value(aten)]
+        cells.append(values[0] if values[0] == values[1] or not values[1] else (values[0] or values[1]))
+        table.append(cells)
+    headers = ["", "fx", "users", "aten", "users", "value"]
+    if "aten" not in cls.levels or not cls.levels["aten"].ok:
+        headers, table = headers[:3] + headers[5:], [r[:3] + r[5:] for r in table]
+    out.table(headers, table)

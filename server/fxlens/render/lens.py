@@ -1,0 +1,45 @@
+"""Code lens titles: one per level of a class, then the graph command."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from fxlens.render.nodes import opcode_counts
+from fxlens.report import ClassReport, LevelResult
+
+SHOW_GRAPH = "Show FX graph"
+# inputs first, then what the module calls, then what it computes, then the result
+LENS_ORDER = ("placeholder", "call_module", "get_attr", "call_function", "call_method", "output")
+
+
+@dataclass
+class LensTitle:
+    title: str
+    level: str
+
+
+def _failure_line(result: LevelResult) -> Optional[int]:
+    errors = [d for d in result.diagnostics if d.severity == "error"] or result.diagnostics
+    return errors[0].line if errors else None
+
+
+def level_title(level: str, result: LevelResult) -> str:
+    if not result.ok:
+        construction = any(d.category == "construction" for d in result.diagnostics)
+        what = "cannot build" if construction else "untraceable"
+        line = _failure_line(result)
+        return f"{level}: {what}" + (f" — line {line}" if line is not None else "")
+    total = len(result.nodes)
+    title = f"{level}: {total} node{'s' if total != 1 else ''}"
+    if level == "fx":
+        counts = opcode_counts(result)
+        title += " (" + " · ".join(f"{counts[op]} {op}" for op in LENS_ORDER if counts.get(op)) + ")"
+    return title
+
+
+def class_lenses(report: ClassReport, levels: tuple[str, ...], stale: bool = False) -> list[LensTitle]:
+    suffix = " (stale)" if stale else ""
+    titles = [LensTitle(level_title(level, report.levels[level]) + suffix, level)
+              for level in levels if level in report.levels]
+    titles.append(LensTitle(SHOW_GRAPH, "fx"))
+    return titles

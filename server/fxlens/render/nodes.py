@@ -1,0 +1,152 @@
+"""Questions about a report's nodes that hovers and inlay hints ask: which nodes a line made, through
+which instances, who uses them, which nodes touch a member. Pure functions over report data."""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from fxlens.render.graph_text import value_text
+from fxlens.report import ClassReport, LevelResult, Member, Node
+
+
+def on_line(result: LevelResult, line: int) -> list[Node]:
+    return [n for n in result.nodes if n.line is not None and n.line <= line <= (n.end_line or n.line)]
+
+
+def covers(node: Node, line: int, col: int) -> bool:
+    if node.line is None or not node.line <= line <= (node.end_line or node.line):
+        return False
+    if line == node.line and col < (node.col or 0):
+        return False
+    return not (line == (node.end_line or node.line) and node.end_col is not None and col >= node.end_col)
+
+
+def _width(node: Node) -> tuple[int, int]:
+    return ((node.end_line or node.line or 0) - (node.line or 0), (node.end_col or 0) - (node.col or 0))
+
+
+def leaf_paths(report: ClassReport) -> set[str]:
+    """Instance paths of modules called as leaves (fx `call_module` targets): not instances of a forward."""
+    fx = report.levels.get("fx")
+    return {n.target for n in fx.nodes if n.op == "call_module"} if fx else set()
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    return tuple(path.split(".")) if path else ()
+
+
+def _owner(node: Node, leaves: set[str]) -> str:
+    """The instance whose forward produced the node (a leaf module's call belongs to its caller)."""
+    scope = node.scope
+    if scope in leaves or (node.op in ("call_module", "get_attr") and scope == node.target):
+        scope = scope.rpartition(".")[0]
+    return scope
+
+
+@dataclass
+class Instance:
+    path: str  # "" for the traced class itself, "blocks.0" for a child instance
+    nodes: list[Node]
+
+
+def instances(nodes: list[Node], leaves: set[str]) -> list[Instance]:
+    """The nodes of one line split by the instance that made them, in graph order."""
+    owners = [_owner(n, leaves) for n in nodes]
+    # a scope nested inside another scope of the same line belongs to the outer one
+    roots = [o for o in dict.fromkeys(owners)
+             if not any(_parts(other) == _parts(o)[:len(_parts(other))] and other != o for other in set(owners))]
+    groups: dict[str, list[Node]] = {root: [] for root in roots}
+    for node, owner in zip(nodes, owners):
+        root = next((r for r in roots if _parts(owner)[:len(_parts(r))] == _parts(r)), owner)
+        groups.setdefault(root, []).append(node)
+    return [Instance(path, members) for path, members in groups.items()]
+
+
+def local_target(node: Node, instance: str) -> str:
+    if instance and node.op in ("call_module", "get_attr") and node.target.startswith(instance + "."):
+        return node.target[len(instance) + 1:]
+    return node.target
+
+
+def signature(nodes: list[Node], instance: str) -> tuple:
+    return tuple((n.op, local_target(n, instance), tuple(n.shape or ()), n.dtype) for n in nodes)
+
+
+def user_lines(result: LevelResult, node: Node) -> list[str]:
+    by_name = {n.name: n for n in result.nodes}
+    seen: list[str] = []
+    for name in node.users:
+        user = by_name.get(name)
+        label = "output" if user is not None and user.op == "output" else (
+            f"L{user.line}" if user is not None and user.line is not None else "?")
+        if label not in seen:
+            seen.append(label)
+    return seen
+
+
+def pair_levels(fx: list[Node], aten: list[Node]) -> list[tuple[Optional[Node], Optional[Node]]]:
+    """Rows of (fx node, aten node): nodes with the same value are side by side, the rest alone."""
+    keys_fx = [(tuple(n.shape or ()), n.dtype) for n in fx]
+    keys_aten = [(tuple(n.shape or ()), n.dtype) for n in aten]
+    rows: list[tuple[Optional[Node], Optional[Node]]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_fx, keys_aten, autojunk=False).get_opcodes():
+        if tag == "equal":
+            rows += list(zip(fx[i1:i2], aten[j1:j2]))
+        else:
+            rows += [(n, None) for n in fx[i1:i2]] + [(None, n) for n in aten[j1:j2]]
+    return rows
+
+
+def cursor_first(rows: list[tuple[Optional[Node], Optional[Node]]], line: int, col: int) -> list:
+    """Rows whose node spans the cursor come first, innermost (narrowest span) first."""
+    def key(row):
+        hits = [_width(n) for n in row if n is not None and covers(n, line, col)]
+        return (0, min(hits)) if hits else (1, (0, 0))
+    return sorted(rows, key=key)
+
+
+def under_cursor(rows: list, line: int, col: int) -> list:
+    """The rows holding the narrowest node that spans the cursor (the sub-expression it is on)."""
+    widths = {id(row): min((_width(n) for n in row if n is not None and covers(n, line, col)), default=None)
+              for row in rows}
+    best = min((w for w in widths.values() if w is not None), default=None)
+    return [row for row in rows if best is not None and widths[id(row)] == best]
+
+
+def value(node: Optional[Node]) -> str:
+    return value_text(node) if node is not None else ""
+
+
+def _flat(name: str) -> str:
+    return re.sub(r"\W", "_", name)
+
+
+def member_nodes(report: ClassReport, member: Member, level: str) -> list[Node]:
+    """Nodes of `level` that use `member`: its call_module / get_attr, or (aten) what reads its tensors."""
+    result = report.levels.get(level)
+    if result is None:
+        return []
+    name = member.name
+    found: dict[str, Node] = {}
+    placeholders = re.compile(rf"^[pbc]_{re.escape(_flat(name))}($|_)")
+    by_name = {n.name: n for n in result.nodes}
+    for node in result.nodes:
+        if node.op in ("call_module", "get_attr") and (node.target == name or node.target.startswith(name + ".")):
+            found[node.name] = node
+        elif node.op == "placeholder" and placeholders.match(node.name):
+            for user in node.users:
+                if user in by_name and by_name[user].op != "output":
+                    found[user] = by_name[user]
+        elif node.op == "call_function" and node.scope and (node.scope == name or node.scope.startswith(name + ".")):
+            found[node.name] = node
+    order = {n.name: i for i, n in enumerate(result.nodes)}
+    return sorted(found.values(), key=lambda n: order[n.name])
+
+
+def opcode_counts(result: LevelResult) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in result.nodes:
+        counts[node.op] = counts.get(node.op, 0) + 1
+    return counts

@@ -1,0 +1,185 @@
+"""pytest-lsp end to end: lenses, hovers, diagnostics and commands from a real server and worker."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from lsp_harness import ENV, FIXTURES, command, config, open_doc, start
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=config(), scope="module")
+async def client(lsp_client: LanguageClient):
+    await start(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_lenses_on_each_class(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    await doc.traced()
+    lenses = await doc.lenses()
+    titles = {(lens.range.start.line, lens.command.title) for lens in lenses}
+    assert (5, "fx: 7 nodes (1 placeholder · 1 call_module · 1 get_attr · 3 call_function · 1 output)") in titles
+    assert (5, "aten: 9 nodes") in titles
+    assert (17, "fx: 15 nodes (1 placeholder · 4 call_module · 2 get_attr · 6 call_function · 1 call_method · 1 output)") in titles
+    graph = [lens.command for lens in lenses if lens.command.title == "Show FX graph"]
+    assert [list(c.arguments) for c in graph] == [[doc.uri, "Residual", "fx"], [doc.uri, "ResidualMLP", "fx"]]
+    assert all(c.command == "fxlens.showGraph" for c in graph)
+
+
+async def test_hover_matches_the_cli(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    cli = await asyncio.create_subprocess_exec(sys.executable, "-m", "fxlens", "graph", str(doc.path), "--json",
+                                               "--class", "Residual", env=ENV, stdout=asyncio.subprocess.PIPE)
+    await doc.traced()
+    text = await doc.hover(doc.at(13, "self.fc"))
+    out, _ = await cli.communicate()
+    for level in json.loads(out):
+        for node in level["nodes"]:
+            if node["line"] == 13:
+                assert node["target"] in text, (node, text)
+                shape = "(" + ", ".join(map(str, node["shape"])) + ("," if len(node["shape"]) == 1 else "") + ")"
+                assert shape in text
+                assert f"| {node['num_users']} → L" in text
+    assert "call_module fc" in text and "aten.linear.default" in text and "get_attr shift" in text
+    assert "×2 in ResidualMLP: blocks.0 … blocks.1" in text
+    # the cursor is on `self.fc(x)`: its own node comes first and is marked
+    first_row = [line for line in text.splitlines() if line.startswith("| ▸")][0]
+    assert "call_module fc" in first_row
+
+
+async def test_hover_member_and_class_lines(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    await doc.traced()
+    member = await doc.hover(doc.at(10, "register_buffer"))
+    assert "self.shift" in member and "buffer (16,) f32" in member and "get_attr shift" in member and "L13" in member
+    fc = await doc.hover(doc.at(9, "self.fc"))
+    assert "module `Linear`" in fc and "`fc.weight` (16, 16) f32" in fc and "call_module fc" in fc
+    cls = await doc.hover(doc.at(18, "ResidualMLP"))
+    assert "built: directive" in cls and "x: (4, 8) f32" in cls
+    assert "| fx | 15 | 1 | 2 | 6 | 4 | 1 | 1 |" in cls
+    assert await doc.hover(doc.at(1)) is None
+
+
+async def test_plaintext_hover_for_clients_without_markdown(tmp_path):
+    from lsp_harness import start as start_session
+    client = await config().start()
+    try:
+        await start_session(client, markdown=False)
+        doc = open_doc(client, "residual_mlp.py", tmp_path)
+        await doc.traced()
+        result = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri), position=doc.at(14, "torch.relu")))
+        assert result.contents.kind == types.MarkupKind.PlainText
+        assert "|" not in result.contents.value and "**" not in result.contents.value
+        assert "torch.relu" in result.contents.value
+        await client.shutdown_session()
+    finally:
+        await client.stop()
+
+
+async def test_diagnostics_appear_and_clear(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "untraceable.py", tmp_path)
+    await doc.traced()
+    errors = [d for d in doc.diagnostics() if d.severity == types.DiagnosticSeverity.Error]
+    assert {d.range.start.line for d in errors} == {12}
+    assert any("control flow" in d.message for d in errors)
+    titles = [lens.command.title for lens in await doc.lenses()]
+    assert "fx: untraceable — line 13" in titles
+    fixed = doc.text.replace("        if y.sum() > 0:\n            return y\n        return -y",
+                             "        return torch.where(y.sum() > 0, y, -y)")
+    version = doc.change(fixed)
+    await doc.traced(version)
+    published = client.fx.published[-1]
+    assert published.uri == doc.uri and published.version == version
+    assert not [d for d in doc.diagnostics() if d.severity == types.DiagnosticSeverity.Error]
+    titles = [lens.command.title for lens in await doc.lenses()]
+    assert any(t.startswith("fx: ") and "nodes" in t for t in titles)
+
+
+async def test_syntax_error_keeps_last_good_result(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    await doc.traced()
+    good = doc.text
+    broken = good.replace("        return self.head(h).sum()", "        return self.head(h).sum(")
+    await doc.traced(doc.change(broken))
+    assert any(d.code == "syntax" for d in doc.diagnostics())
+    titles = [lens.command.title for lens in await doc.lenses()]
+    assert "aten: 9 nodes (stale)" in titles
+    hover = await doc.hover(doc.at(14, "torch.relu"))
+    assert "stale" in hover and "torch.relu" in hover
+    await doc.traced(doc.change(good))
+    assert not any(d.code == "syntax" for d in doc.diagnostics())
+    assert "aten: 9 nodes" in [lens.command.title for lens in await doc.lenses()]
+
+
+async def test_show_graph_command(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    await doc.traced()
+    payload = await command(client, "fxlens.showGraph", doc.uri, "Residual", "aten")
+    payload = payload if isinstance(payload, dict) else json.loads(json.dumps(payload, default=vars))
+    assert {"uri", "class", "level", "levels", "ok", "printout", "code", "table", "diagnostics", "graph"} <= set(payload)
+    assert payload["class"] == "Residual" and payload["level"] == "aten" and payload["ok"] is True
+    assert payload["levels"] == ["fx", "aten"]
+    assert payload["printout"].startswith("graph():") and "aten.linear.default" in payload["table"]
+    names = {n["id"] for n in payload["graph"]["nodes"]}
+    assert {"source": "linear", "target": "add"} in payload["graph"]["edges"] and "linear" in names
+    default = await command(client, "fxlens.showGraph", doc.uri)
+    assert default["level"] == "fx" and default["class"] in ("Residual", "ResidualMLP")
+    missing = await command(client, "fxlens.showGraph", doc.uri, "Nope")
+    assert missing["ok"] is False and "Nope" in missing["message"]
+    shown = await command(client, "fxlens.showGraph", doc.uri, "ResidualMLP", "fx", True)
+    assert client.shown_documents[-1].uri == shown["document"]
+    path = shown["document"][len("file://"):]
+    assert not os.access(path, os.W_OK) or os.geteuid() == 0
+    assert os.stat(path).st_mode & 0o222 == 0
+    assert "blocks_0_fc" in open(path).read()
+
+
+async def test_retrace_command_and_no_torch_in_server(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    await doc.traced()
+    result = await command(client, "fxlens.retrace", doc.uri)
+    assert result["ok"] is True and result["classes"] == ["Residual", "ResidualMLP"]
+    info = await command(client, "fxlens.debugInfo")
+    assert info["torchImported"] is False and info["workerPid"]
+
+
+async def test_inlay_hints_follow_the_setting(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    await doc.traced()
+    params = types.InlayHintParams(text_document=types.TextDocumentIdentifier(uri=doc.uri),
+                                   range=types.Range(start=types.Position(0, 0), end=types.Position(40, 0)))
+    assert not await client.text_document_inlay_hint_async(params)
+    refreshes = client.fx.inlay_refreshes
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {"inlayHints": True}}))
+    await client.fx.until(lambda: client.fx.inlay_refreshes > refreshes, "inlay refresh after the setting changed")
+    hints = await client.text_document_inlay_hint_async(params)
+    by_line = {h.position.line: h.label for h in hints}
+    assert by_line[12] == "(4, 16) f32" and by_line[25] == "(4, 16) f32"
+    assert hints[0].position.character == len(doc.lines[12])
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {}}))
+
+
+async def test_bad_setting_warns_and_falls_back(client: LanguageClient, tmp_path):
+    before = len(client.messages)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"fxlens": {"timeoutSeconds": -3, "execution": "sometimes", "levels": ["fx"]}}))
+    await client.fx.until(lambda: len(client.messages) >= before + 2, "two warnings")
+    text = "\n".join(m.message for m in client.messages[before:])
+    assert all(m.type == types.MessageType.Warning for m in client.messages[before:])
+    assert "fxlens.timeoutSeconds" in text and "60.0" in text and "fxlens.execution" in text and "'safe'" in text
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    await doc.traced()
+    titles = [lens.command.title for lens in await doc.lenses()]
+    assert not any(t.startswith("aten") for t in titles)  # the good value (levels) still applied
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {}}))
