@@ -9,6 +9,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxlens.worker.build import BATCH, SEQUENCE, SPATIAL
+from fxlens.worker.values import GROWTH, SampledSizes, grow
 
 Candidate = tuple[tuple[int, ...], torch.dtype, dict[int, str]]
 
@@ -124,42 +125,30 @@ def _record_calls(instance: nn.Module, inputs: tuple) -> dict[int, tuple[tuple, 
     return calls
 
 
-def _grown(inputs: tuple, dims: list) -> tuple:
-    """The same inputs with every free dim one larger."""
-    grown = []
-    for value, free in zip(inputs, dims):
-        if isinstance(value, torch.Tensor) and free:
-            shape = [size + 1 if d in free else size for d, size in enumerate(value.shape)]
-            grown.append(torch.zeros(shape, dtype=value.dtype, device=value.device))
-        else:
-            grown.append(value)
-    return tuple(grown)
-
-
-def _free_dims(first: Any, second: Any, sizes: dict[int, str]) -> Optional[dict[int, str]]:
-    """Name the dims of a child's tensor that moved with a parent's free dim (B: 2 -> 3 names B)."""
+def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[int, str]]:
+    """The dims of a child's tensor that are exactly one of the parent's free sizes (B, T)."""
     if not (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)) or first.dim() != second.dim():
         return None
-    named = {d: sizes[a] for d, (a, b) in enumerate(zip(first.shape, second.shape))
-             if a != b and b == a + 1 and a in sizes}
-    return named or None
+    named = {d: names.dim(a, b) for d, (a, b) in enumerate(zip(first.shape, second.shape))}
+    return {d: name for d, name in named.items() if name in GROWTH} or None
 
 
 def record_children(instance: nn.Module, inputs: tuple, dims: Optional[list]
                     ) -> dict[int, tuple[tuple, dict, Optional[list]]]:
     """Per submodule: (args, kwargs, free dims of each positional arg) of its first call.
 
-    Where the parent's inputs have free dims, a second run with those dims grown by one tells which
-    of each child's dims follow them, so children read `(B, T, 32)` like their parent.
+    Where the parent's inputs have free dims, a second run with those dims grown tells which of each
+    child's dims follow them, so children read `(B, T, 32)` like their parent.
     """
     first = _record_calls(instance, inputs)
     if not dims or not any(dims):
         return {key: (args, kwargs, None) for key, (args, kwargs) in first.items()}
-    sizes = {int(inputs[i].shape[d]): name for i, free in enumerate(dims) if free for d, name in free.items()}
-    second = _record_calls(instance, _grown(inputs, dims))
+    names = SampledSizes({name: int(inputs[i].shape[d]) for i, free in enumerate(dims) if free
+                          for d, name in free.items()})
+    second = _record_calls(instance, grow(inputs, dims))
     result = {}
     for key, (args, kwargs) in first.items():
         other_args = second.get(key, ((), {}))[0]
-        child_dims = [_free_dims(a, b, sizes) for a, b in zip(args, other_args)] if len(other_args) == len(args) else None
+        child_dims = [_free_dims(a, b, names) for a, b in zip(args, other_args)] if len(other_args) == len(args) else None
         result[key] = (args, kwargs, child_dims if child_dims and any(child_dims) else None)
     return result

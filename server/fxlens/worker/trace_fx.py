@@ -10,7 +10,7 @@ import torch.fx as fx
 
 from fxlens.report import Diagnostic, LevelResult, Node, Span
 from fxlens.worker.failures import classify
-from fxlens.worker.values import SymbolNames, describe
+from fxlens.worker.values import SampledSizes, describe, grow
 
 _HAS_POSITIONS = sys.version_info >= (3, 11)
 
@@ -55,7 +55,7 @@ def trace(module: torch.nn.Module, path: str) -> fx.GraphModule:
 
 
 class ValueRecorder(fx.Interpreter):
-    """Runs the graph on meta/fake inputs and keeps each node's value (shape propagation)."""
+    """Runs the graph on meta inputs and keeps each node's value (shape propagation)."""
 
     def __init__(self, gm: fx.GraphModule) -> None:
         super().__init__(gm)
@@ -74,11 +74,12 @@ def target_text(node: fx.Node) -> str:
     return node._pretty_print_target(node.target)
 
 
-def nodes_of(graph: fx.Graph, values: dict[str, Any], symbols: SymbolNames) -> list[Node]:
+def nodes_of(graph: fx.Graph, values: dict[str, Any], names: SampledSizes, twins: dict[str, Any]) -> list[Node]:
     result = []
     for n in graph.nodes:
         source = n.meta.get("fxlens_source")
-        shape, dtype, value = describe(values[n.name], symbols) if n.name in values else (None, None, None)
+        shape, dtype, value = (describe(values[n.name], names, twins.get(n.name)) if n.name in values
+                               else (None, None, None))
         entry = Node(name=n.name, op=n.op, target=target_text(n), num_users=len(n.users),
                      users=[u.name for u in n.users], text=n.format_node() or "", shape=shape, dtype=dtype, value=value,
                      scope=n.meta.get("fxlens_scope", ""))
@@ -90,27 +91,6 @@ def nodes_of(graph: fx.Graph, values: dict[str, Any], symbols: SymbolNames) -> l
     return result
 
 
-def _fake_inputs(inputs: tuple, dims: list, symbols: SymbolNames) -> tuple[Any, tuple]:
-    """Fake copies of the inputs whose free dims are symbols, so shapes read `[B, T, 16]`."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
-
-    mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
-    fakes = []
-    for value, free in zip(inputs, dims):
-        if isinstance(value, torch.Tensor) and free:
-            sizes = [DimDynamic.DYNAMIC if d in free else DimDynamic.STATIC for d in range(value.dim())]
-            fake = mode.from_tensor(value, symbolic_context=StatelessSymbolicContext(dynamic_sizes=sizes))
-            for d, name in free.items():
-                symbols.learn(fake.shape[d], name)
-            fakes.append(fake)
-        elif isinstance(value, torch.Tensor):
-            fakes.append(mode.from_tensor(value))
-        else:
-            fakes.append(value)
-    return mode, tuple(fakes)
-
-
 class PropagationError(Exception):
     """Shape propagation stopped at `node`; `values` holds what was computed before it."""
 
@@ -119,16 +99,18 @@ class PropagationError(Exception):
         self.node, self.error, self.values = node, error, values
 
 
-def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list]) -> tuple[dict[str, Any], SymbolNames]:
-    """Each node's value on the example inputs: symbolic where dims are free, else concrete meta."""
-    if dims and any(dims):
-        symbols = SymbolNames()
-        try:
-            mode, fakes = _fake_inputs(inputs, dims, symbols)
-            return _propagate(gm, fakes, mode), symbols
-        except Exception:
-            pass  # symbolic sizes are a nicety: concrete sizes below are still right
-    return _propagate(gm, inputs, None), SymbolNames()
+def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list]
+               ) -> tuple[dict[str, Any], dict[str, Any], SampledSizes]:
+    """Each node's value on the example inputs, its twin on grown inputs, and how to name sizes."""
+    first = _propagate(gm, inputs)
+    if not dims or not any(dims):
+        return first, {}, SampledSizes({})
+    bases = {name: int(inputs[i].shape[d]) for i, free in enumerate(dims) if free for d, name in free.items()}
+    try:
+        second = _propagate(gm, grow(inputs, dims))
+    except PropagationError:
+        second = {}  # e.g. a length check the grown sizes fail: the example's sizes still hold
+    return first, second, SampledSizes(bases)
 
 
 def _shape_gap(failure: PropagationError, path: str, lines: list[str], class_span: Span) -> Diagnostic:
@@ -141,14 +123,10 @@ def _shape_gap(failure: PropagationError, path: str, lines: list[str], class_spa
     return diagnostic
 
 
-def _propagate(gm: fx.GraphModule, inputs: tuple, mode: Any) -> dict[str, Any]:
+def _propagate(gm: fx.GraphModule, inputs: tuple) -> dict[str, Any]:
     recorder = ValueRecorder(gm)
     try:
-        if mode is None:
-            recorder.run(*inputs)
-        else:
-            with mode:
-                recorder.run(*inputs)
+        recorder.run(*inputs)
     except Exception as error:
         failed = next((n for n in gm.graph.nodes if n.name not in recorder.values), None)
         raise PropagationError(failed, error, recorder.values) from error
@@ -162,13 +140,13 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
     except Exception as error:
         diagnostic = classify(error, path, lines, "trace", "fx", class_span)
         return LevelResult("fx", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
-    values, symbols, diagnostics = {}, SymbolNames(), []
+    values, twins, names, diagnostics = {}, {}, SampledSizes({}), []
     if example.inputs is not None:
         try:
-            values, symbols = values_for(gm, example.inputs, example.dims)
+            values, twins, names = values_for(gm, example.inputs, example.dims)
         except PropagationError as failure:
             values = failure.values
             diagnostics.append(_shape_gap(failure, path, lines, class_span))
-    nodes = nodes_of(gm.graph, values, symbols)
+    nodes = nodes_of(gm.graph, values, names, twins)
     note = "" if _HAS_POSITIONS else "whole lines only: column spans need Python >= 3.11"
     return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started, note)
