@@ -264,3 +264,12 @@ async def test_execution_off_with_a_syntax_error_says_so(worker, tmp_path):
     report = await worker.analyse(tmp_path / "typing.py", fixture_text("syntax_error.py"), execution="off")
     error = only_error(report)
     assert (error.category, error.line) == ("syntax", hostile_line(fixture_text("syntax_error.py")))
+
+
+@pytest.mark.parametrize("timeout, memory_mb", [
+    (float("inf"), 10 ** 300), (float("nan"), -5), ("soon", "lots"), (None, None), (1e300, 0)])
+async def test_nonsense_options_fall_back_to_defaults(worker, tmp_path, timeout, memory_mb):
+    # the server validates settings too; the worker must not die of whatever still gets through
+    path = tmp_path / "good.py"
+    assert_good_report(await worker.analyse(path, fixture_text("good.py"), timeout=timeout, memory_mb=memory_mb))
+    assert worker.client.alive

@@ -63,7 +63,10 @@ def _limit_memory(megabytes: int) -> None:
     if megabytes <= 0:
         return
     limit = _mapped_bytes() + megabytes * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OverflowError):
+        pass  # above what the kernel can express (or the hard limit): the system's limit applies
 
 
 def _report_exits_with_a_stack(dump: Any) -> None:

@@ -39,19 +39,21 @@ class Job:
     rss_at_fork_kb: int = 0
 
 
-def _number(value: object, default: float, low: float) -> float:
+def _number(value: object, default: float, low: float, high: float) -> float:
     """A request option as a number, or its default when missing or nonsense (never a crash)."""
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return default
-    return number if number >= low and number == number else default
+    if number != number or number < low:  # NaN, negative, zero
+        return default
+    return min(number, high)  # "never" (inf, 1e300) is the largest sane value, not an overflow
 
 
 def normalise(message: dict) -> dict:
     request = dict(message)
-    request["timeout"] = _number(message.get("timeout"), DEFAULT_TIMEOUT, 0.01)
-    request["memory_mb"] = int(_number(message.get("memory_mb"), isolation.DEFAULT_MEMORY_MB, 0))
+    request["timeout"] = _number(message.get("timeout"), DEFAULT_TIMEOUT, 0.01, 7 * 86400.0)
+    request["memory_mb"] = int(_number(message.get("memory_mb"), isolation.DEFAULT_MEMORY_MB, 0, float(1 << 30)))
     if request.get("execution") not in ("safe", "full", "off"):
         request["execution"] = "safe"  # an unknown policy must never mean "run everything"
     if not isinstance(request.get("path"), str) or not isinstance(request.get("text"), str):
