@@ -74,6 +74,7 @@ class Scheduler:
             return
         version, text = doc.version, doc.text
         only = None if full else plan(doc.good, text, options)
+        doc.requested = only
         if only == [] and doc.good is not None:  # nothing changed that a trace could see
             doc.finish(reuse(doc.good, version, text))
             self.hooks.finished(doc)

@@ -91,4 +91,5 @@ def register(ls: "FxlensServer") -> None:
         return {"torchImported": "torch" in sys.modules, "serverPid": os.getpid(), "workerPid": ls.supervisor.pid,
                 "workerStarts": ls.supervisor.starts, "tracesStarted": ls.scheduler.traces_started,
                 "tracing": [d.uri for d in ls.documents if d.tracing],
-                "traced": {d.uri: list(d.history) for d in ls.documents}}
+                "traced": {d.uri: list(d.history) for d in ls.documents},
+                "requested": {d.uri: d.requested for d in ls.documents}}

@@ -1,0 +1,134 @@
+"""pytest-lsp end to end: scheduling, progress, responsiveness, and the worker's life and death."""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+import pytest_lsp
+from pytest_lsp import LanguageClient
+
+from lsp_harness import FIXTURES, command, config, open_doc, start
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def sleepy(seconds: float) -> str:
+    return (FIXTURES / "sleepy.py").read_text().replace("SECONDS = 20", f"SECONDS = {seconds}")
+
+
+@pytest_lsp.fixture(config=config(), scope="module")
+async def client(lsp_client: LanguageClient):
+    await start(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_progress_while_a_trace_runs(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "sleepy.py", tmp_path, text=sleepy(0.5))
+    await doc.traced()
+
+    def ended():
+        return [token for token, values in client.progress_reports.items()
+                if values and values[0].kind == "begin" and values[-1].kind == "end"]
+
+    tokens = await client.fx.until(ended, "a progress that began and ended")
+    begin = client.progress_reports[tokens[0]][0]
+    assert begin.title == "fxlens" and "sleepy.py" in begin.message
+
+
+async def test_hovers_answer_while_another_document_traces_for_20_seconds(client: LanguageClient, tmp_path):
+    slow = open_doc(client, "sleepy.py", tmp_path, text=sleepy(20))
+    await client.fx.until(lambda: client.fx.statuses and client.fx.statuses[-1]["state"] == "tracing", "tracing")
+    fast = open_doc(client, "residual_mlp.py", tmp_path)
+    await fast.traced()
+    hover = await fast.hover(fast.at(13, "self.fc"))
+    assert "call_module fc" in hover
+    info = await command(client, "fxlens.debugInfo")
+    # the answer came while the slow trace is still in flight (it sleeps 20 s at least twice)
+    assert slow.uri in info["tracing"] and not info["traced"][slow.uri]
+    slow.close()  # kills the trace in flight
+
+
+async def test_fast_typing_traces_exactly_the_last_text(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    await doc.traced()
+    for batch in range(2, 10):
+        doc.change(doc.text.replace(f"torch.randn({batch - 1 if batch > 2 else 4}, 8)", f"torch.randn({batch}, 8)"))
+    await doc.traced()
+    assert "torch.randn(9, 8)" in doc.text
+    hover = await doc.hover(doc.at(26, "self.stem"))
+    assert "(9, 16) f32" in hover
+    info = await command(client, "fxlens.debugInfo")
+    history = info["traced"][doc.uri]
+    assert history[-1] == doc.version and set(history) <= {1, doc.version}
+
+
+async def test_unchanged_classes_are_not_traced_again(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "two_models.py", tmp_path)
+    await doc.traced()
+    # an edit inside Head only: Encoder keeps its report
+    text = doc.text.replace("        y = self.out(x)\n", "        y = self.out(x)\n        y = y * 2\n")
+    await doc.traced(doc.change(text))
+    info = await command(client, "fxlens.debugInfo")
+    assert info["requested"][doc.uri] == ["Head"]
+    titles = {(lens.range.start.line, lens.command.title) for lens in await doc.lenses()}
+    assert (5, "aten: 6 nodes") in titles
+    assert "operator.mul" in await doc.hover(doc.at(23, "y * 2"))
+    # an edit in Encoder: only Encoder is traced; Head keeps its report, shifted down a line
+    text = doc.text.replace("        self.fc = nn.Linear(8, 4)\n", "        self.fc = nn.Linear(8, 4)\n\n")
+    await doc.traced(doc.change(text))
+    info = await command(client, "fxlens.debugInfo")
+    assert info["requested"][doc.uri] == ["Encoder"]
+    assert "sigmoid" in await doc.hover(doc.at(25, "y.sigmoid"))
+    assert "tanh" in await doc.hover(doc.at(13, "torch.tanh"))
+
+
+async def test_worker_restarts_after_it_dies_mid_trace(client: LanguageClient, tmp_path):
+    info = await command(client, "fxlens.debugInfo")
+    old = info["workerPid"]
+    doc = open_doc(client, "sleepy.py", tmp_path, text=sleepy(1))
+    await client.fx.until(lambda: client.fx.statuses[-1]["state"] == "tracing", "tracing")
+    seen = len(client.fx.statuses)
+    os.kill(old, signal.SIGKILL)
+    await client.fx.until(lambda: any("restarting" in s["message"] for s in client.fx.statuses[seen:]), "restart")
+    await doc.traced()  # the lost trace runs again on the new worker
+    info = await command(client, "fxlens.debugInfo")
+    assert info["workerPid"] not in (None, old) and info["workerStarts"] == 2
+    assert info["traced"][doc.uri] == [doc.version]
+
+
+async def test_restart_worker_command(client: LanguageClient):
+    before = (await command(client, "fxlens.debugInfo"))["workerPid"]
+    result = await command(client, "fxlens.restartWorker")
+    assert result["ok"] is True and result["torch"] and result["pid"] != before
+
+
+async def test_killed_server_leaves_no_worker_behind(tmp_path):
+    other = await config().start()
+    await start(other)
+    info = await command(other, "fxlens.debugInfo")
+    while info["workerPid"] is None:  # the worker is still importing torch: ask again once it is ready
+        await other.fx.until(lambda: other.fx.statuses and other.fx.statuses[-1]["message"] == "ready", "ready")
+        info = await command(other, "fxlens.debugInfo")
+    os.kill(info["serverPid"], signal.SIGKILL)
+    gone = asyncio.get_running_loop().create_future()
+
+    def check() -> None:  # not our child: watch /proc until the kernel has reaped it
+        if not os.path.exists(f"/proc/{info['workerPid']}") or _zombie(info["workerPid"]):
+            gone.set_result(True)
+        else:
+            asyncio.get_running_loop().call_later(0.05, check)
+
+    check()
+    assert await asyncio.wait_for(gone, 30)
+    await other.stop()
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
