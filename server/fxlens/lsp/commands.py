@@ -2,7 +2,8 @@
 
 `fxlens.showGraph [uri, className?, level?, toDocument?]` returns the graph payload (see
 render/graph_view.py). With `toDocument` true it also writes the text to a read-only file and asks
-the client to open it (`window/showDocument`): that is how clients without a graph view show it.
+the client to open it (`window/showDocument`, when the client supports it; the file's URI is in the
+result's "document" either way): that is how clients without a graph view show it.
 """
 from __future__ import annotations
 
@@ -63,8 +64,9 @@ def register(ls: "FxlensServer") -> None:
         payload = graph_payload(uri, cls, level, problem)
         if cls is not None and len(args) > 3 and args[3] is True and payload["levels"]:
             target = from_fs_path(_write_graph(doc, cls, level if level in cls.levels else payload["levels"][0]))
-            await ls.window_show_document_async(types.ShowDocumentParams(uri=target, take_focus=True))
-            payload["document"] = target
+            payload["document"] = target  # clients that cannot be asked to show it (Neovim 0.7) open it themselves
+            if ls.capability("window", "show_document", "support"):
+                await ls.window_show_document_async(types.ShowDocumentParams(uri=target, take_focus=True))
         return payload
 
     @ls.command("fxlens.retrace")
