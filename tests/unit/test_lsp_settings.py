@@ -1,0 +1,45 @@
+"""settings.py: typed settings with defaults; bad values warn and fall back."""
+import sys
+
+from fxlens.lsp.settings import Settings, has_settings, parse_settings
+
+
+def test_defaults():
+    settings, warnings = parse_settings(None)
+    assert settings == Settings() and warnings == []
+    assert settings.python == sys.executable and settings.levels == ("fx", "aten")
+    assert settings.execution == "safe" and settings.inlay_hints is False and settings.timeout_seconds == 60
+
+
+def test_every_shape_clients_send():
+    for raw in ({"fxlens": {"timeoutSeconds": 5}}, {"fxlens.timeoutSeconds": 5}, {"timeoutSeconds": 5}):
+        settings, warnings = parse_settings(raw)
+        assert settings.timeout_seconds == 5.0 and warnings == []
+
+
+def test_good_values_are_typed():
+    settings, warnings = parse_settings({"fxlens": {"python": "/opt/py/bin/python", "levels": "fx", "execution": "full",
+                                                    "inlayHints": True, "memoryLimitMB": 512.0}})
+    assert warnings == []
+    assert settings.levels == ("fx",) and settings.memory_limit_mb == 512 and settings.inlay_hints is True
+    assert settings.trace_options().execution == "full" and settings.trace_options().memory_mb == 512
+
+
+def test_bad_values_warn_and_fall_back_one_by_one():
+    settings, warnings = parse_settings({"fxlens": {"timeoutSeconds": "soon", "execution": "yolo", "levels": ["fx", "x"],
+                                                    "inlayHints": "yes", "memoryLimitMB": -1, "python": 3,
+                                                    "unknown": 1}})
+    assert settings == Settings()
+    assert len(warnings) == 6
+    assert any("fxlens.execution" in w and "'safe'" in w for w in warnings)
+    assert all("using the default" in w for w in warnings)
+
+
+def test_bool_is_not_a_number_and_empty_python_is_default():
+    settings, warnings = parse_settings({"fxlens": {"timeoutSeconds": True, "python": "  "}})
+    assert settings.timeout_seconds == 60 and settings.python == sys.executable and len(warnings) == 1
+
+
+def test_has_settings():
+    assert has_settings({"fxlens": {}}) and has_settings({"fxlens.python": "x"})
+    assert not has_settings(None) and not has_settings({}) and not has_settings({"other": 1})
