@@ -70,18 +70,31 @@ async def test_hover_member_and_class_lines(client: LanguageClient, tmp_path):
     assert await doc.hover(doc.at(1)) is None
 
 
-async def test_plaintext_hover_for_clients_without_markdown(tmp_path):
-    from lsp_harness import start as start_session
+async def test_plaintext_hover_and_utf8_positions(tmp_path):
+    """A client without Markdown that prefers UTF-8 columns (the server must count bytes, not UTF-16 units)."""
+    from lsp_harness import capabilities
     client = await config().start()
     try:
-        await start_session(client, markdown=False)
-        doc = open_doc(client, "residual_mlp.py", tmp_path)
+        caps = capabilities(markdown=False)
+        caps.general.position_encodings = [types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16]
+        result = await client.initialize_session(types.InitializeParams(
+            capabilities=caps, initialization_options={"fxlens": {"inlayHints": True}}))
+        assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf8
+        text = (FIXTURES / "residual_mlp.py").read_text().replace(
+            "        y = self.fc(x) + self.shift", "        é = self.fc(x)\n        y = é + self.shift")
+        doc = open_doc(client, "residual_mlp.py", tmp_path, text=text)
         await doc.traced()
-        result = await client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=doc.uri), position=doc.at(14, "torch.relu")))
-        assert result.contents.kind == types.MarkupKind.PlainText
-        assert "|" not in result.contents.value and "**" not in result.contents.value
-        assert "torch.relu" in result.contents.value
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri), position=doc.at(15, "torch.relu")))
+        assert hover.contents.kind == types.MarkupKind.PlainText
+        assert "|" not in hover.contents.value and "**" not in hover.contents.value
+        assert "torch.relu" in hover.contents.value
+        hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            range=types.Range(start=types.Position(0, 0), end=types.Position(40, 0))))
+        ends = {h.position.line: h.position.character for h in hints}
+        line = doc.lines[13]  # `y = é + self.shift`: é is 2 bytes, 1 UTF-16 unit
+        assert ends[13] == len(line.encode()) == len(line) + 1
         await client.shutdown_session()
     finally:
         await client.stop()
