@@ -82,7 +82,11 @@ function showReport(next: GraphReport): void {
   byId("code").textContent = next.code;
   byId("table").textContent = next.table;
   const count = next.graph.nodes.length;
-  showMessage(next.ok ? "" : `${next.level}: ${next.class} could not be traced at this level — see the problems below.`, "error");
+  if (next.ok) {
+    showMessage(next.message ?? "", "info");
+  } else {
+    showMessage(next.message || `${next.level}: ${next.class} could not be traced at this level — see the problems below.`, "error");
+  }
   if (count > 0) {
     view.draw(layoutGraph(next.graph.nodes, next.graph.edges));
   } else {

@@ -46,6 +46,8 @@ export interface GraphReport {
   table: string;
   diagnostics: ReportDiagnostic[];
   graph: { nodes: GraphNode[]; edges: GraphEdge[] };
+  // why there is no graph (no such class, level not traced) or a note about the level
+  message?: string;
 }
 
 /** Checks the parts of a server answer the graph view relies on; returns a reason when it is unusable. */
@@ -55,7 +57,7 @@ export function reportProblem(value: unknown): string | undefined {
   }
   const report = value as Partial<GraphReport>;
   if (typeof report.class !== "string" || typeof report.level !== "string") {
-    return "the server's graph has no class or level";
+    return report.message || "the server's graph has no class or level";
   }
   if (!report.graph || !Array.isArray(report.graph.nodes) || !Array.isArray(report.graph.edges)) {
     return "the server's graph has no nodes or edges";

@@ -48,5 +48,6 @@ test("the cursor's line picks the nodes whose span covers it", () => {
 test("unusable server answers are recognised", () => {
   assert.match(reportProblem(null)!, /no graph/);
   assert.match(reportProblem({ class: "A", level: "fx" })!, /no nodes/);
+  assert.equal(reportProblem({ class: null, level: "fx", message: "no Module class 'B' in this file" }), "no Module class 'B' in this file");
   assert.equal(reportProblem({ class: "A", level: "fx", graph: { nodes: [], edges: [] } }), undefined);
 });

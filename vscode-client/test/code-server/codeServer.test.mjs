@@ -1,0 +1,120 @@
+// fxlens in a real VS Code: code-server with the packaged .vsix, driven in headless Chromium.
+// A person opens a PyTorch file and, configuring nothing, sees lenses, hovers, a diagnostic and the graph.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { artifact, launchBrowser } from "../browser.mjs";
+import { extensionLog, startCodeServer } from "./codeServer.mjs";
+
+// The first trace includes starting the worker and importing torch: generous, but still an event wait.
+const TRACE_TIMEOUT = Number(process.env.FXLENS_TRACE_TIMEOUT_MS ?? 180_000);
+
+let codeServer, browser, page;
+
+async function openFile(name) {
+  await page.locator(".explorer-folders-view .monaco-list-row", { hasText: name }).first().click();
+  await page.locator(".tabs-container .tab.active", { hasText: name }).waitFor();
+}
+
+/** Waits for `locator`, failing at once (with the fxlens log) if fxlens reports it cannot run. */
+async function waitForFxlens(locator, timeout = TRACE_TIMEOUT) {
+  const broken = page.locator(".statusbar-item", { hasText: /fxlens: (unavailable|stopped)/ });
+  const outcome = await Promise.race([
+    locator.waitFor({ timeout }).then(() => "ok", (error) => error),
+    // when fxlens never breaks, this wait just ends with the race lost
+    broken.waitFor({ timeout }).then(() => "broken", () => new Promise(() => {})),
+  ]);
+  if (outcome !== "ok") {
+    await page.screenshot({ path: artifact("code-server-failed.png") });
+    const why = outcome === "broken" ? "fxlens reports it cannot run" : outcome.message;
+    assert.fail(`${why}\n--- fxlens log ---\n${extensionLog(codeServer.userData)}`);
+  }
+}
+
+/** Moves the mouse onto the first occurrence of `word` in an editor line (tokens split text unpredictably). */
+async function hoverText(line, word) {
+  const box = await line.evaluate((element, word) => {
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const index = node.textContent.indexOf(word);
+      if (index >= 0) {
+        const range = document.createRange();
+        range.setStart(node, index);
+        range.setEnd(node, index + word.length);
+        const { x, y, width, height } = range.getBoundingClientRect();
+        return { x, y, width, height };
+      }
+    }
+    return null;
+  }, word);
+  assert.ok(box, `'${word}' not found in the editor line`);
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+}
+
+const editor = () => page.locator(".editor-group-container.active .monaco-editor").first();
+
+before(async () => {
+  codeServer = await startCodeServer();
+  browser = await launchBrowser();
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(codeServer.url);
+  await page.locator(".monaco-workbench").waitFor();
+  await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "model.py" }).waitFor();
+});
+
+after(async () => {
+  if (page) {
+    await page.screenshot({ path: artifact("code-server-last.png") }).catch(() => {});
+  }
+  await browser?.close();
+  codeServer?.stop();
+});
+
+test("a model file gets code lenses with node counts", async () => {
+  await openFile("model.py");
+  const lens = editor().locator(".codelens-decoration", { hasText: "nodes" }).first();
+  await waitForFxlens(lens);
+  assert.match(await lens.textContent(), /fx: \d+ nodes/);
+  await editor().locator(".codelens-decoration", { hasText: "Show FX graph" }).first().waitFor();
+  await page.screenshot({ path: artifact("code-server-lens.png") });
+});
+
+test("hovering a forward line shows its nodes: opcode, target, shape", async () => {
+  // Monaco renders spaces as no-break spaces: match the line with a regular expression
+  const line = editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ });
+  await hoverText(line, "stem");
+  const hover = page.locator(".monaco-hover-content", { hasText: "call_module" });
+  await hover.waitFor();
+  const text = await hover.textContent();
+  assert.match(text, /call_module/);
+  assert.match(text, /stem/);
+  assert.match(text, /4, 16/);
+  await page.screenshot({ path: artifact("code-server-hover.png") });
+  await page.keyboard.press("Escape");
+});
+
+test("an untraceable file gets a diagnostic at the failing line", async () => {
+  await openFile("untraceable.py");
+  const squiggle = editor().locator(".squiggly-error, .squiggly-warning").first();
+  await waitForFxlens(squiggle);
+  await squiggle.hover({ force: true });
+  const hover = page.locator(".monaco-hover-content", { hasText: /control flow|traced/i }).first();
+  await hover.waitFor();
+  await page.screenshot({ path: artifact("code-server-diagnostic.png") });
+  await page.keyboard.press("Escape");
+});
+
+test("Show FX graph opens the drawn graph beside the editor; a click reveals the node's line", async () => {
+  await openFile("model.py");
+  // the second class of the file, ResidualMLP, has the last lens
+  await editor().locator(".codelens-decoration a", { hasText: "Show FX graph" }).last().click();
+  // VS Code nests a webview's page in two iframes
+  const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await waitForFxlens(graph.locator('svg#graph g.node[data-id="head"]'));
+  assert.ok((await graph.locator("svg#graph g.node").count()) >= 10);
+  assert.ok((await graph.locator("svg#graph path.edge").count()) >= 10);
+  await page.screenshot({ path: artifact("code-server-graph.png") });
+
+  await graph.locator('g.node[data-id="head"]').click();
+  // the editor's status bar shows the selection that the reveal made: `self.head(h)` is on line 29
+  await page.locator(".statusbar-item", { hasText: /Ln 29, Col \d+/ }).waitFor();
+});
