@@ -36,7 +36,9 @@ export class GraphView {
     new ResizeObserver(() => this.applyView()).observe(svg);
   }
 
-  draw(layout: GraphLayout): void {
+  /** Draws `layout`; `keepView` keeps the pan and zoom (a redraw of the same graph after an edit). */
+  draw(layout: GraphLayout, keepView = false): void {
+    const firstDraw = this.layout === undefined;
     this.layout = layout;
     this.nodeElements.clear();
     this.svg.replaceChildren(this.arrowDefinition());
@@ -76,7 +78,11 @@ export class GraphView {
       this.nodeElements.set(node.id, group);
     }
     this.svg.append(edges, nodes);
-    this.fit();
+    if (keepView && !firstDraw) {
+      this.applyView();
+    } else {
+      this.fit();
+    }
   }
 
   /** Marks nodes with a CSS class (`match`, `cursor`), clearing it from all others. */

@@ -23,6 +23,8 @@ let report: GraphReport | undefined;
 let cursorLine: number | null = null;
 let matches: string[] = [];
 let matchIndex = -1;
+// counts drawn reports: lets a test (or a person in the webview devtools) see that a redraw happened
+let draws = 0;
 
 const view = new GraphView(document.getElementById("graph") as unknown as SVGSVGElement, revealNode);
 
@@ -73,6 +75,8 @@ function showDiagnostics(diagnostics: ReportDiagnostic[]): void {
 }
 
 function showReport(next: GraphReport): void {
+  // the same class and level again (the file was edited): keep where the user has panned and zoomed
+  const sameGraph = report !== undefined && report.class === next.class && report.level === next.level;
   report = next;
   document.body.dataset.state = next.ok ? "ok" : "failed";
   title.textContent = `${next.class}`;
@@ -88,11 +92,12 @@ function showReport(next: GraphReport): void {
     showMessage(next.message || `${next.level}: ${next.class} could not be traced at this level — see the problems below.`, "error");
   }
   if (count > 0) {
-    view.draw(layoutGraph(next.graph.nodes, next.graph.edges));
+    view.draw(layoutGraph(next.graph.nodes, next.graph.edges), sameGraph);
   } else {
     view.draw({ width: 0, height: 0, nodes: [], edges: [] });
   }
   document.body.dataset.nodes = String(count);
+  document.body.dataset.draws = String(++draws);
   applySearch();
   view.highlight("cursor", nodesOnLine(next.graph.nodes, cursorLine));
 }

@@ -46,7 +46,11 @@ export function extensionLog(userData) {
   return found.map((f) => readFileSync(join(logs, f), "utf8")).join("\n") || "(no fxlens log written)";
 }
 
-export async function startCodeServer() {
+/**
+ * Options: `trusted` false opens the folder in Restricted Mode (workspace trust on, never prompted);
+ * `python` is the interpreter fxlens is told to use (default: the test's, which has torch).
+ */
+export async function startCodeServer({ trusted = true, python = testInterpreter() } = {}) {
   for (const [what, path, fix] of [
     ["code-server", CODE_SERVER, "bash vscode-client/scripts/install-code-server.sh"],
     ["fxlens.vsix", VSIX, "cd vscode-client && npm run package"],
@@ -73,15 +77,19 @@ export async function startCodeServer() {
     "window.restoreWindows": "none",
     // The extension host resolves PATH from a login shell of the throwaway HOME, where python3 is the
     // system's (no torch): name the interpreter, as a user whose torch lives in a venv would.
-    "fxlens.python": testInterpreter(),
+    "fxlens.python": python,
+    "security.workspace.trust.enabled": !trusted,
+    "security.workspace.trust.startupPrompt": "never",
+    "security.workspace.trust.banner": "never",
   }, null, 1));
   const env = isolatedEnvironment(home);
   const dirs = ["--user-data-dir", userData, "--extensions-dir", extensions];
   execFileSync(CODE_SERVER, [...dirs, "--install-extension", VSIX], { env, stdio: "inherit" });
 
   const port = await freePort();
+  const trustFlags = trusted ? ["--disable-workspace-trust"] : [];
   const child = spawn(CODE_SERVER, [...dirs, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry",
-    "--disable-update-check", "--disable-workspace-trust", workspace],
+    "--disable-update-check", ...trustFlags, workspace],
   { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   const log = [];
   await new Promise((resolve, reject) => {

@@ -117,4 +117,23 @@ test("Show FX graph opens the drawn graph beside the editor; a click reveals the
   await graph.locator('g.node[data-id="head"]').click();
   // the editor's status bar shows the selection that the reveal made: `self.head(h)` is on line 29
   await page.locator(".statusbar-item", { hasText: /Ln 29, Col \d+/ }).waitFor();
+  // and the view follows the cursor: the nodes of line 29 are highlighted
+  await graph.locator('g.node.cursor[data-id="head"]').waitFor();
+});
+
+test("the level switcher draws the aten graph", async () => {
+  const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await graph.locator("#level").selectOption("aten");
+  await graph.locator("svg#graph g.node text", { hasText: "aten.linear.default" }).first().waitFor();
+  await page.screenshot({ path: artifact("code-server-graph-aten.png") });
+});
+
+test("the graph follows edits: a new line's node appears", async () => {
+  const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ }).click();
+  await page.keyboard.press("End");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("h = h * 2");
+  await graph.locator('svg#graph g.node[data-id="mul"]').waitFor({ timeout: TRACE_TIMEOUT });
+  await page.screenshot({ path: artifact("code-server-graph-edited.png") });
 });

@@ -112,6 +112,19 @@ test("the level switcher asks for the aten graph and draws it", async () => {
   await page.screenshot({ path: artifact("webview-aten.png") });
 });
 
+test("the wheel zooms, and a redraw of the same graph after an edit keeps the view", async () => {
+  const viewBox = () => page.locator("svg#graph").getAttribute("viewBox");
+  const before = await viewBox();
+  await page.locator("svg#graph").hover();
+  await page.mouse.wheel(0, -300);
+  await page.waitForFunction((old) => document.querySelector("svg#graph").getAttribute("viewBox") !== old, before);
+  const zoomed = await viewBox();
+  const draws = await page.evaluate(() => Number(document.body.dataset.draws));
+  await send({ type: "report", report: reports.aten });
+  await page.waitForFunction((n) => Number(document.body.dataset.draws) === n + 1, draws);
+  assert.equal(await viewBox(), zoomed);
+});
+
 test("the text tab shows the printout, the generated code and the shape table", async () => {
   await page.locator("#tab-text").click();
   await page.locator("#text-view").waitFor({ state: "visible" });
