@@ -137,3 +137,14 @@ test("the graph follows edits: a new line's node appears", async () => {
   await graph.locator('svg#graph g.node[data-id="mul"]').waitFor({ timeout: TRACE_TIMEOUT });
   await page.screenshot({ path: artifact("code-server-graph-edited.png") });
 });
+
+test("the palette's Show FX graph draws the class around the cursor", async () => {
+  await editor().locator(".view-line", { hasText: /y\s=\sself\.fc\(x\)/ }).click();
+  await page.keyboard.press("F1");
+  await page.keyboard.type("fxlens: Show FX graph");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "fxlens: Show FX graph" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".tab", { hasText: "FX graph: Residual (fx)" }).waitFor({ timeout: TRACE_TIMEOUT });
+  const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await graph.locator('svg#graph g.node[data-id="fc"]').waitFor();
+});
