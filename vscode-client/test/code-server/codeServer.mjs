@@ -23,7 +23,7 @@ function freePort() {
 }
 
 /** The interpreter with torch that the tests run under (python3 may be a shim that needs the real HOME). */
-function testInterpreter() {
+export function testInterpreter() {
   const python = process.env.FXLENS_TEST_PYTHON ?? "python3";
   return execFileSync(python, ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).trim();
 }
@@ -46,11 +46,21 @@ export function extensionLog(userData) {
   return found.map((f) => readFileSync(join(logs, f), "utf8")).join("\n") || "(no fxlens log written)";
 }
 
+/** Packs the ms-python.python stand-in (test/fixtures/fake-python-extension) into `folder`. */
+function packFakePythonExtension(folder) {
+  const vsix = join(folder, "fake-python.vsix");
+  execFileSync(join(CLIENT_DIR, "node_modules/.bin/vsce"),
+    ["package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o", vsix],
+    { cwd: join(CLIENT_DIR, "test/fixtures/fake-python-extension"), stdio: "ignore" });
+  return vsix;
+}
+
 /**
  * Options: `trusted` false opens the folder in Restricted Mode (workspace trust on, never prompted);
- * `python` is the interpreter fxlens is told to use (default: the test's, which has torch).
+ * `python` sets fxlens.python; `pythonExtension` installs the ms-python.python stand-in reporting
+ * that interpreter as the workspace's.
  */
-export async function startCodeServer({ trusted = true, python = testInterpreter() } = {}) {
+export async function startCodeServer({ trusted = true, python, pythonExtension } = {}) {
   for (const [what, path, fix] of [
     ["code-server", CODE_SERVER, "bash vscode-client/scripts/install-code-server.sh"],
     ["fxlens.vsix", VSIX, "cd vscode-client && npm run package"],
@@ -68,6 +78,8 @@ export async function startCodeServer({ trusted = true, python = testInterpreter
   mkdirSync(home, { recursive: true });
   cpSync(join(CLIENT_DIR, "test/fixtures/workspace"), workspace, { recursive: true });
   // Quiet, predictable workbench: no welcome page, tips or extension recommendations over the editor.
+  const fxlensSettings = python ? { "fxlens.python": python } : {};
+  const pythonExtensionSettings = pythonExtension ? { "fakePython.interpreter": pythonExtension } : {};
   writeFileSync(join(userData, "User/settings.json"), JSON.stringify({
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": false,
@@ -76,15 +88,18 @@ export async function startCodeServer({ trusted = true, python = testInterpreter
     "editor.hover.delay": 200,
     "window.restoreWindows": "none",
     // The extension host resolves PATH from a login shell of the throwaway HOME, where python3 is the
-    // system's (no torch): name the interpreter, as a user whose torch lives in a venv would.
-    "fxlens.python": python,
+    // system's (no torch): the interpreter comes from the Python extension or fxlens.python, as for a
+    // user whose torch lives in a venv.
+    ...fxlensSettings,
+    ...pythonExtensionSettings,
     "security.workspace.trust.enabled": !trusted,
     "security.workspace.trust.startupPrompt": "never",
     "security.workspace.trust.banner": "never",
   }, null, 1));
   const env = isolatedEnvironment(home);
   const dirs = ["--user-data-dir", userData, "--extensions-dir", extensions];
-  execFileSync(CODE_SERVER, [...dirs, "--install-extension", VSIX], { env, stdio: "inherit" });
+  const installs = [VSIX, ...(pythonExtension ? [packFakePythonExtension(root)] : [])].flatMap((v) => ["--install-extension", v]);
+  execFileSync(CODE_SERVER, [...dirs, ...installs], { env, stdio: "inherit" });
 
   const port = await freePort();
   const trustFlags = trusted ? ["--disable-workspace-trust"] : [];

@@ -1,9 +1,14 @@
 // fxlens in a real VS Code: code-server with the packaged .vsix, driven in headless Chromium.
-// A person opens a PyTorch file and, configuring nothing, sees lenses, hovers, a diagnostic and the graph.
+// A person whose Python extension has selected an interpreter with torch opens a PyTorch file and,
+// configuring nothing of fxlens, sees lenses, hovers, a diagnostic and the graph.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { artifact, launchBrowser } from "../browser.mjs";
-import { extensionLog, startCodeServer } from "./codeServer.mjs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { extensionLog, startCodeServer, testInterpreter } from "./codeServer.mjs";
 
 // The first trace includes starting the worker and importing torch: generous, but still an event wait.
 const TRACE_TIMEOUT = Number(process.env.FXLENS_TRACE_TIMEOUT_MS ?? 180_000);
@@ -53,7 +58,7 @@ async function hoverText(line, word) {
 const editor = () => page.locator(".editor-group-container.active .monaco-editor").first();
 
 before(async () => {
-  codeServer = await startCodeServer();
+  codeServer = await startCodeServer({ pythonExtension: testInterpreter() });
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(codeServer.url);
@@ -76,6 +81,7 @@ test("a model file gets code lenses with node counts", async () => {
   assert.match(await lens.textContent(), /fx: \d+ nodes/);
   await editor().locator(".codelens-decoration", { hasText: "Show FX graph" }).first().waitFor();
   await page.screenshot({ path: artifact("code-server-lens.png") });
+  assert.match(extensionLog(codeServer.userData), /\(from python-extension\): Python 3\.\d+\.\d+, torch /);
 });
 
 test("hovering a forward line shows its nodes: opcode, target, shape", async () => {
@@ -147,4 +153,25 @@ test("the palette's Show FX graph draws the class around the cursor", async () =
   await page.locator(".tab", { hasText: "FX graph: Residual (fx)" }).waitFor({ timeout: TRACE_TIMEOUT });
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await graph.locator('svg#graph g.node[data-id="fc"]').waitFor();
+});
+
+test("a new interpreter chosen in the Python extension is followed; one without torch gets one notification", async () => {
+  const venv = join(mkdtempSync(join(tmpdir(), "fxlens-no-torch-")), "venv");
+  execFileSync(testInterpreter(), ["-m", "venv", "--without-pip", venv]);
+  const python = join(venv, "bin", "python");
+  await page.keyboard.press("F1");
+  await page.keyboard.type("Test: Select Python interpreter");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Select Python interpreter" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".quick-input-widget input").first().waitFor();
+  await page.keyboard.type(python);
+  await page.keyboard.press("Enter");
+  const toast = page.locator(".notification-toast", { hasText: "torch is not installed" });
+  await toast.first().waitFor({ timeout: TRACE_TIMEOUT });
+  const text = await toast.first().textContent();
+  assert.ok(text.includes(python), `the notification names the interpreter: ${text}`);
+  assert.match(text, /-m pip install torch/);
+  await page.locator(".statusbar-item", { hasText: "fxlens: unavailable" }).waitFor();
+  assert.equal(await toast.count(), 1);
+  await page.screenshot({ path: artifact("code-server-no-torch.png") });
 });
