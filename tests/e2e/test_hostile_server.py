@@ -1,0 +1,258 @@
+"""Hostile code through the language server (issue 5, server half), with pytest-lsp.
+
+Each case: the server answers requests, the document gets a diagnostic at the right line (or a
+window/showMessage where no line fits), the next good edit recovers, and no process is left: the
+server runs with a unique token in its environment, which its worker, the worker's trace children
+and anything user code spawns inherit, so after each case only the server and its worker carry it.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from lsp_harness import ENV, SERVER, Doc, command, make_client, start
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
+from hostile_support import TOKEN_VARIABLE, fixture_text, hostile_line, processes_of  # noqa: E402
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+TOKEN = uuid.uuid4().hex
+HANG_TIMEOUT = 3  # fxlens.timeoutSeconds for this module's server
+GOOD = fixture_text("good.py")
+GOOD_LENS = "fx: 5 nodes (1 placeholder · 1 call_module · 2 call_function · 1 output)"
+# writes a marker when its trace has started, then hangs: only the first time, so a re-run succeeds
+HANGS_ONCE = '''import os
+import time
+import torch
+import torch.nn as nn
+
+
+# fxlens: Once()(torch.randn(2, 4))
+class Once(nn.Module):
+    def __init__(self):
+        super().__init__()
+        if not os.path.exists("{marker}"):
+            open("{marker}", "w").close()
+            time.sleep(3600)
+
+    def forward(self, x):
+        return x + 1
+'''
+
+
+def tracked(token: str = TOKEN, **env: str) -> ClientServerConfig:
+    return ClientServerConfig(server_command=SERVER, client_factory=make_client,
+                              server_env={**ENV, TOKEN_VARIABLE: token, **env})
+
+
+def server_pid(client: LanguageClient) -> int:
+    return client._server.pid  # type: ignore[union-attr]
+
+
+async def stop(lsp: LanguageClient) -> None:
+    """pytest-lsp's stop() waits for the server to exit: make sure it does, even when a test failed."""
+    server = lsp._server  # type: ignore[attr-defined]
+    if server is not None and server.returncode is None:
+        server.kill()
+    await lsp.stop()
+
+
+def leftovers(token: str, allowed: set[int], within: float = 10.0) -> set[int]:
+    """Processes carrying `token` other than `allowed`, polled (bounded) until there are none."""
+    deadline = time.monotonic() + within
+    while True:
+        left = set(processes_of(token, None)) - allowed
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def open_text(client: LanguageClient, path: Path, text: str) -> Doc:
+    path.write_text(text)
+    doc = Doc(client, path, text)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=doc.uri, language_id="python", version=doc.version, text=text)))
+    return doc
+
+
+def errors(doc: Doc) -> list[types.Diagnostic]:
+    return [d for d in doc.diagnostics() if d.severity == types.DiagnosticSeverity.Error]
+
+
+async def wait_for_file(path: Path) -> None:
+    def wait() -> None:
+        deadline = time.monotonic() + 60
+        while not path.exists():
+            assert time.monotonic() < deadline, f"{path} never appeared"
+            time.sleep(0.02)
+    await asyncio.get_running_loop().run_in_executor(None, wait)
+
+
+@pytest_lsp.fixture(config=tracked(), scope="module")
+async def client(lsp_client: LanguageClient):
+    await start(lsp_client, {"timeoutSeconds": HANG_TIMEOUT})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def recovered(client: LanguageClient, doc: Doc, same_worker: bool = True) -> None:
+    """The next good edit of the same document traces correctly, and nothing else is running."""
+    worker = (await command(client, "fxlens.debugInfo"))["workerPid"]
+    assert worker is not None
+    await doc.traced(doc.change(GOOD))
+    assert errors(doc) == []
+    assert GOOD_LENS in [lens.command.title for lens in await doc.lenses()]
+    hover = await doc.hover(doc.at(14, "torch.relu"))
+    assert "torch.relu" in hover and "(2, 3)" in hover
+    info = await command(client, "fxlens.debugInfo")
+    assert info["workerPid"] == worker  # the hostile trace did not take the worker down
+    assert leftovers(TOKEN, {server_pid(client), worker}) == set()
+    doc.close()
+
+
+@pytest.mark.parametrize("name, category", [
+    ("loop_forward.py", "timeout"), ("sleep_forward.py", "timeout"), ("segfault.py", "crash"),
+    ("os_exit.py", "exit"), ("sys_exit.py", "exit"), ("keyboard_interrupt.py", "interrupt"),
+    ("memory_toplevel.py", "memory"), ("recursion.py", "recursion"), ("import_error.py", "load"),
+    ("syntax_error.py", "syntax"),
+])
+async def test_hostile_code_gets_a_diagnostic_at_its_line(client: LanguageClient, tmp_path, name, category):
+    text = fixture_text(name)
+    doc = open_text(client, tmp_path / name, text)
+    await doc.traced()
+    found = {(d.code, d.range.start.line) for d in errors(doc)}
+    assert (category, hostile_line(text) - 1) in found, doc.diagnostics()
+    await recovered(client, doc)
+
+
+@pytest.mark.parametrize("name", ["output_flood.py", "spawn.py", "monkeypatch.py", "loop_toplevel.py"])
+async def test_noisy_or_sneaky_code_still_traces(client: LanguageClient, tmp_path, name):
+    doc = open_text(client, tmp_path / name, fixture_text(name))
+    await doc.traced()
+    assert errors(doc) == []
+    assert any(lens.command.title.startswith("fx: ") for lens in await doc.lenses())
+    await recovered(client, doc)
+
+
+@pytest.mark.parametrize("text", ["", fixture_text("not_python.txt"), "\x00\x01 binary\x00"])
+async def test_empty_or_not_python(client: LanguageClient, tmp_path, text):
+    doc = open_text(client, tmp_path / "odd.py", text)
+    await doc.traced()
+    assert [d.code for d in errors(doc)] == ([] if text == "" else ["syntax"])
+    await recovered(client, doc)
+
+
+async def test_safe_mode_never_runs_top_level_side_effects(client: LanguageClient, tmp_path):
+    markers = {key: str(tmp_path / key) for key in ("LOOP", "WITH", "CALL", "MAIN")}
+    doc = open_text(client, tmp_path / "side_effects.py", fixture_text("side_effects.py", **markers))
+    await doc.traced()
+    assert [m for m in markers.values() if Path(m).exists()] == []
+    hints = [d for d in doc.diagnostics() if d.code == "not-executed"]
+    assert len(hints) == 4
+    await recovered(client, doc)
+
+
+async def test_killed_worker_is_restarted_and_the_trace_rerun(client: LanguageClient, tmp_path):
+    marker = tmp_path / "started"
+    doc = open_text(client, tmp_path / "once.py", HANGS_ONCE.format(marker=marker))
+    await wait_for_file(marker)
+    first = (await command(client, "fxlens.debugInfo"))["workerPid"]
+    os.kill(first, signal.SIGKILL)
+    await doc.traced()  # the rerun in the restarted worker finds the marker and does not hang
+    assert errors(doc) == []
+    assert any(lens.command.title.startswith("fx: 3 nodes") for lens in await doc.lenses())
+    info = await command(client, "fxlens.debugInfo")
+    assert info["workerPid"] not in (None, first)
+    await recovered(client, doc)
+
+
+# -- servers of their own: shutdown, SIGKILL, interpreters that cannot run the worker -------------
+
+async def _server_with_a_trace_in_flight(tmp_path: Path, token: str) -> tuple[LanguageClient, int]:
+    lsp = await tracked(token).start()
+    await start(lsp)
+    marker = tmp_path / "started"
+    open_text(lsp, tmp_path / "once.py", HANGS_ONCE.format(marker=marker))
+    await wait_for_file(marker)
+    worker = (await command(lsp, "fxlens.debugInfo"))["workerPid"]
+    assert worker and len(processes_of(token, None)) >= 3  # server, worker, the hanging trace child
+    return lsp, worker
+
+
+async def test_shutdown_and_exit_leave_nothing_running(tmp_path):
+    token = uuid.uuid4().hex
+    lsp, _ = await _server_with_a_trace_in_flight(tmp_path, token)
+    try:
+        await lsp.shutdown_session()
+        assert leftovers(token, set()) == set()
+    finally:
+        await stop(lsp)
+
+
+async def test_sigkill_of_the_server_leaves_nothing_running(tmp_path):
+    token = uuid.uuid4().hex
+    lsp, _ = await _server_with_a_trace_in_flight(tmp_path, token)
+    try:
+        os.kill(server_pid(lsp), signal.SIGKILL)
+        # the worker gets SIGKILL when the server dies, and the trace child when the worker does
+        assert leftovers(token, set()) == set()
+    finally:
+        await stop(lsp)
+
+
+@pytest.fixture(scope="module")
+def bad_interpreters(tmp_path_factory) -> dict[str, tuple[str, dict]]:
+    root = tmp_path_factory.mktemp("interpreters")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "bare")], check=True)
+    fake = root / "old" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('__version__ = "1.13.0"\n')
+    old_env = {"PYTHONPATH": os.pathsep.join([ENV["PYTHONPATH"], str(fake.parent)])}
+    return {"missing": (str(root / "nowhere" / "python3"), {}),
+            "no torch": (str(root / "bare" / "bin" / "python"), {}),
+            "old torch": (sys.executable, old_env)}
+
+
+@pytest.mark.parametrize("kind, words, fix", [
+    ("missing", "cannot run the interpreter", "fxlens.python"),
+    ("no torch", "torch cannot be imported", "pip install torch"),
+    ("old torch", "torch 1.13.0", "pip install -U torch"),
+])
+async def test_an_interpreter_that_cannot_run_the_worker(tmp_path, bad_interpreters, kind, words, fix):
+    python, env = bad_interpreters[kind]
+    token = uuid.uuid4().hex
+    lsp = await tracked(token, **env).start()
+    try:
+        await start(lsp, {"python": python})
+        await lsp.fx.until(lambda: [m for m in lsp.messages if m.type == types.MessageType.Error],
+                           "an error message about the interpreter")
+        doc = open_text(lsp, tmp_path / "good.py", GOOD)
+        result = await command(lsp, "fxlens.retrace", doc.uri)  # answered, not hung
+        assert result["ok"] is False
+        assert await doc.hover(doc.at(14, "torch.relu")) is None
+        (error,) = [m for m in lsp.messages if m.type == types.MessageType.Error]  # once: no storm
+        assert words in error.message and fix in error.message
+        info = await command(lsp, "fxlens.debugInfo")
+        assert info["workerStarts"] == 1 and info["workerPid"] is None
+        # fixing the setting recovers without restarting the server
+        lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings={"fxlens": {"python": sys.executable}}))
+        if not env:  # (the fake old torch is on the server's PYTHONPATH, which any worker inherits)
+            await doc.traced()
+            assert GOOD_LENS in [lens.command.title for lens in await doc.lenses()]
+        await lsp.shutdown_session()
+        assert leftovers(token, set()) == set()
+    finally:
+        await stop(lsp)
