@@ -11,7 +11,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from lsp_harness import ENV, FIXTURES, command, config, open_doc, start
+from lsp_harness import ENV, FIXTURES, HANG_GUARD, command, config, open_doc, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -42,7 +42,7 @@ async def test_hover_matches_the_cli(client: LanguageClient, tmp_path):
                                                "--class", "Residual", env=ENV, stdout=asyncio.subprocess.PIPE)
     await doc.traced()
     text = await doc.hover(doc.at(13, "self.fc"))
-    out, _ = await cli.communicate()
+    out, _ = await asyncio.wait_for(cli.communicate(), HANG_GUARD)
     for level in json.loads(out):
         for node in level["nodes"]:
             if node["line"] == 13:

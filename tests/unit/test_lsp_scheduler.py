@@ -1,0 +1,103 @@
+"""The scheduler against a fake worker: debounce, newest text wins, cancellation, cursor class first."""
+import asyncio
+import json
+from pathlib import Path
+
+from fxlens.engine.documents import Document, Traced
+from fxlens.engine.scheduler import Scheduler
+from fxlens.engine.worker_client import TraceOptions
+from fxlens.report import file_from_json
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lsp"
+TEXT = (FIXTURES / "residual_mlp.py").read_text()
+
+
+class FakeClient:
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+        self.cancelled = 0
+        self.release = asyncio.Event()
+
+    async def analyse(self, path, text, options, first=None, classes=None, on_class=None):
+        self.calls.append({"text": text, "first": first, "classes": classes})
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        report = file_from_json(json.loads((FIXTURES / "residual_mlp.report.json").read_text()))
+        for cls in report.classes:
+            on_class(cls)
+        return report
+
+
+class FakeSupervisor:
+    def __init__(self, client) -> None:
+        self.client = client
+
+    async def get(self):
+        return self.client
+
+
+class Hooks:
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def started(self, doc, classes): self.events.append("started")
+    def class_done(self, doc, report): self.events.append(f"class {report.name}")
+    def ended(self, doc): self.events.append("ended")
+    def finished(self, doc): self.events.append("finished")
+    def unavailable(self, doc, error): self.events.append("unavailable")
+    def busy(self, active): self.events.append(f"busy {active}")
+
+
+def make(options=TraceOptions()):
+    client, hooks = FakeClient(), Hooks()
+    return client, hooks, Scheduler(FakeSupervisor(client), hooks, lambda: options, debounce=0.01)
+
+
+async def test_a_burst_of_edits_traces_only_the_last_text():
+    client, hooks, scheduler = make()
+    doc = Document("file:///r.py", "/r.py", 1, TEXT)
+    for version in range(2, 12):
+        doc.edit(version, TEXT + f"\n# edit {version}\n")
+        scheduler.schedule(doc)
+    client.release.set()
+    await scheduler.settled(doc)
+    assert [c["text"] for c in client.calls] == [TEXT + "\n# edit 11\n"]
+    assert doc.history == [11] and hooks.events[-1] == "finished"
+
+
+async def test_a_newer_edit_cancels_the_trace_in_flight():
+    client, hooks, scheduler = make()
+    doc = Document("file:///r.py", "/r.py", 1, TEXT)
+    first = scheduler.schedule(doc, delay=0.0)
+    while not client.calls:
+        await asyncio.sleep(0)
+    doc.edit(2, TEXT + "\n")
+    scheduler.schedule(doc)
+    await asyncio.gather(first, return_exceptions=True)
+    assert first.cancelled() and client.cancelled == 1
+    client.release.set()
+    await scheduler.settled(doc)
+    assert doc.history == [2] and scheduler.active == 0
+
+
+async def test_the_class_under_the_cursor_goes_first_and_streams_in():
+    client, hooks, scheduler = make()
+    doc = Document("file:///r.py", "/r.py", 1, TEXT)
+    report = file_from_json(json.loads((FIXTURES / "residual_mlp.report.json").read_text()))
+    doc.finish(Traced(1, TEXT, report))
+    doc.cursor_line = 27
+    doc.edit(2, TEXT.replace("torch.randn(4, 8)", "torch.randn(5, 8)"))
+    client.release.set()
+    await scheduler.trace_now(doc, full=True)
+    assert client.calls[0]["first"] == "ResidualMLP" and client.calls[0]["classes"] is None
+    assert hooks.events[:3] == ["busy 1", "started", "class Residual"]
+
+
+async def test_execution_off_runs_nothing():
+    client, hooks, scheduler = make(TraceOptions(execution="off"))
+    doc = Document("file:///r.py", "/r.py", 1, TEXT)
+    await scheduler.trace_now(doc)
+    assert client.calls == [] and doc.last is None
