@@ -196,3 +196,13 @@ async def test_bad_setting_warns_and_falls_back(client: LanguageClient, tmp_path
     titles = [lens.command.title for lens in await doc.lenses()]
     assert not any(t.startswith("aten") for t in titles)  # the good value (levels) still applied
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {}}))
+
+
+async def test_execution_off_runs_nothing(client: LanguageClient, tmp_path):
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {"execution": "off"}}))
+    await client.fx.until(lambda: "execution is off" in (client.fx.statuses[-1]["message"] or ""), "off status")
+    doc = open_doc(client, "two_models.py", tmp_path)
+    result = await command(client, "fxlens.retrace", doc.uri)
+    assert result["ok"] is False and not await doc.lenses()
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {}}))
+    await doc.traced()  # back to `safe`: the open file is traced

@@ -97,6 +97,8 @@ class EditorHooks:
         state, message = self.worker
         if state == "error":
             payload = {"state": "error", "message": message}
+        elif self.ls.settings.execution == "off":
+            payload = {"state": "idle", "message": "fxlens.execution is off: no code runs, nothing is traced"}
         elif self.active:
             payload = {"state": "tracing", "message": f"tracing {self.active} file(s)"}
         else:

@@ -21,6 +21,7 @@ from fxlens.engine.supervisor import Supervisor
 from fxlens.lsp import commands, diagnostics, hover, inlay, lens
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
+from fxlens.lsp.protocol import FxlensProtocol
 from fxlens.lsp.settings import Settings, has_settings, parse_settings
 
 log = logging.getLogger("fxlens")
@@ -31,7 +32,7 @@ STATUS = "fxlens/status"
 
 class FxlensServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("fxlens", VERSION)
+        super().__init__("fxlens", VERSION, protocol_cls=FxlensProtocol)
         self.settings = Settings()
         self.init_options: Any = None
         self.config_generation = 0
@@ -77,6 +78,7 @@ class FxlensServer(LanguageServer):
             self.retrace_all()
         if settings.inlay_hints != previous.inlay_hints:
             self.hooks.refresh_inlays()
+        self.hooks.status()
 
     async def _restart_and_retrace(self) -> None:
         try:
