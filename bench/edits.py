@@ -1,0 +1,127 @@
+"""Edit → fresh result, and cold start, each beside raw torch doing the same traces in the same run."""
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from lsp_session import FXLENS_COMMAND, ROOT, Session
+from specs import BENCH, MODELS
+
+sys.path.insert(0, str(ROOT / "server"))
+from fxlens.engine.scheduler import DEBOUNCE_SECONDS  # noqa: E402  (stdlib-only module)
+
+RAW_TORCH = [sys.executable, str(BENCH / "raw_torch.py")]
+
+
+class WarmTorch:
+    """A warm raw-torch process (torch imported, export warmed up) answering trace requests."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([*RAW_TORCH, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True)
+        assert json.loads(self.process.stdout.readline())["ready"]
+
+    def trace(self, model: str, path: Path, text: str, classes: Optional[list[str]]) -> dict:
+        self.process.stdin.write(json.dumps({"model": model, "path": str(path), "text": text,
+                                             "classes": classes}) + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+async def edit_to_result(folder: Path, rounds: int, models: tuple[str, ...] = ("small", "gpt2-12")) -> dict:
+    """didChange → the fxlens/reportChanged (complete) and publishDiagnostics of the new version."""
+    torch = await asyncio.to_thread(WarmTorch)
+    session = Session(FXLENS_COMMAND)
+    await session.start(folder)
+    results = {}
+    try:
+        await session.worker_ready()
+        for key in models:
+            spec = MODELS[key]
+            path = spec.materialise(folder)
+            doc = session.open(path)
+            await session.report_complete(doc)
+            fxlens, diagnostics, raw, traced = [], [], [], []
+            for _ in range(rounds):  # taking turns: machine noise falls on both sides alike
+                text = spec.edited(doc.text)
+                sent = session.change(doc, text)
+                report = await session.report_complete(doc, after=sent)
+                # the diagnostics published with the complete report (the ones sent as the trace
+                # starts carry the new version too, but are the old ones shifted to the new text)
+                published = [e for e in session.events if sent <= e.at <= report.at and e.params.get("uri") == doc.uri
+                             and e.method == "textDocument/publishDiagnostics"]
+                fxlens.append(report.at - sent)
+                diagnostics.append(published[-1].at - sent)
+                info = await session.execute("fxlens.debugInfo")
+                classes = _value(info, "requested").get(doc.uri) if _value(info, "requested") else None
+                traced.append(classes)
+                raw.append((await asyncio.to_thread(torch.trace, key, path, text, classes))["seconds"])
+            fx_median, raw_median = statistics.median(fxlens), statistics.median(raw)
+            results[key] = {"file": path.name, "rounds": rounds, "fxlens_s": fxlens, "diagnostics_s": diagnostics,
+                            "raw_torch_s": raw, "classes_traced": traced[-1] or "all",
+                            "median_fxlens_s": fx_median, "median_raw_torch_s": raw_median,
+                            "debounce_s": DEBOUNCE_SECONDS,
+                            "ratio": fx_median / raw_median,
+                            "ratio_without_debounce": (fx_median - DEBOUNCE_SECONDS) / raw_median,
+                            "target_s": 1.3 * raw_median + DEBOUNCE_SECONDS}
+    finally:
+        await session.stop()
+        torch.close()
+    return results
+
+
+def _value(params, key):
+    return params.get(key) if isinstance(params, dict) else getattr(params, key, None)
+
+
+async def _cold_fxlens(folder: Path) -> dict:
+    path = MODELS["small"].materialise(folder)
+    session = Session(FXLENS_COMMAND)
+    launched = await session.start(folder)
+    try:
+        doc = session.open(path)
+        await session.report_complete(doc)
+        lenses = await session.client.text_document_code_lens_async(
+            _lens_params(doc.uri))
+        seconds = time.perf_counter() - launched
+        assert lenses, "fxlens gave no lens on the cold file"
+    finally:
+        await session.stop()
+    return {"seconds": seconds, "lenses": len(lenses)}
+
+
+def _lens_params(uri: str):
+    from lsprotocol import types
+    return types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+
+
+def _wall(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+async def cold_start(folder: Path, runs: int) -> dict:
+    """Server start → first lens on the small file; beside `python -c "import torch"` and import + trace."""
+    fxlens, import_torch, import_and_trace = [], [], []
+    for run in range(runs):
+        run_folder = folder / f"cold{run}"
+        run_folder.mkdir(exist_ok=True)
+        fxlens.append((await _cold_fxlens(run_folder))["seconds"])
+        import_torch.append(await asyncio.to_thread(_wall, [sys.executable, "-c", "import torch"]))
+        import_and_trace.append(await asyncio.to_thread(_wall, [*RAW_TORCH, "once", "small"]))
+    medians = {name: statistics.median(values) for name, values in
+               (("fxlens", fxlens), ("import_torch", import_torch), ("import_torch_and_trace", import_and_trace))}
+    return {"runs": runs, "fxlens_s": fxlens, "import_torch_s": import_torch,
+            "import_torch_and_trace_s": import_and_trace, **{f"median_{k}_s": v for k, v in medians.items()},
+            "ratio": medians["fxlens"] / medians["import_torch_and_trace"]}
