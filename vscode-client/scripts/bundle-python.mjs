@@ -27,7 +27,7 @@ if (!existsSync(join(serverPackage, "__init__.py"))) {
 rmSync(join(root, "bundled"), { recursive: true, force: true });
 execFileSync(
   python,
-  ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-compile", "--only-binary=:all:",
+  ["-m", "pip", "install", "-qq", "--disable-pip-version-check", "--root-user-action=ignore", "--no-deps", "--no-compile", "--only-binary=:all:",
     "--target", libs, ...REQUIREMENTS],
   { stdio: "inherit" },
 );

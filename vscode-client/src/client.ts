@@ -15,6 +15,7 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import { redirectLenses, redirectLens, SERVER_SHOW_GRAPH } from "./core/lensCommands";
+import { RestartBudget } from "./core/restartBudget";
 import { FxlensSettings } from "./core/settings";
 import { parseServerStatus, ServerState } from "./core/statusText";
 
@@ -25,14 +26,10 @@ export interface ClientEvents {
   graphShown(args: unknown[], result: unknown): void;
 }
 
-// How often the server may die before we stop restarting it (a crash loop helps nobody).
-const MAX_RESTARTS = 3;
-const RESTART_WINDOW_MS = 3 * 60_000;
-
 export class FxlensClient {
   private client: LanguageClient | undefined;
   private settings: FxlensSettings | undefined;
-  private readonly restarts: number[] = [];
+  private readonly restarts = new RestartBudget();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -47,7 +44,7 @@ export class FxlensClient {
   async start(interpreter: string, settings: FxlensSettings): Promise<void> {
     await this.stop();
     this.settings = settings;
-    this.restarts.length = 0;
+    this.restarts.reset();
     const client = new LanguageClient("fxlens", "fxlens", this.serverOptions(interpreter), this.clientOptions());
     client.onDidChangeState(({ newState }) => {
       if (newState === State.Running) {
@@ -156,18 +153,13 @@ export class FxlensClient {
   }
 
   private onServerClosed() {
-    const now = Date.now();
-    while (this.restarts.length && now - this.restarts[0] > RESTART_WINDOW_MS) {
-      this.restarts.shift();
+    if (this.restarts.take(Date.now())) {
+      return { action: CloseAction.Restart };
     }
-    if (this.restarts.length >= MAX_RESTARTS) {
-      return {
-        action: CloseAction.DoNotRestart,
-        message: `The fxlens server stopped ${MAX_RESTARTS + 1} times in a few minutes; it stays off. ` +
-          "See the fxlens log, then run 'fxlens: Restart'.",
-      };
-    }
-    this.restarts.push(now);
-    return { action: CloseAction.Restart };
+    return {
+      action: CloseAction.DoNotRestart,
+      message: `The fxlens server stopped ${this.restarts.maxRestarts + 1} times in a few minutes; it stays off. ` +
+        "See the fxlens log, then run 'fxlens: Restart'.",
+    };
   }
 }
