@@ -61,6 +61,8 @@ before(async () => {
   codeServer = await startCodeServer({ pythonExtension: testInterpreter() });
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // every wait is for an event; on a busy 2-core CI machine the editor may take its time to show it
+  page.setDefaultTimeout(TRACE_TIMEOUT);
   await page.goto(codeServer.url);
   await page.locator(".monaco-workbench").waitFor();
   await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "model.py" }).waitFor();

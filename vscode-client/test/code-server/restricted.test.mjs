@@ -9,6 +9,8 @@ const TRACE_TIMEOUT = Number(process.env.FXLENS_TRACE_TIMEOUT_MS ?? 180_000);
 async function openWorkbench(codeServer) {
   const browser = await launchBrowser();
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // every wait is for an event; on a busy 2-core CI machine the editor may take its time to show it
+  page.setDefaultTimeout(TRACE_TIMEOUT);
   await page.goto(codeServer.url);
   await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "model.py" }).waitFor();
   return { browser, page };
