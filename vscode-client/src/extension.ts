@@ -94,7 +94,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("fxlens.retraceFile", async () => {
       const uri = vscode.window.activeTextEditor?.document.uri.toString();
       if (uri) {
-        await client.execute("fxlens.retrace", [uri]);
+        await client.execute("fxlens.retrace", [uri]).catch((error) =>
+          vscode.window.showWarningMessage(`fxlens: could not retrace: ${error instanceof Error ? error.message : String(error)}`));
       }
     }),
     vscode.commands.registerCommand("fxlens.restart", () => {

@@ -106,11 +106,16 @@ export class GraphView {
     this.applyView();
   }
 
-  private fit(): void {
-    const layout = this.layout!;
+  /** Scales the graph into the view: `whole` shrinks it as far as needed, else only while text stays readable. */
+  fit(whole = false): void {
+    const layout = this.layout;
+    if (!layout) {
+      return;
+    }
     const { width, height } = this.viewSize();
-    // Whole graph when it is small; otherwise readable text from the top, scrolled by panning.
-    this.view.scale = Math.max(0.45, Math.min(1, width / Math.max(layout.width, 1), height / Math.max(layout.height, 1)));
+    const fitting = Math.min(1, width / Math.max(layout.width, 1), height / Math.max(layout.height, 1));
+    // by default: the whole graph when it is small; otherwise readable text from the top, panned by dragging
+    this.view.scale = whole ? Math.max(MIN_SCALE, fitting) : Math.max(0.45, fitting);
     this.view.x = layout.width / 2 - width / this.view.scale / 2;
     this.view.y = 0;
     this.applyView();

@@ -128,6 +128,7 @@ function handle(data: HostToPage): void {
 }
 
 window.addEventListener("message", (event: MessageEvent) => handle(event.data as HostToPage));
+byId<HTMLButtonElement>("fit").addEventListener("click", () => view.fit(true));
 levelSelect.addEventListener("change", () => host.postMessage({ type: "level", level: levelSelect.value }));
 searchBox.addEventListener("input", applySearch);
 searchBox.addEventListener("keydown", (event) => {

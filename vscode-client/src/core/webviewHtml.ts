@@ -32,6 +32,7 @@ export function graphPageHtml(resources: PageResources): string {
   <label>level <select id="level" aria-label="graph level"></select></label>
   <input id="search" type="search" placeholder="search nodes (name, op, target)" aria-label="search nodes">
   <span id="search-count" class="muted"></span>
+  <button id="fit" class="tool" title="Fit the whole graph into the view">Fit</button>
   <nav class="tabs" role="tablist">
     <button id="tab-graph" role="tab" class="tab active" data-tab="graph">Graph</button>
     <button id="tab-text" role="tab" class="tab" data-tab="text">Text</button>

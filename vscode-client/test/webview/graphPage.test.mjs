@@ -97,6 +97,10 @@ test("the search box marks matching nodes", async () => {
   await page.locator("#search").fill("relu");
   await page.locator("#search-count", { hasText: "2 matches" }).waitFor();
   assert.deepEqual(await page.locator("g.node.match").evaluateAll((els) => els.map((e) => e.dataset.id)), ["relu", "relu_1"]);
+  // Enter pans to the next match
+  const viewBox = await page.locator("svg#graph").getAttribute("viewBox");
+  await page.locator("#search").press("Enter");
+  await page.waitForFunction((old) => document.querySelector("svg#graph").getAttribute("viewBox") !== old, viewBox);
   await page.locator("#search").fill("");
   await page.locator("g.node.match").first().waitFor({ state: "detached" });
 });
@@ -123,6 +127,12 @@ test("the wheel zooms, and a redraw of the same graph after an edit keeps the vi
   await send({ type: "report", report: reports.aten });
   await page.waitForFunction((n) => Number(document.body.dataset.draws) === n + 1, draws);
   assert.equal(await viewBox(), zoomed);
+  // Fit shows the whole graph: the view box is at least as large as the drawing
+  await page.locator("#fit").click();
+  await page.waitForFunction((old) => document.querySelector("svg#graph").getAttribute("viewBox") !== old, zoomed);
+  const [, , width, height] = (await viewBox()).split(" ").map(Number);
+  const drawing = await page.locator("svg#graph g.nodes").evaluate((g) => { const box = g.getBBox(); return { width: box.width, height: box.height }; });
+  assert.ok(width >= drawing.width && height >= drawing.height, `${width}x${height} vs ${drawing.width}x${drawing.height}`);
 });
 
 test("the text tab shows the printout, the generated code and the shape table", async () => {
