@@ -28,8 +28,9 @@ class Out:
     def line(self, text: str) -> None:
         self.blocks.append(text)
 
-    def table(self, headers: list[str], rows: list[list[str]]) -> None:
-        more = len(rows) - MAX_ROWS
+    def table(self, headers: list[str], rows: list[list[str]], total: Optional[int] = None) -> None:
+        """`total`: how many rows there are when the caller built only the first MAX_ROWS of them."""
+        more = (len(rows) if total is None else total) - MAX_ROWS
         rows = rows[:MAX_ROWS]
         if self.markdown:
             esc = [[cell.replace("|", "\\|") for cell in row] for row in [headers, *rows]]
@@ -92,14 +93,13 @@ def _members(out: Out, cls: ClassReport, on_line: list[Member]) -> None:
         if len(inner) > 6:
             parts.append(f"… {len(inner) - 6} more tensors")
         out.line(" · ".join(parts))
-        rows = []
-        for level in cls.levels:
-            result = cls.levels[level]
-            for node in q.member_nodes(cls, top, level):
-                rows.append([level, out.code(_what(node)), _users(out, q.user_lines(result, node), node),
-                             f"L{node.line}" if node.line is not None else "", q.value(node)])
+        # a container (a ModuleList of 12 blocks) touches hundreds of nodes: render only the rows shown
+        used = [(level, node) for level in cls.levels for node in q.member_nodes(cls, top, level)]
+        indexes = {level: q.by_name(cls.levels[level]) for level in {level for level, _ in used[:MAX_ROWS]}}
+        rows = [[level, out.code(_what(node)), _users(out, q.user_lines(cls.levels[level], node, indexes[level]), node),
+                 f"L{node.line}" if node.line is not None else "", q.value(node)] for level, node in used[:MAX_ROWS]]
         if rows:
-            out.table(["level", "node", "users", "line", "value"], rows)
+            out.table(["level", "node", "users", "line", "value"], rows, total=len(used))
         else:
             out.line(f"no node of {cls.name} uses it")
 
@@ -169,6 +169,7 @@ def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: in
     picked = {level: next((i.nodes for i in groups if i.path == path), []) for level, groups in per_level.items()}
     rows = q.cursor_first(q.pair_levels(picked.get("fx", []), picked.get("aten", [])), line, col)
     under = q.under_cursor(rows, line, col)
+    indexes = {level: q.by_name(result) for level, result in cls.levels.items()}
     table = []
     for fx, aten in rows:
         cells = ["▸" if (fx, aten) in under else ""]
@@ -177,7 +178,7 @@ def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: in
                 cells += ["", ""]
             else:
                 cells += [out.code(_what(node, q.local_target(node, path))),
-                          _users(out, q.user_lines(cls.levels[level], node), node)]
+                          _users(out, q.user_lines(cls.levels[level], node, indexes[level]), node)]
         values = [q.value(fx), q.value(aten)]
         cells.append(values[0] if values[0] == values[1] or not values[1] else (values[0] or values[1]))
         table.append(cells)

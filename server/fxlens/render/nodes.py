@@ -74,8 +74,14 @@ def signature(nodes: list[Node], instance: str) -> tuple:
     return tuple((n.op, local_target(n, instance), tuple(n.shape or ()), n.dtype) for n in nodes)
 
 
-def user_lines(result: LevelResult, node: Node) -> list[str]:
-    by_name = {n.name: n for n in result.nodes}
+def by_name(result: LevelResult) -> dict[str, Node]:
+    return {n.name: n for n in result.nodes}
+
+
+def user_lines(result: LevelResult, node: Node, index: Optional[dict[str, Node]] = None) -> list[str]:
+    """Where the node's users are. Pass `index` (by_name of the result) when asking for many nodes:
+    building it is O(nodes), and once per node made a hover over a big class take ~20 ms."""
+    by_name = index if index is not None else {n.name: n for n in result.nodes}
     seen: list[str] = []
     for name in node.users:
         user = by_name.get(name)
