@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -39,10 +40,19 @@ def npm() -> str:
 
 def _run(npm: str, script: str, timeout: float = 600) -> None:
     env = {**os.environ, "FXLENS_TEST_PYTHON": sys.executable}
-    result = subprocess.run([npm, "run", script], cwd=CLIENT, env=env, capture_output=True, text=True,
-                            timeout=timeout)
-    if result.returncode != 0:
-        pytest.fail(f"`npm run {script}` failed ({result.returncode}):\n{result.stdout[-12000:]}\n{result.stderr[-4000:]}",
+    # Its own process group, so that a run past the timeout is stopped with everything it started
+    # (code-server, Chromium, the fxlens server and worker).
+    process = subprocess.Popen([npm, "run", script], cwd=CLIENT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGTERM)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"`npm run {script}` ran over {timeout:.0f} s and was stopped:\n{stdout[-12000:]}\n{stderr[-4000:]}",
+                    pytrace=False)
+    if process.returncode != 0:
+        pytest.fail(f"`npm run {script}` failed ({process.returncode}):\n{stdout[-12000:]}\n{stderr[-4000:]}",
                     pytrace=False)
 
 

@@ -118,17 +118,20 @@ export async function startCodeServer({ trusted = true, python, pythonExtension 
     child.stderr.on("data", (chunk) => log.push(chunk.toString()));
     child.once("exit", (code) => reject(new Error(`code-server exited (${code}) before listening:\n${log.join("")}`)));
   });
-  return {
-    url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`,
-    workspace,
-    userData,
-    log,
-    stop: () => {
-      try {
-        process.kill(-child.pid, "SIGTERM"); // the whole process group: code-server, its extension host, fxlens
-      } catch {
-        // already gone
-      }
-    },
+  const stop = () => {
+    try {
+      process.kill(-child.pid, "SIGTERM"); // the whole process group: code-server, its extension host, fxlens
+    } catch {
+      // already gone
+    }
   };
+  // a test runner that is interrupted or killed must not leave code-server behind
+  process.once("exit", stop);
+  for (const signal of ["SIGINT", "SIGTERM"]) {
+    process.once(signal, () => {
+      stop();
+      process.exit(1);
+    });
+  }
+  return { url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`, workspace, userData, log, stop };
 }

@@ -12,12 +12,21 @@ import { extensionLog, startCodeServer, testInterpreter } from "./codeServer.mjs
 
 // The first trace includes starting the worker and importing torch: generous, but still an event wait.
 const TRACE_TIMEOUT = Number(process.env.FXLENS_TRACE_TIMEOUT_MS ?? 180_000);
+// any other wait: for the editor to show what it already has (generous for a busy 2-core CI machine)
+const UI_TIMEOUT = 60_000;
 
 let codeServer, browser, page;
 
 async function openFile(name) {
   await page.locator(".explorer-folders-view .monaco-list-row", { hasText: name }).first().click();
   await page.locator(".tabs-container .tab.active", { hasText: name }).waitFor();
+}
+
+/** Fails at once when an earlier step left fxlens not running, instead of every wait timing out. */
+async function requireFxlensRunning() {
+  if (await page.locator(".statusbar-item", { hasText: /fxlens: (unavailable|stopped)/ }).count()) {
+    assert.fail(`fxlens is not running\n--- fxlens log ---\n${extensionLog(codeServer.userData)}`);
+  }
 }
 
 /** Waits for `locator`, failing at once (with the fxlens log) if fxlens reports it cannot run. */
@@ -61,8 +70,7 @@ before(async () => {
   codeServer = await startCodeServer({ pythonExtension: testInterpreter() });
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  // every wait is for an event; on a busy 2-core CI machine the editor may take its time to show it
-  page.setDefaultTimeout(TRACE_TIMEOUT);
+  page.setDefaultTimeout(UI_TIMEOUT);
   await page.goto(codeServer.url);
   await page.locator(".monaco-workbench").waitFor();
   await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "model.py" }).waitFor();
@@ -87,6 +95,7 @@ test("a model file gets code lenses with node counts", async () => {
 });
 
 test("hovering a forward line shows its nodes: opcode, target, shape", async () => {
+  await requireFxlensRunning();
   // Monaco renders spaces as no-break spaces: match the line with a regular expression
   const line = editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ });
   await hoverText(line, "stem");
@@ -101,6 +110,7 @@ test("hovering a forward line shows its nodes: opcode, target, shape", async () 
 });
 
 test("an untraceable file gets a diagnostic at the failing line", async () => {
+  await requireFxlensRunning();
   await openFile("untraceable.py");
   const squiggle = editor().locator(".squiggly-error, .squiggly-warning").first();
   await waitForFxlens(squiggle);
@@ -112,6 +122,7 @@ test("an untraceable file gets a diagnostic at the failing line", async () => {
 });
 
 test("Show FX graph opens the drawn graph beside the editor; a click reveals the node's line", async () => {
+  await requireFxlensRunning();
   await openFile("model.py");
   // the second class of the file, ResidualMLP, has the last lens
   await editor().locator(".codelens-decoration a", { hasText: "Show FX graph" }).last().click();
@@ -130,6 +141,7 @@ test("Show FX graph opens the drawn graph beside the editor; a click reveals the
 });
 
 test("the level switcher draws the aten graph", async () => {
+  await requireFxlensRunning();
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await graph.locator("#level").selectOption("aten");
   await graph.locator("svg#graph g.node text", { hasText: "aten.linear.default" }).first().waitFor();
@@ -137,6 +149,7 @@ test("the level switcher draws the aten graph", async () => {
 });
 
 test("the graph follows edits: a new line's node appears", async () => {
+  await requireFxlensRunning();
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ }).click();
   await page.keyboard.press("End");
@@ -147,6 +160,7 @@ test("the graph follows edits: a new line's node appears", async () => {
 });
 
 test("the palette's Show FX graph draws the class around the cursor", async () => {
+  await requireFxlensRunning();
   await editor().locator(".view-line", { hasText: /y\s=\sself\.fc\(x\)/ }).click();
   await page.keyboard.press("F1");
   await page.keyboard.type("fxlens: Show FX graph");
@@ -158,6 +172,7 @@ test("the palette's Show FX graph draws the class around the cursor", async () =
 });
 
 test("a new interpreter chosen in the Python extension is followed; one without torch gets one notification", async () => {
+  await requireFxlensRunning();
   const venv = join(mkdtempSync(join(tmpdir(), "fxlens-no-torch-")), "venv");
   execFileSync(testInterpreter(), ["-m", "venv", "--without-pip", venv]);
   const python = join(venv, "bin", "python");
