@@ -206,3 +206,20 @@ async def test_execution_off_runs_nothing(client: LanguageClient, tmp_path):
     assert result["ok"] is False and not await doc.lenses()
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {}}))
     await doc.traced()  # back to `safe`: the open file is traced
+
+
+async def test_malformed_messages_get_errors_not_silence(client: LanguageClient):
+    from concurrent.futures import Future
+
+    from pygls.exceptions import JsonRpcException
+    seen = len(client.messages)
+    future: Future = Future()
+    client.protocol._request_futures["bad-hover"] = future
+    client.protocol._send_data({"jsonrpc": "2.0", "id": "bad-hover", "method": "textDocument/hover", "params": None})
+    client.protocol._send_data({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": "file:///never/opened.py", "version": 2}, "contentChanges": [{"text": "x"}]}})
+    with pytest.raises(JsonRpcException) as error:
+        await asyncio.wait_for(asyncio.wrap_future(future), HANG_GUARD)
+    assert error.value.code == -32602  # invalid params
+    info = await command(client, "fxlens.debugInfo")  # answered after both messages
+    assert info["serverPid"] and not [m for m in client.messages[seen:] if m.message.startswith("Error in server")]

@@ -43,3 +43,9 @@ def test_bool_is_not_a_number_and_empty_python_is_default():
 def test_has_settings():
     assert has_settings({"fxlens": {}}) and has_settings({"fxlens.python": "x"})
     assert not has_settings(None) and not has_settings({}) and not has_settings({"other": 1})
+
+
+def test_infinite_and_huge_numbers_are_refused():
+    settings, warnings = parse_settings({"fxlens": {"timeoutSeconds": float("inf"), "memoryLimitMB": 10**30}})
+    assert settings.timeout_seconds == 60 and settings.memory_limit_mb == 4096 and len(warnings) == 2
+    assert parse_settings({"fxlens": {"timeoutSeconds": float("nan")}})[0].timeout_seconds == 60

@@ -51,8 +51,8 @@ class Scheduler:
         doc.task = None
 
     async def trace_now(self, doc: Document, full: bool = True) -> None:
-        task = self.schedule(doc, delay=0.0, full=full)
-        await asyncio.gather(task, return_exceptions=True)
+        self.schedule(doc, delay=0.0, full=full)
+        await self.settled(doc)  # an edit meanwhile replaces the task: wait for the newest
 
     async def settled(self, doc: Document) -> None:
         """Wait until the document has no trace pending (returns at once if none is)."""

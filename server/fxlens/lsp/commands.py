@@ -50,17 +50,23 @@ def _write_graph(doc: Document, cls: ClassReport, level: str) -> str:
     return path
 
 
+def _text(args: tuple, index: int) -> Optional[str]:
+    """Argument `index` if it is a non-empty string (clients send all sorts), else None."""
+    value = args[index] if len(args) > index else None
+    return value if isinstance(value, str) and value else None
+
+
 def register(ls: "FxlensServer") -> None:
     @ls.command("fxlens.showGraph")
     async def show_graph(ls, *args: Any) -> dict:
-        uri = args[0] if args else ""
-        level = (args[2] if len(args) > 2 else None) or "fx"
+        uri = _text(args, 0) or ""
+        level = _text(args, 2) or "fx"
         doc = ls.document(uri)
         if doc is None:
-            return graph_payload(uri, None, level, f"{uri} is not open")
+            return graph_payload(uri, None, level, f"{uri or 'that document'} is not open")
         if not doc.view().traced:
             await ls.scheduler.settled(doc)  # first trace still running: the caller asked, so wait for it
-        cls, problem = _pick_class(doc, args[1] if len(args) > 1 else None)
+        cls, problem = _pick_class(doc, _text(args, 1))
         payload = graph_payload(uri, cls, level, problem)
         if cls is not None and len(args) > 3 and args[3] is True and payload["levels"]:
             target = from_fs_path(_write_graph(doc, cls, level if level in cls.levels else payload["levels"][0]))
@@ -71,9 +77,9 @@ def register(ls: "FxlensServer") -> None:
 
     @ls.command("fxlens.retrace")
     async def retrace(ls, *args: Any) -> dict:
-        doc = ls.document(args[0] if args else "")
+        doc = ls.document(_text(args, 0) or "")
         if doc is None:
-            return {"uri": args[0] if args else None, "ok": False, "message": "document not open"}
+            return {"uri": _text(args, 0), "ok": False, "message": "document not open"}
         await ls.scheduler.trace_now(doc, full=True)
         return {"uri": doc.uri, "ok": doc.last is not None and doc.last.version == doc.version,
                 "version": doc.version, "classes": [c.name for c in doc.view().report.classes]}

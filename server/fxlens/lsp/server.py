@@ -22,6 +22,7 @@ from fxlens.lsp import commands, diagnostics, hover, inlay, lens
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
 from fxlens.lsp.protocol import FxlensProtocol
+from fxlens.lsp.protocol import FxlensProtocol
 from fxlens.lsp.settings import Settings, has_settings, parse_settings
 
 log = logging.getLogger("fxlens")
@@ -91,7 +92,8 @@ class FxlensServer(LanguageServer):
 
     def retrace_all(self, only_missing: bool = False) -> None:
         for doc in self.documents:
-            if only_missing and doc.last is not None and doc.last.version == doc.version and not doc.tracing:
+            # after a (re)start, only what was lost: a trace still waiting for the worker is not
+            if only_missing and (doc.tracing or (doc.last is not None and doc.last.version == doc.version)):
                 continue
             self.scheduler.schedule(doc, delay=0.0)
 

@@ -64,9 +64,10 @@ def _levels(value: Any) -> Optional[tuple[str, ...]]:
     return None
 
 
-def _positive(kind: type):
+def _positive(kind: type, most: float):
+    # bounded, because the worker hands these to select() and setrlimit(), which reject huge values
     def check(value: Any):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
             return None
         return kind(value)
     return check
@@ -84,10 +85,10 @@ def _flag(value: Any) -> Optional[bool]:
 _FIELDS = {
     "python": ("python", _python, "a path to a Python interpreter"),
     "levels": ("levels", _levels, f"a list drawn from {', '.join(LEVELS)}"),
-    "timeoutSeconds": ("timeout_seconds", _positive(float), "a positive number of seconds"),
+    "timeoutSeconds": ("timeout_seconds", _positive(float, 86400), "a number of seconds in (0, 86400]"),
     "execution": ("execution", _execution, " | ".join(EXECUTION_MODES)),
     "inlayHints": ("inlay_hints", _flag, "true or false"),
-    "memoryLimitMB": ("memory_limit_mb", _positive(int), "a positive number of megabytes"),
+    "memoryLimitMB": ("memory_limit_mb", _positive(int, 1 << 30), "a positive number of megabytes"),
 }
 
 
