@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from fxlens.render import nodes as q
-from fxlens.render.graph_text import inputs_text
+from fxlens.render.graph_text import inputs_text, shape_text, short_dtype
 from fxlens.render.lens import level_title
 from fxlens.report import OPCODES, ClassReport, FileReport, Member, Node
 
@@ -33,13 +33,13 @@ class Out:
         more = (len(rows) if total is None else total) - MAX_ROWS
         rows = rows[:MAX_ROWS]
         if self.markdown:
-            esc = [[cell.replace("|", "\\|") for cell in row] for row in [headers, *rows]]
-            text = "\n".join("| " + " | ".join(row) + " |" for row in esc)
-            text = text.replace("\n", "\n|" + "|".join("---" for _ in headers) + "|\n", 1)
+            def row(cells: list[str]) -> str:
+                return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+            lines = [row(headers), "|" + "|".join("---" for _ in headers) + "|", *map(row, rows)]
         else:
             widths = [max(len(c) for c in column) for column in zip(headers, *rows)]
-            text = "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [headers, *rows])
-        self.blocks.append(text + (f"\n… {more} more" if more > 0 else ""))
+            lines = ["  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip() for cells in [headers, *rows]]
+        self.blocks.append("\n".join(lines) + (f"\n… {more} more" if more > 0 else ""))
 
     def text(self) -> str:
         return ("\n\n" if self.markdown else "\n").join(self.blocks)
@@ -96,7 +96,7 @@ def _members(out: Out, cls: ClassReport, on_line: list[Member]) -> None:
         # a container (a ModuleList of 12 blocks) touches hundreds of nodes: render only the rows shown
         used = [(level, node) for level in cls.levels for node in q.member_nodes(cls, top, level)]
         indexes = {level: q.by_name(cls.levels[level]) for level in {level for level, _ in used[:MAX_ROWS]}}
-        rows = [[level, out.code(_what(node)), _users(out, q.user_lines(cls.levels[level], node, indexes[level]), node),
+        rows = [[level, out.code(_what(node)), _users(q.user_lines(cls.levels[level], node, indexes[level]), node),
                  f"L{node.line}" if node.line is not None else "", q.value(node)] for level, node in used[:MAX_ROWS]]
         if rows:
             out.table(["level", "node", "users", "line", "value"], rows, total=len(used))
@@ -105,10 +105,8 @@ def _members(out: Out, cls: ClassReport, on_line: list[Member]) -> None:
 
 
 def _tensor(member: Member) -> str:
-    shape = "(" + ", ".join(map(str, member.shape)) + ("," if len(member.shape) == 1 else "") + ")" \
-        if member.shape is not None else ""
-    dtype = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int64": "i64"}.get(member.dtype or "", member.dtype or "")
-    return f"{shape} {dtype}".strip()
+    shape = shape_text(Node(member.name, "get_attr", member.name, 0, shape=member.shape))
+    return f"{shape} {short_dtype(member.dtype)}".strip()
 
 
 # -- a line that produced nodes ------------------------------------------------------------------
@@ -120,7 +118,7 @@ def _what(node: Node, target: Optional[str] = None) -> str:
     return target if node.op == "call_function" and target.startswith("aten.") else f"{node.op} {target}"
 
 
-def _users(out: Out, lines: list[str], node: Node) -> str:
+def _users(lines: list[str], node: Node) -> str:
     return f"{node.num_users}" + (f" → {', '.join(lines)}" if lines else "")
 
 
@@ -178,7 +176,7 @@ def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: in
                 cells += ["", ""]
             else:
                 cells += [out.code(_what(node, q.local_target(node, path))),
-                          _users(out, q.user_lines(cls.levels[level], node, indexes[level]), node)]
+                          _users(q.user_lines(cls.levels[level], node, indexes[level]), node)]
         values = [q.value(fx), q.value(aten)]
         cells.append(values[0] if values[0] == values[1] or not values[1] else (values[0] or values[1]))
         table.append(cells)
