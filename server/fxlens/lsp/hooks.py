@@ -80,6 +80,7 @@ class EditorHooks:
         self.worker: tuple[str, str] = ("starting", "")
         self.active = 0
         self._shown: set[str] = set()
+        self._refreshing: dict[str, bool] = {}  # kind -> another refresh is due once this one is answered
 
     # -- worker and status -----------------------------------------------------------------------
 
@@ -139,10 +140,24 @@ class EditorHooks:
         # `complete`: the whole file is traced (false while classes stream in one by one)
         self.ls.notify("fxlens/reportChanged", {"uri": doc.uri, "version": doc.version, "complete": complete})
         if self.ls.capability("workspace", "code_lens", "refresh_support"):
-            self.ls.workspace_code_lens_refresh(None)
+            self._refresh("lens", self.ls.workspace_code_lens_refresh)
         if self.ls.settings.inlay_hints:
             self.refresh_inlays()
 
     def refresh_inlays(self) -> None:
         if self.ls.capability("workspace", "inlay_hint", "refresh_support"):
-            self.ls.workspace_inlay_hint_refresh(None)
+            self._refresh("inlay", self.ls.workspace_inlay_hint_refresh)
+
+    def _refresh(self, kind: str, send) -> None:
+        # Classes stream in one level at a time: while a refresh is unanswered, further ones fold
+        # into a single follow-up instead of a request per class.
+        if kind in self._refreshing:
+            self._refreshing[kind] = True
+            return
+        self._refreshing[kind] = False
+
+        def answered(_: object) -> None:  # on an error response too, so refreshes never stall
+            if self._refreshing.pop(kind, False):
+                self._refresh(kind, send)
+
+        send(None).add_done_callback(answered)
