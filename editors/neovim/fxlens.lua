@@ -5,9 +5,10 @@
 --     -- cmd = { "fxlens", "serve", "--stdio" },           -- default
 --     -- settings = { python = "/path/to/venv/bin/python", -- the interpreter that has torch
 --     --              levels = { "fx", "aten" }, inlayHints = false },
+--     -- keymaps = false,                                  -- K (hover) and <leader>fl (run lens)
 --   })
 --
--- Then open a Python file: code lenses show node counts per class, K (vim.lsp.buf.hover) on a
+-- Then open a Python file: code lenses show node counts per class, K (hover) on a
 -- forward line shows its nodes, diagnostics show where tracing breaks, and :FxlensGraph [Class]
 -- opens the graph of the class under the cursor as a read-only text file.
 
@@ -43,8 +44,14 @@ local function start(opts)
 end
 
 function M.attach(bufnr, opts)
-  M.client_id = M.client_id or start(opts or {})
+  opts = opts or {}
+  M.client_id = M.client_id or start(opts)
   vim.lsp.buf_attach_client(bufnr, M.client_id)
+  if opts.keymaps ~= false then
+    -- Neovim 0.7 maps nothing to LSP by default; skip with `keymaps = false`
+    vim.keymap.set("n", "K", vim.lsp.buf.hover, { buffer = bufnr, desc = "fxlens: nodes of this line" })
+    vim.keymap.set("n", "<leader>fl", vim.lsp.codelens.run, { buffer = bufnr, desc = "fxlens: run the lens" })
+  end
 end
 
 function M.setup(opts)

@@ -13,6 +13,7 @@ local ok, err = pcall(function()
   vim.cmd("edit " .. os.getenv("FXLENS_FILE"))
   local buf = vim.api.nvim_get_current_buf()
   results.attached = vim.wait(30000, function() return next(vim.lsp.buf_get_clients(buf)) ~= nil end, 20)
+  results.hover_key = vim.fn.maparg("K", "n", false, true).buffer == 1
 
   -- a trace has finished once its diagnostics arrive (the file has a not-executed hint)
   results.traced = vim.wait(90000, function() return #vim.diagnostic.get(buf) > 0 end, 20)

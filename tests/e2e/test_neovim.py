@@ -40,7 +40,7 @@ def test_hover_lenses_and_diagnostics_in_neovim(neovim_env, tmp_path):
     subprocess.run([nvim, "--headless", "--clean", "-c", f"luafile {driver}"], env=env, cwd=tmp_path,
                    timeout=180, check=False, stdin=subprocess.DEVNULL)
     seen = json.loads(out.read_text())
-    assert seen["errors"] == [] and seen["attached"] and seen["traced"]
+    assert seen["errors"] == [] and seen["attached"] and seen["traced"] and seen["hover_key"]
     assert any(d["lnum"] == 31 and "did not run" in d["message"] for d in seen["diagnostics"])
     assert "call_module fc" in seen["hover"] and "aten.linear.default" in seen["hover"]
     assert "×2 in ResidualMLP: blocks.0 … blocks.1" in seen["hover"]
