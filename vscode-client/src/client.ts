@@ -80,6 +80,7 @@ export class FxlensClient {
   async updateSettings(settings: FxlensSettings): Promise<void> {
     this.settings = settings;
     if (this.running) {
+      this.log.appendLine(`[fxlens] settings sent to the server: ${JSON.stringify(settings)}`);
       await this.client!.sendNotification(DidChangeConfigurationNotification.type, { settings: { fxlens: settings } });
     }
   }

@@ -171,6 +171,23 @@ test("the palette's Show FX graph draws the class around the cursor", async () =
   await graph.locator('svg#graph g.node[data-id="fc"]').waitFor();
 });
 
+test("a settings change reaches the server: inlay hints show the shapes lines assign", async () => {
+  await requireFxlensRunning();
+  // as a person would: the Settings editor, then back to the model
+  await page.keyboard.press("F1");
+  await page.keyboard.type("Preferences: Open User Settings");
+  // the row whose label is exactly this command (not "... (JSON)"); rows may carry "recently used"
+  const label = page.locator(".label-name", { hasText: /^Preferences: Open User Settings$/ });
+  await page.locator(".quick-input-list .monaco-list-row", { has: label }).first().click();
+  await page.locator(".settings-editor").waitFor();
+  await page.keyboard.type("fxlens.inlayHints");
+  await page.locator(".setting-item-bool .setting-value-checkbox").first().click();
+  await page.locator(".tabs-container .tab", { hasText: "model.py" }).first().click();
+  const line = editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ });
+  await line.filter({ hasText: /\(4,\s16\)\sf32/ }).waitFor({ timeout: TRACE_TIMEOUT });
+  await page.screenshot({ path: artifact("code-server-inlay.png") });
+});
+
 test("a new interpreter chosen in the Python extension is followed; one without torch gets one notification", async () => {
   await requireFxlensRunning();
   const venv = join(mkdtempSync(join(tmpdir(), "fxlens-no-torch-")), "venv");
