@@ -51,7 +51,8 @@ async def edit_to_result(folder: Path, rounds: int, models: tuple[str, ...] = ("
             path = spec.materialise(folder)
             doc = session.open(path)
             await session.report_complete(doc)
-            fxlens, diagnostics, raw, traced = [], [], [], []
+            titles = await _lens_titles(session, doc.uri)
+            fxlens, diagnostics, lenses, raw, traced = [], [], [], [], []
             for _ in range(rounds):  # taking turns: machine noise falls on both sides alike
                 text = spec.edited(doc.text)
                 sent = session.change(doc, text)
@@ -60,6 +61,11 @@ async def edit_to_result(folder: Path, rounds: int, models: tuple[str, ...] = ("
                 # starts carry the new version too, but are the old ones shifted to the new text)
                 published = [e for e in session.events if sent <= e.at <= report.at and e.params.get("uri") == doc.uri
                              and e.method == "textDocument/publishDiagnostics"]
+                # what an editor does on workspace/codeLens/refresh: ask again, and show the new counts
+                fresh_titles = await _lens_titles(session, doc.uri)
+                lenses.append(time.perf_counter() - sent)
+                assert fresh_titles != titles, f"{key}: the lenses did not change with the edit"
+                titles = fresh_titles
                 fxlens.append(report.at - sent)
                 diagnostics.append(published[-1].at - sent)
                 info = await session.execute("fxlens.debugInfo")
@@ -68,6 +74,7 @@ async def edit_to_result(folder: Path, rounds: int, models: tuple[str, ...] = ("
                 raw.append((await asyncio.to_thread(torch.trace, key, path, text, classes))["seconds"])
             fx_median, raw_median = statistics.median(fxlens), statistics.median(raw)
             results[key] = {"file": path.name, "rounds": rounds, "fxlens_s": fxlens, "diagnostics_s": diagnostics,
+                            "lens_s": lenses, "median_lens_s": statistics.median(lenses),
                             "raw_torch_s": raw, "classes_traced": traced[-1] or "all",
                             "median_fxlens_s": fx_median, "median_raw_torch_s": raw_median,
                             "debounce_s": DEBOUNCE_SECONDS,
@@ -78,6 +85,11 @@ async def edit_to_result(folder: Path, rounds: int, models: tuple[str, ...] = ("
         await session.stop()
         torch.close()
     return results
+
+
+async def _lens_titles(session: Session, uri: str) -> list[str]:
+    lenses = await session.client.text_document_code_lens_async(_lens_params(uri))
+    return [lens.command.title for lens in lenses or []]
 
 
 def _value(params, key):

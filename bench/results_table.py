@@ -88,12 +88,13 @@ def markdown(r: dict) -> str:
                   f"| ratio fxlens / jedi | | | p50 {h['ratio_p50']:.2f}× · p99 {h['ratio_p99']:.2f}× |", ""]
     if "edit" in r:
         lines += ["## Edit → fresh result (didChange → complete fxlens/reportChanged of that version)", "",
-                  "| file | classes traced | fxlens | diagnostics published | raw torch, same traces (warm) | ratio | ratio without debounce |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| file | classes traced | fxlens (report complete) | diagnostics published | new lenses received | "
+                  "raw torch, same traces (warm) | ratio | ratio without debounce |",
+                  "|---|---|---|---|---|---|---|---|"]
         for key, e in r["edit"].items():
             traced = e["classes_traced"] if isinstance(e["classes_traced"], str) else len(e["classes_traced"])
             diag = sorted(e["diagnostics_s"])[len(e["diagnostics_s"]) // 2]
-            lines.append(f"| {key} | {traced} | {e['median_fxlens_s']:.2f} s | {diag:.2f} s | "
+            lines.append(f"| {key} | {traced} | {e['median_fxlens_s']:.2f} s | {diag:.2f} s | {e['median_lens_s']:.2f} s | "
                          f"{e['median_raw_torch_s']:.2f} s | {e['ratio']:.2f}× | {e['ratio_without_debounce']:.2f}× |")
         lines += ["", f"Debounce (included in the fxlens column): {next(iter(r['edit'].values()))['debounce_s']:g} s.", ""]
     if "cold" in r:

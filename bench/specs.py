@@ -48,7 +48,7 @@ GPT_EDIT = ("x = self.transformer.ln_f(x)", "x = self.transformer.ln_f(x) * 2.0"
 
 MODELS = {
     "small": ModelSpec("small", ROOT / "examples" / "residual_mlp.py", "ResidualMLP(width=16, depth=2)",
-                       "(torch.randn(4, 8),)", 0, ("return self.head(h).sum()", "return self.head(h).mean()")),
+                       "(torch.randn(4, 8),)", 0, ("return self.head(h).sum()", "return self.head(h).sum() * 2.0")),
     "gpt2-12": ModelSpec("gpt2-12", BENCH / "models" / "gpt2_small.py", GPT_BUILD, GPT_INPUTS, 2, GPT_EDIT),
     "gpt2-48": ModelSpec("gpt2-48", BENCH / "models" / "gpt2_small.py", GPT_BUILD, GPT_INPUTS, 2, GPT_EDIT,
                          replace=("n_layer: int = 12", "n_layer: int = 48"), file_name="gpt2_48.py"),
