@@ -1,6 +1,7 @@
 """fxlens benchmarks, one command: hover latency (vs jedi-language-server), edit → fresh result and cold
 start (vs raw torch), scale (vs raw torch.export), hover under load.
 
+    pip install -r bench/requirements.txt     # jedi-language-server, the hover peer
     python bench/run.py [--only hover,edit,cold,scale,load] [--hovers 1200] [--rounds 5] [--runs 3]
                         [--scale-runs 1] [--scale-models gpt2-12,gpt2-48,llama70b]
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import platform
@@ -50,6 +52,12 @@ def machine() -> dict:
             "torch": torch.__version__, "when": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
+def check_requirements(scenarios: list[str]) -> None:
+    if "hover" in scenarios and importlib.util.find_spec("jedi_language_server") is None:
+        raise SystemExit("the hover benchmark compares against jedi-language-server: "
+                         "pip install -r bench/requirements.txt (or leave it out: --only edit,cold,scale,load)")
+
+
 def run(args: argparse.Namespace) -> dict:
     from edits import cold_start, edit_to_result
     from latency import hover_under_load, hover_vs_jedi
@@ -86,6 +94,7 @@ def _write(name: str, data: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    check_requirements(args.only)
     from results_table import load_all, markdown, verdicts
 
     run(args)
