@@ -132,3 +132,24 @@ def _zombie(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+async def test_while_a_retrace_runs_hovers_use_the_old_result_shifted_through_the_edit(client: LanguageClient, tmp_path):
+    slow_tail = "\n\n# fxlens: Slow()(torch.randn(2, 3))\nclass Slow(nn.Module):\n    def forward(self, x):\n" \
+                "        time.sleep(1.5)\n        return x + 1\n"
+    text = "import time\n" + (FIXTURES / "residual_mlp.py").read_text().replace(
+        'if __name__ == "__main__":\n    print(ResidualMLP(16, 2)(torch.randn(4, 8)))\n', "") + slow_tail
+    doc = open_doc(client, "residual_mlp.py", tmp_path, text=text)
+    await doc.traced()
+    assert "call_module fc" in await doc.hover(doc.at(14, "self.fc"))
+    statuses = len(client.fx.statuses)
+    doc.change("# a new first line\n" + doc.text.replace("        return torch.relu(y) + x", "        return torch.relu(y) - x"))
+    await client.fx.until(lambda: any(s["state"] == "tracing" for s in client.fx.statuses[statuses:]), "retrace")
+    moved = await doc.hover(doc.at(15, "self.fc"))  # the old line 14, unchanged text
+    edited = await doc.hover(doc.at(16, "torch.relu"))  # edited: the old nodes no longer apply
+    info = await command(client, "fxlens.debugInfo")
+    assert doc.uri in info["tracing"]  # both answers came from the old result, during the retrace
+    assert "call_module fc" in moved and "| 1 → L15 |" in moved
+    assert edited is None
+    await doc.traced()
+    assert "operator.sub" in await doc.hover(doc.at(16, "torch.relu"))
