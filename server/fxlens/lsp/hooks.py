@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
 PROGRESS_AFTER_SECONDS = 0.5
+REPORT_CHANGED = "fxlens/reportChanged"  # {uri, version, complete}: the client's graph view re-renders
+STATUS = "fxlens/status"  # {state: idle | tracing | error, message}: for a status bar
 
 
 class TraceProgress:
@@ -104,7 +106,7 @@ class EditorHooks:
             payload = {"state": "tracing", "message": f"tracing {self.active} file(s)"}
         else:
             payload = {"state": "idle", "message": message if state == "starting" else "ready"}
-        self.ls.notify("fxlens/status", payload)
+        self.ls.notify(STATUS, payload)
 
     # -- the scheduler's hooks -------------------------------------------------------------------
 
@@ -138,7 +140,7 @@ class EditorHooks:
 
     def _changed(self, doc: Document, complete: bool) -> None:
         # `complete`: the whole file is traced (false while classes stream in one by one)
-        self.ls.notify("fxlens/reportChanged", {"uri": doc.uri, "version": doc.version, "complete": complete})
+        self.ls.notify(REPORT_CHANGED, {"uri": doc.uri, "version": doc.version, "complete": complete})
         if self.ls.capability("workspace", "code_lens", "refresh_support"):
             self._refresh("lens", self.ls.workspace_code_lens_refresh)
         if self.ls.settings.inlay_hints:

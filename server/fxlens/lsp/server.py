@@ -11,6 +11,7 @@ import logging
 from typing import Any, Optional
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -18,17 +19,13 @@ from fxlens import __version__ as VERSION
 from fxlens.engine.documents import Document, Documents
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.supervisor import Supervisor
+from fxlens.engine.worker_client import WorkerUnavailable
 from fxlens.lsp import commands, diagnostics, hover, inlay, lens
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
 from fxlens.lsp.protocol import FxlensProtocol
-from fxlens.lsp.protocol import FxlensProtocol
 from fxlens.lsp.settings import Settings, has_settings, parse_settings
 
-log = logging.getLogger("fxlens")
-
-REPORT_CHANGED = "fxlens/reportChanged"
-STATUS = "fxlens/status"
 
 
 class FxlensServer(LanguageServer):
@@ -74,18 +71,19 @@ class FxlensServer(LanguageServer):
         previous, self.settings = self.settings, settings
         if settings.python != previous.python:
             self.hooks.forget_errors()
-            asyncio.ensure_future(self._restart_and_retrace())
+            asyncio.ensure_future(self._restart_worker())
         elif settings.trace_options() != previous.trace_options():
             self.retrace_all()
         if settings.inlay_hints != previous.inlay_hints:
             self.hooks.refresh_inlays()
         self.hooks.status()
 
-    async def _restart_and_retrace(self) -> None:
+    async def _restart_worker(self) -> None:
+        # documents are traced again from `_worker_ready`
         try:
             await self.supervisor.restart(self.settings.python)
-        except Exception:  # reported through worker_state already; documents wait for the next start
-            return
+        except WorkerUnavailable:
+            return  # already reported through worker_state; documents wait for a working interpreter
 
     def _worker_ready(self) -> None:
         self.retrace_all(only_missing=True)
@@ -119,8 +117,12 @@ async def _did_change_configuration(ls: FxlensServer, params: types.DidChangeCon
     generation = ls.config_generation
     if not has_settings(raw) and ls.capability("workspace", "configuration"):
         # pull-model clients send an empty notification and expect us to ask
-        items = await ls.workspace_configuration_async(
-            types.ConfigurationParams(items=[types.ConfigurationItem(section="fxlens")]))
+        try:
+            items = await ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="fxlens")]))
+        except JsonRpcException as error:
+            ls.warn(f"could not read the settings from the editor ({error}); keeping the current ones")
+            return
         if generation != ls.config_generation:
             return  # a newer notification arrived while we asked: it wins
         raw = {"fxlens": items[0] if items else {}}
