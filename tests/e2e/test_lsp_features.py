@@ -223,3 +223,18 @@ async def test_malformed_messages_get_errors_not_silence(client: LanguageClient)
     assert error.value.code == -32602  # invalid params
     info = await command(client, "fxlens.debugInfo")  # answered after both messages
     assert info["serverPid"] and not [m for m in client.messages[seen:] if m.message.startswith("Error in server")]
+
+
+async def test_settings_are_pulled_when_the_notification_carries_none(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "residual_mlp.py", tmp_path)
+    await doc.traced()
+    client.set_configuration({"levels": ["fx"], "inlayHints": True}, section="fxlens")
+    refreshes = client.fx.inlay_refreshes
+    try:
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        await client.fx.until(lambda: client.fx.inlay_refreshes > refreshes, "settings pulled and applied")
+        await doc.traced(doc.change(doc.text + "\n"))
+        assert not any(lens.command.title.startswith("aten") for lens in await doc.lenses())
+    finally:
+        client.set_configuration({}, section="fxlens")
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {}}))
