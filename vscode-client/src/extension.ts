@@ -66,8 +66,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     });
   }
 
+  // Starts run one after another: an interpreter change and a settings change arriving together must
+  // not start two servers.
+  let starting = Promise.resolve();
   function restartInBackground(): void {
-    startServer().catch((error) => {
+    starting = starting.then(startServer).catch((error) => {
       log.appendLine(`[fxlens] the server did not start: ${String(error)}`);
       status.setServer("stopped", String(error));
     });
