@@ -68,6 +68,14 @@ def wait_until_gone(token: str, worker_pid: Optional[int], within: float = 10.0)
         time.sleep(0.05)
 
 
+def wait_for_file(path: Path, within: float = 60.0) -> None:
+    """Poll (bounded) for a marker file user code writes when it has started."""
+    deadline = time.monotonic() + within
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
 class TrackedWorker:
     """A WorkerClient started with a process token in its environment."""
 

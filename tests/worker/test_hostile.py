@@ -6,13 +6,14 @@ and no process the trace started is left (see hostile_support for how they are f
 """
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
 from fxlens.report import FileReport
-from hostile_support import TrackedWorker, assert_good_report, fixture_text, hostile_line
+from hostile_support import TrackedWorker, assert_good_report, fixture_text, hostile_line, wait_for_file
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -273,3 +274,21 @@ async def test_nonsense_options_fall_back_to_defaults(worker, tmp_path, timeout,
     path = tmp_path / "good.py"
     assert_good_report(await worker.analyse(path, fixture_text("good.py"), timeout=timeout, memory_mb=memory_mb))
     assert worker.client.alive
+
+
+async def test_garbage_on_the_report_pipe_and_cancels_do_not_kill_the_worker(worker, tmp_path):
+    # the worker reads a flooded pipe while the cancel arrives, often in the same select() batch
+    for attempt in range(5):
+        started = tmp_path / f"started-{attempt}"
+        text = fixture_text("channel_flood.py", STARTED=str(started))
+        pending = asyncio.ensure_future(worker.analyse(tmp_path / "chatty.py", text, timeout=HANG_TIMEOUT))
+        await asyncio.get_running_loop().run_in_executor(None, wait_for_file, started)
+        pending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await pending
+    text = fixture_text("channel_flood.py", STARTED=str(tmp_path / "started-last"))
+    path, pid, line = tmp_path / "chatty.py", worker.pid, hostile_line(text)
+    report = await worker.analyse(path, text, timeout=HANG_TIMEOUT)
+    error = only_error(report)  # the garbage `done` line is not the child's report: it times out
+    assert (error.category, error.line) == ("timeout", line), error
+    await expect_recovery(worker, path, pid)

@@ -61,6 +61,27 @@ def normalise(message: dict) -> dict:
     return request
 
 
+def _child_event(line: bytes) -> Optional[dict]:
+    """A child's event if `line` is one the server can use, else None (it came from user code)."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict):
+        return None
+    kind = event.get("event")
+    if kind == "done":
+        report = event.get("report")
+        ok = isinstance(report, dict) and isinstance(report.get("classes"), list) and "version" in report
+    elif kind == "class":
+        ok = isinstance(event.get("class"), dict) and isinstance(event["class"].get("name"), str)
+    elif kind == "aborted":
+        ok = isinstance(event.get("diagnostic"), dict)
+    else:
+        ok = False
+    return event if ok else None
+
+
 class Worker:
     def __init__(self, send: Callable[[dict], None]) -> None:
         self.send = send
@@ -125,11 +146,10 @@ class Worker:
         job.buffer += chunk
         *lines, job.buffer = job.buffer.split(b"\n")
         for line in lines:
-            try:
-                event = json.loads(line)
-                kind = event["event"]
-            except (ValueError, KeyError, TypeError):
-                continue  # user code wrote to our pipe; only fxlens's own events count
+            event = _child_event(line)
+            if event is None:
+                continue  # user code wrote to our pipe; only well-formed events count
+            kind = event["event"]
             if kind == "aborted":
                 job.aborted = event.get("diagnostic")
                 continue
@@ -195,7 +215,9 @@ class Worker:
                         self.selector.unregister(0)
                         for job in list(self.running.values()):
                             self._finish(job, kill=True)
-                else:
+                elif self.running.get(key.data.id) is key.data:
+                    # (a cancel read from stdin earlier in this same batch may have finished it, and
+                    # closed its fd: reading that fd again would fail, or read a newer job's pipe)
                     self._read_child(key.data)
             for job in list(self.running.values()):
                 if time.monotonic() >= job.deadline:
