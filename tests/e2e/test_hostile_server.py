@@ -256,3 +256,38 @@ async def test_an_interpreter_that_cannot_run_the_worker(tmp_path, bad_interpret
         assert leftovers(token, set()) == set()
     finally:
         await stop(lsp)
+
+
+async def _configure(client: LanguageClient, **settings) -> None:
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"fxlens": {"timeoutSeconds": HANG_TIMEOUT, **settings}}))
+
+
+async def test_memory_limit_is_a_setting(client: LanguageClient, tmp_path):
+    text = fixture_text("memory_configurable.py")
+    doc = open_text(client, tmp_path / "table.py", text)
+    await doc.traced()
+    assert errors(doc) == []  # 1 GB fits the default limit (4096 MB)
+    await _configure(client, memoryLimitMB=256)
+    try:
+        await doc.traced(doc.change(text + "\n"))
+        assert [(d.code, d.range.start.line) for d in errors(doc)] == [("memory", hostile_line(text) - 1)]
+        assert "memoryLimitMB" in errors(doc)[0].message  # the fix names the setting
+    finally:
+        await _configure(client)
+    await recovered(client, doc)
+
+
+async def test_execution_off_runs_nothing_at_all(client: LanguageClient, tmp_path):
+    markers = {key: str(tmp_path / key) for key in ("ASSIGN", "LOOP", "WITH", "CALL", "MAIN")}
+    await _configure(client, execution="off")
+    try:
+        await client.fx.until(lambda: "execution is off" in (client.fx.statuses[-1]["message"] or ""), "off status")
+        for name in ("execution_off.py", "side_effects.py", "loop_toplevel.py"):
+            doc = open_text(client, tmp_path / name, fixture_text(name, **markers))
+            result = await command(client, "fxlens.retrace", doc.uri)  # answered at once: nothing runs
+            assert result["ok"] is False and errors(doc) == []
+            doc.close()
+        assert [m for m in markers.values() if Path(m).exists()] == []
+    finally:
+        await _configure(client)
