@@ -2,17 +2,20 @@
 
 - unit tests of the pure TypeScript parts (node's test runner);
 - the graph page in headless Chromium, fed a report the engine produces here;
-- fxlens in a real VS Code (code-server 4.100.3) with the packaged .vsix.
+- fxlens in a real VS Code (code-server 4.100.3) with the packaged .vsix;
+- the .vsix's server in a bare interpreter: its dependencies are all bundled.
 
 Prerequisites come from `.ci/setup-vscode.sh`; a missing one fails with the command that installs it.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -81,3 +84,63 @@ def test_fxlens_in_code_server(npm: str) -> None:
     if not VSIX.exists() or VSIX.stat().st_mtime < _newest_source_mtime():
         _run(npm, "package")
     _run(npm, "test:code-server")
+
+
+def _lsp_message(payload: dict) -> bytes:
+    body = json.dumps(payload).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def _read_lsp_message(stream) -> dict:
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            raise EOFError("the server closed its output")
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    return json.loads(stream.read(length))
+
+
+def test_vsix_server_runs_with_nothing_but_python(npm: str, tmp_path: Path) -> None:
+    """The .vsix carries the server and every dependency it imports: in a bare venv (no pygls, no
+    lsprotocol, no cattrs, no torch) `python -m fxlens serve --stdio` answers `initialize`."""
+    if not VSIX.exists() or VSIX.stat().st_mtime < _newest_source_mtime():
+        _run(npm, "package")
+    with zipfile.ZipFile(VSIX) as package:
+        package.extractall(tmp_path / "vsix")
+    libs = tmp_path / "vsix" / "extension" / "bundled" / "libs"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    python = str(tmp_path / "venv" / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(libs)
+    bare = subprocess.run([python, "-c", "import importlib.util as u; print([m for m in ('pygls', 'torch') if u.find_spec(m)])"],
+                          env={**env, "PYTHONPATH": ""}, capture_output=True, text=True, check=True)
+    assert bare.stdout.strip() == "[]", "the venv must have neither pygls nor torch of its own"
+
+    server = subprocess.Popen([python, "-m", "fxlens", "serve", "--stdio"], env=env, cwd=tmp_path,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        server.stdin.write(_lsp_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": os.getpid(), "rootUri": None, "capabilities": {},
+            "initializationOptions": {"fxlens": {"python": python, "execution": "off"}}}}))
+        server.stdin.flush()
+        while True:
+            message = _read_lsp_message(server.stdout)
+            if message.get("id") == 1:
+                break
+        assert "result" in message, message
+        capabilities = message["result"]["capabilities"]
+        assert capabilities.get("hoverProvider") and capabilities.get("codeLensProvider")
+        assert "fxlens.showGraph" in capabilities["executeCommandProvider"]["commands"]
+        for payload in ({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}, {"jsonrpc": "2.0", "method": "exit"}):
+            server.stdin.write(_lsp_message(payload))
+        server.stdin.flush()
+        assert server.wait(timeout=30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
