@@ -55,8 +55,12 @@ def _run(npm: str, script: str, timeout: float = 600) -> None:
         pytest.fail(f"`npm run {script}` ran over {timeout:.0f} s and was stopped:\n{stdout[-12000:]}\n{stderr[-4000:]}",
                     pytrace=False)
     if process.returncode != 0:
-        pytest.fail(f"`npm run {script}` failed ({process.returncode}):\n{stdout[-12000:]}\n{stderr[-4000:]}",
-                    pytrace=False)
+        # the whole output, for a failure whose cause scrolled out of the tail shown here
+        log = CLIENT / "test-artifacts" / f"{script.replace(':', '-')}.log"
+        log.parent.mkdir(exist_ok=True)
+        log.write_text(stdout + "\n--- stderr ---\n" + stderr)
+        pytest.fail(f"`npm run {script}` failed ({process.returncode}); full output in {log}:\n"
+                    f"{stdout[-12000:]}\n{stderr[-4000:]}", pytrace=False)
 
 
 def _newest_source_mtime() -> float:
