@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from fxlens.report import Diagnostic, class_from_json, file_from_json
 from fxlens.worker import isolation, postmortem
 
 MAX_CHILDREN = 2
@@ -69,17 +70,16 @@ def _child_event(line: bytes) -> Optional[dict]:
         return None
     if not isinstance(event, dict):
         return None
-    kind = event.get("event")
-    if kind == "done":
-        report = event.get("report")
-        ok = isinstance(report, dict) and isinstance(report.get("classes"), list) and "version" in report
-    elif kind == "class":
-        ok = isinstance(event.get("class"), dict) and isinstance(event["class"].get("name"), str)
-    elif kind == "aborted":
-        ok = isinstance(event.get("diagnostic"), dict)
-    else:
-        ok = False
-    return event if ok else None
+    # parse it as the server will: a forged event that the server cannot read would kill its reader
+    parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
+             "aborted": lambda e: Diagnostic(**e["diagnostic"])}.get(event.get("event"))
+    try:
+        if parse is None:
+            return None
+        parse(event)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return event
 
 
 class Worker:
