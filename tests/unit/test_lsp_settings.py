@@ -1,7 +1,7 @@
 """settings.py: typed settings with defaults; bad values warn and fall back."""
 import sys
 
-from fxlens.lsp.settings import Settings, has_settings, parse_settings
+from fxlens.lsp.settings import Settings, has_settings, parse_settings, with_root
 
 
 def test_defaults():
@@ -49,3 +49,13 @@ def test_infinite_and_huge_numbers_are_refused():
     settings, warnings = parse_settings({"fxlens": {"timeoutSeconds": float("inf"), "memoryLimitMB": 10**30}})
     assert settings.timeout_seconds == 60 and settings.memory_limit_mb == 4096 and len(warnings) == 2
     assert parse_settings({"fxlens": {"timeoutSeconds": float("nan")}})[0].timeout_seconds == 60
+
+
+def test_relative_interpreter_paths_are_relative_to_the_workspace():
+    relative = parse_settings({"fxlens": {"python": ".venv/bin/python"}})[0]
+    assert with_root(relative, "/home/me/proj").python == "/home/me/proj/.venv/bin/python"
+    assert with_root(relative, None).python == ".venv/bin/python"
+    bare = parse_settings({"fxlens": {"python": "python3"}})[0]
+    assert with_root(bare, "/home/me/proj").python == "python3"  # found on PATH
+    absolute = parse_settings({"fxlens": {"python": "/usr/bin/python3"}})[0]
+    assert with_root(absolute, "/home/me/proj").python == "/usr/bin/python3"

@@ -24,7 +24,7 @@ from fxlens.lsp import commands, diagnostics, hover, inlay, lens
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
 from fxlens.lsp.protocol import FxlensProtocol
-from fxlens.lsp.settings import Settings, has_settings, parse_settings
+from fxlens.lsp.settings import Settings, has_settings, parse_settings, with_root
 
 
 
@@ -64,8 +64,12 @@ class FxlensServer(LanguageServer):
 
     # -- settings --------------------------------------------------------------------------------
 
-    def apply_settings(self, raw: Any) -> None:
+    def parse(self, raw: Any) -> tuple[Settings, list[str]]:
         settings, warnings = parse_settings(raw)
+        return with_root(settings, self.workspace.root_path), warnings
+
+    def apply_settings(self, raw: Any) -> None:
+        settings, warnings = self.parse(raw)
         for warning in warnings:
             self.warn(warning)
         previous, self.settings = self.settings, settings
@@ -99,7 +103,7 @@ class FxlensServer(LanguageServer):
 def _initialize(ls: FxlensServer, params: types.InitializeParams) -> None:
     # Start importing torch now: by the time the first file opens the worker is warm.
     ls.init_options = params.initialization_options
-    settings, _ = parse_settings(params.initialization_options)
+    settings, _ = ls.parse(params.initialization_options)
     ls.settings = settings
     ls.supervisor.start(settings.python)
 

@@ -5,6 +5,7 @@ flat `{"python": ...}` that some clients put in initializationOptions.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -109,3 +110,12 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
         else:
             changes[name] = parsed
     return replace(defaults, **changes), warnings
+
+
+def with_root(settings: Settings, root: Optional[str]) -> Settings:
+    """A relative interpreter path (`.venv/bin/python`) means relative to the workspace, not to
+    wherever the editor started the server; a bare name (`python3`) is looked up on PATH."""
+    python = settings.python
+    if root and os.sep in python and not os.path.isabs(python):
+        return replace(settings, python=os.path.normpath(os.path.join(root, python)))
+    return settings
