@@ -119,8 +119,10 @@ class ClassReport:
     build: Build = field(default_factory=Build)
     members: list[Member] = field(default_factory=list)
     levels: dict[str, LevelResult] = field(default_factory=dict)
-    # for a class traced as the instance a parent built: the parent's name and the instance path
+    # for a class traced as the instance a parent built: that parent class (Build.detail has the path)
     built_by: Optional[str] = None
+    # the first line of the `# fxlens:` comment above the class, if it has one
+    directive_line: Optional[int] = None
 
     def diagnostics(self) -> list[Diagnostic]:
         return [d for result in self.levels.values() for d in result.diagnostics]

@@ -188,3 +188,13 @@ def test_item_keeps_the_graph_and_says_where_shapes_stop(reports):
     assert [n.target for n in result.nodes if n.op == "call_method"] == ["max", "item"]
     (diagnostic,) = result.diagnostics
     assert diagnostic.severity == "information" and diagnostic.line == 31
+
+
+def test_spans_functions_and_directive_line(reports):
+    seed = reports["seed"].find_class("Seed")
+    shift = next(n for n in seed.levels["fx"].nodes if n.op == "get_attr")
+    assert (shift.line, shift.col, shift.end_col) == (13, 25, 35)  # exactly `self.shift`
+    linear = next(n for n in seed.levels["aten"].nodes if n.name == "linear")
+    assert linear.function == "Seed.forward"  # export's own stack trace says only `forward`
+    assert seed.directive_line == 5
+    assert reports["nanogpt"].find_class("GPT").directive_line is None

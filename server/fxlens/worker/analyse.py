@@ -14,7 +14,7 @@ from torch import nn
 from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker import build as building
 from fxlens.worker import loader
-from fxlens.worker.discover import ClassSource, classes_in
+from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.infer import infer_inputs, record_children
 from fxlens.worker import trace_aten, trace_fx
@@ -33,6 +33,7 @@ class Analysis:
         self.execution = execution
         self.only = set(classes) if classes else None
         self.first = first
+        self.functions: dict[int, str] = {}
         self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
 
     # -- the steps -------------------------------------------------------------------------------
@@ -53,6 +54,7 @@ class Analysis:
             self.report.diagnostics.append(classify(error, self.path, self.lines, "load", None,
                                                     whole_line(1, self.lines)))
             return self.report
+        self.functions = qualnames_by_line(loaded.tree)
         for skipped in loaded.skipped:
             span = whole_line(skipped.line, self.lines)
             self.report.diagnostics.append(Diagnostic(
@@ -192,6 +194,7 @@ class Analysis:
             return report
         report.build = example.build
         report.built_by = example.parent
+        report.directive_line = source.directive_line
         if example.inputs is not None:
             report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims)
         report.members = self._members(source, example.instance)
@@ -200,6 +203,9 @@ class Analysis:
             if trace is None:
                 continue
             result = trace(example, self.path, self.lines, class_span)
+            for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
+                if node.line is not None:
+                    node.function = self.functions.get(node.line, node.function)
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
             report.levels[level] = result

@@ -72,3 +72,23 @@ def calls_to(tree: ast.Module, name: str) -> list[ast.Call]:
     """Every `name(...)` call in the file, wherever it is (a `__main__` block included)."""
     return [node for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name]
+
+
+def qualnames_by_line(tree: ast.Module) -> dict[int, str]:
+    """Line -> qualified name of the innermost function around it, as `co_qualname` spells it."""
+    found: dict[int, str] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                    found[line] = name  # inner functions are visited later and overwrite
+                visit(child, f"{name}.<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found

@@ -1,6 +1,7 @@
 """The `fx` level: symbolic_trace semantics, every node mapped to the user's source span."""
 from __future__ import annotations
 
+import re
 import sys
 import time
 from typing import Any, Optional
@@ -91,6 +92,22 @@ def nodes_of(graph: fx.Graph, values: dict[str, Any], names: SampledSizes, twins
     return result
 
 
+def _narrow_get_attr(node: Node, lines: list[str]) -> None:
+    """A get_attr node is made where its value is first used, so its frame span is the enclosing
+    expression (`self.fc(x) + self.shift` for `shift`): narrow it to `self.shift` when the span has
+    exactly one such spelling."""
+    if node.op != "get_attr" or node.line is None or node.end_line != node.line or node.col is None:
+        return
+    if not 0 < node.line <= len(lines):
+        return
+    segment = lines[node.line - 1].encode()[node.col:node.end_col]
+    attribute = node.target.rsplit(".", 1)[-1].encode()
+    matches = list(re.finditer(rb"\bself\." + re.escape(attribute) + rb"\b", segment))
+    if len(matches) == 1:
+        start = node.col
+        node.col, node.end_col = start + matches[0].start(), start + matches[0].end()
+
+
 class PropagationError(Exception):
     """Shape propagation stopped at `node`; `values` holds what was computed before it."""
 
@@ -148,5 +165,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
             values = failure.values
             diagnostics.append(_shape_gap(failure, path, lines, class_span))
     nodes = nodes_of(gm.graph, values, names, twins)
+    for node in nodes:
+        _narrow_get_attr(node, lines)
     note = "" if _HAS_POSITIONS else "whole lines only: column spans need Python >= 3.11"
     return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started, note)
