@@ -119,6 +119,12 @@ test("an untraceable file gets a diagnostic at the failing line", async () => {
   await hover.waitFor();
   await page.screenshot({ path: artifact("code-server-diagnostic.png") });
   await page.keyboard.press("Escape");
+  // its graph view lists the problem instead of drawing an empty graph
+  await editor().locator(".codelens-decoration a", { hasText: "Show FX graph" }).first().click();
+  const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await graph.locator("#diagnostics li", { hasText: /control flow/ }).first().waitFor();
+  assert.equal(await graph.locator("svg#graph g.node").count(), 0);
+  await page.screenshot({ path: artifact("code-server-graph-untraceable.png") });
 });
 
 test("Show FX graph opens the drawn graph beside the editor; a click reveals the node's line", async () => {
