@@ -29,7 +29,7 @@ from hostile_support import TOKEN_VARIABLE, fixture_text, hostile_line, processe
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 TOKEN = uuid.uuid4().hex
-HANG_TIMEOUT = 3  # fxlens.timeoutSeconds for this module's server
+HANG_TIMEOUT = 5  # fxlens.timeoutSeconds for this module's server: hangs cost this much
 GOOD = fixture_text("good.py")
 GOOD_LENS = "fx: 5 nodes (1 placeholder · 1 call_module · 2 call_function · 1 output)"
 # writes a marker when its trace has started, then hangs: only the first time, so a re-run succeeds

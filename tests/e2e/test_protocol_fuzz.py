@@ -87,7 +87,7 @@ OPS = st.one_of(
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client,
                                               server_env={**ENV, TOKEN_VARIABLE: TOKEN}), scope="module")
 async def client(lsp_client: LanguageClient):
-    await start(lsp_client, {"levels": ["fx"], "timeoutSeconds": 5})
+    await start(lsp_client, {"levels": ["fx"], "timeoutSeconds": 10})
     yield
     await lsp_client.shutdown_session()
 
@@ -202,7 +202,7 @@ async def test_random_message_sequences(client: LanguageClient, sequence):
 async def test_still_traces_and_leaves_nothing_behind(client: LanguageClient, tmp_path):
     # whatever the sequences left in the settings: put them back, then a normal edit must still work
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"fxlens": {"levels": ["fx"], "timeoutSeconds": 5}}))
+        settings={"fxlens": {"levels": ["fx"], "timeoutSeconds": 10}}))
     path = tmp_path / "after.py"
     path.write_text(TEXTS[1])
     uri = from_fs_path(str(path))
