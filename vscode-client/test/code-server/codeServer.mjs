@@ -1,7 +1,7 @@
 // Starts a real VS Code (code-server 4.100.3) with the packaged fxlens.vsix installed, in a throwaway
 // HOME, on a free loopback port. See scripts/install-code-server.sh for how it is installed.
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -124,6 +124,8 @@ export async function startCodeServer({ trusted = true, python, pythonExtension 
     } catch {
       // already gone
     }
+    // the throwaway HOME, user data and extensions (a few MB a run); the screenshots stay in test-artifacts
+    rmSync(root, { recursive: true, force: true, maxRetries: 3 });
   };
   // a test runner that is interrupted or killed must not leave code-server behind
   process.once("exit", stop);
