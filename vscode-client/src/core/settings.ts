@@ -15,7 +15,7 @@ export interface FxlensSettings {
 export const DEFAULT_SETTINGS: FxlensSettings = {
   python: "",
   levels: ["fx", "aten"],
-  timeoutSeconds: 120,
+  timeoutSeconds: 60,
   execution: "safe",
   inlayHints: false,
   memoryLimitMB: 4096,
