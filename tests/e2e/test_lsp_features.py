@@ -204,6 +204,9 @@ async def test_execution_off_runs_nothing(client: LanguageClient, tmp_path):
     doc = open_doc(client, "two_models.py", tmp_path)
     result = await command(client, "fxlens.retrace", doc.uri)
     assert result["ok"] is False and not await doc.lenses()
+    said = await doc.hover(doc.at(11, "forward"))  # Encoder.forward
+    assert "runs no code of this file" in said and "`off`" in said
+    assert await doc.hover(doc.at(1)) is None  # outside any class it stays quiet
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {}}))
     await doc.traced()  # back to `safe`: the open file is traced
 

@@ -49,7 +49,7 @@ async def test_worker_killed_mid_trace_fails_the_pending_request(tmp_path):
     os.kill(worker.pid, signal.SIGKILL)
     with pytest.raises(WorkerUnavailable) as raised:
         await pending
-    assert "the worker exited" in raised.value.message
+    assert raised.value.message == "the worker was killed (SIGKILL)"
     assert not worker.client.alive
     # the trace child dies with the worker (parent-death signal), so nothing carries the token
     assert wait_until_gone(worker.token, None) == []
@@ -93,3 +93,24 @@ async def test_torch_too_old(tmp_path, monkeypatch):
     assert "torch 1.13.0" in raised.value.message and "too old" in raised.value.message
     assert "pip install -U torch" in raised.value.fix
     assert wait_until_gone(worker.token, None) == []
+
+
+async def test_a_failing_class_callback_fails_only_its_request(tmp_path):
+    from fxlens.engine.worker_client import TraceOptions, WorkerClient
+
+    client = WorkerClient()
+    await client.start()
+    try:
+        model = tmp_path / "m.py"
+        model.write_text("import torch\n\n# fxlens: M()(torch.randn(2, 3))\nclass M(torch.nn.Module):\n"
+                         "    def forward(self, x):\n        return x * 2\n")
+
+        def broken(report):
+            raise RuntimeError("callback bug")
+
+        with pytest.raises(RuntimeError, match="callback bug"):
+            await client.analyse(str(model), model.read_text(), TraceOptions(), on_class=broken)
+        report = await client.analyse(str(model), model.read_text(), TraceOptions())  # the reader lives on
+        assert report.find_class("M").levels["fx"].ok
+    finally:
+        await client.stop()

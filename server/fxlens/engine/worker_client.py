@@ -5,14 +5,25 @@ import asyncio
 import itertools
 import json
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable, Optional
+from typing import Callable, Optional
 
 from fxlens.report import ClassReport, FileReport, class_from_json, file_from_json
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
+
+
+def _exit_words(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the worker was killed ({name})"
+    return f"the worker exited (status {code})"
 
 
 class WorkerUnavailable(Exception):
@@ -31,7 +42,7 @@ class TraceOptions:
     memory_mb: int = 4096
 
 
-OnClass = Callable[[ClassReport], Awaitable[None] | None]
+OnClass = Callable[[ClassReport], None]
 
 
 class WorkerClient:
@@ -80,24 +91,36 @@ class WorkerClient:
 
     async def _read_events(self) -> None:
         assert self.process and self.process.stdout
-        async for raw in self.process.stdout:
+        try:
+            async for raw in self.process.stdout:
+                self._dispatch(raw)
+        finally:
+            code = await self.process.wait()
+            for future, _ in self._pending.values():
+                if not future.done():
+                    future.set_exception(WorkerUnavailable(_exit_words(code)))
+            if self.on_exit is not None:
+                self.on_exit(code)
+
+    def _dispatch(self, raw: bytes) -> None:
+        """One event from the worker; a bad one fails its own request, never the reader."""
+        try:
             event = json.loads(raw)
-            entry = self._pending.get(event.get("id"))
-            if entry is None:
-                continue
-            future, on_class = entry
+        except ValueError:
+            self.stderr_lines.append(f"unreadable worker message: {raw[:200]!r}")
+            return
+        entry = self._pending.get(event.get("id"))
+        if entry is None:
+            return
+        future, on_class = entry
+        try:
             if event["event"] == "class" and on_class is not None:
-                result = on_class(class_from_json(event["class"]))
-                if asyncio.iscoroutine(result):
-                    await result
+                on_class(class_from_json(event["class"]))
             elif event["event"] == "done" and not future.done():
                 future.set_result(file_from_json(event["report"]))
-        code = await self.process.wait()
-        for future, _ in self._pending.values():
+        except Exception as error:  # a malformed report or a failing callback: that request's error
             if not future.done():
-                future.set_exception(WorkerUnavailable(f"the worker exited (status {code})"))
-        if self.on_exit is not None:
-            self.on_exit(code)
+                future.set_exception(error)
 
     @property
     def alive(self) -> bool:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Optional
 
 from lsprotocol import types
 
-from fxlens.render.hover import hover_text
+from fxlens.render.hover import execution_off_text, hover_text
 
 if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
@@ -26,7 +26,10 @@ def register(ls: "FxlensServer") -> None:
         doc.cursor_line = line  # the next trace starts with this class
         view = doc.view()
         markdown = _markdown(ls)
-        text = hover_text(view.report, line, col, markdown=markdown, stale=view.stale)
+        if ls.settings.execution == "off":
+            text = execution_off_text(doc.text, line)
+        else:
+            text = hover_text(view.report, line, col, markdown=markdown, stale=view.stale)
         if text is None:
             return None
         kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText

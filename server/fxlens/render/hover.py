@@ -184,3 +184,19 @@ def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: in
     if "aten" not in cls.levels or not cls.levels["aten"].ok:
         headers, table = headers[:3] + headers[5:], [r[:3] + r[5:] for r in table]
     out.table(headers, table)
+
+
+EXECUTION_OFF = ("fxlens runs no code of this file (`fxlens.execution` is `off`, e.g. in an untrusted "
+                 "workspace), so there is no graph to show. Trust the workspace or set it to `safe`.")
+
+
+def execution_off_text(source: str, line: int) -> Optional[str]:
+    """The hover while execution is off: said on the lines of a top-level class, silent elsewhere."""
+    lines = source.splitlines()
+    for index in range(min(line, len(lines)) - 1, -1, -1):
+        text = lines[index]
+        if text.startswith("class "):
+            return EXECUTION_OFF
+        if text.strip() and not text[0].isspace() and not text.lstrip().startswith(("#", "@", ")")):
+            return None
+    return None
