@@ -294,3 +294,12 @@ async def test_garbage_on_the_report_pipe_and_cancels_do_not_kill_the_worker(wor
     error = only_error(report)  # the garbage `done` line is not the child's report: it times out
     assert (error.category, error.line) == ("timeout", line), error
     await expect_recovery(worker, path, pid)
+
+
+async def test_a_trace_cannot_write_into_the_workers_channel(worker, tmp_path):
+    """The child closes the worker's channel to the server and other traces' pipes before user code runs."""
+    report, _, path, pid = await run_case(worker, tmp_path, "forge_channel.py")
+    assert report.path == str(path)  # not the forged "done" the trace wrote to every descriptor
+    forger = report.find_class("Forger")
+    assert forger is not None and forger.levels["fx"].ok
+    await expect_recovery(worker, path, pid)

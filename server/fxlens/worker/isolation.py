@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from fxlens.worker import postmortem
 
@@ -108,8 +108,11 @@ def _die_with_trace_child() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def fork_analysis(request: dict, dump_path: str) -> tuple[int, int]:
-    """Fork a child that analyses `request`; returns (fd to read its events from, its pid)."""
+def fork_analysis(request: dict, dump_path: str, private_fds: Iterable[int] = ()) -> tuple[int, int]:
+    """Fork a child that analyses `request`; returns (fd to read its events from, its pid).
+
+    `private_fds` are the worker's own descriptors (its channel to the server, other traces' pipes):
+    the child closes them before user code runs, so it can neither forge nor read their messages."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid:
@@ -121,6 +124,9 @@ def fork_analysis(request: dict, dump_path: str) -> tuple[int, int]:
     emit = None
     try:
         os.close(read_fd)
+        for fd in private_fds:
+            if fd >= 0:
+                os.close(fd)
         os.setsid()  # its own process group: killing the group takes anything it spawned
         die_with_parent()
         adopt_orphans()  # a double-forked grandchild stays ours while the trace runs

@@ -83,8 +83,9 @@ def _child_event(line: bytes) -> Optional[dict]:
 
 
 class Worker:
-    def __init__(self, send: Callable[[dict], None]) -> None:
+    def __init__(self, send: Callable[[dict], None], channel_fd: int = -1) -> None:
         self.send = send
+        self.channel_fd = channel_fd
         self.selector = selectors.DefaultSelector()
         self.queue: list[Job] = []
         self.running: dict[int, Job] = {}
@@ -118,7 +119,9 @@ class Worker:
             fd, job.dump_path = tempfile.mkstemp(prefix="fxlens-stack-")
             os.close(fd)
             job.rss_at_fork_kb = isolation.worker_rss_kb()
-            job.read_fd, job.pid = isolation.fork_analysis(job.request, job.dump_path)
+            # a trace child must not hold the server's channel or another trace's pipe
+            private = [self.channel_fd, *(j.read_fd for j in self.running.values())]
+            job.read_fd, job.pid = isolation.fork_analysis(job.request, job.dump_path, private)
         except OSError as error:  # out of processes or memory: the request still gets an answer
             self._answer_unstarted(job, f"fxlens could not start a trace process: {error}")
             return
@@ -288,7 +291,7 @@ def main() -> int:
     isolation.adopt_orphans()
     send({"event": "ready", "pid": os.getpid(), "executable": sys.executable, **versions})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    Worker(send).serve()
+    Worker(send, channel.fileno()).serve()
     channel.flush()
     # Tearing down an interpreter that imported torch takes seconds (module finalizers); nothing
     # is left to clean up (children reaped, stack dumps unlinked), so leave at once
