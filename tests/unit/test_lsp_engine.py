@@ -90,6 +90,14 @@ def test_plan_follows_references_and_parents():
     assert plan(good, TEXT.replace("self.head(h).sum()", "self.head(h).mean()"), options) is None
 
 
+def test_plan_traces_everything_when_a_class_that_is_not_traced_changes():
+    config = "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n    width: int = 16\n\n\n"
+    options = TraceOptions()
+    good = Traced(1, config + TWO, two_report(), options)
+    # Encoder and Head may be built from Config's defaults without naming it: they must be traced again
+    assert plan(good, (config + TWO).replace("width: int = 16", "width: int = 32"), options) is None
+
+
 def test_merge_keeps_untouched_classes_shifted():
     options = TraceOptions()
     good = Traced(1, TWO, two_report(), options)

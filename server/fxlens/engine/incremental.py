@@ -61,6 +61,11 @@ def plan(good: Optional[Traced], text: str, options: TraceOptions) -> Optional[l
         return None
     parents = {c.name: c.built_by for c in good.report.classes if c.built_by}
     todo = {name for name in new.sources if new.sources[name] != old.sources[name]}
+    traced = {c.name for c in good.report.classes}
+    if todo - traced:
+        # a class that is not a traced Module (a config dataclass, a helper) feeds whichever Module
+        # builds or calls it, by name or not (GPT(GPTConfig()) is built from defaults): trace everything
+        return None
     grew = True
     while grew:
         grew = False
