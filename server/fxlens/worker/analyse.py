@@ -141,7 +141,7 @@ class Analysis:
     def _infer(self, example: building.Example) -> None:
         gm = None
         try:
-            gm = trace_fx.trace(example.instance, self.path)
+            gm = example.graph = trace_fx.trace(example.instance, self.path)
         except Exception:
             pass  # the fx level reports its own failure; inference falls back to the first layer
         inputs, dims, error = infer_inputs(example.instance, gm, example.build.device)

@@ -33,6 +33,8 @@ class Example:
     problems: list = field(default_factory=list)
     # the class whose instance this is, when traced as the child a parent built
     parent: Optional[str] = None
+    # the fx GraphModule already traced while inferring inputs (the fx level reuses it)
+    graph: Any = None
 
 
 def on_device(device: str, make: Callable[[], Any]) -> Any:

@@ -153,7 +153,7 @@ def _propagate(gm: fx.GraphModule, inputs: tuple) -> dict[str, Any]:
 def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelResult:
     started = time.perf_counter()
     try:
-        gm = trace(example.instance, path)
+        gm = example.graph or trace(example.instance, path)
     except Exception as error:
         diagnostic = classify(error, path, lines, "trace", "fx", class_span)
         return LevelResult("fx", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
