@@ -47,12 +47,6 @@ class Node:
     # instance path of the submodule whose forward produced the node ("h.3.attn"), "" for the root
     scope: str = ""
 
-    @property
-    def span(self) -> Optional[Span]:
-        if self.line is None:
-            return None
-        return Span(self.line, self.col or 0, self.end_line or self.line, self.end_col or 0)
-
 
 @dataclass
 class Diagnostic:

@@ -77,6 +77,16 @@ SOURCES = {
             def forward(self, x):
                 return self.fc(x)
     """,
+    "int_item": """
+        import torch
+        from torch import nn
+
+        # fxlens: IntItem()(torch.randn(4, 8))
+        class IntItem(nn.Module):
+            def forward(self, x):
+                k = (x > 0).sum().item()
+                return x * k
+    """,
     "no_inputs": """
         import torch
         from torch import nn
@@ -150,3 +160,10 @@ def test_without_inputs_the_fx_level_still_runs_and_asks_for_a_directive(reports
     assert not opaque.levels["aten"].ok
     (hint,) = opaque.levels["fx"].diagnostics
     assert hint.category == "inputs" and "# fxlens: Opaque(" in hint.fix
+
+
+def test_a_size_known_only_at_run_time_is_shown_not_fatal(reports):
+    aten = reports["int_item"].find_class("IntItem").levels["aten"]
+    assert aten.ok
+    item = next(n for n in aten.nodes if n.target == "aten.item.default")
+    assert item.value == "SymInt u0"

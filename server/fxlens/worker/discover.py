@@ -64,10 +64,6 @@ def classes_in(tree: ast.Module, text: str) -> list[ClassSource]:
     return result
 
 
-def enclosing_class(classes: list[ClassSource], line: int) -> Optional[ClassSource]:
-    return next((c for c in classes if c.line <= line <= c.end_line), None)
-
-
 def calls_to(tree: ast.Module, name: str) -> list[ast.Call]:
     """Every `name(...)` call in the file, wherever it is (a `__main__` block included)."""
     return [node for node in ast.walk(tree)

@@ -1,7 +1,6 @@
 """Describe traced values (tensors, fake tensors, SymInts, tuples) as report data."""
 from __future__ import annotations
 
-import re
 from typing import Any, Optional
 
 import torch
@@ -11,29 +10,12 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
 
 
-class SymbolNames:
-    """Maps torch's symbol names (s77) to the names the user sees (B, T) in every printed size."""
-
-    def __init__(self) -> None:
-        self.names: dict[str, str] = {}
-
-    def learn(self, size: Any, name: str) -> None:
-        if isinstance(size, torch.SymInt):
-            expr = size.node.expr
-            if getattr(expr, "is_Symbol", False):
-                self.names.setdefault(str(expr), name)
-
-    def dim(self, size: Any, other: Any = None) -> Any:
-        if isinstance(size, torch.SymInt):
-            expr = size.node.expr
-            if getattr(expr, "is_number", False):
-                return int(expr)
-            text = str(expr)
-            if not self.names:
-                return text
-            pattern = re.compile(r"\b(" + "|".join(map(re.escape, self.names)) + r")\b")
-            return pattern.sub(lambda m: self.names[m.group(1)], text)
-        return int(size)
+def _concrete(size: Any) -> Any:
+    """An int, or the text of a size only known at run time (`u0` from `.item()`, `.nonzero()`)."""
+    if isinstance(size, torch.SymInt):
+        expr = size.node.expr
+        return int(expr) if getattr(expr, "is_number", False) else str(expr)
+    return int(size)
 
 
 # Free sizes are read off two runs: the example, and one with B doubled and T tripled. Distinct growth
@@ -64,10 +46,10 @@ class SampledSizes:
             self.monomials.append((f"{n1}*{n2}", b1 * b2, g1 * g2))
 
     def dim(self, size: Any, other: Any = None) -> Any:
-        a = int(size)
-        if other is None or int(other) == a:
+        a = _concrete(size)
+        b = _concrete(other) if other is not None else a
+        if not isinstance(a, int) or not isinstance(b, int) or a == b:
             return a
-        b = int(other)
         for label, base, factor in self.monomials:
             if b == a * factor:  # a = k * base
                 if a % base == 0:
@@ -89,7 +71,7 @@ def describe(value: Any, names: Any, other: Any = None) -> tuple[Optional[list],
         return ([names.dim(s, twin[i] if twin else None) for i, s in enumerate(value.shape)],
                 dtype_name(value.dtype), None)
     if isinstance(value, torch.SymInt):
-        return None, None, f"SymInt {names.dim(value)}"
+        return None, None, f"SymInt {_concrete(value)}"
     if isinstance(value, (torch.SymFloat, torch.SymBool)):
         return None, None, f"{type(value).__name__} {value}"
     if isinstance(value, (tuple, list)):
