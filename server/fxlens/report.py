@@ -117,6 +117,8 @@ class ClassReport:
     built_by: Optional[str] = None
     # the first line of the `# fxlens:` comment above the class, if it has one
     directive_line: Optional[int] = None
+    # a hash of what its trace depends on (worker/fingerprint.py); None: it is traced every time
+    fingerprint: Optional[str] = None
 
     def diagnostics(self) -> list[Diagnostic]:
         return [d for result in self.levels.values() for d in result.diagnostics]
@@ -131,6 +133,9 @@ class FileReport:
     python: str = ""
     torch: str = ""
     version: int = REPORT_VERSION
+    # classes not traced again because their fingerprint matched the one the request carried: the
+    # trace the requester already holds still stands
+    unchanged: list[str] = field(default_factory=list)
 
     def find_class(self, name: str) -> Optional[ClassReport]:
         return next((c for c in self.classes if c.name == name), None)

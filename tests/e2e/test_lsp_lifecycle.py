@@ -72,7 +72,7 @@ async def test_unchanged_classes_are_not_traced_again(client: LanguageClient, tm
     text = doc.text.replace("        y = self.out(x)\n", "        y = self.out(x)\n        y = y * 2\n")
     await doc.traced(doc.change(text))
     info = await command(client, "fxlens.debugInfo")
-    assert info["requested"][doc.uri] == ["Head"]
+    assert info["unchanged"][doc.uri] == ["Encoder"]
     titles = {(lens.range.start.line, lens.command.title) for lens in await doc.lenses()}
     assert (5, "aten: 6 nodes") in titles
     assert "operator.mul" in await doc.hover(doc.at(23, "y * 2"))
@@ -80,7 +80,7 @@ async def test_unchanged_classes_are_not_traced_again(client: LanguageClient, tm
     text = doc.text.replace("        self.fc = nn.Linear(8, 4)\n", "        self.fc = nn.Linear(8, 4)\n\n")
     await doc.traced(doc.change(text))
     info = await command(client, "fxlens.debugInfo")
-    assert info["requested"][doc.uri] == ["Encoder"]
+    assert info["unchanged"][doc.uri] == ["Head"]
     assert "sigmoid" in await doc.hover(doc.at(25, "y.sigmoid"))
     assert "tanh" in await doc.hover(doc.at(13, "torch.tanh"))
 

@@ -3,7 +3,7 @@ import json
 from pathlib import Path
 
 from fxlens.engine.documents import Document, Traced
-from fxlens.engine.incremental import merge, plan
+from fxlens.engine.incremental import known_fingerprints, merge, needs_trace
 from fxlens.engine.shift import LineMap, shift_class
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import Diagnostic, FileReport, file_from_json
@@ -69,33 +69,26 @@ def two_report():
     return FileReport("/t.py", classes=[ClassReport("Encoder", 6, 12), ClassReport("Head", 16, 23)])
 
 
-def test_plan_traces_only_the_edited_independent_class():
+def test_a_trace_is_needed_unless_only_positions_changed():
     options = TraceOptions()
     good = Traced(1, TWO, two_report(), options)
-    assert plan(good, TWO.replace("y.sigmoid()", "y.tanh()"), options) == ["Head"]
-    assert plan(good, TWO, options) == []
-    assert plan(good, TWO.replace("import torch\n", "import torch\nimport math\n"), options) is None  # module level
-    assert plan(good, TWO.replace("y.sigmoid()", "y.tanh()"), TraceOptions(levels=("fx",))) is None
-    assert plan(good, TWO + "\nclass Extra:\n    pass\n", options) is None
-    assert plan(None, TWO, options) is None
-    assert plan(good, TWO.replace("y.sigmoid()", "y.sigmoid("), options) is None
+    assert not needs_trace(good, TWO, options)
+    assert not needs_trace(good, TWO.replace("\n\n\nclass Head", "\n\n\n\n\nclass Head"), options)  # lines moved
+    assert needs_trace(good, TWO.replace("y.sigmoid()", "y.tanh()"), options)
+    assert needs_trace(good, TWO.replace("import torch\n", "import torch\nimport math\n"), options)
+    assert needs_trace(good, TWO, TraceOptions(levels=("fx",)))
+    assert needs_trace(good, TWO + "\nclass Extra:\n    pass\n", options)
+    assert needs_trace(None, TWO, options)
+    assert needs_trace(good, TWO.replace("y.sigmoid()", "y.sigmoid("), options)
 
 
-def test_plan_follows_references_and_parents():
-    options = TraceOptions()
-    good = Traced(1, TEXT, report(), options)
-    # Residual changed: ResidualMLP names it, so everything is traced
-    assert plan(good, TEXT.replace("torch.relu(y)", "torch.sigmoid(y)"), options) is None
-    # ResidualMLP changed: Residual is built by it, so it goes too
-    assert plan(good, TEXT.replace("self.head(h).sum()", "self.head(h).mean()"), options) is None
-
-
-def test_plan_traces_everything_when_a_class_that_is_not_traced_changes():
-    config = "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n    width: int = 16\n\n\n"
-    options = TraceOptions()
-    good = Traced(1, config + TWO, two_report(), options)
-    # Encoder and Head may be built from Config's defaults without naming it: they must be traced again
-    assert plan(good, (config + TWO).replace("width: int = 16", "width: int = 32"), options) is None
+def test_fingerprints_are_offered_only_for_traces_made_with_the_same_options():
+    from fxlens.report import ClassReport
+    report = FileReport("/t.py", classes=[ClassReport("Encoder", 6, 12, fingerprint="e1"), ClassReport("Head", 16, 23)])
+    good = Traced(1, TWO, report, TraceOptions())
+    assert known_fingerprints(good, TraceOptions()) == {"Encoder": "e1"}
+    assert known_fingerprints(good, TraceOptions(levels=("fx",))) == {}
+    assert known_fingerprints(None, TraceOptions()) == {}
 
 
 def test_merge_keeps_untouched_classes_shifted():
@@ -103,6 +96,9 @@ def test_merge_keeps_untouched_classes_shifted():
     good = Traced(1, TWO, two_report(), options)
     new = TWO.replace("        y = self.out(x)\n", "        y = self.out(x)\n        y = y + 1\n")
     from fxlens.report import ClassReport
-    fresh = Traced(2, new, FileReport("/t.py", classes=[ClassReport("Head", 16, 24)]), options)
-    merged = merge(good, fresh, ["Head"])
+    fresh = Traced(2, new, FileReport("/t.py", classes=[ClassReport("Head", 16, 24)], unchanged=["Encoder"]), options)
+    merged = merge(good, fresh)
     assert [(c.name, c.line) for c in merged.report.classes] == [("Encoder", 6), ("Head", 16)]
+    # a class the worker traced and dropped (renamed, no longer a Module) is not brought back
+    alone = Traced(2, new, FileReport("/t.py", classes=[ClassReport("Head", 16, 24)]), options)
+    assert [c.name for c in merge(good, alone).report.classes] == ["Head"]

@@ -18,8 +18,11 @@ class FakeClient:
         self.cancelled = 0
         self.release = asyncio.Event()
 
-    async def analyse(self, path, text, options, first=None, classes=None, on_class=None):
-        self.calls.append({"text": text, "first": first, "classes": classes})
+    def submit(self, path, text, options, first=None, classes=None, on_class=None, known=None):
+        self.calls.append({"text": text, "first": first, "known": known})
+        return self._answer(on_class)
+
+    async def _answer(self, on_class):
         try:
             await self.release.wait()
         except asyncio.CancelledError:
@@ -43,7 +46,7 @@ class Hooks:
     def __init__(self) -> None:
         self.events: list[str] = []
 
-    def started(self, doc, classes): self.events.append("started")
+    def started(self, doc): self.events.append("started")
     def class_done(self, doc, report): self.events.append(f"class {report.name}")
     def ended(self, doc): self.events.append("ended")
     def finished(self, doc): self.events.append("finished")
@@ -92,7 +95,7 @@ async def test_the_class_under_the_cursor_goes_first_and_streams_in():
     doc.edit(2, TEXT.replace("torch.randn(4, 8)", "torch.randn(5, 8)"))
     client.release.set()
     await scheduler.trace_now(doc, full=True)
-    assert client.calls[0]["first"] == "ResidualMLP" and client.calls[0]["classes"] is None
+    assert client.calls[0]["first"] == "ResidualMLP" and client.calls[0]["known"] == {}
     assert hooks.events[:3] == ["busy 1", "started", "class Residual"]
 
 
@@ -101,3 +104,17 @@ async def test_execution_off_runs_nothing():
     doc = Document("file:///r.py", "/r.py", 1, TEXT)
     await scheduler.trace_now(doc)
     assert client.calls == [] and doc.last is None
+
+
+async def test_an_edit_offers_the_last_traces_fingerprints_and_a_forced_retrace_does_not():
+    client, hooks, scheduler = make()
+    doc = Document("file:///r.py", "/r.py", 1, TEXT)
+    report = file_from_json(json.loads((FIXTURES / "residual_mlp.report.json").read_text()))
+    for cls, fingerprint in zip(report.classes, ("f-residual", "f-mlp")):
+        cls.fingerprint = fingerprint
+    doc.finish(Traced(1, TEXT, report, TraceOptions()))
+    client.release.set()
+    doc.edit(2, TEXT.replace("self.head(h).sum()", "self.head(h).mean()"))
+    await scheduler.trace_now(doc, full=False)
+    await scheduler.trace_now(doc, full=True)
+    assert [c["known"] for c in client.calls] == [{"Residual": "f-residual", "ResidualMLP": "f-mlp"}, {}]

@@ -51,8 +51,6 @@ class Document:
     task: Optional[asyncio.Task] = None
     # versions whose trace completed, oldest first (debugging and the fast-typing test)
     history: list[int] = field(default_factory=list)
-    # the classes the last trace asked for (None: all): what incremental tracing decided
-    requested: Optional[list[str]] = None
     _view: Optional[View] = None
 
     def edit(self, version: int, text: str) -> None:

@@ -11,7 +11,7 @@ import asyncio
 from typing import Callable, Optional, Protocol
 
 from fxlens.engine.documents import Document, Traced
-from fxlens.engine.incremental import merge, plan, reuse
+from fxlens.engine.incremental import known_fingerprints, merge, needs_trace, reuse
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
 from fxlens.report import ClassReport
@@ -20,7 +20,7 @@ DEBOUNCE_SECONDS = 0.25
 
 
 class Hooks(Protocol):
-    def started(self, doc: Document, classes: Optional[list[str]]) -> None: ...
+    def started(self, doc: Document) -> None: ...
     def class_done(self, doc: Document, report: ClassReport) -> None: ...
     def finished(self, doc: Document) -> None: ...
     def ended(self, doc: Document) -> None: ...
@@ -72,25 +72,25 @@ class Scheduler:
         except WorkerUnavailable as error:
             self.hooks.unavailable(doc, error)
             return
-        version, text = doc.version, doc.text
-        only = None if full else plan(doc.good, text, options)
-        doc.requested = only
-        if only == [] and doc.good is not None:  # nothing changed that a trace could see
-            doc.finish(reuse(doc.good, version, text))
+        version, text, good = doc.version, doc.text, doc.good
+        if not full and good is not None and not needs_trace(good, text, options):
+            doc.finish(reuse(good, version, text))
             self.hooks.finished(doc)
             return
         self.active += 1
         self.traces_started += 1
-        self.hooks.busy(self.active)
-        self.hooks.started(doc, only)
 
         def on_class(report: ClassReport) -> None:
             doc.add_partial(text, report)
             self.hooks.class_done(doc, report)
 
         try:
-            report = await client.analyse(doc.path, text, options, first=doc.class_at(doc.cursor_line),
-                                          classes=only, on_class=on_class)
+            # the request goes out first: the worker starts while the editor is told
+            trace = client.submit(doc.path, text, options, first=doc.class_at(doc.cursor_line), on_class=on_class,
+                                  known={} if full else known_fingerprints(good, options))
+            self.hooks.busy(self.active)
+            self.hooks.started(doc)
+            report = await trace
         except WorkerUnavailable as error:
             self.hooks.unavailable(doc, error)
             return
@@ -98,5 +98,5 @@ class Scheduler:
             self.active -= 1
             self.hooks.busy(self.active)
             self.hooks.ended(doc)
-        doc.finish(merge(doc.good, Traced(version, text, report, options), only))
+        doc.finish(merge(good, Traced(version, text, report, options)))
         self.hooks.finished(doc)

@@ -9,7 +9,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Awaitable, Callable, Optional
 
 from fxlens.report import ClassReport, FileReport, class_from_json, file_from_json
 
@@ -132,15 +132,23 @@ class WorkerClient:
         assert self.process and self.process.stdin
         self.process.stdin.write((json.dumps(message) + "\n").encode())
 
-    async def analyse(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
-                      classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None) -> FileReport:
-        """The report for one buffer. Cancelling the awaiting task kills the trace in flight."""
+    def submit(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
+               classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
+               known: Optional[dict[str, str]] = None) -> Awaitable[FileReport]:
+        """Send a trace request at once; awaiting the result gives the report, and cancelling that
+        await kills the trace in flight.
+
+        `known`: class name -> fingerprint of a trace the caller holds; such a class whose fingerprint is
+        unchanged is not traced again but listed in the report's `unchanged`."""
         job_id = next(self._ids)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._pending[job_id] = (future, on_class)
         self._send({"type": "trace", "id": job_id, "path": os.path.abspath(path), "text": text,
                     "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
-                    "memory_mb": options.memory_mb, "first": first, "classes": classes})
+                    "memory_mb": options.memory_mb, "first": first, "classes": classes, "known": known or {}})
+        self._pending[job_id] = (future, on_class)
+        return self._result(job_id, future)
+
+    async def _result(self, job_id: int, future: asyncio.Future) -> FileReport:
         try:
             return await future
         except asyncio.CancelledError:
@@ -149,6 +157,12 @@ class WorkerClient:
             raise
         finally:
             self._pending.pop(job_id, None)
+
+    async def analyse(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
+                      classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
+                      known: Optional[dict[str, str]] = None) -> FileReport:
+        """The report for one buffer (see `submit`)."""
+        return await self.submit(path, text, options, first, classes, on_class, known)
 
     async def stop(self) -> None:
         if self.alive:

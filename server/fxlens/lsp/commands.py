@@ -100,4 +100,5 @@ def register(ls: "FxlensServer") -> None:
                 "workerStarts": ls.supervisor.starts, "tracesStarted": ls.scheduler.traces_started,
                 "tracing": [d.uri for d in ls.documents if d.tracing],
                 "traced": {d.uri: list(d.history) for d in ls.documents},
-                "requested": {d.uri: d.requested for d in ls.documents}}
+                # the classes the last trace kept from the one before (fingerprints unchanged)
+                "unchanged": {d.uri: d.last.report.unchanged if d.last else None for d in ls.documents}}

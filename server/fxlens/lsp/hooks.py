@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -114,7 +114,7 @@ class EditorHooks:
         self.active = active
         self.status()
 
-    def started(self, doc: Document, classes: Optional[list[str]]) -> None:
+    def started(self, doc: Document) -> None:
         self.progress.started(doc)
         if doc.last is not None:
             diagnostics.publish(self.ls, doc)  # the old ones, shifted to the text being traced

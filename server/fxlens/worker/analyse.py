@@ -11,11 +11,13 @@ from typing import Any, Callable, Optional
 import torch
 from torch import nn
 
+from fxlens.outline import Outline, outline
 from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker import build as building
 from fxlens.worker import loader
 from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
+from fxlens.worker.fingerprint import fingerprint
 from fxlens.worker.infer import infer_inputs, record_children
 from fxlens.worker import trace_aten, trace_fx
 from fxlens.worker.values import dtype_name
@@ -25,7 +27,7 @@ Emit = Callable[[dict], None]
 
 class Analysis:
     def __init__(self, path: str, text: str, levels: list[str], execution: str,
-                 classes: Optional[list[str]], first: Optional[str]) -> None:
+                 classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None) -> None:
         self.path = os.path.abspath(path)
         self.text = text
         self.lines = text.splitlines()
@@ -33,6 +35,9 @@ class Analysis:
         self.execution = execution
         self.only = set(classes) if classes else None
         self.first = first
+        # class name -> the fingerprint of its last trace (the server still holds that trace)
+        self.known = known or {}
+        self.code = Outline({}, "")
         self.functions: dict[int, str] = {}
         self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
 
@@ -60,12 +65,17 @@ class Analysis:
             self.report.diagnostics.append(Diagnostic(
                 span.line, span.col, span.line, span.end_col, "hint", "not-executed",
                 f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
+        self.code = outline(loaded.tree, self.text)
         sources = [s for s in classes_in(loaded.tree, self.text) if self._is_module(loaded.module, s)]
         # every class is built (a child is traced as the instance its parent builds), only some traced
         examples = self._build_all(sources, loaded)
         wanted = [s for s in sources if self.only is None or s.name in self.only]
         for source in sorted(wanted, key=lambda s: s.name != self.first):
-            self.report.classes.append(self._trace_class(source, examples.get(source.name), emit))
+            report = self._trace_class(source, examples.get(source.name), emit)
+            if report is None:
+                self.report.unchanged.append(source.name)
+            else:
+                self.report.classes.append(report)
         return self.report
 
     def _without_execution(self) -> FileReport:
@@ -176,7 +186,12 @@ class Analysis:
 
     # -- tracing ---------------------------------------------------------------------------------
 
-    def _trace_class(self, source: ClassSource, example: Any, emit: Emit) -> ClassReport:
+    def _fingerprint(self, source: ClassSource, example: building.Example) -> Optional[str]:
+        return fingerprint(source.name, example.instance, example.inputs, example.dims, example.build,
+                           example.parent, self.code, self.path, self.levels)
+
+    def _trace_class(self, source: ClassSource, example: Any, emit: Emit) -> Optional[ClassReport]:
+        """The class's report, or None when nothing it depends on changed since its last trace."""
         report = ClassReport(source.name, source.line, source.end_line)
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
@@ -192,6 +207,9 @@ class Analysis:
             report.levels[self.levels[0]].diagnostics.append(diagnostic)
             emit({"event": "class", "class": to_json(report)})
             return report
+        report.fingerprint = self._fingerprint(source, example)
+        if report.fingerprint is not None and self.known.get(source.name) == report.fingerprint:
+            return None
         report.build = example.build
         report.built_by = example.parent
         report.directive_line = source.directive_line

@@ -150,7 +150,8 @@ def fork_analysis(request: dict, dump_path: str, private_fds: Iterable[int] = ()
         from fxlens.worker.analyse import Analysis
 
         analysis = Analysis(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
-                            request.get("execution", "safe"), request.get("classes"), request.get("first"))
+                            request.get("execution", "safe"), request.get("classes"), request.get("first"),
+                            request.get("known"))
         report = analysis.run(emit)
         emit({"event": "done", "report": postmortem.to_json(report)})
         channel.flush()

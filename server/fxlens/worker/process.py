@@ -55,6 +55,9 @@ def normalise(message: dict) -> dict:
     request = dict(message)
     request["timeout"] = _number(message.get("timeout"), DEFAULT_TIMEOUT, 0.01, 7 * 86400.0)
     request["memory_mb"] = int(_number(message.get("memory_mb"), isolation.DEFAULT_MEMORY_MB, 0, float(1 << 30)))
+    known = message.get("known")
+    request["known"] = ({k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}
+                        if isinstance(known, dict) else {})
     if request.get("execution") not in ("safe", "full", "off"):
         request["execution"] = "safe"  # an unknown policy must never mean "run everything"
     if not isinstance(request.get("path"), str) or not isinstance(request.get("text"), str):
