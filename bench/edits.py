@@ -1,4 +1,8 @@
-"""Edit → fresh result, and cold start, each beside raw torch doing the same traces in the same run."""
+"""Edit → fresh result, and cold start, each beside raw torch tracing the same text in the same run.
+
+The edit baseline traces every class of the file: a user without fxlens has nothing telling which
+classes an edit spared (fxlens re-traces only those whose fingerprint changed; the table says how many).
+"""
 from __future__ import annotations
 
 import asyncio
@@ -69,13 +73,14 @@ async def edit_to_result(folder: Path, rounds: int, models: tuple[str, ...] = ("
                 fxlens.append(report.at - sent)
                 diagnostics.append(published[-1].at - sent)
                 info = await session.execute("fxlens.debugInfo")
-                classes = _value(info, "requested").get(doc.uri) if _value(info, "requested") else None
-                traced.append(classes)
-                raw.append((await asyncio.to_thread(torch.trace, key, path, text, classes))["seconds"])
+                traced.append(_value(info, "retraced").get(doc.uri))
+                kept = _value(info, "unchanged").get(doc.uri) or []
+                # the baseline traces every class: without fxlens nothing tells which ones an edit spared
+                raw.append((await asyncio.to_thread(torch.trace, key, path, text, None))["seconds"])
             fx_median, raw_median = statistics.median(fxlens), statistics.median(raw)
             results[key] = {"file": path.name, "rounds": rounds, "fxlens_s": fxlens, "diagnostics_s": diagnostics,
                             "lens_s": lenses, "median_lens_s": statistics.median(lenses),
-                            "raw_torch_s": raw, "classes_traced": traced[-1] or "all",
+                            "raw_torch_s": raw, "classes_traced": traced[-1], "classes_kept": kept,
                             "median_fxlens_s": fx_median, "median_raw_torch_s": raw_median,
                             "debounce_s": DEBOUNCE_SECONDS,
                             "ratio": fx_median / raw_median,

@@ -88,11 +88,12 @@ def markdown(r: dict) -> str:
                   f"| ratio fxlens / jedi | | | p50 {h['ratio_p50']:.2f}× · p99 {h['ratio_p99']:.2f}× |", ""]
     if "edit" in r:
         lines += ["## Edit → fresh result (didChange → complete fxlens/reportChanged of that version)", "",
-                  "| file | classes traced | fxlens (report complete) | diagnostics published | new lenses received | "
-                  "raw torch, same traces (warm) | ratio | ratio without debounce |",
+                  "| file | classes fxlens traced again | fxlens (report complete) | diagnostics published | "
+                  "new lenses received | raw torch, every class (warm) | ratio | ratio without debounce |",
                   "|---|---|---|---|---|---|---|---|"]
         for key, e in r["edit"].items():
-            traced = e["classes_traced"] if isinstance(e["classes_traced"], str) else len(e["classes_traced"])
+            kept = e.get("classes_kept", [])
+            traced = f"{len(e['classes_traced'])} of {len(e['classes_traced']) + len(kept)}"
             diag = sorted(e["diagnostics_s"])[len(e["diagnostics_s"]) // 2]
             lines.append(f"| {key} | {traced} | {e['median_fxlens_s']:.2f} s | {diag:.2f} s | {e['median_lens_s']:.2f} s | "
                          f"{e['median_raw_torch_s']:.2f} s | {e['ratio']:.2f}× | {e['ratio_without_debounce']:.2f}× |")

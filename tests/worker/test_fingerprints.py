@@ -32,7 +32,7 @@ TWO_LEVELS = textwrap.dedent("""
             self.act = act or (lambda x: torch.relu(x) * scale)
 
         def forward(self, x):
-            return self.act(self.fc(x))
+            return helper(self.act(self.fc(x)))
 
 
     # fxlens: Net(16)(torch.randn(4, 8))
@@ -46,6 +46,12 @@ TWO_LEVELS = textwrap.dedent("""
         def forward(self, x):
             h = self.block(self.stem(x))
             return self.head(h).sum()
+
+
+    UNUSED = 1
+
+    if __name__ == "__main__":
+        print(Net(16)(torch.randn(4, 8)))
 """)
 
 
@@ -68,8 +74,14 @@ async def retrace(client: WorkerClient, tmp_path, before: str, after: str) -> tu
 
 
 async def test_an_edit_to_the_parents_forward_keeps_the_childs_trace(client, tmp_path):
+    # (the `__main__` block names Net, but never runs in a trace: Block does not depend on it)
     edited = TWO_LEVELS.replace("self.head(h).sum()", "self.head(h).sum() * 3")
     assert await retrace(client, tmp_path, TWO_LEVELS, edited) == ({"Net"}, {"Block"})
+
+
+async def test_a_global_no_class_uses_retraces_nothing(client, tmp_path):
+    edited = TWO_LEVELS.replace("UNUSED = 1", "UNUSED = 2")
+    assert await retrace(client, tmp_path, TWO_LEVELS, edited) == (set(), {"Net", "Block"})
 
 
 async def test_the_same_text_traces_nothing(client, tmp_path):
@@ -89,8 +101,9 @@ async def test_the_kept_report_is_the_one_the_first_trace_made(client, tmp_path)
     (("h = self.block(self.stem(x))", "h = self.block(self.stem(x).unsqueeze(0))"), "its inputs change shape"),
     (("self.block = Block(width)", "self.block = Block(width, act=torch.tanh)"), "its attributes change"),
     (("self.block = Block(width)", "self.block = Block(width, scale=3.0)"), "what a lambda it holds closed over changes"),
-    (("return self.act(self.fc(x))", "return helper(self.act(self.fc(x)))"), "its own code changes"),
-    (("SCALE = 2.0", "SCALE = 3.0"), "module-level code changes"),
+    (("return helper(self.act(self.fc(x)))", "return helper(self.act(self.fc(x) + 1))"), "its own code changes"),
+    (("SCALE = 2.0", "SCALE = 3.0"), "a global that a function it calls reads changes"),
+    (("import torch\n", "import torch\nimport math\n"), "the imports change"),
 ])
 async def test_the_child_is_traced_again_when(client, tmp_path, edit, why):
     traced, kept = await retrace(client, tmp_path, TWO_LEVELS, TWO_LEVELS.replace(*edit))

@@ -100,5 +100,12 @@ def register(ls: "FxlensServer") -> None:
                 "workerStarts": ls.supervisor.starts, "tracesStarted": ls.scheduler.traces_started,
                 "tracing": [d.uri for d in ls.documents if d.tracing],
                 "traced": {d.uri: list(d.history) for d in ls.documents},
-                # the classes the last trace kept from the one before (fingerprints unchanged)
+                # what the last trace traced, and what it kept from the one before (fingerprints unchanged)
+                "retraced": {d.uri: _retraced(d) for d in ls.documents},
                 "unchanged": {d.uri: d.last.report.unchanged if d.last else None for d in ls.documents}}
+
+
+def _retraced(doc: Document) -> Optional[list[str]]:
+    if doc.last is None:
+        return None
+    return [c.name for c in doc.last.report.classes if c.name not in doc.last.report.unchanged]

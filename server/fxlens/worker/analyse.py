@@ -11,13 +11,13 @@ from typing import Any, Callable, Optional
 import torch
 from torch import nn
 
-from fxlens.outline import Outline, outline
+from fxlens.outline import outline
 from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker import build as building
 from fxlens.worker import loader
 from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
-from fxlens.worker.fingerprint import fingerprint
+from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import infer_inputs, record_children
 from fxlens.worker import trace_aten, trace_fx
 from fxlens.worker.values import dtype_name
@@ -37,7 +37,7 @@ class Analysis:
         self.first = first
         # class name -> the fingerprint of its last trace (the server still holds that trace)
         self.known = known or {}
-        self.code = Outline({}, "")
+        self.code = CodeIndex()
         self.functions: dict[int, str] = {}
         self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
 
@@ -65,7 +65,7 @@ class Analysis:
             self.report.diagnostics.append(Diagnostic(
                 span.line, span.col, span.line, span.end_col, "hint", "not-executed",
                 f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
-        self.code = outline(loaded.tree, self.text)
+        self.code = index_code(loaded.tree, self.text, outline(loaded.tree, self.text))
         sources = [s for s in classes_in(loaded.tree, self.text) if self._is_module(loaded.module, s)]
         # every class is built (a child is traced as the instance its parent builds), only some traced
         examples = self._build_all(sources, loaded)

@@ -3,8 +3,9 @@ had keeps that trace. An edit to a parent's `forward` then re-traces the parent 
 it builds, once the child's instance and inputs are seen to be the same as before.
 
 The hash covers what the worker can see changing between two traces of a buffer:
-- the code: the class's own lines, the lines of the classes it uses (its submodules' classes and any
-  class its code or the module-level code names, transitively) and every line outside the classes;
+- the code: the class's own lines and those of every top-level definition it reaches by name from
+  its code and its submodules' classes (functions, classes, globals, transitively), plus the
+  top-level statements that act on everything (imports, `torch.fx.wrap`, patches);
 - the instance: every submodule's class, attributes, parameters, buffers and hooks;
 - the inputs (shapes, dtypes, named free sizes; values of CPU tensors) and how the class was built;
 - the levels asked for, and the Python and torch versions.
@@ -14,6 +15,7 @@ class without one is always traced.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import json
@@ -21,6 +23,7 @@ import os
 import re
 import sys
 import types
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import torch
@@ -28,6 +31,7 @@ from torch import nn
 
 from fxlens.outline import Outline
 from fxlens.report import Build
+from fxlens.worker.loader import is_main_guard
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_DESCRIPTION = 4 << 20  # characters: a model whose state is this large is simply traced
@@ -40,19 +44,58 @@ class Unfingerprintable(Exception):
     pass
 
 
-def _classes_used(name: str, instance: nn.Module, code: Outline) -> list[str]:
-    chunks, rest = code.classes, code.rest
-    used = {type(m).__name__ for m in instance.modules()} | {name}
-    used |= set(_WORD.findall(rest))
-    todo = [n for n in used if n in chunks]
+@dataclass
+class CodeIndex:
+    """The file's top level as a class's trace can depend on it."""
+
+    # name -> the text of the top-level statements defining it (a class: its chunk, directive included)
+    definitions: dict[str, str] = field(default_factory=dict)
+    # statements that act on everything (imports, `torch.fx.wrap`, patches, `if`/`try` blocks)
+    effects: list[str] = field(default_factory=list)
+
+
+def index_code(tree: ast.Module, text: str, code: Outline) -> CodeIndex:
+    index = CodeIndex()
+
+    def define(name: str, source: str) -> None:
+        index.definitions[name] = index.definitions.get(name, "") + source + "\n"
+
+    def visit(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            source = ast.get_source_segment(text, stmt) or ast.dump(stmt)
+            if isinstance(stmt, ast.ClassDef):
+                define(stmt.name, code.classes.get(stmt.name, source))
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                decorators = [ast.get_source_segment(text, d) or "" for d in stmt.decorator_list]
+                define(stmt.name, "\n".join([*decorators, source]))
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and all(
+                    isinstance(t, ast.Name) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])):
+                for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                    define(target.id, source)
+            elif is_main_guard(stmt):
+                continue  # never run by a trace (a build from its calls shows in the build detail)
+            else:
+                index.effects.append(source)
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(stmt, block, None) or [])
+                for handler in getattr(stmt, "handlers", None) or []:
+                    visit(handler.body)
+
+    visit(tree.body)
+    return index
+
+
+def _code_used(name: str, instance: nn.Module, index: CodeIndex) -> list[list[str]]:
+    """The definitions reachable from the class and its submodules' classes, by the names they use."""
+    todo = [name, *(type(m).__name__ for m in instance.modules())]
     found: set[str] = set()
     while todo:
         current = todo.pop()
-        if current in found:
+        if current in found or current not in index.definitions:
             continue
         found.add(current)
-        todo.extend(w for w in set(_WORD.findall(chunks[current])) if w in chunks and w not in found)
-    return sorted(found)
+        todo.extend(_WORD.findall(index.definitions[current]))
+    return [[n, index.definitions[n]] for n in sorted(found)]
 
 
 def _describe(value: Any, depth: int = 0) -> Any:
@@ -128,11 +171,10 @@ def _other_files(instance: nn.Module, path: str) -> list:
 
 
 def fingerprint(name: str, instance: nn.Module, inputs: Optional[tuple], dims: Optional[list], build: Build,
-                built_by: Optional[str], code: Outline, path: str, levels: list[str]) -> Optional[str]:
+                built_by: Optional[str], code: CodeIndex, path: str, levels: list[str]) -> Optional[str]:
     try:
         description = json.dumps([
-            name, levels, sys.version, torch.__version__, code.rest,
-            [[c, code.classes[c]] for c in _classes_used(name, instance, code)],
+            name, levels, sys.version, torch.__version__, code.effects, _code_used(name, instance, code),
             [_module_state(p, m) for p, m in instance.named_modules()],
             _describe(inputs) if inputs is not None else None, dims and [sorted(d.items()) if d else None for d in dims],
             [build.how, build.inputs_source, build.detail, build.device, built_by],

@@ -26,7 +26,7 @@ class Loaded:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-def _is_main_guard(stmt: ast.stmt) -> bool:
+def is_main_guard(stmt: ast.stmt) -> bool:
     if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
         return False
     parts = [stmt.test.left, *stmt.test.comparators]
@@ -49,7 +49,7 @@ def _is_docstring(stmt: ast.stmt) -> bool:
 
 
 def _describe(stmt: ast.stmt) -> str:
-    if _is_main_guard(stmt):
+    if is_main_guard(stmt):
         return "the `if __name__ == \"__main__\":` block"
     if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
         return "a top-level loop"
@@ -66,7 +66,7 @@ def filter_safe(body: list[ast.stmt], skipped: list[Skipped]) -> list[ast.stmt]:
     for stmt in body:
         if isinstance(stmt, _DEFINING) or _is_wrap_call(stmt) or _is_docstring(stmt):
             kept.append(stmt)
-        elif isinstance(stmt, ast.If) and not _is_main_guard(stmt):
+        elif isinstance(stmt, ast.If) and not is_main_guard(stmt):
             stmt.body = filter_safe(stmt.body, skipped) or [ast.Pass()]
             stmt.orelse = filter_safe(stmt.orelse, skipped)
             kept.append(stmt)
@@ -128,8 +128,8 @@ def load(path: str, text: str, execution: str) -> Loaded:
     if execution != "full":  # anything unexpected means the safe policy, never more
         run_tree.body = filter_safe(run_tree.body, skipped)
     else:
-        skipped = [Skipped(s.lineno, _describe(s)) for s in run_tree.body if _is_main_guard(s)]
-        run_tree.body = [s for s in run_tree.body if not _is_main_guard(s)]
+        skipped = [Skipped(s.lineno, _describe(s)) for s in run_tree.body if is_main_guard(s)]
+        run_tree.body = [s for s in run_tree.body if not is_main_guard(s)]
     seed_linecache(path, text)
     name = module_name_for(path)
     module = types.ModuleType(name)
