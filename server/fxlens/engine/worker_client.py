@@ -52,7 +52,8 @@ class WorkerClient:
         self.process: Optional[asyncio.subprocess.Process] = None
         self.info: dict = {}
         self._ids = itertools.count(1)
-        self._pending: dict[int, tuple[asyncio.Future, Optional[OnClass]]] = {}
+        # job id -> (its future, its callback, its classes so far)
+        self._pending: dict[int, tuple[asyncio.Future, Optional[OnClass], dict[str, ClassReport]]] = {}
         self._reader: Optional[asyncio.Task] = None
         self._stderr: Optional[asyncio.Task] = None
         self.stderr_lines: list[str] = []
@@ -96,7 +97,7 @@ class WorkerClient:
                 self._dispatch(raw)
         finally:
             code = await self.process.wait()
-            for future, _ in self._pending.values():
+            for future, _, _ in self._pending.values():
                 if not future.done():
                     future.set_exception(WorkerUnavailable(_exit_words(code)))
             if self.on_exit is not None:
@@ -112,12 +113,22 @@ class WorkerClient:
         entry = self._pending.get(event.get("id"))
         if entry is None:
             return
-        future, on_class = entry
+        future, on_class, classes = entry
         try:
-            if event["event"] == "class" and on_class is not None:
-                on_class(class_from_json(event["class"]))
+            if event["event"] == "class":
+                # each event carries the levels finished since the last one for that class
+                fresh = class_from_json(event["class"])
+                earlier = classes.get(fresh.name)
+                if earlier is not None:
+                    fresh.levels = {**earlier.levels, **fresh.levels}
+                classes[fresh.name] = fresh
+                if on_class is not None:
+                    on_class(fresh)
             elif event["event"] == "done" and not future.done():
-                future.set_result(file_from_json(event["report"]))
+                # `done` is the file-level part: the classes came one event at a time
+                report = file_from_json(event["report"])
+                report.classes = list(classes.values())
+                future.set_result(report)
         except Exception as error:  # a malformed report or a failing callback: that request's error
             if not future.done():
                 future.set_exception(error)
@@ -145,7 +156,7 @@ class WorkerClient:
         self._send({"type": "trace", "id": job_id, "path": os.path.abspath(path), "text": text,
                     "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
                     "memory_mb": options.memory_mb, "first": first, "classes": classes, "known": known or {}})
-        self._pending[job_id] = (future, on_class)
+        self._pending[job_id] = (future, on_class, {})
         return self._result(job_id, future)
 
     async def _result(self, job_id: int, future: asyncio.Future) -> FileReport:

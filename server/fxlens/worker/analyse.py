@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from typing import Any, Callable, Optional
 
 import torch
@@ -44,10 +45,14 @@ class Analysis:
     # -- the steps -------------------------------------------------------------------------------
 
     def run(self, emit: Emit) -> FileReport:
+        """The file-level report; every class's report goes out through `emit` as it is made."""
         if self.execution == "off":
-            return self._without_execution()
+            return self._without_execution(emit)
         try:
-            loaded = loader.load(self.path, self.text, self.execution)
+            tree = loader.parse(self.path, self.text)
+            # read before the user's code runs: it may patch the builtins fxlens's own code uses
+            self.code = index_code(tree, self.text, outline(tree, self.text))
+            loaded = loader.load(self.path, self.text, self.execution, tree)
         except SyntaxError as error:
             line = error.lineno or 1
             col = max((error.offset or 1) - 1, 0)
@@ -65,20 +70,16 @@ class Analysis:
             self.report.diagnostics.append(Diagnostic(
                 span.line, span.col, span.line, span.end_col, "hint", "not-executed",
                 f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
-        self.code = index_code(loaded.tree, self.text, outline(loaded.tree, self.text))
         sources = [s for s in classes_in(loaded.tree, self.text) if self._is_module(loaded.module, s)]
         # every class is built (a child is traced as the instance its parent builds), only some traced
         examples = self._build_all(sources, loaded)
         wanted = [s for s in sources if self.only is None or s.name in self.only]
         for source in sorted(wanted, key=lambda s: s.name != self.first):
-            report = self._trace_class(source, examples.get(source.name), emit)
-            if report is None:
+            if not self._trace_class(source, examples.get(source.name), emit):
                 self.report.unchanged.append(source.name)
-            else:
-                self.report.classes.append(report)
         return self.report
 
-    def _without_execution(self) -> FileReport:
+    def _without_execution(self, emit: Emit) -> FileReport:
         """`execution = off` (an untrusted workspace): read the classes from the syntax tree, run nothing."""
         try:
             tree = loader.parse(self.path, self.text)
@@ -102,7 +103,7 @@ class Analysis:
                 "fxlens.execution is `off` (e.g. an untrusted workspace): no code of this file ran, so "
                 "there is no graph", fix="Trust the workspace or set fxlens.execution to `safe`.",
                 level=self.levels[0], class_name=source.name))
-            self.report.classes.append(report)
+            emit({"event": "class", "class": to_json(report)})
         return self.report
 
     def _is_module(self, module: Any, source: ClassSource) -> bool:
@@ -190,8 +191,9 @@ class Analysis:
         return fingerprint(source.name, example.instance, example.inputs, example.dims, example.build,
                            example.parent, self.code, self.path, self.levels)
 
-    def _trace_class(self, source: ClassSource, example: Any, emit: Emit) -> Optional[ClassReport]:
-        """The class's report, or None when nothing it depends on changed since its last trace."""
+    def _trace_class(self, source: ClassSource, example: Any, emit: Emit) -> bool:
+        """Trace one class, emitting its report a level at a time (each event carries the levels done
+        since the last); False when nothing it depends on changed since its last trace."""
         report = ClassReport(source.name, source.line, source.end_line)
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
@@ -206,10 +208,10 @@ class Analysis:
                 report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
             report.levels[self.levels[0]].diagnostics.append(diagnostic)
             emit({"event": "class", "class": to_json(report)})
-            return report
+            return True
         report.fingerprint = self._fingerprint(source, example)
         if report.fingerprint is not None and self.known.get(source.name) == report.fingerprint:
-            return None
+            return False
         report.build = example.build
         report.built_by = example.parent
         report.directive_line = source.directive_line
@@ -224,13 +226,12 @@ class Analysis:
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
+            if example.inputs is None and level == self.levels[0]:
+                result.diagnostics.append(self._no_inputs_hint(source, example, class_span))
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
-            report.levels[level] = result
-            emit({"event": "class", "class": to_json(report)})
-        if example.inputs is None:
-            report.levels[self.levels[0]].diagnostics.append(self._no_inputs_hint(source, example, class_span))
-        return report
+            emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
+        return True
 
     def _no_inputs_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:
         problem = example.problems[-1] if example.problems else None

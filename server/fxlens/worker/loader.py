@@ -7,6 +7,7 @@ import os
 import sys
 import types
 from dataclasses import dataclass, field
+from typing import Optional
 
 # Top-level statements that define things rather than do things.
 _DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
@@ -116,13 +117,14 @@ def _not_python(path: str, text: str, error: Exception) -> SyntaxError:
     return SyntaxError(f"the file is not Python source ({error})", (path, 1, 1, ""))
 
 
-def load(path: str, text: str, execution: str) -> Loaded:
+def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None) -> Loaded:
     """Execute the buffer as a module registered in sys.modules (this runs in a disposable child).
 
     `execution` is "safe" (definitions only) or "full" (everything but `__main__`'s block, as an
-    import would). Raises whatever the user's code raises.
+    import would); `tree` is the text's `parse`, when the caller has it already. Raises whatever the
+    user's code raises.
     """
-    tree = parse(path, text)
+    tree = tree or parse(path, text)
     skipped: list[Skipped] = []
     run_tree = ast.parse(text, filename=path)
     if execution != "full":  # anything unexpected means the safe policy, never more

@@ -11,7 +11,7 @@ import signal
 import sys
 from typing import Any, Optional
 
-from fxlens.report import Diagnostic, FileReport, class_from_json, to_json
+from fxlens.report import Diagnostic, FileReport, to_json
 
 __all__ = ["to_json", "refine_event", "diagnostic_for_abort", "report_for_lost_child"]
 
@@ -154,10 +154,10 @@ def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool,
 
 
 def report_for_lost_child(job: Any, reason: Optional[str], status: int, grown_kb: int) -> dict:
-    """The report for a child that never said `done`: what it had finished, plus where it stopped."""
+    """The file-level report for a child that never said `done`: where it stopped (the classes it
+    finished have reached the server already)."""
     path = os.path.abspath(job.request["path"])
     report = FileReport(path, python=sys.version.split()[0])
-    report.classes = [class_from_json(c) for c in job.classes.values()]
     if job.aborted is not None:  # the child said why itself
         report.diagnostics.append(Diagnostic(**job.aborted))
         return to_json(report)

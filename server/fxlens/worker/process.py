@@ -12,7 +12,7 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from fxlens.report import Diagnostic, class_from_json, file_from_json
@@ -34,7 +34,6 @@ class Job:
     buffer: bytes = b""
     deadline: float = 0.0
     dump_path: str = ""
-    classes: dict = field(default_factory=dict)
     done: bool = False
     aborted: Optional[dict] = None  # the diagnostic a child sent before giving up
     rss_at_fork_kb: int = 0
@@ -166,8 +165,6 @@ class Worker:
                 self._finish(job, kill=True)
                 self.send({"id": job.id, **event})
                 return
-            if kind == "class":
-                job.classes[event["class"]["name"]] = event["class"]
             self.send({"id": job.id, **event})
         if len(job.buffer) > MAX_EVENT_BYTES:
             self._finish(job, kill=True, reason="it wrote garbage to fxlens's channel")
