@@ -24,7 +24,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from lsp_harness import ENV, SERVER, Doc, command, make_client, start
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
-from hostile_support import TOKEN_VARIABLE, fixture_text, hostile_line, processes_of  # noqa: E402
+from hostile_support import (TOKEN_VARIABLE, fixture_text, hostile_line, leftovers_besides as leftovers,  # noqa: E402
+                             processes_of)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -69,16 +70,6 @@ async def stop(lsp: LanguageClient) -> None:
     await lsp.stop()
 
 
-def leftovers(token: str, allowed: set[int], within: float = 10.0) -> set[int]:
-    """Processes carrying `token` other than `allowed`, polled (bounded) until there are none."""
-    deadline = time.monotonic() + within
-    while True:
-        left = set(processes_of(token, None)) - allowed
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
-
-
 def open_text(client: LanguageClient, path: Path, text: str) -> Doc:
     path.write_text(text)
     doc = Doc(client, path, text)
@@ -118,7 +109,7 @@ async def recovered(client: LanguageClient, doc: Doc, same_worker: bool = True) 
     assert "torch.relu" in hover and "(2, 3)" in hover
     info = await command(client, "fxlens.debugInfo")
     assert info["workerPid"] == worker  # the hostile trace did not take the worker down
-    assert leftovers(TOKEN, {server_pid(client), worker}) == set()
+    assert leftovers(TOKEN, {server_pid(client), worker}) == []
     doc.close()
 
 
@@ -196,7 +187,7 @@ async def test_shutdown_and_exit_leave_nothing_running(tmp_path):
     lsp, _ = await _server_with_a_trace_in_flight(tmp_path, token)
     try:
         await lsp.shutdown_session()
-        assert leftovers(token, set()) == set()
+        assert leftovers(token, set()) == []
     finally:
         await stop(lsp)
 
@@ -207,7 +198,7 @@ async def test_sigkill_of_the_server_leaves_nothing_running(tmp_path):
     try:
         os.kill(server_pid(lsp), signal.SIGKILL)
         # the worker gets SIGKILL when the server dies, and the trace child when the worker does
-        assert leftovers(token, set()) == set()
+        assert leftovers(token, set()) == []
     finally:
         await stop(lsp)
 
@@ -252,7 +243,7 @@ async def test_an_interpreter_that_cannot_run_the_worker(tmp_path, bad_interpret
             await doc.traced()
             assert GOOD_LENS in [lens.command.title for lens in await doc.lenses()]
         await lsp.shutdown_session()
-        assert leftovers(token, set()) == set()
+        assert leftovers(token, set()) == []
     finally:
         await stop(lsp)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import math
 import sys
-import time
 import uuid
 from concurrent.futures import Future
 from pathlib import Path
@@ -29,7 +28,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from lsp_harness import ENV, SERVER, command, make_client, start
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
-from hostile_support import TOKEN_VARIABLE, processes_of  # noqa: E402
+from hostile_support import TOKEN_VARIABLE, leftovers_besides as leftovers  # noqa: E402
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -90,16 +89,6 @@ async def client(lsp_client: LanguageClient):
     await start(lsp_client, {"levels": ["fx"], "timeoutSeconds": 10})
     yield
     await lsp_client.shutdown_session()
-
-
-def leftovers(token: str, allowed: set[int], within: float = 10.0) -> list[int]:
-    """Processes carrying `token` besides `allowed`, polled (bounded) until there are none."""
-    deadline = time.monotonic() + within
-    while True:
-        left = sorted(set(processes_of(token, None)) - allowed)
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
 
 
 def doc_id(uri: str) -> dict:

@@ -40,8 +40,11 @@ def _wait_for_file(path: Path, within: float = 30.0) -> None:
         time.sleep(0.02)
 
 
-async def test_worker_killed_mid_trace_fails_the_pending_request(tmp_path):
+async def test_worker_killed_mid_trace_fails_the_pending_request(tmp_path, monkeypatch):
     worker = TrackedWorker()
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))  # where the worker keeps the children's stack dumps
     await worker.start()
     marker = tmp_path / "started"
     pending = asyncio.ensure_future(worker.analyse(tmp_path / "slow.py", STARTED_THEN_HANGS.format(marker=marker)))
@@ -53,6 +56,7 @@ async def test_worker_killed_mid_trace_fails_the_pending_request(tmp_path):
     assert not worker.client.alive
     # the trace child dies with the worker (parent-death signal), so nothing carries the token
     assert wait_until_gone(worker.token, None) == []
+    assert list(temporary.iterdir()) == []  # no stack-dump file outlives a worker killed without warning
     await worker.client.stop()
 
 

@@ -12,6 +12,7 @@ import os
 import resource
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
@@ -19,6 +20,7 @@ from typing import Any, Iterable, Optional
 from fxlens.worker import postmortem
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
 _PR_SET_CHILD_SUBREAPER = 36
 _CHANNEL_FD = 919  # out of the way of the low fds user code might close or write to
 DEFAULT_MEMORY_MB = 4096
@@ -32,12 +34,17 @@ class Reaped:
     max_rss_kb: int  # peak resident size of the child (the kernel's own count), for telling OOM kills apart
 
 
-def _prctl(option: int, value: int) -> bool:
+def _prctl(option: int, value: Any) -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def name_process(name: str) -> None:
+    """What `ps` and `top` show for this process (Linux, 15 bytes at most)."""
+    _prctl(_PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]))
 
 
 def die_with_parent() -> None:
@@ -108,47 +115,76 @@ def _die_with_trace_child() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def fork_analysis(request: dict, dump_path: str, private_fds: Iterable[int] = ()) -> tuple[int, int]:
-    """Fork a child that analyses `request`; returns (fd to read its events from, its pid).
+@dataclass
+class Spare:
+    """A trace child forked ahead of need, set up and blocked until the worker hands it one request:
+    a trace starts without paying for the fork and the set-up."""
 
-    `private_fds` are the worker's own descriptors (its channel to the server, other traces' pipes):
-    the child closes them before user code runs, so it can neither forge nor read their messages."""
-    read_fd, write_fd = os.pipe()
+    pid: int
+    events_fd: int  # the worker reads the child's events here
+    request_fd: int  # the worker writes the one request here
+    dump_fd: int  # the child's stack dumps: an unlinked file, so nothing stays on disk whatever dies
+    rss_at_fork_kb: int  # the worker's size at the fork, to tell a child's own growth from it
+
+
+def _unlinked_file() -> int:
+    fd, path = tempfile.mkstemp(prefix="fxlens-stack-")
+    os.unlink(path)
+    return fd
+
+
+def fork_spare(private_fds: Iterable[int] = ()) -> Spare:
+    """Fork a child that sets itself up, waits for a request, analyses it and exits.
+
+    `private_fds` are the worker's own descriptors (its channel to the server, other traces' pipes and
+    dumps): the child closes them before user code runs, so it can neither forge nor read theirs."""
+    dump_fd = _unlinked_file()
+    events_read, events_write = os.pipe()
+    request_read, request_write = os.pipe()
+    rss_kb = worker_rss_kb()
     pid = os.fork()
     if pid:
-        os.close(write_fd)
-        return read_fd, pid
+        os.close(events_write)
+        os.close(request_read)
+        return Spare(pid, events_read, request_write, dump_fd, rss_kb)
     # --- in the child: never return from here ---
     real_exit = os._exit
     status = 0
     emit = None
+    request: dict = {}
     try:
-        os.close(read_fd)
-        for fd in private_fds:
+        for fd in (events_read, request_write, *private_fds):
             if fd >= 0:
                 os.close(fd)
         os.setsid()  # its own process group: killing the group takes anything it spawned
         die_with_parent()
         adopt_orphans()  # a double-forked grandchild stays ours while the trace runs
         os.register_at_fork(after_in_child=_die_with_trace_child)
-        os.dup2(write_fd, _CHANNEL_FD)
-        os.close(write_fd)
+        os.dup2(events_write, _CHANNEL_FD)
+        os.close(events_write)
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
-        dump = open(dump_path, "w")
+        dump = os.fdopen(dump_fd, "w")
         faulthandler.enable(file=dump, all_threads=False)
         faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
         _report_exits_with_a_stack(dump)
         _report_self_kills_with_a_stack(dump)
-        _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
         channel = os.fdopen(_CHANNEL_FD, "w", buffering=1)
+        name_process("fxlens-spare")
 
         def emit(event: dict) -> None:
             channel.write(json.dumps(postmortem.refine_event(event)) + "\n")
 
         from fxlens.worker.analyse import Analysis
 
+        with os.fdopen(request_read, "rb") as requests:
+            line = requests.readline()
+        if not line:
+            real_exit(0)  # the worker let this spare go unused (shutting down)
+        name_process("fxlens-trace")
+        request = json.loads(line)
+        _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
         analysis = Analysis(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
                             request.get("execution", "safe"), request.get("classes"), request.get("first"),
                             request.get("known"))
@@ -158,7 +194,7 @@ def fork_analysis(request: dict, dump_path: str, private_fds: Iterable[int] = ()
     except BaseException as error:  # noqa: BLE001  the user's SystemExit/KeyboardInterrupt end up here too
         status = ABORTED_STATUS
         try:
-            if emit is not None:
+            if emit is not None and request:
                 emit({"event": "aborted", "diagnostic": postmortem.diagnostic_for_abort(error, request)})
         except BaseException:  # noqa: BLE001  e.g. out of memory again: the exit status still tells
             pass
@@ -166,10 +202,30 @@ def fork_analysis(request: dict, dump_path: str, private_fds: Iterable[int] = ()
         real_exit(status)
 
 
-def request_stack_dump(pid: int, dump_path: str) -> None:
+def hand_over(spare: Spare, request: dict) -> None:
+    """Give the spare its request (OSError if it died waiting: BrokenPipeError)."""
+    data = (json.dumps(request) + "\n").encode()
+    try:
+        while data:
+            data = data[os.write(spare.request_fd, data):]
+    finally:
+        os.close(spare.request_fd)
+        spare.request_fd = -1
+
+
+def discard(spare: Spare) -> None:
+    """Stop an unused spare and release everything it held."""
+    kill_group(spare.pid)
+    reap(spare.pid)
+    for fd in (spare.events_fd, spare.request_fd, spare.dump_fd):
+        if fd >= 0:
+            os.close(fd)
+
+
+def request_stack_dump(pid: int, dump_fd: int) -> None:
     """Ask a hung child where it is (faulthandler on SIGUSR1) before it is killed."""
     try:
-        before = os.path.getsize(dump_path)
+        before = os.fstat(dump_fd).st_size
         os.kill(pid, signal.SIGUSR1)
     except OSError:
         return
@@ -179,7 +235,7 @@ def request_stack_dump(pid: int, dump_path: str) -> None:
     size = before
     while time.monotonic() < deadline:
         time.sleep(0.01)
-        now = os.path.getsize(dump_path)
+        now = os.fstat(dump_fd).st_size
         if now > before and now == size:
             return  # it grew and stopped growing
         size = now

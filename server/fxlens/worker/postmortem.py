@@ -96,14 +96,14 @@ _CRASH_SIGNALS = {
 }
 
 
-def read_dump(dump_path: str, path: str) -> tuple[Optional[int], str]:
+def read_dump(dump_fd: int, path: str) -> tuple[Optional[int], str]:
     """(innermost line of `path`, the child's note) from the last stack the child dumped.
 
     faulthandler prints the most recent call first: the first frame of `path` is the innermost.
     The child writes a note line (`os._exit(3) called`) before the stacks it dumps on purpose."""
     try:
-        with open(dump_path, errors="replace") as dump:
-            text = dump.read()
+        # pread: the child shares this descriptor's offset, and may still be writing at it
+        text = os.pread(dump_fd, os.fstat(dump_fd).st_size, 0).decode(errors="replace")
     except OSError:
         return None, ""
     notes = [line for line in text.splitlines() if line.endswith(" called")]
@@ -162,7 +162,7 @@ def report_for_lost_child(job: Any, reason: Optional[str], status: int, grown_kb
         report.diagnostics.append(Diagnostic(**job.aborted))
         return to_json(report)
     lines = job.request["text"].splitlines()
-    known, note = read_dump(job.dump_path, path)
+    known, note = read_dump(job.dump_fd, path)
     line, col, end_line, end_col = _whole_line(lines, known or 1)
     if reason is not None:
         category = "timeout"

@@ -10,7 +10,6 @@ import os
 import selectors
 import signal
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -33,7 +32,7 @@ class Job:
     read_fd: int = -1
     buffer: bytes = b""
     deadline: float = 0.0
-    dump_path: str = ""
+    dump_fd: int = -1
     done: bool = False
     aborted: Optional[dict] = None  # the diagnostic a child sent before giving up
     rss_at_fork_kb: int = 0
@@ -93,6 +92,7 @@ class Worker:
         self.running: dict[int, Job] = {}
         self.stdin_buffer = b""
         self.stopping = False
+        self.spare: Optional[isolation.Spare] = None
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -116,21 +116,39 @@ class Worker:
 
     # -- children --------------------------------------------------------------------------------
 
+    def _private_fds(self) -> list[int]:
+        """The worker's descriptors a new child must close: the channel, the other traces' pipes and dumps."""
+        return [self.channel_fd, *(fd for j in self.running.values() for fd in (j.read_fd, j.dump_fd))]
+
+    def _prepare_spare(self) -> None:
+        if self.spare is None and not self.stopping:
+            try:
+                self.spare = isolation.fork_spare(self._private_fds())
+            except OSError:
+                self.spare = None  # out of processes or memory: the next trace forks when it starts
+
     def _start(self, job: Job) -> None:
-        try:
-            fd, job.dump_path = tempfile.mkstemp(prefix="fxlens-stack-")
-            os.close(fd)
-            job.rss_at_fork_kb = isolation.worker_rss_kb()
-            # a trace child must not hold the server's channel or another trace's pipe
-            private = [self.channel_fd, *(j.read_fd for j in self.running.values())]
-            job.read_fd, job.pid = isolation.fork_analysis(job.request, job.dump_path, private)
-        except OSError as error:  # out of processes or memory: the request still gets an answer
-            self._answer_unstarted(job, f"fxlens could not start a trace process: {error}")
+        error: Optional[OSError] = None
+        for _ in range(2):  # a spare that died while waiting is replaced once
+            self._prepare_spare()
+            spare, self.spare = self.spare, None
+            if spare is None:
+                break
+            try:
+                isolation.hand_over(spare, job.request)
+            except OSError as lost:
+                error = lost
+                isolation.discard(spare)
+                continue
+            job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb = (
+                spare.pid, spare.events_fd, spare.dump_fd, spare.rss_at_fork_kb)
+            os.set_blocking(job.read_fd, False)
+            job.deadline = time.monotonic() + job.request["timeout"]
+            self.running[job.id] = job
+            self.selector.register(job.read_fd, selectors.EVENT_READ, job)
             return
-        os.set_blocking(job.read_fd, False)
-        job.deadline = time.monotonic() + job.request["timeout"]
-        self.running[job.id] = job
-        self.selector.register(job.read_fd, selectors.EVENT_READ, job)
+        # out of processes or memory: the request still gets an answer
+        self._answer_unstarted(job, f"fxlens could not start a trace process: {error or 'fork failed'}")
 
     def _answer_unstarted(self, job: Job, message: str) -> None:
         report = {"path": os.path.abspath(job.request["path"]), "classes": [], "python": sys.version.split()[0],
@@ -160,10 +178,11 @@ class Worker:
                 continue
             if kind == "done":
                 # nothing the child does after its report matters: stop it and whatever it started,
-                # then answer (so an answered trace has nothing left running)
+                # answer, then reap (the kernel takes milliseconds to tear a large process down)
                 job.done = True
-                self._finish(job, kill=True)
+                isolation.kill_group(job.pid)
                 self.send({"id": job.id, **event})
+                self._finish(job, kill=True)
                 return
             self.send({"id": job.id, **event})
         if len(job.buffer) > MAX_EVENT_BYTES:
@@ -172,21 +191,18 @@ class Worker:
     def _finish(self, job: Job, kill: bool, reason: Optional[str] = None) -> None:
         """Reap the child (and anything it spawned); if it died without a report, make one."""
         if kill and reason is not None:
-            isolation.request_stack_dump(job.pid, job.dump_path)
+            isolation.request_stack_dump(job.pid, job.dump_fd)
         isolation.kill_group(job.pid)
         reaped = isolation.reap(job.pid)
         self.selector.unregister(job.read_fd)
         os.close(job.read_fd)
         self.running.pop(job.id, None)
-        isolation.sweep_orphans({j.pid for j in self.running.values()})
+        isolation.sweep_orphans({j.pid for j in self.running.values()} | ({self.spare.pid} if self.spare else set()))
         if not job.done and (reason is not None or not kill):
             grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
             report = postmortem.report_for_lost_child(job, reason, reaped.status, grown_kb)
             self.send({"id": job.id, "event": "done", "report": report})
-        try:
-            os.unlink(job.dump_path)
-        except OSError:
-            pass
+        os.close(job.dump_fd)
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -209,6 +225,7 @@ class Worker:
         while not (self.stopping and not self.running):
             while self.queue and len(self.running) < MAX_CHILDREN and not self.stopping:
                 self._start(self.queue.pop(0))
+            self._prepare_spare()
             now = time.monotonic()
             timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now
             for key, _ in self.selector.select(max(timeout, 0.0)):
@@ -225,6 +242,9 @@ class Worker:
             for job in list(self.running.values()):
                 if time.monotonic() >= job.deadline:
                     self._finish(job, kill=True, reason=f"it ran longer than {job.request['timeout']:g} s")
+        if self.spare is not None:
+            isolation.discard(self.spare)
+            self.spare = None
 
 
 def _torch_problem() -> Optional[dict]:
