@@ -21,7 +21,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from lsp_harness import ENV, SERVER, Doc, command, make_client, start
+from lsp_harness import ENV, HANG_GUARD, SERVER, Doc, command, make_client, start
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
 from hostile_support import (TOKEN_VARIABLE, fixture_text, hostile_line, leftovers_besides as leftovers,  # noqa: E402
@@ -198,6 +198,17 @@ async def test_sigkill_of_the_server_leaves_nothing_running(tmp_path):
     try:
         os.kill(server_pid(lsp), signal.SIGKILL)
         # the worker gets SIGKILL when the server dies, and the trace child when the worker does
+        assert leftovers(token, set()) == []
+    finally:
+        await stop(lsp)
+
+
+async def test_an_editor_that_goes_away_without_shutdown_leaves_nothing_running(tmp_path):
+    token = uuid.uuid4().hex
+    lsp, _ = await _server_with_a_trace_in_flight(tmp_path, token)
+    try:
+        lsp._server.stdin.close()  # type: ignore[union-attr]  # a crashed editor: its end of the pipe closes
+        assert await asyncio.wait_for(lsp._server.wait(), HANG_GUARD) == 0  # type: ignore[union-attr]
         assert leftovers(token, set()) == []
     finally:
         await stop(lsp)

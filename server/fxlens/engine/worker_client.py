@@ -95,6 +95,12 @@ class WorkerClient:
         try:
             async for raw in self.process.stdout:
                 self._dispatch(raw)
+        except asyncio.CancelledError:
+            # the server's loop is closing (the editor went away without `shutdown`): a worker nobody
+            # reads from must not be waited for, alive
+            if self.process.returncode is None:
+                self.process.kill()
+            raise
         finally:
             code = await self.process.wait()
             for future, _, _ in self._pending.values():
