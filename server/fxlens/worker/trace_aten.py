@@ -1,19 +1,17 @@
 """The `aten` level: torch.export (non-strict, training IR), nodes mapped through their stack traces.
 
-Free sizes (B, T) are named from two static exports, not one symbolic export: see GrownExport."""
+Free sizes (B, T) are named from two static exports, not one symbolic export: see _grown_export."""
 from __future__ import annotations
 
-import json
 import os
-import posix
 import re
-import signal
 import time
 from typing import Any, Optional
 
 import torch
 
 from fxlens.report import LevelResult, Node, Span
+from fxlens.worker.beside import Beside, Lost
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.trace_fx import target_text
 from fxlens.worker.values import SampledSizes, describe, grow
@@ -91,70 +89,21 @@ def _summary(ep: Any) -> dict:
     return {"signature": _signature(ep), "sizes": {n.name: _sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
 
-class GrownExport:
-    """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow).
+def _grown_export(module: torch.nn.Module, inputs: tuple) -> Beside:
+    """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow),
+    beside this process.
 
     One export with symbolic sizes (Dim.AUTO) costs ~3x a static one (22 s vs 6.7 s on a 70B-shaped
     decoder), so fxlens exports twice statically and reads B and T off the two runs, as the fx level
-    does. The second export runs in a forked process beside the first (the machine's other core);
-    only plain sizes come back. Where fork is unavailable it runs after the first, in this process.
+    does. Only plain sizes come back.
     """
-
-    def __init__(self, module: torch.nn.Module, inputs: tuple) -> None:
-        self.module, self.inputs = module, inputs
-        self.pid, self.read_fd = 0, -1
-        if hasattr(os, "fork"):
-            try:
-                self._fork()
-            except OSError:
-                self.pid = 0  # out of processes or memory: export in this process instead
-
-    def _fork(self) -> None:
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid:
-            os.close(write_fd)
-            self.pid, self.read_fd = pid, read_fd
-            return
-        # in the forked process: never return. posix._exit, not os._exit: the trace child patches the
-        # latter to record user code exiting, and this is not user code exiting.
-        status = 0
+    def summary() -> dict:
         try:
-            os.close(read_fd)
-            with os.fdopen(write_fd, "w") as out:
-                out.write(json.dumps(self._export()))
-        except BaseException:  # noqa: BLE001  nothing may escape into the trace child's code
-            status = 1
-        finally:
-            posix._exit(status)
-
-    def _export(self) -> dict:
-        try:
-            return _summary(export(self.module, self.inputs, None))
+            return _summary(export(module, inputs, None))
         except Exception as error:
             return {"error": f"{type(error).__name__}: {error}"[:300]}
 
-    def result(self) -> dict:
-        if not self.pid:
-            return self._export()
-        chunks = []
-        with os.fdopen(self.read_fd, "rb") as data:
-            for chunk in iter(lambda: data.read(1 << 20), b""):
-                chunks.append(chunk)
-        os.waitpid(self.pid, 0)
-        try:
-            return json.loads(b"".join(chunks))
-        except ValueError:
-            return {"error": "the process exporting the grown inputs died"}
-
-    def cancel(self) -> None:
-        if self.pid:
-            os.close(self.read_fd)
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+    return Beside(summary)
 
 
 def _twins(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
@@ -171,7 +120,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
     free = example.dims if example.dims and any(example.dims) else None
-    grown = GrownExport(example.instance, grow(example.inputs, free)) if free else None
+    grown = _grown_export(example.instance, grow(example.inputs, free)) if free else None
     try:
         ep = export(example.instance, example.inputs, None)
     except Exception as error:
@@ -181,7 +130,10 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
         return LevelResult("aten", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     twins, note, names = {}, "", SampledSizes({})
     if grown is not None:
-        twins, note = _twins(ep, grown.result())
+        try:
+            twins, note = _twins(ep, grown.result())
+        except Lost:
+            note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
         names = SampledSizes({name: int(example.inputs[i].shape[d])
                               for i, dims in enumerate(free) if dims for d, name in dims.items()})
     nodes = nodes_of(ep, path, lines, names, twins)
