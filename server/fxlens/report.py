@@ -6,7 +6,7 @@ converts them to LSP positions.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
 REPORT_VERSION = 1
@@ -144,8 +144,21 @@ class FileReport:
         return self.diagnostics + [d for c in self.classes for d in c.diagnostics()]
 
 
+_FIELD_NAMES = {cls: tuple(f.name for f in fields(cls))
+                for cls in (Span, Node, Diagnostic, InputSpec, Build, Member, LevelResult, ClassReport, FileReport)}
+
+
 def to_json(obj: Any) -> Any:
-    return asdict(obj)
+    """Plain data for a report object (what `dataclasses.asdict` gives, without its deep copies: a
+    70B-shaped model's aten level is 5,000 nodes, and asdict took 190 ms of it)."""
+    names = _FIELD_NAMES.get(type(obj))
+    if names is not None:
+        return {name: to_json(getattr(obj, name)) for name in names}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(item) for item in obj]
+    if isinstance(obj, dict):
+        return {key: to_json(value) for key, value in obj.items()}
+    return obj
 
 
 def _build(cls, data: dict):

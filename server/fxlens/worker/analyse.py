@@ -169,11 +169,12 @@ class Analysis:
     def _adopt_children(self, parent_name: str, parent: building.Example, sources: list[ClassSource],
                         examples: dict[str, Any]) -> None:
         """Classes of this file that `parent` builds, traced as its instances with the inputs they got."""
+        wanted = {s.name for s in sources if not s.directive and s.name != parent_name
+                  and not getattr(examples.get(s.name), "parent", None)}
         try:
-            calls = record_children(parent.instance, parent.inputs, parent.dims)
+            calls = record_children(parent.instance, parent.inputs, parent.dims, wanted)
         except Exception:
             return  # the parent's own trace will say what is wrong
-        wanted = {s.name for s in sources if not s.directive and s.name != parent_name}
         for path, sub in parent.instance.named_modules():
             name = type(sub).__name__
             current = examples.get(name)

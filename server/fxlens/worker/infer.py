@@ -107,18 +107,35 @@ def _make(shape: tuple[int, ...], dtype: torch.dtype, device: str) -> torch.Tens
     return torch.randn(shape, dtype=dtype, device=device)
 
 
-def _record_calls(instance: nn.Module, inputs: tuple) -> dict[int, tuple[tuple, dict]]:
-    """Run `instance` once and keep, per submodule, the first arguments it received."""
+class _Enough(BaseException):
+    """Every submodule asked about has been called: the rest of forward is not needed."""
+
+
+def _record_calls(instance: nn.Module, inputs: tuple, wanted: Optional[set[str]] = None
+                  ) -> dict[int, tuple[tuple, dict]]:
+    """Run `instance` once and keep, per submodule, the first arguments it received.
+
+    With `wanted` (class names), the run stops as soon as the first instance of each of those classes
+    has been called: on a deep model that is the first layer, not all eighty."""
     calls: dict[int, tuple[tuple, dict]] = {}
+    firsts: dict[str, int] = {}
+    for path, sub in instance.named_modules():
+        if path and wanted is not None and type(sub).__name__ in wanted:
+            firsts.setdefault(type(sub).__name__, id(sub))
+    awaited = set(firsts.values()) if wanted is not None else None
 
     def hook(module: nn.Module, args: tuple, kwargs: dict) -> None:
         calls.setdefault(id(module), (args, kwargs))
+        if awaited is not None and awaited <= calls.keys():
+            raise _Enough
 
     handles = [sub.register_forward_pre_hook(hook, with_kwargs=True)
                for path, sub in instance.named_modules() if path]
     try:
         with torch.no_grad():
             instance(*inputs)
+    except _Enough:
+        pass
     finally:
         for handle in handles:
             handle.remove()
@@ -133,19 +150,20 @@ def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[in
     return {d: name for d, name in named.items() if name in GROWTH} or None
 
 
-def record_children(instance: nn.Module, inputs: tuple, dims: Optional[list]
+def record_children(instance: nn.Module, inputs: tuple, dims: Optional[list], wanted: Optional[set[str]] = None
                     ) -> dict[int, tuple[tuple, dict, Optional[list]]]:
-    """Per submodule: (args, kwargs, free dims of each positional arg) of its first call.
+    """Per submodule: (args, kwargs, free dims of each positional arg) of its first call; with `wanted`
+    (class names), at least for the first instance of each of those classes.
 
     Where the parent's inputs have free dims, a second run with those dims grown tells which of each
     child's dims follow them, so children read `(B, T, 32)` like their parent.
     """
-    first = _record_calls(instance, inputs)
+    first = _record_calls(instance, inputs, wanted)
     if not dims or not any(dims):
         return {key: (args, kwargs, None) for key, (args, kwargs) in first.items()}
     names = SampledSizes({name: int(inputs[i].shape[d]) for i, free in enumerate(dims) if free
                           for d, name in free.items()})
-    second = _record_calls(instance, grow(inputs, dims))
+    second = _record_calls(instance, grow(inputs, dims), wanted)
     result = {}
     for key, (args, kwargs) in first.items():
         other_args = second.get(key, ((), {}))[0]
