@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional
 
 import torch
 from torch import nn
@@ -16,18 +16,14 @@ from fxlens.outline import outline
 from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker import build as building
 from fxlens.worker import loader
-from fxlens.worker.beside import Beside, Lost, other_cores
 from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import infer_inputs, record_children
-from fxlens.worker.postmortem import encode_event
 from fxlens.worker import trace_aten, trace_fx
 from fxlens.worker.values import dtype_name
 
-Emit = Callable[[Union[dict, str]], None]  # a str: an event encoded already (postmortem.encode_event)
-# from this many submodules on, a model's levels are traced on two cores at once
-MODULES_WORTH_ANOTHER_CORE = 32
+Emit = Callable[[dict], None]
 
 
 class Analysis:
@@ -223,11 +219,11 @@ class Analysis:
         if example.inputs is not None:
             report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims)
         report.members = self._members(source, example.instance)
-        tracers = {"fx": trace_fx.run, "aten": trace_aten.run}
-        levels = [level for level in self.levels if level in tracers]
-
-        def event(level: str) -> dict:
-            result = tracers[level](example, self.path, self.lines, class_span)
+        for level in self.levels:
+            trace = {"fx": trace_fx.run, "aten": trace_aten.run}.get(level)
+            if trace is None:
+                continue
+            result = trace(example, self.path, self.lines, class_span)
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
@@ -235,28 +231,8 @@ class Analysis:
                 result.diagnostics.append(self._no_inputs_hint(source, example, class_span))
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
-            return {"event": "class", "class": to_json(replace(report, levels={level: result}))}
-
-        # each level traces forward anew: for a large model the later ones start now, beside the first,
-        # on another core, and send their event as they encoded it
-        ahead = ({level: Beside(lambda level=level: encode_event(event(level))) for level in levels[1:]}
-                 if self._worth_another_core(example) else {})
-        for level in levels:
-            if level in ahead:
-                try:
-                    emit(ahead[level].result())
-                    continue
-                except Lost:
-                    pass  # (a crash in user code, say): again here, where a crash is reported at its line
-            emit(event(level))
+            emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
         return True
-
-    @staticmethod
-    def _worth_another_core(example: building.Example) -> bool:
-        """A fork and a level's JSON cost ~10 ms plus ~50 ms per thousand nodes: a small module traces
-        faster in one process than that."""
-        return (example.inputs is not None and other_cores()
-                and sum(1 for _ in example.instance.modules()) >= MODULES_WORTH_ANOTHER_CORE)
 
     def _no_inputs_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:
         problem = example.problems[-1] if example.problems else None

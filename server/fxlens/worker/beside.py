@@ -12,13 +12,6 @@ import signal
 from typing import Any, Callable
 
 
-def other_cores() -> bool:
-    try:
-        return len(os.sched_getaffinity(0)) > 1
-    except (AttributeError, OSError):
-        return (os.cpu_count() or 1) > 1
-
-
 class Lost(Exception):
     """The process died before it answered (a crash, or killed)."""
 

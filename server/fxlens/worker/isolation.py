@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional
 
 from fxlens.worker import postmortem
 
@@ -173,8 +173,8 @@ def fork_spare(private_fds: Iterable[int] = ()) -> Spare:
         channel = os.fdopen(_CHANNEL_FD, "w", buffering=1)
         name_process("fxlens-spare")
 
-        def emit(event: Union[dict, str]) -> None:  # a str is an event encoded already (encode_event)
-            channel.write(event if isinstance(event, str) else postmortem.encode_event(event))
+        def emit(event: dict) -> None:
+            channel.write(json.dumps(postmortem.refine_event(event)) + "\n")
 
         from fxlens.worker.analyse import Analysis
 

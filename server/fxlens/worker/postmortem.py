@@ -5,7 +5,6 @@ Every outcome becomes one error diagnostic at the innermost line of the user's f
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -14,7 +13,7 @@ from typing import Any, Optional
 
 from fxlens.report import Diagnostic, FileReport, to_json
 
-__all__ = ["to_json", "refine_event", "encode_event", "diagnostic_for_abort", "report_for_lost_child"]
+__all__ = ["to_json", "refine_event", "diagnostic_for_abort", "report_for_lost_child"]
 
 _KEEP_OUT = ("Keep it out of the module's definitions, `__init__` and `forward` "
              "(e.g. under `if __name__ == \"__main__\":`, which fxlens never runs).")
@@ -56,11 +55,6 @@ def refine_event(event: dict) -> dict:
         if known is not None and diagnostic.get("category") != known[0]:
             diagnostic["category"], diagnostic["explanation"], diagnostic["fix"] = known
     return event
-
-
-def encode_event(event: dict) -> str:
-    """An event as the line the worker reads from a trace child."""
-    return json.dumps(refine_event(event)) + "\n"
 
 
 def _whole_line(lines: list[str], line: int) -> tuple[int, int, int, int]:
