@@ -41,7 +41,7 @@ _MODULE_INTERNALS = frozenset(vars(nn.Module())) - {"training"}
 
 
 class Unfingerprintable(Exception):
-    pass
+    """A value that cannot be described but by its address: no fingerprint, the class is traced."""
 
 
 @dataclass

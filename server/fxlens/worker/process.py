@@ -229,7 +229,10 @@ class Worker:
         while not (self.stopping and not self.running):
             while self.queue and len(self.running) < MAX_CHILDREN and not self.stopping:
                 self._start(self.queue.pop(0))
-            self._prepare_spare()
+            if not self.running:
+                # while a trace runs, forking (and setting up) the next spare would take the core the
+                # trace's process could use: the spare is made when the worker is idle
+                self._prepare_spare()
             now = time.monotonic()
             timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now
             for key, _ in self.selector.select(max(timeout, 0.0)):
