@@ -176,7 +176,8 @@ def fingerprint(name: str, instance: nn.Module, inputs: Optional[tuple], dims: O
         description = json.dumps([
             name, levels, sys.version, torch.__version__, code.effects, _code_used(name, instance, code),
             [_module_state(p, m) for p, m in instance.named_modules()],
-            _describe(inputs) if inputs is not None else None, dims and [sorted(d.items()) if d else None for d in dims],
+            _describe(inputs) if inputs is not None else None,
+            dims and [sorted(d.items()) if d else None for d in dims],
             [build.how, build.inputs_source, build.detail, build.device, built_by],
             _other_files(instance, path),
         ])

@@ -142,7 +142,12 @@ def fork_spare(private_fds: Iterable[int] = ()) -> Spare:
     events_read, events_write = os.pipe()
     request_read, request_write = os.pipe()
     rss_kb = worker_rss_kb()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (dump_fd, events_read, events_write, request_read, request_write):
+            os.close(fd)
+        raise
     if pid:
         os.close(events_write)
         os.close(request_read)

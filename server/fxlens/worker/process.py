@@ -121,17 +121,20 @@ class Worker:
         """The worker's descriptors a new child must close: the channel, the other traces' pipes and dumps."""
         return [self.channel_fd, *(fd for j in self.running.values() for fd in (j.read_fd, j.dump_fd))]
 
-    def _prepare_spare(self) -> None:
+    def _prepare_spare(self) -> Optional[OSError]:
+        """Fork the next spare unless there is one; the error if the fork failed (the next try is at the
+        next trace: out of processes or memory is not forever)."""
         if self.spare is None and not self.stopping:
             try:
                 self.spare = isolation.fork_spare(self._private_fds())
-            except OSError:
-                self.spare = None  # out of processes or memory: the next trace forks when it starts
+            except OSError as error:
+                return error
+        return None
 
     def _start(self, job: Job) -> None:
         error: Optional[OSError] = None
         for _ in range(2):  # a spare that died while waiting is replaced once
-            self._prepare_spare()
+            error = self._prepare_spare() or error
             spare, self.spare = self.spare, None
             if spare is None:
                 break
@@ -201,7 +204,8 @@ class Worker:
         self.selector.unregister(job.read_fd)
         os.close(job.read_fd)
         self.running.pop(job.id, None)
-        isolation.sweep_orphans({j.pid for j in self.running.values()} | ({self.spare.pid} if self.spare else set()))
+        alive = {j.pid for j in self.running.values()} | ({self.spare.pid} if self.spare else set())
+        isolation.sweep_orphans(alive)
         if not job.done and (reason is not None or not kill):
             grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
             report = postmortem.report_for_lost_child(job, reason, reaped.status, grown_kb)
