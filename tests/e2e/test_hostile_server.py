@@ -182,33 +182,27 @@ async def _server_with_a_trace_in_flight(tmp_path: Path, token: str) -> tuple[La
     return lsp, worker
 
 
-async def test_shutdown_and_exit_leave_nothing_running(tmp_path):
+async def _shut_down(lsp: LanguageClient) -> None:
+    await lsp.shutdown_session()
+
+
+async def _kill(lsp: LanguageClient) -> None:
+    # the worker gets SIGKILL when the server dies, and the trace child when the worker does
+    os.kill(server_pid(lsp), signal.SIGKILL)
+
+
+async def _go_away(lsp: LanguageClient) -> None:
+    lsp._server.stdin.close()  # type: ignore[union-attr]  # a crashed editor: its end of the pipe closes
+    assert await asyncio.wait_for(lsp._server.wait(), HANG_GUARD) == 0  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("leave", [_shut_down, _kill, _go_away],
+                         ids=["shutdown and exit", "SIGKILL of the server", "editor gone without shutdown"])
+async def test_the_editor_leaving_leaves_nothing_running(tmp_path, leave):
     token = uuid.uuid4().hex
     lsp, _ = await _server_with_a_trace_in_flight(tmp_path, token)
     try:
-        await lsp.shutdown_session()
-        assert leftovers(token, set()) == []
-    finally:
-        await stop(lsp)
-
-
-async def test_sigkill_of_the_server_leaves_nothing_running(tmp_path):
-    token = uuid.uuid4().hex
-    lsp, _ = await _server_with_a_trace_in_flight(tmp_path, token)
-    try:
-        os.kill(server_pid(lsp), signal.SIGKILL)
-        # the worker gets SIGKILL when the server dies, and the trace child when the worker does
-        assert leftovers(token, set()) == []
-    finally:
-        await stop(lsp)
-
-
-async def test_an_editor_that_goes_away_without_shutdown_leaves_nothing_running(tmp_path):
-    token = uuid.uuid4().hex
-    lsp, _ = await _server_with_a_trace_in_flight(tmp_path, token)
-    try:
-        lsp._server.stdin.close()  # type: ignore[union-attr]  # a crashed editor: its end of the pipe closes
-        assert await asyncio.wait_for(lsp._server.wait(), HANG_GUARD) == 0  # type: ignore[union-attr]
+        await leave(lsp)
         assert leftovers(token, set()) == []
     finally:
         await stop(lsp)
