@@ -99,14 +99,14 @@ def _grown_export(module: torch.nn.Module, inputs: tuple) -> Beside:
     """
     def summary() -> dict:
         config = torch.fx.config
-        emitting = config.do_not_emit_stack_traces
+        before = config.do_not_emit_stack_traces
         config.do_not_emit_stack_traces = True  # only sizes come back: ~10% faster without them
         try:
             return _summary(export(module, inputs, None))
         except Exception as error:
             return {"error": f"{type(error).__name__}: {error}"[:300]}
         finally:
-            config.do_not_emit_stack_traces = emitting  # (when it ran here, not in a forked process)
+            config.do_not_emit_stack_traces = before  # (when it ran here, not in a forked process)
 
     return Beside(summary)
 
