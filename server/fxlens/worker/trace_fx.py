@@ -1,6 +1,7 @@
 """The `fx` level: symbolic_trace semantics, every node mapped to the user's source span."""
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import time
@@ -38,10 +39,10 @@ class SourceMappingTracer(fx.Tracer):
             if code.co_filename == self.path:
                 qualname = getattr(code, "co_qualname", code.co_name)
                 if _HAS_POSITIONS:
-                    positions = list(code.co_positions())
-                    index = frame.f_lasti // 2
-                    if 0 <= index < len(positions) and positions[index][0] is not None:
-                        line, end_line, col, end_col = positions[index]
+                    # the instruction running in this frame, without listing the whole function's
+                    position = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None), None)
+                    if position is not None and position[0] is not None:
+                        line, end_line, col, end_col = position
                         return qualname, line, col, end_line, end_col
                 return qualname, frame.f_lineno, None, None, None
             frame = frame.f_back
