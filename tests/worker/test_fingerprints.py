@@ -152,3 +152,31 @@ async def test_a_config_default_that_reaches_a_plain_attribute_is_seen(client, t
     """)
     traced, kept = await retrace(client, tmp_path, source, source.replace("heads: int = 2", "heads: int = 4"))
     assert traced == {"Model", "Attention"} and not kept
+
+
+async def test_a_saved_edit_to_an_imported_file_retraces_the_classes_that_use_it(client, tmp_path):
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text("def double(x):\n    return x * 2\n")
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+        from helpers import double
+
+        # fxlens: Uses()(torch.randn(2, 4))
+        class Uses(nn.Module):
+            def forward(self, x):
+                return double(x)
+
+        # fxlens: Ignores()(torch.randn(2, 4))
+        class Ignores(nn.Module):
+            def forward(self, x):
+                return x + 1
+    """)
+    path = tmp_path / "model.py"
+    first = await client.analyse(str(path), source, TraceOptions())
+    known = {c.name: c.fingerprint for c in first.classes}
+    helpers.write_text("def double(x):\n    return x * 3\n")
+    second = await client.analyse(str(path), source, TraceOptions(), known=known)
+    assert [c.name for c in second.classes] == ["Uses"] and second.unchanged == ["Ignores"]
+    mul = next(n for n in second.classes[0].levels["fx"].nodes if n.op == "call_function")
+    assert mul.text.endswith("args = (%x, 3), kwargs = {})"), mul.text

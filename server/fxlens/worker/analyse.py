@@ -39,6 +39,7 @@ class Analysis:
         # class name -> the fingerprint of its last trace (the server still holds that trace)
         self.known = known or {}
         self.code = CodeIndex()
+        self.namespace: dict[str, Any] = {}  # the loaded file's globals
         self.functions: dict[int, str] = {}
         self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
 
@@ -53,6 +54,7 @@ class Analysis:
             # read before the user's code runs: it may patch the builtins fxlens's own code uses
             self.code = index_code(tree, self.text, outline(tree, self.text))
             loaded = loader.load(self.path, self.text, self.execution, tree)
+            self.namespace = loaded.module.__dict__
         except SyntaxError as error:
             line = error.lineno or 1
             col = max((error.offset or 1) - 1, 0)
@@ -190,7 +192,7 @@ class Analysis:
 
     def _fingerprint(self, source: ClassSource, example: building.Example) -> Optional[str]:
         return fingerprint(source.name, example.instance, example.inputs, example.dims, example.build,
-                           example.parent, self.code, self.path, self.levels)
+                           example.parent, self.code, self.namespace, self.path, self.levels)
 
     def _trace_class(self, source: ClassSource, example: Any, emit: Emit) -> bool:
         """Trace one class, emitting its report a level at a time (each event carries the levels done

@@ -9,7 +9,7 @@ The hash covers what the worker can see changing between two traces of a buffer:
 - the instance: every submodule's class, attributes, parameters, buffers and hooks;
 - the inputs (shapes, dtypes, named free sizes; values of CPU tensors) and how the class was built;
 - the levels asked for, and the Python and torch versions.
-Files the class's modules are defined in (other than this buffer) count by their size and mtime.
+Files that define the class's submodules or what its code imports count by their size and mtime.
 Anything that cannot be described (a repr that raises, a huge value) gives no fingerprint, and a
 class without one is always traced.
 """
@@ -85,17 +85,22 @@ def index_code(tree: ast.Module, text: str, code: Outline) -> CodeIndex:
     return index
 
 
-def _code_used(name: str, instance: nn.Module, index: CodeIndex) -> list[list[str]]:
-    """The definitions reachable from the class and its submodules' classes, by the names they use."""
+def _code_used(name: str, instance: nn.Module, index: CodeIndex) -> tuple[list[list[str]], set[str]]:
+    """The definitions reachable from the class and its submodules' classes, by the names they use;
+    and the names they use that the file does not define (imported: their files count)."""
     todo = [name, *(type(m).__name__ for m in instance.modules())]
     found: set[str] = set()
+    foreign: set[str] = set()
     while todo:
         current = todo.pop()
-        if current in found or current not in index.definitions:
+        if current in found or current in foreign:
+            continue
+        if current not in index.definitions:
+            foreign.add(current)
             continue
         found.add(current)
         todo.extend(_WORD.findall(index.definitions[current]))
-    return [[n, index.definitions[n]] for n in sorted(found)]
+    return [[n, index.definitions[n]] for n in sorted(found)], foreign
 
 
 def _describe(value: Any, depth: int = 0) -> Any:
@@ -149,15 +154,22 @@ def _module_state(path: str, module: nn.Module) -> list:
             _hooks(module._forward_pre_hooks), _hooks(module._forward_hooks)]
 
 
-def _other_files(instance: nn.Module, path: str) -> list:
-    """Size and mtime of the files (not this buffer, not torch) that define the instance's classes."""
+def _source_file(obj: Any) -> Optional[str]:
+    if isinstance(obj, types.ModuleType):
+        return getattr(obj, "__file__", None)
+    try:
+        return inspect.getsourcefile(obj if isinstance(obj, (type, types.FunctionType)) else type(obj))
+    except TypeError:  # built in
+        return None
+
+
+def _other_files(objects: list, path: str) -> list:
+    """Size and mtime of the files (not this buffer, not torch) that define `objects`: an edit saved
+    to an imported file changes the fingerprint of every class that uses what it defines."""
     torch_root = os.path.dirname(torch.__file__)
     files = set()
-    for module in instance.modules():
-        try:
-            source = inspect.getsourcefile(type(module))
-        except TypeError:
-            continue
+    for obj in objects:
+        source = _source_file(obj)
         if source and os.path.abspath(source) != path and not source.startswith(torch_root):
             files.add(os.path.abspath(source))
     described = []
@@ -171,15 +183,19 @@ def _other_files(instance: nn.Module, path: str) -> list:
 
 
 def fingerprint(name: str, instance: nn.Module, inputs: Optional[tuple], dims: Optional[list], build: Build,
-                built_by: Optional[str], code: CodeIndex, path: str, levels: list[str]) -> Optional[str]:
+                built_by: Optional[str], code: CodeIndex, namespace: dict, path: str, levels: list[str]
+                ) -> Optional[str]:
+    """`namespace`: the file's module globals, where the names its code imports point."""
     try:
+        definitions, foreign = _code_used(name, instance, code)
+        imported = [namespace[n] for n in sorted(foreign) if n in namespace]
         description = json.dumps([
-            name, levels, sys.version, torch.__version__, code.effects, _code_used(name, instance, code),
+            name, levels, sys.version, torch.__version__, code.effects, definitions,
             [_module_state(p, m) for p, m in instance.named_modules()],
             _describe(inputs) if inputs is not None else None,
             dims and [sorted(d.items()) if d else None for d in dims],
             [build.how, build.inputs_source, build.detail, build.device, built_by],
-            _other_files(instance, path),
+            _other_files([type(m) for m in instance.modules()] + imported, path),
         ])
     except Exception:  # noqa: BLE001  user reprs can raise anything: no fingerprint, the class is traced
         return None
