@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
+from functools import partial
 from typing import Any, Callable, Optional
 
 import torch
@@ -221,8 +222,9 @@ class Analysis:
         if example.inputs is not None:
             report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims)
         report.members = self._members(source, example.instance)
+        recipes: list[Optional[dict]] = []
         for level in self.levels:
-            trace = {"fx": trace_fx.run, "aten": trace_aten.run}.get(level)
+            trace = {"fx": trace_fx.run, "aten": partial(trace_aten.run, recipes=recipes)}.get(level)
             if trace is None:
                 continue
             result = trace(example, self.path, self.lines, class_span)
@@ -234,6 +236,8 @@ class Analysis:
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
+        for recipe in filter(None, recipes):  # after the results: only the next trace child needs these
+            emit({"event": "rehearsal", "recipe": recipe})
         return True
 
     def _no_inputs_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:

@@ -133,8 +133,9 @@ def _unlinked_file() -> int:
     return fd
 
 
-def fork_spare(private_fds: Iterable[int] = ()) -> Spare:
-    """Fork a child that sets itself up, waits for a request, analyses it and exits.
+def fork_spare(private_fds: Iterable[int] = (), recipes: Iterable[dict] = ()) -> Spare:
+    """Fork a child that sets itself up, rehearses `recipes` (see rehearse.py), waits for a request,
+    analyses it and exits.
 
     `private_fds` are the worker's own descriptors (its channel to the server, other traces' pipes and
     dumps): the child closes them before user code runs, so it can neither forge nor read theirs."""
@@ -182,7 +183,9 @@ def fork_spare(private_fds: Iterable[int] = ()) -> Spare:
             channel.write(json.dumps(postmortem.refine_event(event)) + "\n")
 
         from fxlens.worker.analyse import Analysis
+        from fxlens.worker.rehearse import rehearse
 
+        rehearse(recipes, request_read)
         with os.fdopen(request_read, "rb") as requests:
             line = requests.readline()
         if not line:

@@ -23,6 +23,9 @@ MIN_TORCH = (2, 2)
 DEFAULT_TIMEOUT = 60.0
 # a child's events arrive as lines; one without a newline this long is not fxlens talking
 MAX_EVENT_BYTES = 1 << 28
+# a spare rehearses (rehearse.py) at most this much of the last trace's exports: a request that comes
+# meanwhile waits for the graph being exported
+REHEARSAL_SECONDS = 0.25
 
 
 @dataclass
@@ -37,6 +40,7 @@ class Job:
     done: bool = False
     aborted: Optional[dict] = None  # the diagnostic a child sent before giving up
     rss_at_fork_kb: int = 0
+    recipes: list = field(default_factory=list)  # its exports' graphs, for rehearsing the next trace
 
 
 def _number(value: object, default: float, low: float, high: float) -> float:
@@ -64,6 +68,24 @@ def normalise(message: dict) -> dict:
     return request
 
 
+def _check_recipe(recipe: object) -> None:
+    """TypeError unless `recipe` has a rehearsal recipe's shape (what a child sends may come from user code)."""
+    if not (isinstance(recipe, dict) and isinstance(recipe.get("placeholders"), list)
+            and isinstance(recipe.get("nodes"), list) and isinstance(recipe.get("seconds"), (int, float))):
+        raise TypeError("not a rehearsal recipe")
+
+
+def _worth_rehearsing(recipes: list[dict]) -> list[dict]:
+    """The first recipes (the class at the cursor comes first) whose exports fit in the rehearsal time."""
+    kept, seconds = [], 0.0
+    for recipe in recipes:
+        seconds += recipe["seconds"]
+        if seconds > REHEARSAL_SECONDS:
+            break
+        kept.append(recipe)
+    return kept
+
+
 def _child_event(line: bytes) -> Optional[dict]:
     """A child's event if `line` is one the server can use, else None (it came from user code)."""
     try:
@@ -74,7 +96,8 @@ def _child_event(line: bytes) -> Optional[dict]:
         return None
     # parse it as the server will: a forged event that the server cannot read would kill its reader
     parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
-             "aborted": lambda e: Diagnostic(**e["diagnostic"])}.get(event.get("event"))
+             "aborted": lambda e: Diagnostic(**e["diagnostic"]),
+             "rehearsal": lambda e: _check_recipe(e["recipe"])}.get(event.get("event"))
     try:
         if parse is None:
             return None
@@ -94,6 +117,8 @@ class Worker:
         self.stdin_buffer = b""
         self.stopping = False
         self.spare: Optional[isolation.Spare] = None
+        # the graphs the next spare exports while it waits: the last finished trace's
+        self.recipes: list[dict] = []
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -126,7 +151,7 @@ class Worker:
         next trace: out of processes or memory is not forever)."""
         if self.spare is None and not self.stopping:
             try:
-                self.spare = isolation.fork_spare(self._private_fds())
+                self.spare = isolation.fork_spare(self._private_fds(), self.recipes)
             except OSError as error:
                 return error
         return None
@@ -185,11 +210,15 @@ class Worker:
             if kind == "aborted":
                 job.aborted = event.get("diagnostic")
                 continue
+            if kind == "rehearsal":
+                job.recipes.append(event["recipe"])
+                continue
             if kind == "done":
                 # nothing the child does after its report matters: stop it and whatever it started,
                 # answer, then reap (the kernel takes milliseconds to tear a large process down)
                 job.done = True
                 isolation.kill_group(job.pid)
+                self.recipes = _worth_rehearsing(job.recipes) or self.recipes
                 self.send({"id": job.id, **event})
                 self._finish(job, kill=True)
                 return

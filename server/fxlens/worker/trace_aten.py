@@ -13,6 +13,7 @@ import torch
 from fxlens.report import LevelResult, Node, Span
 from fxlens.worker.beside import Beside, Lost
 from fxlens.worker.failures import classify, whole_line
+from fxlens.worker.rehearse import recipe
 from fxlens.worker.trace_fx import target_text
 from fxlens.worker.values import SampledSizes, describe, grow
 
@@ -95,14 +96,16 @@ def _grown_export(module: torch.nn.Module, inputs: tuple) -> Beside:
 
     One export with symbolic sizes (Dim.AUTO) costs ~3x a static one (22 s vs 6.7 s on a 70B-shaped
     decoder), so fxlens exports twice statically and reads B and T off the two runs, as the fx level
-    does. Only plain sizes come back.
+    does. Only plain sizes come back, and the graph as a rehearsal recipe (see rehearse.py).
     """
     def summary() -> dict:
         config = torch.fx.config
         before = config.do_not_emit_stack_traces
         config.do_not_emit_stack_traces = True  # only sizes come back: ~10% faster without them
         try:
-            return _summary(export(module, inputs, None))
+            started = time.perf_counter()
+            ep = export(module, inputs, None)
+            return {**_summary(ep), "recipe": recipe(ep, time.perf_counter() - started)}
         except Exception as error:
             return {"error": f"{type(error).__name__}: {error}"[:300]}
         finally:
@@ -120,7 +123,8 @@ def _twins(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
     return {name: _twin(sizes) for name, sizes in grown["sizes"].items()}, ""
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelResult:
+def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: list[Optional[dict]]) -> LevelResult:
+    """The level's result; the graphs exported, as rehearsal recipes, are appended to `recipes`."""
     started = time.perf_counter()
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
@@ -133,10 +137,13 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
             grown.cancel()
         diagnostic = classify(error, path, lines, "trace", "aten", class_span)
         return LevelResult("aten", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
+    recipes.append(recipe(ep, time.perf_counter() - started))
     twins, note, names = {}, "", SampledSizes({})
     if grown is not None:
         try:
-            twins, note = _twins(ep, grown.result())
+            grown_summary = grown.result()
+            recipes.append(grown_summary.get("recipe"))
+            twins, note = _twins(ep, grown_summary)
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
         names = SampledSizes({name: int(example.inputs[i].shape[d])

@@ -1,0 +1,145 @@
+"""A spare rehearses the last export's graph: torch's FakeTensor cache then holds every kernel the next
+export of that class needs, and what fxlens reports does not change."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from fxlens.worker import process
+from fxlens.worker.rehearse import _program, recipe, rehearse
+
+ROOT = Path(__file__).resolve().parents[2]
+NANOGPT = ROOT / "tests" / "fixtures" / "models" / "nanogpt.py"
+
+
+class Mixed(nn.Module):
+    """Views, a split into a tuple, factory kwargs (dtype, device), a buffer and a lifted constant."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 16)
+        self.register_buffer("shift", torch.zeros(16))
+
+    def forward(self, x):
+        y = self.fc(x) + self.shift
+        h = y.view(2, 2, 16).transpose(1, 2).contiguous()
+        first, _ = y.chunk(2, dim=-1)
+        steps = torch.arange(4, dtype=torch.float32, device=x.device)
+        return torch.relu(h).sum() + first.mean() + steps.sum()
+
+
+def _on_meta(make):
+    with torch.device("meta"):
+        return make()
+
+
+def _nanogpt():
+    namespace: dict = {}
+    exec(compile(NANOGPT.read_text(), str(NANOGPT), "exec"), namespace)
+    model = _on_meta(lambda: namespace["GPT"](namespace["GPTConfig"]()))
+    return model, (torch.zeros(2, 8, dtype=torch.long, device="meta"),)
+
+
+MODELS = {"mixed": lambda: (_on_meta(Mixed), (torch.randn(4, 8, device="meta"),)), "nanogpt": _nanogpt}
+
+
+def _no_request() -> int:
+    read_fd, write_fd = os.pipe()
+    return read_fd  # (the write end stays open: nothing is ever waiting on it)
+
+
+def _export(model, inputs):
+    return torch.export.export(model, inputs, strict=False)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_rehearsed_export_finds_every_kernel_in_the_cache(name):
+    model, inputs = MODELS[name]()
+    graph_recipe = recipe(_export(model, inputs), 0.1)
+    assert graph_recipe is not None
+
+    FakeTensorMode.cache.clear()
+    FakeTensorMode.cache_misses = 0
+    _export(model, inputs)
+    assert FakeTensorMode.cache_misses > 0  # a cold cache: the rehearsal below has something to do
+
+    FakeTensorMode.cache.clear()
+    assert rehearse([graph_recipe], _no_request()) == 1
+    FakeTensorMode.cache_hits = FakeTensorMode.cache_misses = 0
+    _export(model, inputs)
+    assert FakeTensorMode.cache_misses == 0 and FakeTensorMode.cache_hits > 0
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_the_rehearsed_program_runs_the_exported_ops(name):
+    model, inputs = MODELS[name]()
+    original = _export(model, inputs)
+    rebuilt = _export(*_program(recipe(original, 0.1)))
+    ops = [[str(n.target) for n in ep.graph.nodes if n.op == "call_function"] for ep in (original, rebuilt)]
+    assert ops[0] == ops[1]
+
+
+def test_a_model_on_cpu_or_with_a_higher_order_op_gives_no_recipe():
+    on_cpu = nn.Linear(4, 4)
+    assert recipe(_export(on_cpu, (torch.randn(2, 4),)), 0.1) is None
+
+    class NoGradInside(nn.Module):
+        def forward(self, x):
+            with torch.no_grad():
+                y = x * 2
+            return y + x
+    assert recipe(_export(NoGradInside(), (torch.randn(2, 4, device="meta"),)), 0.1) is None
+
+
+def test_a_broken_recipe_warms_nothing_and_raises_nothing():
+    broken = [{"placeholders": [], "nodes": [{"name": "y", "target": "no_such_op.default", "args": [], "kwargs": {}}],
+               "seconds": 0.0},
+              {"placeholders": [{"name": "x", "kind": "USER_INPUT", "shape": [2], "stride": [1], "dtype": "nope",
+                                 "requires_grad": False}], "nodes": [], "seconds": 0.0}]
+    assert rehearse(broken, _no_request()) == 0
+
+
+def test_a_waiting_request_stops_the_rehearsal():
+    model, inputs = MODELS["mixed"]()
+    graph_recipe = recipe(_export(model, inputs), 0.1)
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b"{}\n")
+    assert rehearse([graph_recipe], read_fd) == 0
+
+
+def test_the_worker_keeps_the_first_recipes_that_fit_in_the_rehearsal_time():
+    recipes = [{"name": name, "seconds": seconds} for name, seconds in (("a", 0.1), ("b", 0.1), ("c", 0.1), ("d", 0))]
+    assert [r["name"] for r in process._worth_rehearsing(recipes)] == ["a", "b"]
+    assert process._worth_rehearsing([{"seconds": 1.0}, {"seconds": 0.0}]) == []
+
+
+@pytest.mark.parametrize("event", [
+    b'{"event": "rehearsal", "recipe": 1}',
+    b'{"event": "rehearsal", "recipe": {"placeholders": [], "nodes": "x", "seconds": 0}}',
+    b'{"event": "rehearsal"}',
+])
+def test_the_worker_ignores_a_malformed_recipe(event):
+    assert process._child_event(event) is None
+
+
+async def test_a_rehearsed_trace_reports_what_a_fresh_one_does(tmp_path):
+    worker = WorkerClient()
+    await worker.start()
+    try:
+        path = str(tmp_path / "nanogpt.py")
+        # the first trace runs in a spare with nothing to rehearse, the second in one that rehearsed the first
+        fresh, rehearsed = [await worker.analyse(path, NANOGPT.read_text(), TraceOptions()) for _ in range(2)]
+    finally:
+        await worker.stop()
+
+    def levels(report):
+        return {(c.name, level.level): [(n.name, n.target, n.shape, n.dtype, n.line, n.users) for n in level.nodes]
+                for c in report.classes for level in c.levels.values()}
+    assert levels(fresh) == levels(rehearsed)
+    assert len(levels(fresh)) == 2 * 5 and all(levels(fresh).values())  # every class, fx and aten
