@@ -117,6 +117,7 @@ def test_the_worker_keeps_the_first_recipes_that_fit_in_the_rehearsal_time():
     recipes = [{"name": name, "seconds": seconds} for name, seconds in (("a", 0.1), ("b", 0.1), ("c", 0.1), ("d", 0))]
     assert [r["name"] for r in process._worth_rehearsing(recipes)] == ["a", "b"]
     assert process._worth_rehearsing([{"seconds": 1.0}, {"seconds": 0.0}]) == []
+    assert len(process._worth_rehearsing([{"seconds": 0.0}] * 100)) == process.MAX_RECIPES
 
 
 @pytest.mark.parametrize("event", [

@@ -26,6 +26,7 @@ MAX_EVENT_BYTES = 1 << 28
 # a spare rehearses (rehearse.py) at most this much of the last trace's exports: a request that comes
 # meanwhile waits for the graph being exported
 REHEARSAL_SECONDS = 0.25
+MAX_RECIPES = 8  # (what a child sends may come from user code: the worker keeps a bounded amount)
 
 
 @dataclass
@@ -78,7 +79,7 @@ def _check_recipe(recipe: object) -> None:
 def _worth_rehearsing(recipes: list[dict]) -> list[dict]:
     """The first recipes (the class at the cursor comes first) whose exports fit in the rehearsal time."""
     kept, seconds = [], 0.0
-    for recipe in recipes:
+    for recipe in recipes[:MAX_RECIPES]:
         seconds += recipe["seconds"]
         if seconds > REHEARSAL_SECONDS:
             break
@@ -211,14 +212,14 @@ class Worker:
                 job.aborted = event.get("diagnostic")
                 continue
             if kind == "rehearsal":
-                job.recipes.append(event["recipe"])
+                job.recipes = _worth_rehearsing([*job.recipes, event["recipe"]])
                 continue
             if kind == "done":
                 # nothing the child does after its report matters: stop it and whatever it started,
                 # answer, then reap (the kernel takes milliseconds to tear a large process down)
                 job.done = True
                 isolation.kill_group(job.pid)
-                self.recipes = _worth_rehearsing(job.recipes) or self.recipes
+                self.recipes = job.recipes or self.recipes
                 self.send({"id": job.id, **event})
                 self._finish(job, kill=True)
                 return
