@@ -2,7 +2,9 @@
 export of that class needs, and what fxlens reports does not change."""
 from __future__ import annotations
 
+import linecache
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,3 +146,20 @@ async def test_a_rehearsed_trace_reports_what_a_fresh_one_does(tmp_path):
                 for c in report.classes for level in c.levels.values()}
     assert levels(fresh) == levels(rehearsed)
     assert len(levels(fresh)) == 2 * 5 and all(levels(fresh).values())  # every class, fx and aten
+
+
+def test_the_probe_traces_every_level_of_both_its_classes_and_leaves_nothing_behind():
+    from fxlens.report import class_from_json
+    from fxlens.worker.analyse import Analysis
+    from fxlens.worker.rehearse import PROBE, PROBE_PATH, _trace_probe
+
+
+    path, modules = list(sys.path), set(sys.modules)
+    _trace_probe()
+    assert sys.path == path and set(sys.modules) == modules and PROBE_PATH not in linecache.cache
+
+    events: list = []
+    Analysis(PROBE_PATH, PROBE, ["fx", "aten"], "safe", None, None).run(events.append)
+    levels = {(c.name, name): level.ok for c in (class_from_json(e["class"]) for e in events if e["event"] == "class")
+              for name, level in c.levels.items()}
+    assert levels == {(c, level): True for c in ("Probe", "ProbeBlock") for level in ("fx", "aten")}
