@@ -41,13 +41,13 @@ def verdicts(r: dict) -> list[Verdict]:
                            max(ratios) <= 0.5))
     for key, e in r.get("edit", {}).items():
         out.append(Verdict(f"edit → result ({key}) ≤ 1.3× raw torch + debounce",
-                           f"{e['median_fxlens_s']:.2f} s vs ≤ {e['target_s']:.2f} s "
-                           f"(raw {e['median_raw_torch_s']:.2f} s, debounce {e['debounce_s']:g} s)",
+                           f"{e['median_fxlens_s']:.3f} s vs ≤ {e['target_s']:.3f} s "
+                           f"(raw {e['median_raw_torch_s']:.3f} s, debounce {e['debounce_s']:g} s)",
                            e["median_fxlens_s"] <= e["target_s"]))
         if "target_same_classes_s" in e:
             out.append(Verdict(f"edit → result ({key}) ≤ 1.3× raw torch tracing the same classes + debounce",
-                               f"{e['median_fxlens_s']:.2f} s vs ≤ {e['target_same_classes_s']:.2f} s "
-                               f"(raw {e['median_raw_torch_same_classes_s']:.2f} s)",
+                               f"{e['median_fxlens_s']:.3f} s vs ≤ {e['target_same_classes_s']:.3f} s "
+                               f"(raw {e['median_raw_torch_same_classes_s']:.3f} s)",
                                e["median_fxlens_s"] <= e["target_same_classes_s"]))
     if "cold" in r:
         c = r["cold"]
