@@ -107,6 +107,17 @@ def test_a_broken_recipe_warms_nothing_and_raises_nothing():
     assert rehearse(broken, _no_request()) == 0
 
 
+def test_a_recipe_too_big_to_be_worth_it_is_not_exported():
+    from fxlens.worker.rehearse import MAX_NODES
+    chain = [{"name": f"relu_{i}", "target": "relu.default", "args": [{"node": f"relu_{i - 1}" if i else "x"}],
+              "kwargs": {}} for i in range(MAX_NODES)]
+    x = {"name": "x", "kind": "USER_INPUT", "shape": [2], "stride": [1], "dtype": "float32", "requires_grad": False}
+    output = {"name": "output", "target": "output", "args": [{"node": chain[-1]["name"]}], "kwargs": {}}
+    assert rehearse([{"placeholders": [x], "nodes": [*chain, output], "seconds": 0.0}], _no_request()) == 0
+    assert rehearse([{"placeholders": [x], "nodes": [*chain[:10], {**output, "args": [{"node": "relu_9"}]}],
+                      "seconds": 0.0}], _no_request()) == 1
+
+
 def test_a_waiting_request_stops_the_rehearsal():
     model, inputs = MODELS["mixed"]()
     graph_recipe = recipe(_export(model, inputs), 0.1)

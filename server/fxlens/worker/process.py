@@ -26,7 +26,9 @@ MAX_EVENT_BYTES = 1 << 28
 # a spare rehearses (rehearse.py) at most this much of the last trace's exports: a request that comes
 # meanwhile waits for the graph being exported
 REHEARSAL_SECONDS = 0.25
-MAX_RECIPES = 8  # (what a child sends may come from user code: the worker keeps a bounded amount)
+# (what a child sends may come from user code: the worker keeps a bounded amount)
+MAX_RECIPES = 8
+MAX_RECIPE_BYTES = 4 << 20  # a 3,000-node graph (rehearse.MAX_NODES) takes well under 1 MB
 
 
 @dataclass
@@ -212,7 +214,8 @@ class Worker:
                 job.aborted = event.get("diagnostic")
                 continue
             if kind == "rehearsal":
-                job.recipes = _worth_rehearsing([*job.recipes, event["recipe"]])
+                if len(line) <= MAX_RECIPE_BYTES:
+                    job.recipes = _worth_rehearsing([*job.recipes, event["recipe"]])
                 continue
             if kind == "done":
                 # nothing the child does after its report matters: stop it and whatever it started,

@@ -241,7 +241,9 @@ def rehearse(recipes: Iterable[dict], request_fd: int) -> int:
     for item in recipes:
         if waiting():
             return exported
-        exported += _warms(lambda: _export(item))
+        # (a recipe comes from the process that ran user code: its size is checked again here)
+        if len(item["nodes"]) + len(item["placeholders"]) <= MAX_NODES:
+            exported += _warms(lambda: _export(item))
     if not waiting():
         _warms(_trace_probe)
     return exported
