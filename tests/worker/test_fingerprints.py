@@ -180,3 +180,42 @@ async def test_a_saved_edit_to_an_imported_file_retraces_the_classes_that_use_it
     assert [c.name for c in second.classes] == ["Uses"] and second.unchanged == ["Ignores"]
     mul = next(n for n in second.classes[0].levels["fx"].nodes if n.op == "call_function")
     assert mul.text.endswith("args = (%x, 3), kwargs = {})"), mul.text
+
+
+REGISTRY = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    SCALES = {}
+    CALLS = []
+
+
+    class Child(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            CALLS.append(x.shape)
+            return self.fc(x) * SCALES["child"]
+
+
+    # fxlens: Parent(2.0)(torch.randn(4, 8))
+    class Parent(nn.Module):
+        def __init__(self, scale):
+            super().__init__()
+            SCALES["child"] = scale
+            self.child = Child()
+
+        def forward(self, x):
+            return self.child(x).sum()
+""")
+
+
+async def test_a_global_a_parent_fills_at_build_and_the_child_reads_retraces_the_child(client, tmp_path):
+    traced, kept = await retrace(client, tmp_path, REGISTRY, REGISTRY.replace("Parent(2.0)", "Parent(3.0)"))
+    assert traced == {"Parent", "Child"}
+
+
+async def test_a_global_each_forward_appends_to_retraces_nothing_when_nothing_changed(client, tmp_path):
+    assert await retrace(client, tmp_path, REGISTRY, REGISTRY) == (set(), {"Parent", "Child"})

@@ -77,9 +77,15 @@ class Analysis:
         # every class is built (a child is traced as the instance its parent builds), only some traced
         examples = self._build_all(sources, loaded)
         wanted = [s for s in sources if self.only is None or s.name in self.only]
+        # all before any trace: a forward may change a global another class's fingerprint reads
+        fingerprints = {s.name: self._fingerprint(s, examples[s.name]) for s in wanted
+                        if isinstance(examples.get(s.name), building.Example)}
         for source in sorted(wanted, key=lambda s: s.name != self.first):
-            if not self._trace_class(source, examples.get(source.name), emit):
+            current = fingerprints.get(source.name)
+            if current is not None and self.known.get(source.name) == current:
                 self.report.unchanged.append(source.name)
+            else:
+                self._trace_class(source, examples.get(source.name), current, emit)
         return self.report
 
     def _without_execution(self, emit: Emit) -> FileReport:
@@ -195,9 +201,9 @@ class Analysis:
         return fingerprint(source.name, example.instance, example.inputs, example.dims, example.build,
                            example.parent, self.code, self.namespace, self.path, self.levels)
 
-    def _trace_class(self, source: ClassSource, example: Any, emit: Emit) -> bool:
+    def _trace_class(self, source: ClassSource, example: Any, hashed: Optional[str], emit: Emit) -> None:
         """Trace one class, emitting its report a level at a time (each event carries the levels done
-        since the last); False when nothing it depends on changed since its last trace."""
+        since the last)."""
         report = ClassReport(source.name, source.line, source.end_line)
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
@@ -212,10 +218,8 @@ class Analysis:
                 report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
             report.levels[self.levels[0]].diagnostics.append(diagnostic)
             emit({"event": "class", "class": to_json(report)})
-            return True
-        report.fingerprint = self._fingerprint(source, example)
-        if report.fingerprint is not None and self.known.get(source.name) == report.fingerprint:
-            return False
+            return
+        report.fingerprint = hashed
         report.build = example.build
         report.built_by = example.parent
         report.directive_line = source.directive_line
@@ -238,7 +242,6 @@ class Analysis:
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
         for recipe in filter(None, recipes):  # after the results: only the next trace child needs these
             emit({"event": "rehearsal", "recipe": recipe})
-        return True
 
     def _no_inputs_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:
         problem = example.problems[-1] if example.problems else None

@@ -5,7 +5,8 @@ it builds, once the child's instance and inputs are seen to be the same as befor
 The hash covers what the worker can see changing between two traces of a buffer:
 - the code: the class's own lines and those of every top-level definition it reaches by name from
   its code and its submodules' classes (functions, classes, globals, transitively), plus the
-  top-level statements that act on everything (imports, `torch.fx.wrap`, patches);
+  top-level statements that act on everything (imports, `torch.fx.wrap`, patches); and what those
+  globals hold once every class is built, when it is plain data;
 - the instance: every submodule's class, attributes, parameters, buffers and hooks;
 - the inputs (shapes, dtypes, named free sizes; values of CPU tensors) and how the class was built;
 - the levels asked for, and the Python and torch versions.
@@ -36,6 +37,7 @@ from fxlens.worker.loader import is_main_guard
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_DESCRIPTION = 4 << 20  # characters: a model whose state is this large is simply traced
 _MAX_TENSOR_BYTES = 1 << 16  # a CPU tensor's values count only when small (an index list, a mask)
+_MAX_GLOBAL_ITEMS = 1000  # a global table larger than this counts by its source text only
 # nn.Module's own bookkeeping, described separately (parameters, buffers, hooks) or not at all
 _MODULE_INTERNALS = frozenset(vars(nn.Module())) - {"training"}
 
@@ -141,6 +143,24 @@ def _describe(value: Any, depth: int = 0) -> Any:
     return [type(value).__qualname__, {k: _describe(v, depth + 1) for k, v in sorted(vars(value).items())}]
 
 
+def _global_values(names: list[str], namespace: dict) -> list:
+    """The values the file's globals among `names` hold now, after every class was built: a parent's
+    `__init__` may fill a registry a child's `forward` reads. Only plain data counts; what cannot be
+    described (a logger, a huge table) is left to its source text."""
+    values = []
+    for name in names:
+        value = namespace.get(name)
+        if isinstance(value, (type, types.FunctionType, types.ModuleType)) or value is None:
+            continue
+        if isinstance(value, (list, tuple, set, frozenset, dict)) and len(value) > _MAX_GLOBAL_ITEMS:
+            continue
+        try:
+            values.append([name, _describe(value)])
+        except Unfingerprintable:
+            continue
+    return values
+
+
 def _hooks(hooks: dict) -> list:
     return [_describe(hook) for hook in hooks.values()]
 
@@ -191,6 +211,7 @@ def fingerprint(name: str, instance: nn.Module, inputs: Optional[tuple], dims: O
         imported = [namespace[n] for n in sorted(foreign) if n in namespace]
         description = json.dumps([
             name, levels, sys.version, torch.__version__, code.effects, definitions,
+            _global_values([n for n, _ in definitions], namespace),
             [_module_state(p, m) for p, m in instance.named_modules()],
             _describe(inputs) if inputs is not None else None,
             dims and [sorted(d.items()) if d else None for d in dims],
