@@ -174,3 +174,8 @@ def test_the_probe_traces_every_level_of_both_its_classes_and_leaves_nothing_beh
     levels = {(c.name, name): level.ok for c in (class_from_json(e["class"]) for e in events if e["event"] == "class")
               for name, level in c.levels.items()}
     assert levels == {(c, level): True for c in ("Probe", "ProbeBlock") for level in ("fx", "aten")}
+
+
+def test_an_exported_program_a_recipe_cannot_read_gives_none_not_an_error():
+    # (an ExportedProgram of another torch version may lack what this one has)
+    assert recipe(object(), 0.1) is None

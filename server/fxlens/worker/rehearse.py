@@ -106,27 +106,32 @@ def _target(node: torch.fx.Node) -> str:
 
 def recipe(ep: Any, seconds: float) -> Optional[dict]:
     """The exported program's graph as plain data, or None when it has something a rehearsal cannot
-    rebuild (another namespace, a higher-order op, a tensor not on meta) or is too big to be worth it."""
+    rebuild (another namespace, a higher-order op, a tensor not on meta) or is too big to be worth it.
+    Never raises: a rehearsal is only a speed-up, and must not cost the trace its aten level."""
+    try:
+        return _recipe(ep, seconds)
+    except Exception:  # noqa: BLE001  NotRehearsable, or a torch whose ExportedProgram differs
+        return None
+
+
+def _recipe(ep: Any, seconds: float) -> Optional[dict]:
     graph = ep.graph
     if len(graph.nodes) > MAX_NODES:
         return None
     kinds = {spec.arg.name: spec.kind.name for spec in ep.graph_signature.input_specs
              if hasattr(spec.arg, "name")}
-    try:
-        placeholders, nodes = [], []
-        for node in graph.nodes:
-            if node.op == "placeholder":
-                placeholders.append({"name": node.name, "kind": kinds.get(node.name, "USER_INPUT"),
-                                     **_tensor_spec(node.meta.get("val"))})
-            elif node.op == "call_function":
-                nodes.append({"name": node.name, "target": _target(node), "args": _encode(node.args),
-                              "kwargs": {key: _encode(value) for key, value in node.kwargs.items()}})
-            elif node.op == "output":
-                nodes.append({"name": node.name, "target": "output", "args": _encode(node.args), "kwargs": {}})
-            else:
-                raise NotRehearsable(f"{node.op} node")
-    except NotRehearsable:
-        return None
+    placeholders, nodes = [], []
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            placeholders.append({"name": node.name, "kind": kinds.get(node.name, "USER_INPUT"),
+                                 **_tensor_spec(node.meta.get("val"))})
+        elif node.op == "call_function":
+            nodes.append({"name": node.name, "target": _target(node), "args": _encode(node.args),
+                          "kwargs": {key: _encode(value) for key, value in node.kwargs.items()}})
+        elif node.op == "output":
+            nodes.append({"name": node.name, "target": "output", "args": _encode(node.args), "kwargs": {}})
+        else:
+            raise NotRehearsable(f"{node.op} node")
     return {"placeholders": placeholders, "nodes": nodes, "seconds": seconds}
 
 
