@@ -2,8 +2,10 @@
 export of that class needs, and what fxlens reports does not change."""
 from __future__ import annotations
 
+import asyncio
 import linecache
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -179,3 +181,29 @@ def test_the_probe_traces_every_level_of_both_its_classes_and_leaves_nothing_beh
 def test_an_exported_program_a_recipe_cannot_read_gives_none_not_an_error():
     # (an ExportedProgram of another torch version may lack what this one has)
     assert recipe(object(), 0.1) is None
+
+
+def _spare_of(worker_pid: int) -> int:
+    with open(f"/proc/{worker_pid}/task/{worker_pid}/children") as children:
+        for pid in map(int, children.read().split()):
+            with open(f"/proc/{pid}/comm") as comm:
+                if comm.read().strip() == "fxlens-spare":
+                    return pid
+    return 0
+
+
+async def test_a_spare_killed_while_it_waits_is_replaced_and_the_next_trace_runs(tmp_path):
+    worker = WorkerClient()
+    info = await worker.start()
+    try:
+        path = str(tmp_path / "nanogpt.py")
+        await worker.analyse(path, NANOGPT.read_text(), TraceOptions())
+        # the worker forks the next spare once idle: wait for it to exist, then kill it
+        while not (spare := _spare_of(info["pid"])):
+            await asyncio.sleep(0.01)
+        os.kill(spare, signal.SIGKILL)
+        again = await worker.analyse(path, NANOGPT.read_text(), TraceOptions())
+    finally:
+        await worker.stop()
+    assert [d.message for d in again.diagnostics if d.severity == "error"] == []
+    assert {c.name for c in again.classes} == {"LayerNorm", "CausalSelfAttention", "MLP", "Block", "GPT"}

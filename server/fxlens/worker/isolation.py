@@ -191,6 +191,7 @@ def fork_spare(private_fds: Iterable[int] = (), recipes: Iterable[dict] = ()) ->
         if not line:
             real_exit(0)  # the worker let this spare go unused (shutting down)
         name_process("fxlens-trace")
+        emit({"event": "started"})  # anything that kills this process from now on is the trace's
         request = json.loads(line)
         _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
         analysis = Analysis(request["path"], request["text"], request.get("levels", ["fx", "aten"]),

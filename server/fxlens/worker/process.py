@@ -44,6 +44,8 @@ class Job:
     aborted: Optional[dict] = None  # the diagnostic a child sent before giving up
     rss_at_fork_kb: int = 0
     recipes: list = field(default_factory=list)  # its exports' graphs, for rehearsing the next trace
+    started: bool = False  # the child said it read the request: from here on, its death is the trace's
+    attempt: int = 1
 
 
 def _number(value: object, default: float, low: float, high: float) -> float:
@@ -100,7 +102,7 @@ def _child_event(line: bytes) -> Optional[dict]:
     # parse it as the server will: a forged event that the server cannot read would kill its reader
     parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
              "aborted": lambda e: Diagnostic(**e["diagnostic"]),
-             "rehearsal": lambda e: _check_recipe(e["recipe"])}.get(event.get("event"))
+             "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None}.get(event.get("event"))
     try:
         if parse is None:
             return None
@@ -171,6 +173,7 @@ class Worker:
             except OSError as lost:
                 error = lost
                 isolation.discard(spare)
+                self.recipes = []  # it may have died rehearsing them: the next spare goes without
                 continue
             job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb = (
                 spare.pid, spare.events_fd, spare.dump_fd, spare.rss_at_fork_kb)
@@ -213,6 +216,9 @@ class Worker:
             if kind == "aborted":
                 job.aborted = event.get("diagnostic")
                 continue
+            if kind == "started":
+                job.started = True
+                continue
             if kind == "rehearsal":
                 if len(line) <= MAX_RECIPE_BYTES:
                     job.recipes = _worth_rehearsing([*job.recipes, event["recipe"]])
@@ -229,7 +235,8 @@ class Worker:
             self.send({"id": job.id, **event})
 
     def _finish(self, job: Job, kill: bool, reason: Optional[str] = None) -> None:
-        """Reap the child (and anything it spawned); if it died without a report, make one."""
+        """Reap the child (and anything it spawned); if it died without a report, make one (or, when it
+        died before it read the request, give the request to another child once)."""
         if kill and reason is not None:
             isolation.request_stack_dump(job.pid, job.dump_fd)
         isolation.kill_group(job.pid)
@@ -240,9 +247,15 @@ class Worker:
         alive = {j.pid for j in self.running.values()} | ({self.spare.pid} if self.spare else set())
         isolation.sweep_orphans(alive)
         if not job.done and (reason is not None or not kill):
-            grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
-            report = postmortem.report_for_lost_child(job, reason, reaped.status, grown_kb)
-            self.send({"id": job.id, "event": "done", "report": report})
+            self.recipes = []  # (as in _start: what killed it may have been a rehearsal)
+            if not job.started and reason is None and job.attempt < 2:
+                # it died before it read the request (killed while it waited, or rehearsing): nothing of
+                # the user's ran, so the request goes to a fresh spare instead of reporting a crash
+                self.queue.insert(0, Job(job.id, job.request, attempt=job.attempt + 1))
+            else:
+                grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
+                report = postmortem.report_for_lost_child(job, reason, reaped.status, grown_kb)
+                self.send({"id": job.id, "event": "done", "report": report})
         os.close(job.dump_fd)
 
     # -- the loop --------------------------------------------------------------------------------
