@@ -27,6 +27,8 @@ from typing import Any, Callable, Iterable, Optional
 
 import torch
 
+from fxlens.worker.values import dtype_name
+
 # bigger graphs repeat their layers: the first export of a block already fills the cache for the others
 MAX_NODES = 3000
 
@@ -65,15 +67,11 @@ class NotRehearsable(Exception):
     pass
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
 def _tensor_spec(value: Any) -> dict:
     if not isinstance(value, torch.Tensor) or value.device.type != "meta" or value.layout != torch.strided:
         raise NotRehearsable("not a strided meta tensor")
     return {"shape": [int(s) for s in value.shape], "stride": [int(s) for s in value.stride()],
-            "dtype": _dtype_name(value.dtype), "requires_grad": bool(value.requires_grad)}
+            "dtype": dtype_name(value.dtype), "requires_grad": bool(value.requires_grad)}
 
 
 def _encode(value: Any) -> Any:
@@ -86,7 +84,7 @@ def _encode(value: Any) -> Any:
     if isinstance(value, tuple):
         return {"tuple": [_encode(item) for item in value]}
     if isinstance(value, torch.dtype):
-        return {"dtype": _dtype_name(value)}
+        return {"dtype": dtype_name(value)}
     if isinstance(value, torch.device) and value.type == "meta":
         return {"device": "meta"}
     if isinstance(value, torch.memory_format):
@@ -219,13 +217,10 @@ def _trace_probe() -> None:
 
 
 def _export(recipe: dict) -> None:
-    config = torch.fx.config
-    before = config.do_not_emit_stack_traces
-    config.do_not_emit_stack_traces = True  # never read: this export only warms caches
-    try:
-        torch.export.export(*_program(recipe), strict=False)
-    finally:
-        config.do_not_emit_stack_traces = before
+    from fxlens.worker.trace_aten import export, without_stack_traces  # (trace_aten imports this module)
+
+    with without_stack_traces():  # this export only warms caches
+        export(*_program(recipe), None)
 
 
 def _warms(step: Callable[[], None]) -> bool:
