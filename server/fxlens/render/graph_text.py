@@ -46,7 +46,10 @@ def node_table(result: LevelResult) -> str:
 
 
 def diagnostic_line(path: str, d: Diagnostic) -> str:
-    return f"{path}:{d.line}:{d.col + 1}: {d.severity}: {d.message} [{d.category}]"
+    """`path:line:col: severity: message [category]`; a message's further lines (torch lists the
+    overloads it expected) follow indented, so every line that starts with the path is one diagnostic."""
+    message = d.message.replace("\n", "\n    ")
+    return f"{path}:{d.line}:{d.col + 1}: {d.severity}: {message} [{d.category}]"
 
 
 def diagnostics_text(path: str, diagnostics: list[Diagnostic]) -> str:
