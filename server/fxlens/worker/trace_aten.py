@@ -13,7 +13,8 @@ import torch
 
 from fxlens.report import LevelResult, Node, Span
 from fxlens.worker.beside import Beside, Lost
-from fxlens.worker.failures import classify, whole_line
+from fxlens.worker import specialise
+from fxlens.worker.failures import classify, message_text, user_frames, whole_line
 from fxlens.worker.rehearse import recipe
 from fxlens.worker.trace_fx import target_text
 from fxlens.worker.values import SampledSizes, describe, grow
@@ -103,7 +104,7 @@ def _summary(ep: Any) -> dict:
     return {"signature": _signature(ep), "sizes": {n.name: _sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
 
-def _grown_export(module: torch.nn.Module, inputs: tuple) -> Beside:
+def _grown_export(module: torch.nn.Module, inputs: tuple, path: str) -> Beside:
     """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow),
     beside this process.
 
@@ -118,7 +119,8 @@ def _grown_export(module: torch.nn.Module, inputs: tuple) -> Beside:
                 ep = export(module, inputs, None)
             return {**_summary(ep), "recipe": recipe(ep, time.perf_counter() - started)}
         except Exception as error:
-            return {"error": f"{type(error).__name__}: {error}"[:300]}
+            frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
+            return {"error": message_text(error), "line": frames[-1][2] if frames else None}
 
     return Beside(summary)
 
@@ -138,7 +140,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
     free = example.dims if example.dims and any(example.dims) else None
-    grown = _grown_export(example.instance, grow(example.inputs, free)) if free else None
+    grown = _grown_export(example.instance, grow(example.inputs, free), path) if free else None
     try:
         ep = export(example.instance, example.inputs, None)
     except Exception as error:
@@ -147,7 +149,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
         diagnostic = classify(error, path, lines, "trace", "aten", class_span)
         return LevelResult("aten", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     recipes.append(recipe(ep, time.perf_counter() - started))
-    twins, note, names = {}, "", SampledSizes({})
+    twins, note, names, grown_summary = {}, "", SampledSizes({}), {}
     if grown is not None:
         try:
             grown_summary = grown.result()
@@ -158,4 +160,9 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
         names = SampledSizes({name: int(example.inputs[i].shape[d])
                               for i, dims in enumerate(free) if dims for d, name in dims.items()})
     nodes = nodes_of(ep, path, lines, names, twins)
-    return LevelResult("aten", True, nodes, [], ep.graph_module.code, time.perf_counter() - started, note)
+
+    def grown_nodes() -> list[Node]:  # the grown export again, with source lines: only when graphs differ
+        return nodes_of(export(example.instance, grow(example.inputs, free), None), path, lines, SampledSizes({}), {})
+
+    hints = specialise.hints(example, free, grown_summary, nodes, grown_nodes, lines) if note and grown_summary else []
+    return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note)
