@@ -55,7 +55,9 @@ FIXED = {
     "factories_tuple": _fixed("dit_blocks", ("torch.zeros(x.shape[0], 1, x.shape[2], device=x.device)",
                                              "torch.zeros((x.shape[0], 1, x.shape[2]), device=x.device)"),
                               ("torch.randn(c.shape[0], c.shape[1], device=c.device)",
-                               "torch.randn((c.shape[0], c.shape[1]), device=c.device)")),
+                               "torch.randn((c.shape[0], c.shape[1]), device=c.device)"),
+                              ("torch.tensor(x.shape[1], dtype=torch.float32)",
+                               "torch.scalar_tensor(x.shape[1], dtype=torch.float32)")),
     "factories_like": _fixed("dit_blocks", ("torch.zeros(x.shape[0], 1, x.shape[2], device=x.device)",
                                             "x.new_zeros(x.shape[0], 1, x.shape[2])"),
                              ("torch.randn(c.shape[0], c.shape[1], device=c.device)", "torch.randn_like(c)")),
@@ -133,6 +135,7 @@ FX_FAILURES = [
     ("vit_grid", "ScaledDot", "proxy-as-number", "q.shape[-1] ** -0.5"),
     ("dit_blocks", "NullClassPad", "factory-with-traced-size", "torch.zeros((x.shape[0], 1), device=x.device)"),
     ("dit_blocks", "NoiseAugment", "factory-with-traced-size", "torch.randn_like(x)"),
+    ("dit_blocks", "LengthScaledPool", "factory-with-traced-size", "torch.scalar_tensor(x.shape[1]"),
     ("policies", "CategoricalPolicy", "distribution-on-proxy", "validate_args=False"),
     ("policies", "GaussianPolicy", "distribution-on-proxy", "torch.fx.wrap"),
 ]
@@ -154,7 +157,7 @@ def test_fx_failure_has_category_line_column_and_fix(reports, file, class_name, 
     ("einops_layer_as_function", ["PatchEmbedding"]),
     ("grid_wrapped", ["TokensToMap", "ScaledDot"]),
     ("grid_from_init", ["TokensToMap"]),
-    ("factories_tuple", ["NullClassPad", "NoiseAugment"]),
+    ("factories_tuple", ["NullClassPad", "NoiseAugment", "LengthScaledPool"]),
     ("factories_like", ["NullClassPad", "NoiseAugment"]),
     ("agent_forward", ["Agent"]),
     ("policies_wrapped", ["CategoricalPolicy", "GaussianPolicy"]),
@@ -198,6 +201,13 @@ def test_class_without_forward_is_told_to_define_one_not_another_level(reports):
         assert "aten" not in diagnostic.fix
     fixed = reports["agent_forward"].find_class("Agent")
     assert fixed.levels["fx"].ok and fixed.levels["aten"].ok
+
+
+def test_llama_decoder_layer_itself_fails_alike_and_exports(reports):
+    layer = reports["hf_decoder"].find_class("LlamaLayerWithScale")
+    (diagnostic,) = layer.levels["fx"].diagnostics
+    assert diagnostic.category == "decorated-forward" and "aten level" in diagnostic.fix
+    assert layer.levels["aten"].ok  # its forward lives in transformers: no line of this file to point at
 
 
 def test_decorated_hf_forward_points_at_the_decorator_and_the_aten_level_traces(reports):

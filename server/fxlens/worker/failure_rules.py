@@ -166,6 +166,12 @@ RULES: tuple[Rule, ...] = (
          "rejects the call.",
          "Pass the sizes as one tuple, `torch.{fn}((x.shape[0], 1), device=x.device)`, or use `{like}`, which "
          "takes dtype and device from `x`."),
+    Rule("factory-with-traced-size",
+         lambda f: f.has("`__cuda_array_interface__` must be a dict") and "tensor(" in f.source,
+         "`torch.tensor` reads its data while tracing, and a traced size (`x.shape[1]`) is a graph value "
+         "(a Proxy), not data.",
+         "Make the tensor with a traced op: `torch.scalar_tensor(x.shape[1], dtype=torch.float32)`."
+         + _ATEN_TRACES_IT),
     Rule("proxy-as-number",
          lambda f: (f.has("not 'Proxy'", "Proxy doesn't define", "object cannot be interpreted as an integer")
                     and bool(_NUMBER_CALL.search(f.source))),

@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import sysconfig
 import types
 from typing import Any, Iterator, Optional
 
@@ -68,7 +67,6 @@ def message_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 _PACKAGE_DIRS = re.compile(r"[\\/](?:site|dist)-packages[\\/]")
 # torch's own machinery: tracing, export, dispatch, and the call path of every module
 _MACHINERY = {"fx", "export", "utils", "overrides", "nn/modules/module"}
