@@ -63,9 +63,9 @@ class Ran:
 class MetaDeviceLimit(Exception):
     """No kind of tensor fxlens may use could run the step; the message says what each could not do."""
 
-    def __init__(self, message: str, error: BaseException) -> None:
-        super().__init__(message)
-        self.error = error
+    def __init__(self, summary: str, error: BaseException, errors: str) -> None:
+        super().__init__(f"{summary} ({errors}), so fxlens has no tensors that can run this code")
+        self.summary, self.error = summary, error
 
 
 def meta_limit(error: BaseException) -> Optional[str]:
@@ -125,8 +125,7 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
             continue
         return Ran(value, kind, "; ".join(reasons) + (f": ran on {_NAMES[kind]} instead" if reasons else ""))
     assert last is not None
-    raise MetaDeviceLimit("; ".join(reasons) + " (" + "; ".join(errors) + "), so fxlens has no tensors that "
-                          "can run this code", last)
+    raise MetaDeviceLimit("; ".join(reasons), last, "; ".join(errors))
 
 
 _NAMES = {"meta": "meta tensors", "fake": "fake tensors", "cpu": "small real CPU tensors"}
@@ -152,7 +151,7 @@ def _swapped(module: nn.Module, kind: str, rebuild: Optional[Callable[[], nn.Mod
     with ExitStack() as stack:
         if kind == "fake":
             mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
-            swapped = {name: _fake(mode, t) for name, t in state.items()}
+            swapped = {name: _as_parameter(_fake(mode, t), t) for name, t in state.items()}
             stack.enter_context(_reparametrize_module(module, swapped))
             stack.enter_context(mode)
             yield lambda inputs: convert(inputs, "fake", mode)
@@ -174,9 +173,15 @@ def _real_state(state: dict[str, torch.Tensor], rebuild: Optional[Callable[[], n
             real[name] = rebuilt[name]
         else:  # positive values: a parameter used as a scale or a standard deviation stays valid
             real[name] = _cpu_like(tensor, lambda shape, dtype: torch.rand(shape).to(dtype))
-        if isinstance(tensor, nn.Parameter) and not isinstance(real[name], nn.Parameter):
-            real[name] = nn.Parameter(real[name], requires_grad=tensor.requires_grad)
+        real[name] = _as_parameter(real[name], tensor)
     return real
+
+
+def _as_parameter(tensor: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
+    """A parameter stays a parameter (torch.export checks that its state dict holds nn.Parameters)."""
+    if isinstance(original, nn.Parameter) and not isinstance(tensor, nn.Parameter):
+        return nn.Parameter(tensor, requires_grad=original.requires_grad)
+    return tensor
 
 
 def _fake(mode: Any, tensor: torch.Tensor) -> torch.Tensor:

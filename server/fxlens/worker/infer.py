@@ -50,18 +50,27 @@ def infer_inputs(instance: nn.Module, gm: Optional[fx.GraphModule], start: str =
             return Inferred()
         per_param.append(options)
     last_error: Optional[BaseException] = None
+    unconfirmed: Optional[Inferred] = None
     # all parameters try the same rank index together (forward(x, y) usually wants alike shapes)
     for rank_index in range(max(len(o) for o in per_param)):
         chosen = [options[min(rank_index, len(options) - 1)] for options in per_param]
         inputs = tuple(guesses.make(value) for value in chosen)
+        dims = [guesses.dims_of(value) for value in chosen]
         try:
             ran = devices.run(_call, instance, inputs, start, rebuild)
+        except devices.MetaDeviceLimit as limit:
+            # no tensors fxlens may use could finish the run: keep the first such guess, so that export (which
+            # needs no values) still reaches the code and shows what it makes of it
+            unconfirmed = unconfirmed or Inferred(devices.convert(inputs, "meta"), dims, None, start,
+                                                  f"{limit.summary}: these inputs are fxlens's guess, "
+                                                  "unconfirmed by a whole run")
+            continue
         except Exception as error:  # the user's forward rejecting this guess is expected
             last_error = error
             continue
         kept = inputs if ran.tensors == "cpu" else devices.convert(inputs, "meta")
-        return Inferred(kept, [guesses.dims_of(value) for value in chosen], None, ran.tensors, ran.reason)
-    return Inferred(error=last_error)
+        return Inferred(kept, dims, None, ran.tensors, ran.reason)
+    return unconfirmed or Inferred(error=last_error)
 
 
 def _call(module: nn.Module, inputs: tuple) -> None:

@@ -26,13 +26,11 @@ def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple]) -> 
     return torch.export.export(module, inputs, dynamic_shapes=dynamic, strict=False)
 
 
-# torch.export makes its own fake tensors from the inputs: fake ones would change nothing, but a module
-# whose code meets the meta device's limits (a tensor made on the CPU, a copy out) exports on the CPU
-EXPORT_TENSORS = ("meta", "cpu")
-
-
 def _export_example(module: torch.nn.Module, inputs: tuple, rebuild: Optional[Callable]) -> Any:
-    return devices.run(lambda m, xs: export(m, xs, None), module, inputs, "meta", rebuild, EXPORT_TENSORS)
+    """Export on meta tensors first, whatever the other levels needed: torch.export makes its own fake
+    tensors (`.item()` becomes an unbacked size), and its graph is the one rehearsals can rebuild. Code
+    that mixes in tensors it makes on the CPU exports on fake CPU tensors, or real ones."""
+    return devices.run(lambda m, xs: export(m, xs, None), module, inputs, "meta", rebuild)
 
 
 @contextmanager
