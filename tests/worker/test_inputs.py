@@ -305,3 +305,41 @@ def test_the_header_says_which_tensors_ran():
     header, reason = level_text("m.py", report, "fx").splitlines()[:2]
     assert header.startswith("== M (fx) — built: no-arguments, tensors: fake")
     assert reason == "tensors: fake — the meta device cannot read a tensor's value"
+
+
+def test_a_recurrent_model_run_on_cpu_tensors_is_left_on_meta(reports):
+    critic = _cls(reports, "gru_policy", "GuardedCritic")
+    assert critic.build.tensors == "cpu"
+    (aten,) = critic.levels["aten"].diagnostics
+    assert aten.category == "data-dependent-control-flow" and aten.line == 46
+    module = _module("gru_policy")
+    with torch.device("meta"):
+        instance = module.GuardedCritic()
+    devices.run(lambda m, xs: m(*xs), instance, (torch.randn(2, 5, 6),), "meta", module.GuardedCritic)
+    # an RNN's second list of its weights must not keep the CPU ones once the run is over
+    assert {w.device.type for w in instance.gru._flat_weights} == {"meta"}
+    assert {p.device.type for p in instance.parameters()} == {"meta"}
+
+
+def test_graphs_exported_from_fake_or_cpu_tensors_make_no_rehearsal_recipe():
+    from fxlens.worker.rehearse import recipe
+    from fxlens.worker.trace_aten import export
+
+    module = _module("wide_gate")
+    with torch.device("meta"):
+        positions = module.WidePositions(dim=16)
+    x = torch.randn(2, 16, device="meta")
+    ran = devices.run(lambda m, xs: export(m, xs, None), positions, (x,))
+    assert ran.tensors == "fake" and recipe(ran.value, 0.1) is None
+    with torch.device("meta"):
+        plain = torch.nn.Linear(16, 16)
+    assert recipe(devices.run(lambda m, xs: export(m, xs, None), plain, (x,)).value, 0.1) is not None
+
+
+def test_the_class_hover_says_which_tensors_ran(reports):
+    from fxlens.render.hover import hover_text
+
+    report = reports["needs_values"]
+    experts = _cls(reports, "needs_values", "ExpertBuffer")
+    text = hover_text(report, experts.line, 0, markdown=False)
+    assert "tensors: fake" in text and "meta device cannot read a tensor's value" in text

@@ -149,6 +149,7 @@ def _swapped(module: nn.Module, kind: str, rebuild: Optional[Callable[[], nn.Mod
         yield lambda inputs: convert(inputs, "meta")
         return
     with ExitStack() as stack:
+        stack.callback(_refresh_rnn_weights, module)  # runs last, once the module's own tensors are back
         if kind == "fake":
             mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
             swapped = {name: _as_parameter(_fake(mode, t), t) for name, t in state.items()}
@@ -161,6 +162,14 @@ def _swapped(module: nn.Module, kind: str, rebuild: Optional[Callable[[], nn.Mod
         real = _real_state(state, rebuild)
         stack.enter_context(_reparametrize_module(module, real))
         yield lambda inputs: convert(inputs, "cpu")
+
+
+def _refresh_rnn_weights(module: nn.Module) -> None:
+    """An RNN keeps its weights in a second list (`_flat_weights`) that restoring the swapped attributes
+    leaves pointing at the swapped tensors: rebuild it from the attributes."""
+    for sub in module.modules():
+        if isinstance(sub, nn.RNNBase):
+            sub._init_flat_weights()
 
 
 def _real_state(state: dict[str, torch.Tensor], rebuild: Optional[Callable[[], nn.Module]]) -> dict[str, torch.Tensor]:
