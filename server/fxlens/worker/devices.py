@@ -101,14 +101,15 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
     tensors were the problem, a MetaDeviceLimit says what each kind could not do.
     """
     state = _state(module)
-    if state and not any(t.device.type == "meta" for t in state.values()) and "cpu" in kinds:
+    on_meta = any(t.device.type == "meta" for t in state.values())
+    if state and not on_meta and "cpu" in kinds:
         start = "cpu"  # built on the CPU (the meta device could not build it): its tensors are real
     order = [kind for kind in kinds if KINDS.index(kind) >= KINDS.index(start)] or [start]
     reasons: list[str] = []
     errors: list[str] = []
     last: Optional[BaseException] = None
     for kind in order:
-        if kind == "cpu" and _elements(module) > MAX_CPU_ELEMENTS:
+        if kind == "cpu" and on_meta and _elements(module) > MAX_CPU_ELEMENTS:
             reasons.append(f"the module has {_elements(module) / 1e6:.0f} M parameter elements, too many to "
                            f"run on real CPU tensors (limit {MAX_CPU_ELEMENTS // 1_000_000} M)")
             break
@@ -124,8 +125,7 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
             errors.append(_first_line(error)[:160])
             continue
         return Ran(value, kind, "; ".join(reasons) + (f": ran on {_NAMES[kind]} instead" if reasons else ""))
-    assert last is not None
-    raise MetaDeviceLimit("; ".join(reasons), last, "; ".join(errors))
+    raise MetaDeviceLimit("; ".join(reasons), last or RuntimeError("no tensors to run on"), "; ".join(errors))
 
 
 _NAMES = {"meta": "meta tensors", "fake": "fake tensors", "cpu": "small real CPU tensors"}
