@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from fxlens.render import nodes as q
-from fxlens.render.graph_text import inputs_text, shape_text, short_dtype
+from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text
 from fxlens.render.lens import level_title
 from fxlens.report import OPCODES, ClassReport, FileReport, Member, Node
 
@@ -95,6 +95,8 @@ def _failures(out: Out, report: FileReport, line: int) -> bool:
 
 def _class(out: Out, cls: ClassReport) -> None:
     out.line(f"{out.bold(cls.name)} — {inputs_text(cls)}")
+    if tensors_text(cls):
+        out.line(tensors_text(cls))
     rows = []
     for level, result in cls.levels.items():
         if result.ok:
