@@ -8,6 +8,8 @@ into one FileReport whose coordinates are valid for the *current* text.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -22,10 +24,35 @@ class Traced:
     report: FileReport
     # the TraceOptions it was traced with: different options invalidate every class
     options: Optional[object] = None
+    # Surroundings.key of the trace: other buffers changed since means the worker must look again
+    surroundings: str = ""
 
     @property
     def parsed(self) -> bool:
         return not any(d.category == "syntax" for d in self.report.diagnostics)
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """What a buffer's trace imports besides its own text: the importable roots (workspace folders)
+    and the text of every other open Python buffer (path -> text), which the worker imports instead
+    of those files on disk."""
+
+    roots: tuple[str, ...] = ()
+    buffers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def key(self) -> str:
+        if not self.roots and not self.buffers:
+            return ""
+        digest = hashlib.sha256()
+        for part in (*self.roots, "", *(p for item in self.buffers for p in item)):
+            digest.update(part.encode("utf-8", errors="surrogatepass") + b"\0")
+        return digest.hexdigest()
+
+
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath([os.path.abspath(path), os.path.abspath(root)]) == os.path.abspath(root)
 
 
 @dataclass
@@ -135,3 +162,18 @@ class Documents:
 
     def __iter__(self):
         return iter(list(self._docs.values()))
+
+    def surroundings(self, doc: Document, roots: list[str]) -> Surroundings:
+        buffers = sorted((d.path, d.text) for d in self if d is not doc and d.path.endswith(".py"))
+        return Surroundings(tuple(roots), tuple(buffers))
+
+    def neighbours(self, doc: Document, roots: list[str]) -> list[Document]:
+        """The other open Python buffers an edit of `doc` may change the graphs of: those in a
+        workspace folder that holds `doc` (with no folders, every other one)."""
+        if not doc.path.endswith(".py"):
+            return []
+        shared = [r for r in roots if _inside(doc.path, r)]
+        if roots and not shared:
+            return []
+        return [d for d in self if d is not doc and d.path.endswith(".py")
+                and (not roots or any(_inside(d.path, r) for r in shared))]
