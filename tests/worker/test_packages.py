@@ -16,7 +16,8 @@ import pytest_asyncio
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import FileReport
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# the worker tests share one worker (and its event loop); the CLI tests run their own
+on_the_worker = pytest.mark.asyncio(loop_scope="module")
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ROOT / "tests" / "fixtures" / "packages"
@@ -67,6 +68,7 @@ def copy_repository(name: str, into: Path) -> Path:
     return Path(shutil.copytree(PACKAGES / name, into / name, ignore=shutil.ignore_patterns("__pycache__")))
 
 
+@on_the_worker
 @pytest.mark.parametrize("case", CASES)
 async def test_a_package_file_loads_and_its_nodes_equal_raw_torch(client, case):
     repository, file, module, paths, class_name = CASES[case]
@@ -80,6 +82,7 @@ async def test_a_package_file_loads_and_its_nodes_equal_raw_torch(client, case):
     assert nodes(report, class_name, "aten") == expected["aten"]
 
 
+@on_the_worker
 async def test_the_package_imports_the_edited_module_once_from_the_buffer(client, tmp_path):
     """zoo/__init__ imports zoo.resnet, whose builders register themselves and refuse a second
     registration; the buffer's edit (not the disk) is what the package and fxlens both see."""
@@ -98,6 +101,7 @@ async def test_the_package_imports_the_edited_module_once_from_the_buffer(client
     assert aten == expected["aten"] and "aten.tanh.default" in [n[2] for n in aten]
 
 
+@on_the_worker
 async def test_the_edited_file_keeps_the_safe_policy_when_its_package_imports_it(client, tmp_path):
     disk = copy_repository("model_zoo", tmp_path)
     path = disk / "zoo" / "resnet.py"
@@ -110,6 +114,7 @@ async def test_the_edited_file_keeps_the_safe_policy_when_its_package_imports_it
     assert report.find_class("ResNet").levels["fx"].ok
 
 
+@on_the_worker
 async def test_an_unsaved_buffer_of_an_imported_module_shows_in_the_graph(client, tmp_path):
     """unet_parts.py is open with an unsaved edit: unet_model.py's graph is built from it."""
     disk = copy_repository("segmentation", tmp_path / "disk")
@@ -127,6 +132,7 @@ async def test_an_unsaved_buffer_of_an_imported_module_shows_in_the_graph(client
     assert sum(n[2] == "operator.mul" for n in fx) == 7  # one per DoubleConv: inc, 3 down, 3 up
 
 
+@on_the_worker
 async def test_the_fingerprint_follows_the_text_of_an_imported_buffer(client, tmp_path):
     disk = copy_repository("segmentation", tmp_path)
     parts = disk / "seg" / "unet" / "unet_parts.py"
@@ -150,6 +156,7 @@ async def test_the_fingerprint_follows_the_text_of_an_imported_buffer(client, tm
     assert again.unchanged == ["UNet"]
 
 
+@on_the_worker
 async def test_a_file_of_an_installed_package_traces_in_place(client):
     import transformers.models.llama.modeling_llama as llama
 
@@ -168,3 +175,23 @@ async def test_a_file_of_an_installed_package_traces_in_place(client):
         assert result.ok or all(d.category and d.message for d in result.diagnostics), (level, result)
     norm = report.find_class("LlamaRMSNorm")  # built alone from its defaults: relative imports resolved
     assert norm.levels["fx"].ok and norm.levels["aten"].ok
+
+
+def fxlens(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    return subprocess.run([sys.executable, "-m", "fxlens", *args], capture_output=True, text=True, cwd=cwd,
+                          env=environment, timeout=300)
+
+
+def test_the_cli_imports_from_the_current_directory_and_its_src():
+    run = fxlens("graph", "scripts/distill.py", "--class", "Student", "--level", "fx", cwd=PACKAGES / "tinylm_src")
+    assert run.returncode == 0, run.stderr
+    assert "%lm_embed : [num_users=3] = call_module[target=lm.embed](args = (%tokens,), kwargs = {})" in run.stdout
+
+
+def test_the_cli_reports_a_file_that_fails_to_load_as_that_error(tmp_path):
+    script = PACKAGES / "tinylm_src" / "scripts" / "distill.py"
+    run = fxlens("graph", str(script), cwd=tmp_path)  # not the repository's root: `tinylm` is not importable
+    assert run.returncode == 2
+    assert f"{script}:5:1: error: ModuleNotFoundError: No module named 'tinylm' [load]" in run.stderr
+    assert "run it from your project's root" in run.stderr and "no nn.Module class" not in run.stderr
