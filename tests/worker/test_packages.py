@@ -195,3 +195,16 @@ def test_the_cli_reports_a_file_that_fails_to_load_as_that_error(tmp_path):
     assert run.returncode == 2
     assert f"{script}:5:1: error: ModuleNotFoundError: No module named 'tinylm' [load]" in run.stderr
     assert "run it from your project's root" in run.stderr and "no nn.Module class" not in run.stderr
+
+
+@on_the_worker
+async def test_an_imported_buffer_that_does_not_parse_fails_the_import_line_not_this_file(client, tmp_path):
+    disk = copy_repository("segmentation", tmp_path)
+    parts = disk / "seg" / "unet" / "unet_parts.py"
+    model = disk / "seg" / "unet" / "unet_model.py"
+    half_typed = parts.read_text().replace("        return self.double_conv(x)", "        return self.double_conv(x")
+    report = await client.analyse(str(model), model.read_text(), TraceOptions(), roots=[str(disk)],
+                                  buffers={str(parts): half_typed})
+    (error,) = report.diagnostics
+    assert (error.category, error.line) == ("load", 3)  # `from .unet_parts import *`
+    assert error.message.startswith(f"ImportError: {parts}:") and "SyntaxError" in error.message

@@ -126,7 +126,6 @@ def make_importable(folders: list[str]) -> None:
     """Put `folders` first on sys.path, in order; one already there keeps its place (site-packages)."""
     missing = [f for f in dict.fromkeys(folders) if f not in sys.path]
     sys.path[:0] = missing
-    importlib.invalidate_caches()  # a file created since the worker started is found
 
 
 class BufferLoader(importlib.abc.InspectLoader):
@@ -186,7 +185,12 @@ def _leaf(path: str) -> str:
 
 def install(finder: BufferFinder) -> None:
     """`finder` first on sys.meta_path, replacing the hook of any earlier load in this process."""
-    sys.meta_path[:] = [finder, *(f for f in sys.meta_path if not isinstance(f, BufferFinder))]
+    uninstall()
+    sys.meta_path.insert(0, finder)
+
+
+def uninstall() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, BufferFinder)]
 
 
 def import_own(finder: BufferFinder) -> types.ModuleType:

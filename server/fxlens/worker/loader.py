@@ -141,7 +141,15 @@ def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None
     finder = imports.BufferFinder(where, own, buffers or {})
     imports.install(finder)
     seed_linecache(path, text)
-    module = imports.import_own(finder)
+    try:
+        module = imports.import_own(finder)
+    except SyntaxError as error:
+        if error.filename in (path, None):
+            raise
+        # a module it imports does not parse (an unsaved buffer mid-edit): that is this file's import
+        # failing at its import line, not a syntax error of this file
+        raise ImportError(f"{error.filename}:{error.lineno}: {type(error).__name__}: {error.msg}",
+                          path=error.filename) from error
     return Loaded(module, tree, skipped)
 
 
