@@ -208,3 +208,35 @@ async def test_an_imported_buffer_that_does_not_parse_fails_the_import_line_not_
     (error,) = report.diagnostics
     assert (error.category, error.line) == ("load", 3)  # `from .unet_parts import *`
     assert error.message.startswith(f"ImportError: {parts}:") and "SyntaxError" in error.message
+
+
+@on_the_worker
+async def test_a_buffer_reached_through_an_import_of_an_import_counts_too(client, tmp_path):
+    """unet_model imports unet_parts, which imports seg.utils: an unsaved edit of utils.py is in UNet's graph."""
+    disk = copy_repository("segmentation", tmp_path)
+    utils = disk / "seg" / "utils.py"
+    model = disk / "seg" / "unet" / "unet_model.py"
+    options, roots = TraceOptions(levels=("fx",)), [str(disk)]
+    first = await client.analyse(str(model), model.read_text(), options, roots=roots,
+                                 buffers={str(utils): utils.read_text()})
+    known = {"UNet": first.find_class("UNet").fingerprint}
+    negated = utils.read_text().replace("    return F.pad(x, [", "    return -F.pad(x, [")
+    edited = await client.analyse(str(model), model.read_text(), options, known=known, roots=roots,
+                                  buffers={str(utils): negated})
+    assert edited.unchanged == []
+    assert [n.target for n in edited.find_class("UNet").levels["fx"].nodes].count("operator.neg") == 3
+
+
+@on_the_worker
+async def test_a_buffer_the_class_does_not_reach_leaves_its_trace_standing(client, tmp_path):
+    """zoo/mlp.py changes; zoo/resnet.py's classes use nothing of it (the package imports both)."""
+    disk = copy_repository("model_zoo", tmp_path)
+    mlp, resnet = disk / "zoo" / "mlp.py", disk / "zoo" / "resnet.py"
+    options, roots = TraceOptions(levels=("fx",)), [str(disk)]
+    first = await client.analyse(str(resnet), resnet.read_text(), options, roots=roots,
+                                 buffers={str(mlp): mlp.read_text()})
+    known = {c.name: c.fingerprint for c in first.classes}
+    edited = mlp.read_text().replace("nn.ReLU(inplace=True)", "nn.GELU()")
+    again = await client.analyse(str(resnet), resnet.read_text(), options, known=known, roots=roots,
+                                 buffers={str(mlp): edited})
+    assert sorted(again.unchanged) == ["BasicBlock", "ResNet"]

@@ -203,12 +203,17 @@ def import_own(finder: BufferFinder) -> types.ModuleType:
     return importlib.import_module(name)
 
 
-def served_text(path: str) -> Optional[str]:
-    """The text the current load imported `path` from, when it came from a buffer."""
+def served() -> dict[str, str]:
+    """File -> the buffer text the current load imported it from (the edited file included)."""
     for finder in sys.meta_path:
         if isinstance(finder, BufferFinder):
-            return finder.served.get(os.path.abspath(path))
-    return None
+            return finder.served
+    return {}
+
+
+def served_text(path: str) -> Optional[str]:
+    """The text the current load imported `path` from, when it came from a buffer."""
+    return served().get(os.path.abspath(path))
 
 
 def text_digest(text: str) -> str:
