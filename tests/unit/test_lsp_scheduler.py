@@ -6,7 +6,7 @@ from pathlib import Path
 from fxlens.engine.documents import Document, Documents, Surroundings, Traced
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.worker_client import TraceOptions
-from fxlens.report import file_from_json
+from fxlens.report import FileReport, file_from_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lsp"
 TEXT = (FIXTURES / "residual_mlp.py").read_text()
@@ -157,3 +157,17 @@ def test_neighbours_are_the_other_python_buffers_of_the_same_workspace_folder():
     assert docs.neighbours(elsewhere, ["/repo"]) == []
     assert set(map(id, docs.neighbours(elsewhere, []))) == {id(model), id(parts)}  # no folders: every buffer
     assert dict(docs.surroundings(model, ["/repo"]).buffers) == {"/repo/pkg/parts.py": "", "/other/net.py": ""}
+
+
+def test_a_half_typed_buffer_is_imported_as_its_last_text_that_parsed():
+    docs = Documents()
+    model = docs.open("file:///repo/model.py", "/repo/model.py", 1, "from parts import f\n")
+    parts = docs.open("file:///repo/parts.py", "/repo/parts.py", 1, "def f(x):\n    return x\n")
+    parts.finish(Traced(1, parts.text, FileReport("/repo/parts.py")))
+    parts.edit(2, "def f(x):\n    return (x\n")
+    assert dict(docs.surroundings(model, []).buffers) == {"/repo/parts.py": "def f(x):\n    return x\n"}
+    parts.edit(3, "def f(x):\n    return -x\n")
+    assert dict(docs.surroundings(model, []).buffers) == {"/repo/parts.py": "def f(x):\n    return -x\n"}
+    fresh = docs.open("file:///repo/new.py", "/repo/new.py", 1, "def g(:\n")
+    assert "/repo/new.py" not in dict(docs.surroundings(model, []).buffers)  # never parsed: the disk's
+    assert fresh.importable_text() is None

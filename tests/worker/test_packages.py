@@ -90,7 +90,8 @@ async def test_the_package_imports_the_edited_module_once_from_the_buffer(client
     path = disk / "zoo" / "resnet.py"
     edited = path.read_text().replace("x = torch.flatten(x, 1)", "x = torch.flatten(x, 1).tanh()").replace(
         "# fxlens: ResNet(", "# fxlens: (ResNet if zoo.get_model('resnet_tiny').__class__ is ResNet else None)(")
-    edited = edited.replace("from ._registry import register_model", "import zoo\nfrom ._registry import register_model")
+    edited = edited.replace("from ._registry import register_model",
+                            "import zoo\nfrom ._registry import register_model")
     report = await client.analyse(str(path), edited, TraceOptions(), roots=[str(disk)])
     assert load_errors(report) == []
     saved = copy_repository("model_zoo", tmp_path / "saved")

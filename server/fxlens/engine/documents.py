@@ -7,6 +7,7 @@ into one FileReport whose coordinates are valid for the *current* text.
 """
 from __future__ import annotations
 
+import ast
 import asyncio
 import hashlib
 import os
@@ -51,6 +52,14 @@ class Surroundings:
         return digest.hexdigest()
 
 
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def _inside(path: str, root: str) -> bool:
     return os.path.commonpath([os.path.abspath(path), os.path.abspath(root)]) == os.path.abspath(root)
 
@@ -79,10 +88,22 @@ class Document:
     # versions whose trace completed, oldest first (debugging and the fast-typing test)
     history: list[int] = field(default_factory=list)
     _view: Optional[View] = None
+    # whether the text of version `_checked_version` parses (checked when another buffer imports it)
+    _checked_version: Optional[int] = None
+    _text_parses: bool = False
 
     def edit(self, version: int, text: str) -> None:
         self.version, self.text = version, text
         self._view = None
+
+    def importable_text(self) -> Optional[str]:
+        """The text other buffers import this one as: the current text, or while it does not parse
+        (half typed), the last traced one that did; None when none did (the file on disk is imported)."""
+        if self._checked_version != self.version:
+            self._checked_version, self._text_parses = self.version, _parses(self.text)
+        if self._text_parses:
+            return self.text
+        return self.good.text if self.good is not None else None
 
     def add_partial(self, text: str, report: ClassReport) -> None:
         if text != self.partial_text:
@@ -164,7 +185,8 @@ class Documents:
         return iter(list(self._docs.values()))
 
     def surroundings(self, doc: Document, roots: list[str]) -> Surroundings:
-        buffers = sorted((d.path, d.text) for d in self if d is not doc and d.path.endswith(".py"))
+        buffers = sorted((d.path, text) for d in self if d is not doc and d.path.endswith(".py")
+                         and (text := d.importable_text()) is not None)
         return Surroundings(tuple(roots), tuple(buffers))
 
     def neighbours(self, doc: Document, roots: list[str]) -> list[Document]:
