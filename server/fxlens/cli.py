@@ -33,7 +33,9 @@ async def _analyse_files(paths: list[str], python: str, options: TraceOptions) -
     except WorkerUnavailable as error:
         raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
     try:
-        return [await client.analyse(path, _read(path), options) for path in paths]
+        # run from a repository's root, as `python -m` would be: its packages (and `src/`) import
+        roots = [os.getcwd()]
+        return [await client.analyse(path, _read(path), options, roots=roots) for path in paths]
     finally:
         await client.stop()
 
@@ -43,6 +45,18 @@ def _syntax_error(report: FileReport) -> Optional[str]:
         if d.category == "syntax":
             return f"{report.path}:{d.line}:{d.col + 1}: {d.message}"
     return None
+
+
+def _load_error(report: FileReport) -> Optional[str]:
+    """The file's top level raised (an ImportError, ...): the diagnostic, with its explanation and fix."""
+    failed = [d for d in report.diagnostics if d.category == "load" and d.severity == "error"]
+    if not failed:
+        return None
+    text = diagnostics_text(report.path, failed[:1])
+    if failed[0].message.startswith(("ModuleNotFoundError", "ImportError")) and not failed[0].fix:
+        text += ("\n    fix: fxlens imports from the current directory (and its src/) as `python -m` would: "
+                 "run it from your project's root, or install the missing package in the --python interpreter.")
+    return text
 
 
 def _inputs_json(report: ClassReport) -> dict:
@@ -69,6 +83,9 @@ def cmd_graph(args: argparse.Namespace) -> int:
     syntax = _syntax_error(report)
     if syntax:
         raise CliError(f"syntax error: {syntax}")
+    load = _load_error(report)
+    if load and not report.classes:
+        raise CliError(f"the file failed to load:\n{load}")
     if not report.classes:
         problems = diagnostics_text(report.path, [d for d in report.diagnostics if d.severity == "error"])
         raise CliError(f"no nn.Module class in {args.file}" + (f"\n{problems}" if problems else ""))

@@ -3,10 +3,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from fxlens.engine.documents import Document, Traced
+from fxlens.engine.documents import Document, Documents, Surroundings, Traced
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.worker_client import TraceOptions
-from fxlens.report import file_from_json
+from fxlens.report import FileReport, file_from_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lsp"
 TEXT = (FIXTURES / "residual_mlp.py").read_text()
@@ -18,8 +18,9 @@ class FakeClient:
         self.cancelled = 0
         self.release = asyncio.Event()
 
-    def submit(self, path, text, options, first=None, classes=None, on_class=None, known=None):
-        self.calls.append({"text": text, "first": first, "known": known})
+    def submit(self, path, text, options, first=None, classes=None, on_class=None, known=None, roots=None,
+               buffers=None):
+        self.calls.append({"text": text, "first": first, "known": known, "roots": roots, "buffers": buffers})
         return self._answer(on_class)
 
     async def _answer(self, on_class):
@@ -118,3 +119,55 @@ async def test_an_edit_offers_the_last_traces_fingerprints_and_a_forced_retrace_
     await scheduler.trace_now(doc, full=False)
     await scheduler.trace_now(doc, full=True)
     assert [c["known"] for c in client.calls] == [{"Residual": "f-residual", "ResidualMLP": "f-mlp"}, {}]
+
+
+async def test_the_request_carries_the_roots_and_the_other_open_buffers():
+    client = FakeClient()
+    around = Surroundings(("/repo",), (("/repo/pkg/parts.py", "X = 1\n"),))
+    scheduler = Scheduler(FakeSupervisor(client), Hooks(), lambda: TraceOptions(), debounce=0.01,
+                          surroundings=lambda doc: around)
+    doc = Document("file:///repo/pkg/model.py", "/repo/pkg/model.py", 1, TEXT)
+    client.release.set()
+    await scheduler.trace_now(doc, full=False)
+    assert client.calls[0]["roots"] == ["/repo"] and client.calls[0]["buffers"] == {"/repo/pkg/parts.py": "X = 1\n"}
+    assert doc.last.surroundings == around.key
+
+
+async def test_an_edit_of_another_buffer_sends_an_unchanged_text_to_the_worker_again():
+    client = FakeClient()
+    parts = ["X = 1\n"]
+    scheduler = Scheduler(FakeSupervisor(client), Hooks(), lambda: TraceOptions(), debounce=0.01,
+                          surroundings=lambda doc: Surroundings(("/repo",), (("/repo/parts.py", parts[0]),)))
+    doc = Document("file:///repo/model.py", "/repo/model.py", 1, TEXT)
+    client.release.set()
+    await scheduler.trace_now(doc, full=False)
+    await scheduler.trace_now(doc, full=False)  # nothing changed: the last result stands
+    parts[0] = "X = 2\n"
+    await scheduler.trace_now(doc, full=False)
+    assert [c["buffers"] for c in client.calls] == [{"/repo/parts.py": "X = 1\n"}, {"/repo/parts.py": "X = 2\n"}]
+
+
+def test_neighbours_are_the_other_python_buffers_of_the_same_workspace_folder():
+    docs = Documents()
+    model = docs.open("file:///repo/pkg/model.py", "/repo/pkg/model.py", 1, "")
+    parts = docs.open("file:///repo/pkg/parts.py", "/repo/pkg/parts.py", 1, "")
+    docs.open("file:///repo/README.md", "/repo/README.md", 1, "")
+    elsewhere = docs.open("file:///other/net.py", "/other/net.py", 1, "")
+    assert docs.neighbours(parts, ["/repo", "/more"]) == [model]
+    assert docs.neighbours(elsewhere, ["/repo"]) == []
+    assert set(map(id, docs.neighbours(elsewhere, []))) == {id(model), id(parts)}  # no folders: every buffer
+    assert dict(docs.surroundings(model, ["/repo"]).buffers) == {"/repo/pkg/parts.py": "", "/other/net.py": ""}
+
+
+def test_a_half_typed_buffer_is_imported_as_its_last_text_that_parsed():
+    docs = Documents()
+    model = docs.open("file:///repo/model.py", "/repo/model.py", 1, "from parts import f\n")
+    parts = docs.open("file:///repo/parts.py", "/repo/parts.py", 1, "def f(x):\n    return x\n")
+    parts.finish(Traced(1, parts.text, FileReport("/repo/parts.py")))
+    parts.edit(2, "def f(x):\n    return (x\n")
+    assert dict(docs.surroundings(model, []).buffers) == {"/repo/parts.py": "def f(x):\n    return x\n"}
+    parts.edit(3, "def f(x):\n    return -x\n")
+    assert dict(docs.surroundings(model, []).buffers) == {"/repo/parts.py": "def f(x):\n    return -x\n"}
+    fresh = docs.open("file:///repo/new.py", "/repo/new.py", 1, "def g(:\n")
+    assert "/repo/new.py" not in dict(docs.surroundings(model, []).buffers)  # never parsed: the disk's
+    assert fresh.importable_text() is None

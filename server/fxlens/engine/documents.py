@@ -7,7 +7,10 @@ into one FileReport whose coordinates are valid for the *current* text.
 """
 from __future__ import annotations
 
+import ast
 import asyncio
+import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -22,10 +25,43 @@ class Traced:
     report: FileReport
     # the TraceOptions it was traced with: different options invalidate every class
     options: Optional[object] = None
+    # Surroundings.key of the trace: other buffers changed since means the worker must look again
+    surroundings: str = ""
 
     @property
     def parsed(self) -> bool:
         return not any(d.category == "syntax" for d in self.report.diagnostics)
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """What a buffer's trace imports besides its own text: the importable roots (workspace folders)
+    and the text of every other open Python buffer (path -> text), which the worker imports instead
+    of those files on disk."""
+
+    roots: tuple[str, ...] = ()
+    buffers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def key(self) -> str:
+        if not self.roots and not self.buffers:
+            return ""
+        digest = hashlib.sha256()
+        for part in (*self.roots, "", *(p for item in self.buffers for p in item)):
+            digest.update(part.encode("utf-8", errors="surrogatepass") + b"\0")
+        return digest.hexdigest()
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath([os.path.abspath(path), os.path.abspath(root)]) == os.path.abspath(root)
 
 
 @dataclass
@@ -52,10 +88,22 @@ class Document:
     # versions whose trace completed, oldest first (debugging and the fast-typing test)
     history: list[int] = field(default_factory=list)
     _view: Optional[View] = None
+    # whether the text of version `_checked_version` parses (checked when another buffer imports it)
+    _checked_version: Optional[int] = None
+    _text_parses: bool = False
 
     def edit(self, version: int, text: str) -> None:
         self.version, self.text = version, text
         self._view = None
+
+    def importable_text(self) -> Optional[str]:
+        """The text other buffers import this one as: the current text, or while it does not parse
+        (half typed), the last traced one that did; None when none did (the file on disk is imported)."""
+        if self._checked_version != self.version:
+            self._checked_version, self._text_parses = self.version, _parses(self.text)
+        if self._text_parses:
+            return self.text
+        return self.good.text if self.good is not None else None
 
     def add_partial(self, text: str, report: ClassReport) -> None:
         if text != self.partial_text:
@@ -135,3 +183,19 @@ class Documents:
 
     def __iter__(self):
         return iter(list(self._docs.values()))
+
+    def surroundings(self, doc: Document, roots: list[str]) -> Surroundings:
+        buffers = sorted((d.path, text) for d in self if d is not doc and d.path.endswith(".py")
+                         and (text := d.importable_text()) is not None)
+        return Surroundings(tuple(roots), tuple(buffers))
+
+    def neighbours(self, doc: Document, roots: list[str]) -> list[Document]:
+        """The other open Python buffers an edit of `doc` may change the graphs of: those in a
+        workspace folder that holds `doc` (with no folders, every other one)."""
+        if not doc.path.endswith(".py"):
+            return []
+        shared = [r for r in roots if _inside(doc.path, r)]
+        if roots and not shared:
+            return []
+        return [d for d in self if d is not doc and d.path.endswith(".py")
+                and (not roots or any(_inside(d.path, r) for r in shared))]

@@ -53,4 +53,5 @@ def merge(good: Optional[Traced], fresh: Traced) -> Traced:
 def reuse(good: Traced, version: int, text: str) -> Traced:
     """The previous result restamped for a text that differs from it in nothing a trace can see."""
     report = shift_report(good.report, LineMap(good.text, text))
-    return Traced(version, text, replace(report, unchanged=[c.name for c in report.classes]), good.options)
+    return Traced(version, text, replace(report, unchanged=[c.name for c in report.classes]), good.options,
+                  good.surroundings)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, Optional, Protocol
 
-from fxlens.engine.documents import Document, Traced
+from fxlens.engine.documents import Document, Surroundings, Traced
 from fxlens.engine.incremental import known_fingerprints, merge, needs_trace, reuse
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
@@ -30,10 +30,12 @@ class Hooks(Protocol):
 
 class Scheduler:
     def __init__(self, supervisor: Supervisor, hooks: Hooks, options: Callable[[], TraceOptions],
-                 debounce: float = DEBOUNCE_SECONDS) -> None:
+                 debounce: float = DEBOUNCE_SECONDS,
+                 surroundings: Callable[[Document], Surroundings] = lambda doc: Surroundings()) -> None:
         self.supervisor = supervisor
         self.hooks = hooks
         self.options = options
+        self.surroundings = surroundings
         self.debounce = debounce
         self.active = 0
         self.traces_started = 0
@@ -73,7 +75,8 @@ class Scheduler:
             self.hooks.unavailable(doc, error)
             return
         version, text, good = doc.version, doc.text, doc.good
-        if not full and good is not None and not needs_trace(good, text, options):
+        around = self.surroundings(doc)
+        if not full and good is not None and good.surroundings == around.key and not needs_trace(good, text, options):
             doc.finish(reuse(good, version, text))
             self.hooks.finished(doc)
             return
@@ -87,7 +90,8 @@ class Scheduler:
         try:
             # the request goes out first: the worker starts while the editor is told
             trace = client.submit(doc.path, text, options, first=doc.class_at(doc.cursor_line), on_class=on_class,
-                                  known={} if full else known_fingerprints(good, options))
+                                  known={} if full else known_fingerprints(good, options),
+                                  roots=list(around.roots), buffers=dict(around.buffers))
             self.hooks.busy(self.active)
             self.hooks.started(doc)
             report = await trace
@@ -98,5 +102,5 @@ class Scheduler:
             self.active -= 1
             self.hooks.busy(self.active)
             self.hooks.ended(doc)
-        doc.finish(merge(good, Traced(version, text, report, options)))
+        doc.finish(merge(good, Traced(version, text, report, options, around.key)))
         self.hooks.finished(doc)

@@ -151,17 +151,22 @@ class WorkerClient:
 
     def submit(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
                classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
-               known: Optional[dict[str, str]] = None) -> Awaitable[FileReport]:
+               known: Optional[dict[str, str]] = None, roots: Optional[list[str]] = None,
+               buffers: Optional[dict[str, str]] = None) -> Awaitable[FileReport]:
         """Send a trace request at once; awaiting the result gives the report, and cancelling that
         await kills the trace in flight.
 
         `known`: class name -> fingerprint of a trace the caller holds; such a class whose fingerprint is
-        unchanged is not traced again but listed in the report's `unchanged`."""
+        unchanged is not traced again but listed in the report's `unchanged`. `roots`: folders to make
+        importable (workspace folders; their `src/` too). `buffers`: path -> text of other open
+        buffers, imported instead of those files on disk."""
         job_id = next(self._ids)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._send({"type": "trace", "id": job_id, "path": os.path.abspath(path), "text": text,
                     "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
-                    "memory_mb": options.memory_mb, "first": first, "classes": classes, "known": known or {}})
+                    "memory_mb": options.memory_mb, "first": first, "classes": classes, "known": known or {},
+                    "roots": [os.path.abspath(r) for r in roots or []],
+                    "buffers": {os.path.abspath(p): t for p, t in (buffers or {}).items()}})
         self._pending[job_id] = (future, on_class, {})
         return self._result(job_id, future)
 
@@ -177,9 +182,10 @@ class WorkerClient:
 
     async def analyse(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
                       classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
-                      known: Optional[dict[str, str]] = None) -> FileReport:
+                      known: Optional[dict[str, str]] = None, roots: Optional[list[str]] = None,
+                      buffers: Optional[dict[str, str]] = None) -> FileReport:
         """The report for one buffer (see `submit`)."""
-        return await self.submit(path, text, options, first, classes, on_class, known)
+        return await self.submit(path, text, options, first, classes, on_class, known, roots, buffers)
 
     async def stop(self) -> None:
         if self.alive:

@@ -37,7 +37,8 @@ class FxlensServer(LanguageServer):
         self.documents = Documents()
         self.hooks = EditorHooks(self)
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
-        self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options())
+        self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
+                                   surroundings=lambda doc: self.documents.surroundings(doc, self.roots()))
 
     # -- helpers every feature uses --------------------------------------------------------------
 
@@ -55,6 +56,11 @@ class FxlensServer(LanguageServer):
             if value is None:
                 return None
         return value
+
+    def roots(self) -> list[str]:
+        """The workspace folders (else the root the client gave): importable in every trace."""
+        folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
+        return [f for f in folders if f] or [p for p in (self.workspace.root_path,) if p]
 
     def notify(self, method: str, params: dict) -> None:
         self.protocol.notify(method, params)
@@ -98,6 +104,12 @@ class FxlensServer(LanguageServer):
             if only_missing and (doc.tracing or (doc.last is not None and doc.last.version == doc.version)):
                 continue
             self.scheduler.schedule(doc, delay=0.0)
+
+    def retrace_neighbours(self, doc: Document) -> None:
+        """The other open buffers of `doc`'s workspace may import it: their workers' fingerprints
+        decide which of their classes it changes."""
+        for other in self.documents.neighbours(doc, self.roots()):
+            self.scheduler.schedule(other)
 
 
 def _initialize(ls: FxlensServer, params: types.InitializeParams) -> None:
@@ -146,6 +158,13 @@ def _did_change(ls: FxlensServer, params: types.DidChangeTextDocumentParams) -> 
     source = ls.workspace.get_text_document(doc.uri)  # pygls has applied the (incremental) edits
     doc.edit(params.text_document.version, source.source)
     ls.scheduler.schedule(doc)
+    ls.retrace_neighbours(doc)
+
+
+def _did_save(ls: FxlensServer, params: types.DidSaveTextDocumentParams) -> None:
+    doc = ls.document(params.text_document.uri)
+    if doc is not None:
+        ls.retrace_neighbours(doc)
 
 
 def _did_close(ls: FxlensServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -154,6 +173,11 @@ def _did_close(ls: FxlensServer, params: types.DidCloseTextDocumentParams) -> No
         ls.scheduler.cancel(doc)
         ls.hooks.progress.ended(doc)
         diagnostics.clear(ls, doc.uri)
+        ls.retrace_neighbours(doc)  # they import the file on disk again
+
+
+def _did_change_workspace_folders(ls: FxlensServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    ls.retrace_all()  # (pygls has updated the folders: they are the roots every trace imports from)
 
 
 async def _shutdown(ls: FxlensServer, params: Any) -> None:
@@ -170,6 +194,8 @@ def build_server() -> FxlensServer:
     ls.feature(types.TEXT_DOCUMENT_DID_OPEN)(_did_open)
     ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)(_did_change)
     ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)(_did_close)
+    ls.feature(types.TEXT_DOCUMENT_DID_SAVE)(_did_save)
+    ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_did_change_workspace_folders)
     ls.feature(types.SHUTDOWN)(_shutdown)
     for feature in (hover, lens, inlay, commands):
         feature.register(ls)

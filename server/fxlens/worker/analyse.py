@@ -30,8 +30,11 @@ Emit = Callable[[dict], None]
 
 class Analysis:
     def __init__(self, path: str, text: str, levels: list[str], execution: str,
-                 classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None) -> None:
+                 classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
+                 roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None) -> None:
         self.path = os.path.abspath(path)
+        self.roots = roots or []  # importable folders (workspace folders)
+        self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
         self.text = text
         self.lines = text.splitlines()
         self.levels = levels
@@ -55,7 +58,7 @@ class Analysis:
             tree = loader.parse(self.path, self.text)
             # read before the user's code runs: it may patch the builtins fxlens's own code uses
             self.code = index_code(tree, self.text, outline(tree, self.text))
-            loaded = loader.load(self.path, self.text, self.execution, tree)
+            loaded = loader.load(self.path, self.text, self.execution, tree, self.roots, self.buffers)
             self.namespace = loaded.module.__dict__
         except SyntaxError as error:
             line = error.lineno or 1

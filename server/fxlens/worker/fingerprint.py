@@ -10,7 +10,8 @@ The hash covers what the worker can see changing between two traces of a buffer:
 - the instance: every submodule's class, attributes, parameters, buffers and hooks;
 - the inputs (shapes, dtypes, named free sizes; values of CPU tensors) and how the class was built;
 - the levels asked for, and the Python and torch versions.
-Files that define the class's submodules or what its code imports count by their size and mtime.
+Files that define the class's submodules or what its code imports count by their size and mtime, or
+by their text when it came from an open editor buffer that differs from the disk.
 Anything that cannot be described (a repr that raises, a huge value) gives no fingerprint, and a
 class without one is always traced.
 """
@@ -32,12 +33,14 @@ from torch import nn
 
 from fxlens.outline import Outline
 from fxlens.report import Build
+from fxlens.worker import imports
 from fxlens.worker.loader import is_main_guard
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_DESCRIPTION = 4 << 20  # characters: a model whose state is this large is simply traced
 _MAX_TENSOR_BYTES = 1 << 16  # a CPU tensor's values count only when small (an index list, a mask)
 _MAX_GLOBAL_ITEMS = 1000  # a global table larger than this counts by its source text only
+_MAX_MODULES_WALKED = 2000  # past this many imported modules, every open buffer counts
 # nn.Module's own bookkeeping, described separately (parameters, buffers, hooks) or not at all
 _MODULE_INTERNALS = frozenset(vars(nn.Module())) - {"training"}
 
@@ -184,22 +187,72 @@ def _source_file(obj: Any) -> Optional[str]:
 
 
 def _other_files(objects: list, path: str) -> list:
-    """Size and mtime of the files (not this buffer, not torch) that define `objects`: an edit saved
-    to an imported file changes the fingerprint of every class that uses what it defines."""
+    """The files (not this buffer, not torch) that define `objects`, each as `_file_state` says: an
+    edit to an imported file, saved or in an open buffer, changes the fingerprint of every class that
+    uses what it defines. Open buffers count through imports of imports too (model -> parts -> utils)."""
     torch_root = os.path.dirname(torch.__file__)
     files = set()
     for obj in objects:
         source = _source_file(obj)
         if source and os.path.abspath(source) != path and not source.startswith(torch_root):
             files.add(os.path.abspath(source))
-    described = []
-    for file in sorted(files):
-        try:
-            stat = os.stat(file)
-            described.append([file, stat.st_size, stat.st_mtime_ns])
-        except OSError:
-            described.append([file, None])
-    return described
+    files |= _buffers_reached(files, path, torch_root)
+    return [_file_state(file) for file in sorted(files)]
+
+
+def _buffers_reached(files: set[str], path: str, torch_root: str) -> set[str]:
+    """The files served from buffers that the modules of `files` reach through their globals (the
+    modules, functions and classes they import), transitively; every served one if the walk is too long."""
+    served = {f for f in imports.served() if f != path}
+    if not served - files:
+        return set()
+    by_file = {os.path.abspath(m.__file__): m for m in list(sys.modules.values())
+               if isinstance(getattr(m, "__file__", None), str)}
+    todo = [by_file[f] for f in files if f in by_file]
+    seen: set[int] = set()
+    reached: set[str] = set()
+    while todo:
+        module = todo.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        if len(seen) > _MAX_MODULES_WALKED:
+            return served
+        file = os.path.abspath(module.__file__)
+        if file in served:
+            reached.add(file)
+        for value in list(vars(module).values()):
+            if not isinstance(value, types.ModuleType):
+                value = sys.modules.get(getattr(value, "__module__", None) or "") if isinstance(
+                    value, (type, types.FunctionType)) else None
+            if value is not None and id(value) not in seen and isinstance(getattr(value, "__file__", None), str) \
+                    and not value.__file__.startswith(torch_root):
+                todo.append(value)
+    return reached
+
+
+def _file_state(file: str) -> list:
+    """Size and mtime of the file on disk; the hash of its text when it was imported from an editor
+    buffer that differs from the disk (an unsaved edit: opening a file must not look like a change)."""
+    try:
+        stat = os.stat(file)
+    except OSError:
+        stat = None
+    text = imports.served_text(file)
+    if text is not None and not _same_as_disk(file, text, stat):
+        return [file, "buffer", imports.text_digest(text)]
+    return [file, stat.st_size, stat.st_mtime_ns] if stat is not None else [file, None]
+
+
+def _same_as_disk(file: str, text: str, stat: Optional[os.stat_result]) -> bool:
+    encoded = text.encode("utf-8", errors="surrogatepass")
+    if stat is None or stat.st_size != len(encoded):
+        return False
+    try:
+        with open(file, "rb") as handle:
+            return handle.read() == encoded
+    except OSError:
+        return False
 
 
 def fingerprint(name: str, instance: nn.Module, inputs: Optional[tuple], dims: Optional[list], build: Build,

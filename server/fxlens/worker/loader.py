@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import ast
-import linecache
-import os
-import sys
 import types
 from dataclasses import dataclass, field
 from typing import Optional
+
+from fxlens.worker import imports
 
 # Top-level statements that define things rather than do things.
 _DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
@@ -85,17 +84,12 @@ def filter_safe(body: list[ast.stmt], skipped: list[Skipped]) -> list[ast.stmt]:
 
 
 def module_name_for(path: str) -> str:
-    stem = os.path.splitext(os.path.basename(path))[0]
-    name = stem if stem.isidentifier() else "fxlens_user_module"
-    # never shadow a real module (a user file called `torch.py` or `math.py`)
-    if name in sys.modules or name in sys.builtin_module_names:
-        name = f"fxlens_user_{name}"
-    return name
+    """The module name of a file outside any package (see imports.placement for the rest)."""
+    return imports.standalone_name(path)
 
 
 def seed_linecache(path: str, text: str) -> None:
-    lines = text.splitlines(keepends=True)
-    linecache.cache[path] = (len(text), None, lines, path)
+    imports.seed_linecache(path, text)
 
 
 def parse(path: str, text: str) -> ast.Module:
@@ -117,12 +111,15 @@ def _not_python(path: str, text: str, error: Exception) -> SyntaxError:
     return SyntaxError(f"the file is not Python source ({error})", (path, 1, 1, ""))
 
 
-def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None) -> Loaded:
-    """Execute the buffer as a module registered in sys.modules (this runs in a disposable child).
+def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None,
+         roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None) -> Loaded:
+    """Import the buffer as the module Python would name it (this runs in a disposable child).
 
     `execution` is "safe" (definitions only) or "full" (everything but `__main__`'s block, as an
-    import would); `tree` is the text's `parse`, when the caller has it already. Raises whatever the
-    user's code raises.
+    import would): it filters the buffer's own top level; the modules it imports run as Python
+    imports them. `tree` is the text's `parse`, when the caller has it already. `roots` are
+    importable folders (workspace folders; their `src/` too); `buffers` (path -> text) are other
+    open buffers, imported instead of their files on disk. Raises whatever the user's code raises.
     """
     tree = tree or parse(path, text)
     skipped: list[Skipped] = []
@@ -132,20 +129,27 @@ def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None
     else:
         skipped = [Skipped(s.lineno, _describe(s)) for s in run_tree.body if is_main_guard(s)]
         run_tree.body = [s for s in run_tree.body if not is_main_guard(s)]
-    seed_linecache(path, text)
-    name = module_name_for(path)
-    module = types.ModuleType(name)
-    module.__file__ = path
-    sys.modules[name] = module
-    directory = os.path.dirname(os.path.abspath(path))
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    code = compile(run_tree, path, "exec")
+    roots = roots or []
+    where = imports.placement(path, tree, roots)
+    imports.make_importable([where.root, *imports.search_roots(roots)])
+    code = compile(run_tree, path, "exec", dont_inherit=True)
     import torch
 
-    # a top-level `model = GPT(config)` must not allocate real weights
-    with torch.device("meta"):
-        exec(code, module.__dict__)
+    # a top-level `model = GPT(config)` must not allocate real weights (the modules it imports run as
+    # they would anywhere)
+    own = imports.BufferLoader(path, text, code, context=lambda: torch.device("meta"))
+    finder = imports.BufferFinder(where, own, buffers or {})
+    imports.install(finder)
+    seed_linecache(path, text)
+    try:
+        module = imports.import_own(finder)
+    except SyntaxError as error:
+        if error.filename in (path, None):
+            raise
+        # a module it imports does not parse (an unsaved buffer mid-edit): that is this file's import
+        # failing at its import line, not a syntax error of this file
+        raise ImportError(f"{error.filename}:{error.lineno}: {type(error).__name__}: {error.msg}",
+                          path=error.filename) from error
     return Loaded(module, tree, skipped)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from fxlens.report import Diagnostic, class_from_json, file_from_json
-from fxlens.worker import isolation, postmortem
+from fxlens.worker import imports, isolation, postmortem
 
 MAX_CHILDREN = 2
 MIN_TORCH = (2, 2)
@@ -66,6 +66,8 @@ def normalise(message: dict) -> dict:
     known = message.get("known")
     request["known"] = ({k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}
                         if isinstance(known, dict) else {})
+    request["roots"] = imports.valid_roots(message.get("roots"))
+    request["buffers"] = imports.valid_buffers(message.get("buffers"))
     if request.get("execution") not in ("safe", "full", "off"):
         request["execution"] = "safe"  # an unknown policy must never mean "run everything"
     if not isinstance(request.get("path"), str) or not isinstance(request.get("text"), str):

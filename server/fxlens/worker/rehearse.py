@@ -204,6 +204,7 @@ def _program(recipe: dict) -> tuple[torch.fx.GraphModule, tuple]:
 
 def _trace_probe() -> None:
     """fxlens's whole analysis of PROBE, leaving nothing behind that a trace could see."""
+    from fxlens.worker import imports
     from fxlens.worker.analyse import Analysis
     from fxlens.worker.loader import module_name_for
 
@@ -212,6 +213,7 @@ def _trace_probe() -> None:
         Analysis(PROBE_PATH, PROBE, ["fx", "aten"], "safe", None, None).run(lambda event: None)
     finally:
         sys.path[:] = path
+        imports.uninstall()  # the probe's import hook
         sys.modules.pop(name, None)
         linecache.cache.pop(PROBE_PATH, None)
 
