@@ -52,11 +52,7 @@ def _load_error(report: FileReport) -> Optional[str]:
     failed = [d for d in report.diagnostics if d.category == "load" and d.severity == "error"]
     if not failed:
         return None
-    text = diagnostics_text(report.path, failed[:1])
-    if failed[0].message.startswith(("ModuleNotFoundError", "ImportError")) and not failed[0].fix:
-        text += ("\n    fix: fxlens imports from the current directory (and its src/) as `python -m` would: "
-                 "run it from your project's root, or install the missing package in the --python interpreter.")
-    return text
+    return diagnostics_text(report.path, failed[:1])
 
 
 def _inputs_json(report: ClassReport) -> dict:

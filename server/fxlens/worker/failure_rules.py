@@ -214,6 +214,11 @@ def fallback(f: Failure) -> tuple[str, str, str]:
         return ("inputs", f"Calling the module on its example inputs raised {f.text.split(':')[0]}{inside}.",
                 "Add a `# fxlens: MyModule(args)(torch.randn(...))` comment above the class with inputs this "
                 "forward accepts.")
+    if f.stage == "load" and f.has("ModuleNotFoundError", "ImportError"):
+        return ("load", f"Importing what the file needs raised {f.text.split(':')[0]}{inside}.",
+                "fxlens imports your file as Python would from the workspace folders (for the CLI: the current "
+                "directory) and their src/: open or run it from your project's root, or install the missing "
+                "package in the interpreter fxlens uses (fxlens.python, --python).")
     if f.stage == "load":
         return ("load", f"Running the file's definitions raised {f.text.split(':')[0]}{inside}.",
                 "Fix the error at this line; fxlens runs the file's imports and definitions before tracing.")
