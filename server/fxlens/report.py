@@ -69,6 +69,7 @@ class InputSpec:
     shape: Optional[list] = None
     dtype: Optional[str] = None
     value: Optional[str] = None  # for non-tensor inputs
+    keyword: bool = False  # passed by name (forward(..., mask=...)), not by position
 
 
 @dataclass

@@ -17,6 +17,7 @@ from fxlens.outline import outline
 from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker import build as building
 from fxlens.worker import loader
+from fxlens.worker.children import builders_of, in_plain_words
 from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
@@ -126,14 +127,17 @@ class Analysis:
         the inputs they really receive, instead of being built alone and fed guessed inputs.
         """
         examples: dict[str, Any] = {s.name: self._build_one(s, loaded) for s in sources}
-        built = [s for s in sources if isinstance(examples[s.name], building.Example)]
-        built.sort(key=lambda s: -sum(1 for _ in examples[s.name].instance.modules()))
-        for source in built:
+        pending = [s for s in sources if isinstance(examples[s.name], building.Example)]
+        done: set[str] = set()
+        while pending:
+            pending.sort(key=lambda s: -sum(1 for _ in examples[s.name].instance.modules()))
+            source = pending.pop(0)
+            done.add(source.name)
             example = examples[source.name]
             if example.inputs is None:
                 self._infer(example)
-            if example.inputs is not None:
-                self._adopt_children(source.name, example, sources, examples)
+            adopted = self._adopt_children(source.name, example, sources, examples)
+            pending += [s for s in sources if s.name in adopted and s.name not in done and s not in pending]
         return examples
 
     def _build_one(self, source: ClassSource, loaded: loader.Loaded) -> Any:
@@ -172,33 +176,58 @@ class Analysis:
             example.problems.append(error)
 
     def _adopt_children(self, parent_name: str, parent: building.Example, sources: list[ClassSource],
-                        examples: dict[str, Any]) -> None:
-        """Classes of this file that `parent` builds, traced as its instances with the inputs they got."""
+                        examples: dict[str, Any]) -> list[str]:
+        """Classes of this file that `parent` builds, traced as its instances with the inputs they got;
+        the names adopted.
+
+        A child the parent's run never reached (the run failed first, or the parent has no inputs)
+        is still adopted when it cannot be built alone: fx needs no inputs, and its hint then says
+        why none were recorded."""
         wanted = {s.name for s in sources if not s.directive and s.name != parent_name
                   and not getattr(examples.get(s.name), "parent", None)}
-        try:
-            calls = record_children(parent.instance, parent.inputs, parent.dims, wanted)
-        except Exception:
-            return  # the parent's own trace will say what is wrong
+        if not any(type(sub).__name__ in wanted for sub in parent.instance.modules()):
+            return []
+        if parent.inputs is None:
+            calls, failure = {}, self._why_no_inputs(parent_name, parent)
+        else:
+            calls, error = record_children(parent.instance, parent.inputs, parent.kwargs, parent.dims, wanted)
+            failure = f"running {parent_name} on its inputs failed: {in_plain_words(error)}" if error else ""
+        adopted = []
         for path, sub in parent.instance.named_modules():
             name = type(sub).__name__
             current = examples.get(name)
-            if name not in wanted or id(sub) not in calls or getattr(current, "parent", None):
+            if name not in wanted or name in adopted:
                 continue
-            args, kwargs, dims = calls[id(sub)]
-            try:
-                inputs = building.bind_positional(sub, args, kwargs)
-            except TypeError:
-                continue
-            examples[name] = building.Example(
-                sub, Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
-                           device=parent.build.device),
-                inputs=inputs, dims=dims, parent=parent_name)
+            build = Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
+                          device=parent.build.device)
+            child = building.Example(sub, build, parent=parent_name)
+            if id(sub) in calls:
+                args, kwargs, dims = calls[id(sub)]
+                try:
+                    child.inputs, child.kwargs = building.checked_call(sub, args, kwargs)
+                except TypeError:
+                    continue
+                child.dims = dims
+            elif isinstance(current, building.Example) or not failure:
+                continue  # built alone, it may yet get inputs of its own
+            else:
+                child.build.inputs_source = "none"
+                child.unrecorded = f"no inputs were recorded for `{path}`: {failure}"
+            examples[name] = child
+            adopted.append(name)
+        return adopted
+
+    def _why_no_inputs(self, parent_name: str, parent: building.Example) -> str:
+        problem = parent.problems[-1] if parent.problems else None
+        if problem is None:
+            return f"fxlens found no example inputs for {parent_name}"
+        return f"running {parent_name} on guessed inputs failed: {in_plain_words(problem)}"
 
     # -- tracing ---------------------------------------------------------------------------------
 
     def _fingerprint(self, source: ClassSource, example: building.Example) -> Optional[str]:
-        return fingerprint(source.name, example.instance, example.inputs, example.dims, example.build,
+        inputs = (example.inputs, example.kwargs) if example.inputs is not None else None
+        return fingerprint(source.name, example.instance, inputs, example.dims, example.build,
                            example.parent, self.code, self.namespace, self.path, self.levels)
 
     def _trace_class(self, source: ClassSource, example: Any, hashed: Optional[str], emit: Emit) -> None:
@@ -224,7 +253,7 @@ class Analysis:
         report.built_by = example.parent
         report.directive_line = source.directive_line
         if example.inputs is not None:
-            report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims)
+            report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims, example.kwargs)
         report.members = self._members(source, example.instance)
         recipes: list[Optional[dict]] = []
         for level in self.levels:
@@ -236,7 +265,8 @@ class Analysis:
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
             if example.inputs is None and level == self.levels[0]:
-                result.diagnostics.append(self._no_inputs_hint(source, example, class_span))
+                result.diagnostics.append(self._unrecorded_hint(source, example, class_span) if example.unrecorded
+                                          else self._no_inputs_hint(source, example, class_span))
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
@@ -250,6 +280,15 @@ class Analysis:
                           f"fxlens could not guess example inputs for {source.name}.forward{why}"[:400],
                           "Without inputs there are no shapes and no aten level.",
                           f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.",
+                          class_name=source.name)
+
+    def _unrecorded_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:
+        """A child its parent built, traced without inputs: say why the parent recorded none."""
+        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "inputs",
+                          f"{source.name} is traced as {example.build.detail}, but {example.unrecorded}",
+                          "Without inputs there are no shapes and no aten level; the fx graph needs none.",
+                          f"Give {example.parent} (or {source.name}) a directive with inputs that run: "
+                          f"`# fxlens: {source.name}(...)(torch.randn(...))`.",
                           class_name=source.name)
 
     def _members(self, source: ClassSource, instance: nn.Module) -> list[Member]:

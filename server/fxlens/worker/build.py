@@ -27,14 +27,29 @@ class CannotBuild(Exception):
 class Example:
     instance: nn.Module
     build: Build
+    # the positional inputs of forward; None: no inputs are known
     inputs: Optional[tuple] = None
-    # per input: {dim index: name} of the sizes that are free (marked dynamic), or None
+    # the keyword inputs (keyword-only parameters, `**kwargs`, or what a call passed by name)
+    kwargs: dict = field(default_factory=dict)
+    # per input, positional then keyword in order (see `flat`): {dim index: name} of the sizes that
+    # are free (marked dynamic), or None
     dims: Optional[list] = None
     problems: list = field(default_factory=list)
     # the class whose instance this is, when traced as the child a parent built
     parent: Optional[str] = None
     # the fx GraphModule already traced while inferring inputs (the fx level reuses it)
     graph: Any = None
+    # a child adopted without inputs: why its parent's run recorded none ("" otherwise)
+    unrecorded: str = ""
+
+    def flat(self) -> tuple:
+        """Every input, positional then keyword: what `dims` is aligned with."""
+        return (*(self.inputs or ()), *self.kwargs.values())
+
+    def unflat(self, values: tuple) -> tuple[tuple, dict]:
+        """(args, kwargs) from values aligned with `flat` (e.g. the inputs grown)."""
+        count = len(self.inputs or ())
+        return tuple(values[:count]), dict(zip(self.kwargs, values[count:]))
 
 
 def on_device(device: str, make: Callable[[], Any]) -> Any:
@@ -125,13 +140,24 @@ def split_directive(text: str, path: str) -> tuple[ast.expr, Optional[list[ast.e
     return expr, None, []
 
 
-def bind_positional(instance: nn.Module, args: tuple, kwargs: dict) -> tuple:
-    """Forward arguments as one positional tuple (what tracing and export accept everywhere)."""
-    if not kwargs:
-        return tuple(args)
-    bound = inspect.signature(instance.forward).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return tuple(bound.arguments.values())
+def checked_call(instance: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The call as written: keywords stay keywords (export's `kwargs=`), so a `**kwargs` forward gets
+    them by name. Raises TypeError (as the call would) when forward does not accept them."""
+    try:
+        signature = inspect.signature(instance.forward)
+    except (TypeError, ValueError):
+        return tuple(args), dict(kwargs)
+    signature.bind(*args, **kwargs)
+    return tuple(args), dict(kwargs)
+
+
+def bound_arguments(instance: nn.Module, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """forward's parameter name -> the value the call gives it (a `**kwargs` parameter: a dict of the
+    rest, `*args`: a tuple), defaults left out."""
+    try:
+        return dict(inspect.signature(instance.forward).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {}
 
 
 def from_directive(source: ClassSource, module: types.ModuleType, device: str) -> Example:
@@ -145,23 +171,38 @@ def from_directive(source: ClassSource, module: types.ModuleType, device: str) -
     if input_exprs is not None:
         args = on_device(device, lambda: tuple(evaluate(e, namespace, path) for e in input_exprs))
         kwargs = on_device(device, lambda: {k.arg: evaluate(k.value, namespace, path) for k in keywords if k.arg})
-        example.inputs = bind_positional(instance, args, kwargs)
+        example.inputs, example.kwargs = checked_call(instance, args, kwargs)
         example.build.inputs_source = "directive"
     return example
 
 
-def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list]) -> list[InputSpec]:
+def _positional_names(instance: nn.Module, count: int) -> list[str]:
+    """The parameter each of `count` positional inputs lands in (`args[1]` past a `*args`)."""
     try:
-        names = list(inspect.signature(instance.forward).parameters)
+        params = list(inspect.signature(instance.forward).parameters.values())
     except (TypeError, ValueError):
-        names = []
+        params = []
+    names: list[str] = []
+    for param in params:
+        if param.kind == param.VAR_POSITIONAL:
+            names += [f"{param.name}[{i}]" for i in range(count - len(names))]
+        elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            names.append(param.name)
+    return names + [f"arg{i}" for i in range(len(names), count)]
+
+
+def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: Optional[dict] = None
+                ) -> list[InputSpec]:
+    """One spec per input, positional first, then the keywords (named as passed, `keyword` set)."""
+    kwargs = kwargs or {}
+    names = _positional_names(instance, len(inputs))[:len(inputs)] + list(kwargs)
     specs = []
-    for index, value in enumerate(inputs):
-        name = names[index] if index < len(names) else f"arg{index}"
+    for index, (name, value) in enumerate(zip(names, (*inputs, *kwargs.values()))):
+        keyword = index >= len(inputs)
         if isinstance(value, torch.Tensor):
-            free = (dims[index] if dims else None) or {}
+            free = (dims[index] if dims and index < len(dims) else None) or {}
             shape = [free.get(d, size) for d, size in enumerate(value.shape)]
-            specs.append(InputSpec(name, shape, dtype_name(value.dtype)))
+            specs.append(InputSpec(name, shape, dtype_name(value.dtype), keyword=keyword))
         else:
-            specs.append(InputSpec(name, value=repr(value)[:80]))
+            specs.append(InputSpec(name, value=repr(value)[:80], keyword=keyword))
     return specs

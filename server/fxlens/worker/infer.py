@@ -111,9 +111,10 @@ class _Enough(BaseException):
     """Every submodule asked about has been called: the rest of forward is not needed."""
 
 
-def _record_calls(instance: nn.Module, inputs: tuple, wanted: Optional[set[str]] = None
-                  ) -> dict[int, tuple[tuple, dict]]:
-    """Run `instance` once and keep, per submodule, the first arguments it received.
+def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Optional[set[str]] = None
+                  ) -> tuple[dict[int, tuple[tuple, dict]], Optional[BaseException]]:
+    """Run `instance` once and keep, per submodule, the first arguments it received; and the error that
+    stopped the run, if one did (the calls made before it are kept: those children have their inputs).
 
     With `wanted` (class names), the run stops as soon as the first instance of each of those classes
     has been called: on a deep model that is the first layer, not all eighty."""
@@ -131,15 +132,18 @@ def _record_calls(instance: nn.Module, inputs: tuple, wanted: Optional[set[str]]
 
     handles = [sub.register_forward_pre_hook(hook, with_kwargs=True)
                for path, sub in instance.named_modules() if path]
+    error: Optional[BaseException] = None
     try:
         with torch.no_grad():
-            instance(*inputs)
+            instance(*args, **kwargs)
     except _Enough:
         pass
+    except Exception as failure:  # the user's forward: the parent's own trace reports it
+        error = failure
     finally:
         for handle in handles:
             handle.remove()
-    return calls
+    return calls, error
 
 
 def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[int, str]]:
@@ -150,23 +154,31 @@ def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[in
     return {d: name for d, name in named.items() if name in GROWTH} or None
 
 
-def record_children(instance: nn.Module, inputs: tuple, dims: Optional[list], wanted: Optional[set[str]] = None
-                    ) -> dict[int, tuple[tuple, dict, Optional[list]]]:
-    """Per submodule: (args, kwargs, free dims of each positional arg) of its first call; with `wanted`
-    (class names), at least for the first instance of each of those classes.
+Recorded = dict[int, tuple[tuple, dict, Optional[list]]]
+
+
+def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Optional[list],
+                    wanted: Optional[set[str]] = None) -> tuple[Recorded, Optional[BaseException]]:
+    """Per submodule: (args, kwargs, free dims of each input, positional then keyword) of its first
+    call; with `wanted` (class names), at least for the first instance of each of those classes. And
+    the error that stopped the parent's run, if any: the children called before it are still there.
 
     Where the parent's inputs have free dims, a second run with those dims grown tells which of each
     child's dims follow them, so children read `(B, T, 32)` like their parent.
     """
-    first = _record_calls(instance, inputs, wanted)
-    if not dims or not any(dims):
-        return {key: (args, kwargs, None) for key, (args, kwargs) in first.items()}
-    names = SampledSizes({name: int(inputs[i].shape[d]) for i, free in enumerate(dims) if free
+    first, error = _record_calls(instance, args, kwargs, wanted)
+    if error is not None or not dims or not any(dims):
+        return {key: (a, k, None) for key, (a, k) in first.items()}, error
+    flat = (*args, *kwargs.values())
+    names = SampledSizes({name: int(flat[i].shape[d]) for i, free in enumerate(dims) if free
                           for d, name in free.items()})
-    second = _record_calls(instance, grow(inputs, dims), wanted)
+    grown = grow(flat, dims)
+    second, _ = _record_calls(instance, grown[:len(args)], dict(zip(kwargs, grown[len(args):])), wanted)
     result = {}
-    for key, (args, kwargs) in first.items():
-        other_args = second.get(key, ((), {}))[0]
-        child_dims = [_free_dims(a, b, names) for a, b in zip(args, other_args)] if len(other_args) == len(args) else None
-        result[key] = (args, kwargs, child_dims if child_dims and any(child_dims) else None)
-    return result
+    for key, (a, k) in first.items():
+        other_args, other_kwargs = second.get(key, ((), {}))
+        mine, theirs = (*a, *k.values()), (*other_args, *other_kwargs.values())
+        aligned = len(other_args) == len(a) and list(other_kwargs) == list(k)
+        child_dims = [_free_dims(x, y, names) for x, y in zip(mine, theirs)] if aligned else None
+        result[key] = (a, k, child_dims if child_dims and any(child_dims) else None)
+    return result, None

@@ -21,8 +21,8 @@ from fxlens.worker.values import SampledSizes, describe, grow
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
 
-def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple]) -> Any:
-    return torch.export.export(module, inputs, dynamic_shapes=dynamic, strict=False)
+def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple], kwargs: Optional[dict] = None) -> Any:
+    return torch.export.export(module, inputs, kwargs=kwargs or None, dynamic_shapes=dynamic, strict=False)
 
 
 @contextmanager
@@ -103,7 +103,7 @@ def _summary(ep: Any) -> dict:
     return {"signature": _signature(ep), "sizes": {n.name: _sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
 
-def _grown_export(module: torch.nn.Module, inputs: tuple) -> Beside:
+def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict) -> Beside:
     """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow),
     beside this process.
 
@@ -115,7 +115,7 @@ def _grown_export(module: torch.nn.Module, inputs: tuple) -> Beside:
         try:
             started = time.perf_counter()
             with without_stack_traces():  # only sizes come back
-                ep = export(module, inputs, None)
+                ep = export(module, inputs, None, kwargs)
             return {**_summary(ep), "recipe": recipe(ep, time.perf_counter() - started)}
         except Exception as error:
             return {"error": f"{type(error).__name__}: {error}"[:300]}
@@ -138,9 +138,10 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
     free = example.dims if example.dims and any(example.dims) else None
-    grown = _grown_export(example.instance, grow(example.inputs, free)) if free else None
+    flat = example.flat()
+    grown = _grown_export(example.instance, *example.unflat(grow(flat, free))) if free else None
     try:
-        ep = export(example.instance, example.inputs, None)
+        ep = export(example.instance, example.inputs, None, example.kwargs)
     except Exception as error:
         if grown is not None:
             grown.cancel()
@@ -155,7 +156,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
             twins, note = _twins(ep, grown_summary)
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
-        names = SampledSizes({name: int(example.inputs[i].shape[d])
+        names = SampledSizes({name: int(flat[i].shape[d])
                               for i, dims in enumerate(free) if dims for d, name in dims.items()})
     nodes = nodes_of(ep, path, lines, names, twins)
     return LevelResult("aten", True, nodes, [], ep.graph_module.code, time.perf_counter() - started, note)
