@@ -47,10 +47,11 @@ def _syntax_error(report: FileReport) -> Optional[str]:
 
 def _inputs_json(report: ClassReport) -> dict:
     def one(spec: InputSpec) -> dict:
-        return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {})}
+        return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {}),
+                **({"keyword": True} if spec.keyword else {})}
 
     return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,
-            "args": [one(i) for i in report.build.inputs]}
+            "directive": report.build.directive, "args": [one(i) for i in report.build.inputs]}
 
 
 def level_json(report: ClassReport, level: str) -> dict:

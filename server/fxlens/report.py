@@ -74,13 +74,16 @@ class InputSpec:
 
 @dataclass
 class Build:
-    # "directive" | "no-arguments" | "config" | "call-in-file" | "parent" | "unbuilt"
+    # "directive" | "no-arguments" | "config" | "call-in-file" | "guessed" | "parent" | "unbuilt"
     how: str = "unbuilt"
     # "directive" | "inferred" | "parent" | "none"
     inputs_source: str = "none"
     inputs: list[InputSpec] = field(default_factory=list)
     detail: str = ""
     device: str = "meta"
+    # the `# fxlens:` expression that reproduces this build, constructor and inputs, evaluated in the
+    # file's namespace (`ViT(image_size=32, ...)(torch.randn(2, 3, 32, 32))`); "" for a parent's child
+    directive: str = ""
 
 
 @dataclass
