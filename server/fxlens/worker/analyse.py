@@ -183,12 +183,16 @@ class Analysis:
                               f"Make the directive build {source.name}: `# fxlens: {source.name}(...)(torch.randn(...))`, "
                               f"or move it above the class it builds.")
         diagnostic = classify(error, self.path, self.lines, stage, None, span)
-        if diagnostic.line != span.line:
-            diagnostic.message += f" (raised at line {diagnostic.line})"
+        raised_at = f" (raised at line {diagnostic.line})" if diagnostic.line != span.line else ""
+        diagnostic.message += raised_at
         diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
             span.line, span.col, span.end_line, span.end_col)
-        what = "building the module" if stage == "construction" else "making its inputs"
-        diagnostic.explanation = f"The `# fxlens:` directive raised while {what}. " + diagnostic.explanation
+        if diagnostic.category == stage:  # no rule knew better than "it raised"
+            what = "building the module" if stage == "construction" else "making its inputs or passing them to forward"
+            diagnostic.explanation = f"The `# fxlens:` directive raised while {what}{raised_at}."
+            diagnostic.fix = (f"Change the directive's constructor arguments to ones `{source.name}.__init__` accepts."
+                              if stage == "construction" else
+                              f"Change the directive's inputs to ones `{source.name}.forward` accepts.")
         return diagnostic
 
     def _infer(self, example: building.Example) -> None:
@@ -237,14 +241,23 @@ class Analysis:
                 except TypeError:
                     continue
                 child.dims = dims
-            elif isinstance(current, building.Example) or not failure:
-                continue  # built alone, it may yet get inputs of its own
+            elif not failure or not self._worse_than_parents(current):
+                continue
             else:
                 child.build.inputs_source = "none"
                 child.unrecorded = f"no inputs were recorded for `{path}`: {failure}"
             examples[name] = child
             adopted.append(name)
         return adopted
+
+    def _worse_than_parents(self, alone: Any) -> bool:
+        """Whether the instance a parent built (with no inputs recorded) beats the class built alone:
+        when that failed, guessed its arguments, or has no inputs either."""
+        if not isinstance(alone, building.Example) or alone.build.how == "guessed":
+            return True
+        if alone.inputs is None:
+            self._infer(alone)
+        return alone.inputs is None
 
     def _why_no_inputs(self, parent_name: str, parent: building.Example) -> str:
         problem = parent.problems[-1] if parent.problems else None
