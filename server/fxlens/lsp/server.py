@@ -20,7 +20,7 @@ from fxlens.engine.documents import Document, Documents
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
-from fxlens.lsp import commands, diagnostics, hover, inlay, lens
+from fxlens.lsp import actions, commands, diagnostics, hover, inlay, lens
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
 from fxlens.lsp.protocol import FxlensProtocol
@@ -171,7 +171,7 @@ def build_server() -> FxlensServer:
     ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)(_did_change)
     ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)(_did_close)
     ls.feature(types.SHUTDOWN)(_shutdown)
-    for feature in (hover, lens, inlay, commands):
+    for feature in (hover, lens, inlay, commands, actions):
         feature.register(ls)
     return ls
 

@@ -62,11 +62,13 @@ def diagnostics_text(path: str, diagnostics: list[Diagnostic]) -> str:
 
 def inputs_text(report: ClassReport) -> str:
     build = report.build
+    # guessed arguments say so wherever they show: the graph is only as good as the guess
+    what = f"guessed arguments {build.detail}" if build.how == "guessed" else build.detail
     if not build.inputs:
-        return f"built: {build.how}" + (f" ({build.detail})" if build.detail else "")
+        return f"built: {build.how}" + (f" ({what})" if what else "")
     args = ", ".join(f"{i.name}: {'(' + ', '.join(map(str, i.shape)) + ')' if i.shape is not None else i.value}"
                      + (f" {short_dtype(i.dtype)}" if i.dtype else "") for i in build.inputs)
-    detail = f" — {build.detail}" if build.detail else ""
+    detail = f" — {what}" if what else ""
     return f"built: {build.how}, inputs {build.inputs_source}: {args}{detail}"
 
 
