@@ -26,14 +26,15 @@ def _read(path: str) -> str:
         return handle.read().decode("utf-8", errors="replace")
 
 
-async def _analyse_files(paths: list[str], python: str, options: TraceOptions) -> list[FileReport]:
+async def _analyse_files(paths: list[str], python: str, options: TraceOptions,
+                         classes: Optional[list[str]] = None) -> list[FileReport]:
     client = WorkerClient(python)
     try:
         await client.start()
     except WorkerUnavailable as error:
         raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
     try:
-        return [await client.analyse(path, _read(path), options) for path in paths]
+        return [await client.analyse(path, _read(path), options, classes=classes) for path in paths]
     finally:
         await client.stop()
 
@@ -65,18 +66,19 @@ def cmd_graph(args: argparse.Namespace) -> int:
     levels = (args.level,) if args.level else LEVELS
     options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
     _read(args.file)
-    (report,) = asyncio.run(_analyse_files([args.file], args.python, options))
+    # with --class, the worker builds and traces only what that class needs
+    (report,) = asyncio.run(_analyse_files([args.file], args.python, options, [args.cls] if args.cls else None))
     syntax = _syntax_error(report)
     if syntax:
         raise CliError(f"syntax error: {syntax}")
-    if not report.classes:
+    if not report.classes and not report.module_classes:
         problems = diagnostics_text(report.path, [d for d in report.diagnostics if d.severity == "error"])
         raise CliError(f"no nn.Module class in {args.file}" + (f"\n{problems}" if problems else ""))
     classes = report.classes
     if args.cls:
         classes = [c for c in classes if c.name == args.cls]
         if not classes:
-            names = ", ".join(c.name for c in report.classes)
+            names = ", ".join(report.module_classes or [c.name for c in report.classes])
             raise CliError(f"no Module class {args.cls!r} in {args.file} (it has: {names})")
     if args.json:
         objects = [level_json(c, level) for c in classes for level in levels if level in c.levels]

@@ -140,6 +140,8 @@ class FileReport:
     # classes not traced again because their fingerprint matched the one the request carried: the
     # trace the requester already holds still stands
     unchanged: list[str] = field(default_factory=list)
+    # every nn.Module class of the file, traced or not (a request for some classes traces only those)
+    module_classes: list[str] = field(default_factory=list)
 
     def find_class(self, name: str) -> Optional[ClassReport]:
         return next((c for c in self.classes if c.name == name), None)

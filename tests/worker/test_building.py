@@ -254,3 +254,51 @@ def test_children_of_a_failed_parent_run_are_traced_and_say_why_they_have_no_inp
     assert cls.levels["fx"].ok and any(n.op == "call_module" for n in cls.levels["fx"].nodes)
     (hint,) = [d for d in cls.levels["fx"].diagnostics if d.category == "inputs"]
     assert why in hint.message and "needs" not in hint.message
+
+
+def test_one_class_asked_for_builds_only_it_and_the_classes_that_build_it(tmp_path):
+    marks = tmp_path / "built.txt"
+    path = tmp_path / "trunk.py"
+    path.write_text(textwrap.dedent(f"""
+        import torch
+        from torch import nn
+
+        def built(name):
+            with open({str(marks)!r}, "a") as log:
+                log.write(name + "\\n")
+
+        class Leaf(nn.Module):
+            def __init__(self):
+                super().__init__()
+                built("Leaf")
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def make_leaf():
+            return Leaf()
+
+        class Trunk(nn.Module):
+            def __init__(self):
+                super().__init__()
+                built("Trunk")
+                self.leaf = make_leaf()
+
+            def forward(self, x):
+                return self.leaf(x) * 2
+
+        class Unrelated(nn.Module):
+            def __init__(self):
+                super().__init__()
+                built("Unrelated")
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.fc(x)
+    """))
+    report = analyse([path], classes=["Leaf"])["trunk"]
+    assert [c.name for c in report.classes] == ["Leaf"] and report.module_classes == ["Leaf", "Trunk", "Unrelated"]
+    leaf = report.classes[0]
+    assert leaf.built_by == "Trunk" and [i.shape for i in leaf.build.inputs] == [["B", 4]]
+    assert set(marks.read_text().split()) == {"Leaf", "Trunk"}  # Trunk builds a Leaf through make_leaf()

@@ -75,7 +75,12 @@ class Analysis:
                 span.line, span.col, span.line, span.end_col, "hint", "not-executed",
                 f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
         sources = [s for s in classes_in(loaded.tree, self.text) if self._is_module(loaded.module, s)]
-        # every class is built (a child is traced as the instance its parent builds), only some traced
+        self.report.module_classes = [s.name for s in sources]
+        if self.only is not None:
+            # what the wanted classes need: themselves and the classes that can build them as children
+            needed = builders_of(self.only, [s.name for s in sources], self.code)
+            sources = [s for s in sources if s.name in needed]
+        # every class needed is built (a child is traced as the instance its parent builds), only some traced
         examples = self._build_all(sources, loaded)
         wanted = [s for s in sources if self.only is None or s.name in self.only]
         # all before any trace: a forward may change a global another class's fingerprint reads
@@ -216,9 +221,10 @@ class Analysis:
         A child the parent's run never reached (the run failed first, or the parent has no inputs)
         is still adopted when it cannot be built alone: fx needs no inputs, and its hint then says
         why none were recorded."""
-        wanted = {s.name for s in sources if not s.directive and s.name != parent_name
+        # by the class itself, not its name: `nn.LayerNorm` is not the file's own `LayerNorm`
+        wanted = {self.namespace[s.name] for s in sources if not s.directive and s.name != parent_name
                   and not getattr(examples.get(s.name), "parent", None)}
-        if not any(type(sub).__name__ in wanted for sub in parent.instance.modules()):
+        if not any(type(sub) in wanted for sub in parent.instance.modules()):
             return []
         if parent.inputs is None:
             calls, failure = {}, self._why_no_inputs(parent_name, parent)
@@ -229,7 +235,7 @@ class Analysis:
         for path, sub in parent.instance.named_modules():
             name = type(sub).__name__
             current = examples.get(name)
-            if name not in wanted or name in adopted:
+            if type(sub) not in wanted or name in adopted:
                 continue
             build = Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
                           device=parent.build.device)

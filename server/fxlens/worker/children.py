@@ -7,7 +7,8 @@ from typing import Iterable
 
 from fxlens.worker.fingerprint import CodeIndex
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# a name as used, not an attribute: `nn.LayerNorm` does not name the file's own `LayerNorm`
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*")
 _META_METHOD = re.compile(r"(?:Tensor\.)?(\w+)\(\) cannot be called on meta tensors")
 
 
@@ -15,7 +16,7 @@ def builders_of(wanted: Iterable[str], candidates: Iterable[str], code: CodeInde
     """`wanted` and every candidate class whose code names one of them, through functions and
     globals of the file too (`make_block()` returning a `Block`), transitively: the classes that can
     build a wanted class as a child, so it is traced as the instance a parent built."""
-    uses = {name: set(_WORD.findall(text)) for name, text in code.definitions.items()}
+    uses = {name: set(_NAME.findall(text)) for name, text in code.definitions.items()}
     reaches = set(wanted)
     changed = True
     while changed:

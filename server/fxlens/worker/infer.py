@@ -111,18 +111,18 @@ class _Enough(BaseException):
     """Every submodule asked about has been called: the rest of forward is not needed."""
 
 
-def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Optional[set[str]] = None
+def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Optional[set[type]] = None
                   ) -> tuple[dict[int, tuple[tuple, dict]], Optional[BaseException]]:
     """Run `instance` once and keep, per submodule, the first arguments it received; and the error that
     stopped the run, if one did (the calls made before it are kept: those children have their inputs).
 
-    With `wanted` (class names), the run stops as soon as the first instance of each of those classes
+    With `wanted` (classes), the run stops as soon as the first instance of each of those classes
     has been called: on a deep model that is the first layer, not all eighty."""
     calls: dict[int, tuple[tuple, dict]] = {}
-    firsts: dict[str, int] = {}
+    firsts: dict[type, int] = {}
     for path, sub in instance.named_modules():
-        if path and wanted is not None and type(sub).__name__ in wanted:
-            firsts.setdefault(type(sub).__name__, id(sub))
+        if path and wanted is not None and type(sub) in wanted:
+            firsts.setdefault(type(sub), id(sub))
     awaited = set(firsts.values()) if wanted is not None else None
 
     def hook(module: nn.Module, args: tuple, kwargs: dict) -> None:
@@ -158,9 +158,9 @@ Recorded = dict[int, tuple[tuple, dict, Optional[list]]]
 
 
 def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Optional[list],
-                    wanted: Optional[set[str]] = None) -> tuple[Recorded, Optional[BaseException]]:
+                    wanted: Optional[set[type]] = None) -> tuple[Recorded, Optional[BaseException]]:
     """Per submodule: (args, kwargs, free dims of each input, positional then keyword) of its first
-    call; with `wanted` (class names), at least for the first instance of each of those classes. And
+    call; with `wanted` (classes), at least for the first instance of each of those classes. And
     the error that stopped the parent's run, if any: the children called before it are still there.
 
     Where the parent's inputs have free dims, a second run with those dims grown tells which of each
