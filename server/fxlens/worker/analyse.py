@@ -18,7 +18,8 @@ from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResul
 from fxlens.worker import build as building
 from fxlens.worker import loader
 from fxlens.worker.children import builders_of, in_plain_words
-from fxlens.worker.discover import DIRECTIVE, ClassSource, classes_in, qualnames_by_line
+from fxlens.worker.build_notes import directive_column, directive_failed, guessed_hint, unrecorded_hint
+from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import infer_inputs, record_children
@@ -153,12 +154,12 @@ class Analysis:
             try:
                 if source.directive:
                     example = building.from_directive(source, cls, loaded.module, device,
-                                                      self._directive_column(source))
+                                                      directive_column(self.lines, source))
                 else:
                     instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device)
                     example = building.Example(instance, build)
             except building.CannotBuild as reason:
-                return self._at_directive(source, reason) if source.directive else reason
+                return directive_failed(source, reason, "construction", self.path, self.lines) if source.directive else reason
             except building.DirectiveFailed as failed:
                 last_error, stage = failed.error, failed.stage
                 continue
@@ -169,36 +170,8 @@ class Analysis:
                 example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
             return example
         if source.directive:
-            return self._at_directive(source, last_error, stage)
+            return directive_failed(source, last_error, stage, self.path, self.lines)
         return classify(last_error, self.path, self.lines, "construction", None, whole_line(source.line, self.lines))
-
-    def _directive_column(self, source: ClassSource) -> int:
-        """UTF-8 column where the directive's expression starts on its comment line."""
-        text = self.lines[source.directive_line - 1] if source.directive_line else ""
-        prefix, _, rest = text.partition(DIRECTIVE)
-        return len((prefix + DIRECTIVE).encode()) + len(rest.encode()) - len(rest.lstrip().encode())
-
-    def _at_directive(self, source: ClassSource, error: Any, stage: str = "construction") -> Diagnostic:
-        """A directive that fails (or builds another class) is an error at the directive's line; where
-        the exception came from further in (an `__init__`), the message says that line too."""
-        span = whole_line(source.directive_line or source.line, self.lines)
-        if isinstance(error, building.CannotBuild):
-            return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "construction",
-                              str(error), "fxlens traces the class a directive builds; this one builds another.",
-                              f"Make the directive build {source.name}: `# fxlens: {source.name}(...)(torch.randn(...))`, "
-                              f"or move it above the class it builds.")
-        diagnostic = classify(error, self.path, self.lines, stage, None, span)
-        raised_at = f" (raised at line {diagnostic.line})" if diagnostic.line != span.line else ""
-        diagnostic.message += raised_at
-        diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
-            span.line, span.col, span.end_line, span.end_col)
-        if diagnostic.category == stage:  # no rule knew better than "it raised"
-            what = "building the module" if stage == "construction" else "making its inputs or passing them to forward"
-            diagnostic.explanation = f"The `# fxlens:` directive raised while {what}{raised_at}."
-            diagnostic.fix = (f"Change the directive's constructor arguments to ones `{source.name}.__init__` accepts."
-                              if stage == "construction" else
-                              f"Change the directive's inputs to ones `{source.name}.forward` accepts.")
-        return diagnostic
 
     def _infer(self, example: building.Example) -> None:
         gm = None
@@ -314,10 +287,10 @@ class Analysis:
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
             if example.inputs is None and level == self.levels[0]:
-                result.diagnostics.append(self._unrecorded_hint(source, example, class_span) if example.unrecorded
+                result.diagnostics.append(unrecorded_hint(source, example, class_span) if example.unrecorded
                                           else self._no_inputs_hint(source, example, class_span))
             if example.build.how == "guessed" and level == self.levels[0]:
-                result.diagnostics.append(self._guessed_hint(source, report.build, class_span))
+                result.diagnostics.append(guessed_hint(source, report.build, class_span))
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
@@ -340,23 +313,6 @@ class Analysis:
         if example.build.how == "directive" and example.build.inputs_source == "directive":
             return source.directive or ""
         return reproduce.directive(example.build.directive, example.inputs, example.kwargs)
-
-    def _guessed_hint(self, source: ClassSource, build: Build, span: Span) -> Diagnostic:
-        """Guessed arguments are labelled, and one edit away from pinned: the fix is the directive."""
-        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "hint", "guessed",
-                          f"{source.name} was built from guessed arguments ({build.detail}): nothing in the file "
-                          "says what to pass",
-                          "The graph is the one these guesses give; other arguments may give another.",
-                          f"# fxlens: {build.directive}", class_name=source.name)
-
-    def _unrecorded_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:
-        """A child its parent built, traced without inputs: say why the parent recorded none."""
-        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "inputs",
-                          f"{source.name} is traced as {example.build.detail}, but {example.unrecorded}",
-                          "Without inputs there are no shapes and no aten level; the fx graph needs none.",
-                          f"Give {example.parent} (or {source.name}) a directive with inputs that run: "
-                          f"`# fxlens: {source.name}(...)(torch.randn(...))`.",
-                          class_name=source.name)
 
     def _members(self, source: ClassSource, instance: nn.Module) -> list[Member]:
         members = []
