@@ -302,3 +302,28 @@ def test_one_class_asked_for_builds_only_it_and_the_classes_that_build_it(tmp_pa
     leaf = report.classes[0]
     assert leaf.built_by == "Trunk" and [i.shape for i in leaf.build.inputs] == [["B", 4]]
     assert set(marks.read_text().split()) == {"Leaf", "Trunk"}  # Trunk builds a Leaf through make_leaf()
+
+
+MODELS = FIXTURES.parents[0] / "models"
+
+
+@pytest.fixture(scope="module")
+def built_alone():
+    return analyse([MODELS / "nanogpt.py", MODELS / "convnet.py"])
+
+
+@pytest.mark.parametrize("file_key,class_name,how,directive", [
+    ("nanogpt", "GPT", "config", "GPT(config=GPTConfig())(torch.zeros(2, 8, dtype=torch.int64))"),
+    ("convnet", "ConvNet", "no-arguments", "ConvNet()(torch.randn(2, 3, 16, 16))"),
+])
+def test_every_build_but_a_childs_carries_the_directive_that_rebuilds_it(built_alone, file_key, class_name, how,
+                                                                         directive):
+    report = built_alone[file_key]
+    cls = report.find_class(class_name)
+    assert (cls.build.how, cls.build.directive) == (how, directive)
+    for level in ("fx", "aten"):
+        assert reported(cls, level) == expected(MODELS / f"{file_key}.py", report, cls, level), level
+
+
+def test_the_directive_of_a_call_in_the_file_keeps_its_arguments(reports):
+    assert reports["call_in_file"].find_class("Widen").build.directive == "Widen(24, depth=3)(torch.randn(2, 24))"
