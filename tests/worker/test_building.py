@@ -226,7 +226,6 @@ def test_directives_above_and_between_decorators(real):
 
 @pytest.mark.parametrize("class_name,line,category,words", [
     ("WrongClass", 44, "construction", "the directive above `class WrongClass` builds a `Above`: it must build the class it sits above"),
-    ("Heads", 54, "construction", "ValueError: dim 10 is not divisible by heads 3 (raised at line 59)"),
     ("Typo", 66, "inputs", "NameError: name 'widht' is not defined"),
     ("TooMany", 76, "inputs", "too many positional arguments"),
 ])
@@ -236,6 +235,16 @@ def test_a_failing_directive_is_an_error_at_its_line(real, class_name, line, cat
     (diagnostic,) = cls.levels["fx"].diagnostics
     assert (diagnostic.line, diagnostic.severity, diagnostic.category) == (line, "error", category)
     assert words in diagnostic.message and diagnostic.fix
+
+
+def test_a_directive_failing_inside_init_is_shown_at_both_lines(real):
+    error, note = real["directives"].find_class("Heads").levels["fx"].diagnostics
+    # the error where the traceback puts it, the directive's line told it failed there
+    assert (error.line, error.severity, error.category) == (59, "error", "construction")
+    assert "ValueError: dim 10 is not divisible by heads 3 (from the `# fxlens:` directive at line 54)" == error.message
+    assert (note.line, note.severity) == (54, "information")
+    assert "this directive failed while building the module" in note.message and "(raised at line 59)" in note.message
+    assert error.fix == note.fix == "Change the directive's constructor arguments to ones `Heads.__init__` accepts."
 
 
 def test_children_called_before_the_parent_failed_keep_their_inputs(real):

@@ -257,16 +257,17 @@ class Analysis:
         report = ClassReport(source.name, source.line, source.end_line)
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
-            diagnostic = example if isinstance(example, Diagnostic) else Diagnostic(
+            # a Diagnostic, a failing directive's [error, note at the directive], or why it cannot be built
+            diagnostics = example if isinstance(example, list) else [example if isinstance(example, Diagnostic) else Diagnostic(
                 class_span.line, class_span.col, class_span.end_line, class_span.end_col, "error",
                 "construction", f"fxlens cannot build {source.name}: {example}",
                 "Without an instance there is nothing to trace.",
-                f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.")
-            diagnostic.class_name = source.name
-            diagnostic.level = self.levels[0]
+                f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.")]
+            for diagnostic in diagnostics:
+                diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
             for level in self.levels:
                 report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
-            report.levels[self.levels[0]].diagnostics.append(diagnostic)
+            report.levels[self.levels[0]].diagnostics.extend(diagnostics)
             emit({"event": "class", "class": to_json(report)})
             return
         report.fingerprint = hashed

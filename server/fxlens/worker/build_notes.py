@@ -15,27 +15,32 @@ def directive_column(lines: list[str], source: ClassSource) -> int:
     return len((prefix + DIRECTIVE).encode()) + len(rest.encode()) - len(rest.lstrip().encode())
 
 
-def directive_failed(source: ClassSource, error: BaseException, stage: str, path: str, lines: list[str]) -> Diagnostic:
-    """A directive that fails (or builds another class) is an error at the directive's line; where
-    the exception came from further in (an `__init__`), the message says that line too."""
+def directive_failed(source: ClassSource, error: BaseException, stage: str, path: str, lines: list[str]
+                     ) -> list[Diagnostic]:
+    """A directive that fails is an error at the directive's line. When the exception was raised further
+    in (the class's `__init__`), the error stays at the line the traceback gives and the directive's
+    line gets a note saying it failed there; a directive that builds another class is an error too."""
     span = whole_line(source.directive_line or source.line, lines)
     if isinstance(error, CannotBuild):
-        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "construction",
-                          str(error), "fxlens traces the class a directive builds; this one builds another.",
-                          f"Make the directive build {source.name}: `# fxlens: {source.name}(...)(torch.randn(...))`, "
-                          f"or move it above the class it builds.")
+        return [Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "construction",
+                           str(error), "fxlens traces the class a directive builds; this one builds another.",
+                           f"Make the directive build {source.name}: `# fxlens: {source.name}(...)(torch.randn(...))`, "
+                           f"or move it above the class it builds.")]
     diagnostic = classify(error, path, lines, stage, None, span)
-    raised_at = f" (raised at line {diagnostic.line})" if diagnostic.line != span.line else ""
-    diagnostic.message += raised_at
-    diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
-        span.line, span.col, span.end_line, span.end_col)
+    inside = diagnostic.line != span.line
+    what = "building the module" if stage == "construction" else "making its inputs or passing them to forward"
     if diagnostic.category == stage:  # no rule knew better than "it raised"
-        what = "building the module" if stage == "construction" else "making its inputs or passing them to forward"
-        diagnostic.explanation = f"The `# fxlens:` directive raised while {what}{raised_at}."
+        diagnostic.explanation = f"The `# fxlens:` directive (line {span.line}) raised while {what}."
         diagnostic.fix = (f"Change the directive's constructor arguments to ones `{source.name}.__init__` accepts."
                           if stage == "construction" else
                           f"Change the directive's inputs to ones `{source.name}.forward` accepts.")
-    return diagnostic
+    if not inside:
+        return [diagnostic]
+    note = Diagnostic(span.line, span.col, span.end_line, span.end_col, "information", diagnostic.category,
+                      f"this directive failed while {what}: {diagnostic.message} (raised at line {diagnostic.line})",
+                      diagnostic.explanation, diagnostic.fix)
+    diagnostic.message += f" (from the `# fxlens:` directive at line {span.line})"
+    return [diagnostic, note]
 
 
 def guessed_hint(source: ClassSource, build: Build, span: Span) -> Diagnostic:
