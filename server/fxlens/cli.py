@@ -26,7 +26,8 @@ def _read(path: str) -> str:
         return handle.read().decode("utf-8", errors="replace")
 
 
-async def _analyse_files(paths: list[str], python: str, options: TraceOptions) -> list[FileReport]:
+async def _analyse_files(paths: list[str], python: str, options: TraceOptions,
+                         classes: Optional[list[str]] = None) -> list[FileReport]:
     client = WorkerClient(python)
     try:
         await client.start()
@@ -35,7 +36,7 @@ async def _analyse_files(paths: list[str], python: str, options: TraceOptions) -
     try:
         # run from a repository's root, as `python -m` would be: its packages (and `src/`) import
         roots = [os.getcwd()]
-        return [await client.analyse(path, _read(path), options, roots=roots) for path in paths]
+        return [await client.analyse(path, _read(path), options, classes=classes, roots=roots) for path in paths]
     finally:
         await client.stop()
 
@@ -57,11 +58,12 @@ def _load_error(report: FileReport) -> Optional[str]:
 
 def _inputs_json(report: ClassReport) -> dict:
     def one(spec: InputSpec) -> dict:
-        return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {})}
+        return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {}),
+                **({"keyword": True} if spec.keyword else {})}
 
     return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,
             "tensors": report.build.tensors, "tensors_reason": report.build.tensors_reason,
-            "args": [one(i) for i in report.build.inputs]}
+            "directive": report.build.directive, "args": [one(i) for i in report.build.inputs]}
 
 
 def level_json(report: ClassReport, level: str) -> dict:
@@ -75,21 +77,22 @@ def cmd_graph(args: argparse.Namespace) -> int:
     levels = (args.level,) if args.level else LEVELS
     options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
     _read(args.file)
-    (report,) = asyncio.run(_analyse_files([args.file], args.python, options))
+    # with --class, the worker builds and traces only what that class needs
+    (report,) = asyncio.run(_analyse_files([args.file], args.python, options, [args.cls] if args.cls else None))
     syntax = _syntax_error(report)
     if syntax:
         raise CliError(f"syntax error: {syntax}")
     load = _load_error(report)
     if load and not report.classes:
         raise CliError(f"the file failed to load:\n{load}")
-    if not report.classes:
+    if not report.classes and not report.module_classes:
         problems = diagnostics_text(report.path, [d for d in report.diagnostics if d.severity == "error"])
         raise CliError(f"no nn.Module class in {args.file}" + (f"\n{problems}" if problems else ""))
     classes = report.classes
     if args.cls:
         classes = [c for c in classes if c.name == args.cls]
         if not classes:
-            names = ", ".join(c.name for c in report.classes)
+            names = ", ".join(report.module_classes or [c.name for c in report.classes])
             raise CliError(f"no Module class {args.cls!r} in {args.file} (it has: {names})")
     if args.json:
         objects = [level_json(c, level) for c in classes for level in levels if level in c.levels]

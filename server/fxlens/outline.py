@@ -32,3 +32,21 @@ def outline(tree: ast.Module, text: str) -> Outline:
     # blank lines only move things
     rest = "\n".join(line for line, inside in zip(lines, taken) if not inside and line.strip())
     return Outline(classes, rest)
+
+
+def header_line(text: str, class_line: int) -> int:
+    """The first line of the class statement at `class_line`, decorators included: where a
+    `# fxlens:` directive goes. Without a parse (mid-edit), the `@` lines directly above count."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        tree = None
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.lineno == class_line:
+                return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    lines = text.split("\n")
+    line = class_line
+    while line > 1 and lines[line - 2].lstrip().startswith("@"):
+        line -= 1
+    return line

@@ -69,11 +69,12 @@ class InputSpec:
     shape: Optional[list] = None
     dtype: Optional[str] = None
     value: Optional[str] = None  # for non-tensor inputs
+    keyword: bool = False  # passed by name (forward(..., mask=...)), not by position
 
 
 @dataclass
 class Build:
-    # "directive" | "no-arguments" | "config" | "call-in-file" | "parent" | "unbuilt"
+    # "directive" | "no-arguments" | "config" | "call-in-file" | "guessed" | "parent" | "unbuilt"
     how: str = "unbuilt"
     # "directive" | "inferred" | "parent" | "none"
     inputs_source: str = "none"
@@ -84,6 +85,9 @@ class Build:
     # value such as `.item()`), "cpu" (small real tensors, for code that decides on values); and why
     tensors: str = "meta"
     tensors_reason: str = ""
+    # the `# fxlens:` expression that reproduces this build, constructor and inputs, evaluated in the
+    # file's namespace (`ViT(image_size=32, ...)(torch.randn(2, 3, 32, 32))`); "" for a parent's child
+    directive: str = ""
 
 
 @dataclass
@@ -140,6 +144,8 @@ class FileReport:
     # classes not traced again because their fingerprint matched the one the request carried: the
     # trace the requester already holds still stands
     unchanged: list[str] = field(default_factory=list)
+    # every nn.Module class of the file, traced or not (a request for some classes traces only those)
+    module_classes: list[str] = field(default_factory=list)
 
     def find_class(self, name: str) -> Optional[ClassReport]:
         return next((c for c in self.classes if c.name == name), None)

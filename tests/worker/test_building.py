@@ -167,3 +167,172 @@ def test_a_size_known_only_at_run_time_is_shown_not_fatal(reports):
     assert aten.ok
     item = next(n for n in aten.nodes if n.target == "aten.item.default")
     assert item.value == "SymInt u0"
+
+
+# -- keywords, directives, children of a parent that cannot run: fixtures in the style of real code --
+
+from torch_reference import FIXTURES, analyse, expected, reported  # noqa: E402
+
+BUILDING = ["keywords", "directives", "children"]
+# (file, class, levels both fxlens and torch trace)
+AGREES = [("keywords", "Scaled", ("fx", "aten")), ("keywords", "Masked", ("fx", "aten")),
+          ("keywords", "TinyLayer", ("fx", "aten")), ("keywords", "TinyModel", ("fx", "aten")),
+          ("keywords", "TinyForCausalLM", ("fx", "aten")), ("directives", "Above", ("fx", "aten")),
+          ("directives", "Between", ("fx", "aten")), ("children", "Layer", ("fx", "aten")),
+          ("children", "Head", ("fx",)), ("children", "ResBlock", ("fx",)), ("children", "Denoiser", ("fx",))]
+
+
+@pytest.fixture(scope="module")
+def real(request):
+    return analyse([FIXTURES / f"{name}.py" for name in BUILDING])
+
+
+@pytest.mark.parametrize("file_key,class_name,levels", AGREES)
+def test_every_traced_class_matches_raw_torch_on_the_reported_directive(real, file_key, class_name, levels):
+    report = real[file_key]
+    cls = report.find_class(class_name)
+    for level in levels:
+        assert cls.levels[level].ok, (level, cls.levels[level].diagnostics)
+        assert reported(cls, level) == expected(FIXTURES / f"{file_key}.py", report, cls, level), level
+
+
+def test_keyword_inputs_reach_forward_as_keywords(real):
+    causal = real["keywords"].find_class("TinyForCausalLM")
+    assert [(i.name, i.keyword) for i in causal.build.inputs] == [
+        ("input_ids", False), ("attention_mask", True), ("use_cache", True)]
+    assert causal.build.inputs[2].value == "False"
+    masked = real["keywords"].find_class("Masked")  # a keyword-only parameter
+    assert [(i.name, i.shape, i.dtype, i.keyword) for i in masked.build.inputs][1] == ("mask", [2, 5], "bool", True)
+    placeholders = [n.name for n in real["keywords"].find_class("Scaled").levels["aten"].nodes if n.op == "placeholder"]
+    assert placeholders[-2:] == ["x", "scale"]
+
+
+def test_a_child_called_with_keywords_keeps_them(real):
+    layer = real["keywords"].find_class("TinyLayer")
+    assert layer.built_by == "TinyForCausalLM"
+    assert [(i.name, i.shape, i.keyword) for i in layer.build.inputs] == [
+        ("hidden_states", [2, 6, 32], False), ("attention_mask", [2, 6], True)]
+    assert any(n.target == "aten.mul.Tensor" for n in layer.levels["aten"].nodes)  # the mask was applied
+
+
+def test_directives_above_and_between_decorators(real):
+    report = real["directives"]
+    assert report.find_class("Above").build.how == "directive"
+    assert report.find_class("Above").directive_line == 21
+    between = report.find_class("Between")
+    assert between.build.how == "directive" and between.directive_line == 34
+    assert [i.shape for i in between.build.inputs] == [[5, 4]]
+
+
+@pytest.mark.parametrize("class_name,line,category,words", [
+    ("WrongClass", 44, "construction", "the directive above `class WrongClass` builds a `Above`: it must build the class it sits above"),
+    ("Typo", 66, "inputs", "NameError: name 'widht' is not defined"),
+    ("TooMany", 76, "inputs", "too many positional arguments"),
+])
+def test_a_failing_directive_is_an_error_at_its_line(real, class_name, line, category, words):
+    cls = real["directives"].find_class(class_name)
+    assert not cls.levels["fx"].ok and not cls.levels["fx"].nodes
+    (diagnostic,) = cls.levels["fx"].diagnostics
+    assert (diagnostic.line, diagnostic.severity, diagnostic.category) == (line, "error", category)
+    assert words in diagnostic.message and diagnostic.fix
+
+
+def test_a_directive_failing_inside_init_is_shown_at_both_lines(real):
+    error, note = real["directives"].find_class("Heads").levels["fx"].diagnostics
+    # the error where the traceback puts it, the directive's line told it failed there
+    assert (error.line, error.severity, error.category) == (59, "error", "construction")
+    assert "ValueError: dim 10 is not divisible by heads 3 (from the `# fxlens:` directive at line 54)" == error.message
+    assert (note.line, note.severity) == (54, "information")
+    assert "this directive failed while building the module" in note.message and "(raised at line 59)" in note.message
+    assert error.fix == note.fix == "Change the directive's constructor arguments to ones `Heads.__init__` accepts."
+
+
+def test_children_called_before_the_parent_failed_keep_their_inputs(real):
+    layer = real["children"].find_class("Layer")
+    assert layer.built_by == "Stack" and [i.shape for i in layer.build.inputs] == [[2, 16]]
+    assert layer.levels["aten"].ok
+
+
+@pytest.mark.parametrize("class_name,parent,why", [
+    ("Head", "Stack", "running Stack on its inputs failed: .item() cannot run on the meta device"),
+    ("ResBlock", "Denoiser", "running Denoiser on guessed inputs failed: .item() cannot run on the meta device"),
+])
+def test_children_of_a_failed_parent_run_are_traced_and_say_why_they_have_no_inputs(real, class_name, parent, why):
+    cls = real["children"].find_class(class_name)
+    assert cls.built_by == parent and cls.build.how == "parent"
+    assert cls.levels["fx"].ok and any(n.op == "call_module" for n in cls.levels["fx"].nodes)
+    (hint,) = [d for d in cls.levels["fx"].diagnostics if d.category == "inputs"]
+    assert why in hint.message and "needs" not in hint.message
+
+
+def test_one_class_asked_for_builds_only_it_and_the_classes_that_build_it(tmp_path):
+    marks = tmp_path / "built.txt"
+    path = tmp_path / "trunk.py"
+    path.write_text(textwrap.dedent(f"""
+        import torch
+        from torch import nn
+
+        def built(name):
+            with open({str(marks)!r}, "a") as log:
+                log.write(name + "\\n")
+
+        class Leaf(nn.Module):
+            def __init__(self):
+                super().__init__()
+                built("Leaf")
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def make_leaf():
+            return Leaf()
+
+        class Trunk(nn.Module):
+            def __init__(self):
+                super().__init__()
+                built("Trunk")
+                self.leaf = make_leaf()
+
+            def forward(self, x):
+                return self.leaf(x) * 2
+
+        class Unrelated(nn.Module):
+            def __init__(self):
+                super().__init__()
+                built("Unrelated")
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.fc(x)
+    """))
+    report = analyse([path], classes=["Leaf"])["trunk"]
+    assert [c.name for c in report.classes] == ["Leaf"] and report.module_classes == ["Leaf", "Trunk", "Unrelated"]
+    leaf = report.classes[0]
+    assert leaf.built_by == "Trunk" and [i.shape for i in leaf.build.inputs] == [["B", 4]]
+    assert set(marks.read_text().split()) == {"Leaf", "Trunk"}  # Trunk builds a Leaf through make_leaf()
+
+
+MODELS = FIXTURES.parents[0] / "models"
+
+
+@pytest.fixture(scope="module")
+def built_alone():
+    return analyse([MODELS / "nanogpt.py", MODELS / "convnet.py"])
+
+
+@pytest.mark.parametrize("file_key,class_name,how,directive", [
+    ("nanogpt", "GPT", "config", "GPT(config=GPTConfig())(torch.zeros(2, 8, dtype=torch.int64))"),
+    ("convnet", "ConvNet", "no-arguments", "ConvNet()(torch.randn(2, 3, 16, 16))"),
+])
+def test_every_build_but_a_childs_carries_the_directive_that_rebuilds_it(built_alone, file_key, class_name, how,
+                                                                         directive):
+    report = built_alone[file_key]
+    cls = report.find_class(class_name)
+    assert (cls.build.how, cls.build.directive) == (how, directive)
+    for level in ("fx", "aten"):
+        assert reported(cls, level) == expected(MODELS / f"{file_key}.py", report, cls, level), level
+
+
+def test_the_directive_of_a_call_in_the_file_keeps_its_arguments(reports):
+    assert reports["call_in_file"].find_class("Widen").build.directive == "Widen(24, depth=3)(torch.randn(2, 24))"

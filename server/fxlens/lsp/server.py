@@ -20,7 +20,7 @@ from fxlens.engine.documents import Document, Documents
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
-from fxlens.lsp import commands, diagnostics, hover, inlay, lens
+from fxlens.lsp import actions, commands, diagnostics, hover, inlay, lens
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
 from fxlens.lsp.protocol import FxlensProtocol
@@ -197,7 +197,7 @@ def build_server() -> FxlensServer:
     ls.feature(types.TEXT_DOCUMENT_DID_SAVE)(_did_save)
     ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_did_change_workspace_folders)
     ls.feature(types.SHUTDOWN)(_shutdown)
-    for feature in (hover, lens, inlay, commands):
+    for feature in (hover, lens, inlay, commands, actions):
         feature.register(ls)
     return ls
 

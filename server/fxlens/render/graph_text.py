@@ -67,11 +67,13 @@ def inputs_text(report: ClassReport) -> str:
     build = report.build
     # said only when it is not the usual meta device: the example ran on fake or real CPU tensors
     tensors = f", tensors: {build.tensors}" if build.tensors != "meta" else ""
+    # guessed arguments say so wherever they show: the graph is only as good as the guess
+    what = f"guessed arguments {build.detail}" if build.how == "guessed" else build.detail
     if not build.inputs:
-        return f"built: {build.how}{tensors}" + (f" ({build.detail})" if build.detail else "")
+        return f"built: {build.how}{tensors}" + (f" ({what})" if what else "")
     args = ", ".join(f"{i.name}: {'(' + ', '.join(map(str, i.shape)) + ')' if i.shape is not None else i.value}"
                      + (f" {short_dtype(i.dtype)}" if i.dtype else "") for i in build.inputs)
-    detail = f" — {build.detail}" if build.detail else ""
+    detail = f" — {what}" if what else ""
     return f"built: {build.how}, inputs {build.inputs_source}: {args}{tensors}{detail}"
 
 

@@ -97,6 +97,10 @@ def _class(out: Out, cls: ClassReport) -> None:
     out.line(f"{out.bold(cls.name)} — {inputs_text(cls)}")
     if tensors_text(cls):
         out.line(tensors_text(cls))
+    if cls.build.how == "guessed":
+        out.line(f"{out.bold('Guessed')}: nothing in the file says what to pass to {out.code(cls.name + '(...)')}, so fxlens "
+                 f"guessed {cls.build.detail}. Pin them (a code action on the class does it): "
+                 f"{out.code('# fxlens: ' + cls.build.directive)}")
     rows = []
     for level, result in cls.levels.items():
         if result.ok:

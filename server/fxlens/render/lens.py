@@ -8,6 +8,8 @@ from fxlens.render.nodes import opcode_counts
 from fxlens.report import ClassReport, LevelResult
 
 SHOW_GRAPH = "Show FX graph"
+# over a class built from guessed constructor arguments (a code action pins them as a directive)
+GUESSED = "built from guessed arguments"
 # inputs first, then what the module calls, then what it computes, then the result
 LENS_ORDER = ("placeholder", "call_module", "get_attr", "call_function", "call_method", "output")
 
@@ -41,5 +43,7 @@ def class_lenses(report: ClassReport, levels: tuple[str, ...], stale: bool = Fal
     suffix = " (stale)" if stale else ""
     titles = [LensTitle(level_title(level, report.levels[level]) + suffix, level)
               for level in levels if level in report.levels]
+    if report.build.how == "guessed":
+        titles.insert(0, LensTitle(GUESSED + suffix, "fx"))
     titles.append(LensTitle(SHOW_GRAPH, "fx"))
     return titles

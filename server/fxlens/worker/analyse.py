@@ -18,11 +18,13 @@ from fxlens.outline import outline
 from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker import build as building
 from fxlens.worker import loader
+from fxlens.worker.children import builders_of, in_plain_words
+from fxlens.worker.build_notes import directive_column, directive_failed, guessed_hint, unrecorded_hint
 from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import infer_inputs, record_children
-from fxlens.worker import trace_aten, trace_fx
+from fxlens.worker import reproduce, trace_aten, trace_fx
 from fxlens.worker.values import dtype_name
 
 Emit = Callable[[dict], None]
@@ -78,7 +80,12 @@ class Analysis:
                 span.line, span.col, span.line, span.end_col, "hint", "not-executed",
                 f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
         sources = [s for s in classes_in(loaded.tree, self.text) if self._is_module(loaded.module, s)]
-        # every class is built (a child is traced as the instance its parent builds), only some traced
+        self.report.module_classes = [s.name for s in sources]
+        if self.only is not None:
+            # what the wanted classes need: themselves and the classes that can build them as children
+            needed = builders_of(self.only, [s.name for s in sources], self.code)
+            sources = [s for s in sources if s.name in needed]
+        # every class needed is built (a child is traced as the instance its parent builds), only some traced
         examples = self._build_all(sources, loaded)
         wanted = [s for s in sources if self.only is None or s.name in self.only]
         # all before any trace: a forward may change a global another class's fingerprint reads
@@ -130,30 +137,36 @@ class Analysis:
         the inputs they really receive, instead of being built alone and fed guessed inputs.
         """
         examples: dict[str, Any] = {s.name: self._build_one(s, loaded) for s in sources}
-        built = [s for s in sources if isinstance(examples[s.name], building.Example)]
-        built.sort(key=lambda s: -sum(1 for _ in examples[s.name].instance.modules()))
-        for source in built:
+        pending = [s for s in sources if isinstance(examples[s.name], building.Example)]
+        done: set[str] = set()
+        while pending:
+            pending.sort(key=lambda s: -sum(1 for _ in examples[s.name].instance.modules()))
+            source = pending.pop(0)
+            done.add(source.name)
             example = examples[source.name]
             if example.inputs is None:
                 self._infer(example)
-            if example.inputs is not None:
-                self._adopt_children(source.name, example, sources, examples)
+            adopted = self._adopt_children(source.name, example, sources, examples)
+            pending += [s for s in sources if s.name in adopted and s.name not in done and s not in pending]
         return examples
 
     def _build_one(self, source: ClassSource, loaded: loader.Loaded) -> Any:
         cls = loaded.module.__dict__[source.name]
-        directive_span = (whole_line(source.directive_line, self.lines) if source.directive_line
-                          else whole_line(source.line, self.lines))
         last_error: Optional[BaseException] = None
+        stage = "construction"
         for device in ("meta", "cpu"):
             try:
                 if source.directive:
-                    example = building.from_directive(source, loaded.module, device)
+                    example = building.from_directive(source, cls, loaded.module, device,
+                                                      directive_column(self.lines, source))
                 else:
                     instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device)
                     example = building.Example(instance, build)
             except building.CannotBuild as reason:
-                return reason
+                return directive_failed(source, reason, "construction", self.path, self.lines) if source.directive else reason
+            except building.DirectiveFailed as failed:
+                last_error, stage = failed.error, failed.stage
+                continue
             except Exception as error:
                 last_error = error
                 continue
@@ -161,12 +174,15 @@ class Analysis:
                 example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
             example.rebuild = functools.cache(partial(self._rebuild_on_cpu, source, loaded))
             return example
-        return classify(last_error, self.path, self.lines, "construction", None, directive_span)
+        if source.directive:
+            return directive_failed(source, last_error, stage, self.path, self.lines)
+        return classify(last_error, self.path, self.lines, "construction", None, whole_line(source.line, self.lines))
 
     def _rebuild_on_cpu(self, source: ClassSource, loaded: loader.Loaded) -> nn.Module:
         """The instance `_build_one` made on meta, made again on the CPU (for code that needs values)."""
         if source.directive:
-            return building.from_directive(source, loaded.module, "cpu").instance
+            return building.from_directive(source, loaded.module.__dict__[source.name], loaded.module, "cpu",
+                                           directive_column(self.lines, source)).instance
         cls = loaded.module.__dict__[source.name]
         return building.build_alone(source, cls, loaded.module, loaded.tree, "cpu")[0]
 
@@ -185,34 +201,69 @@ class Analysis:
             example.problems.append(inferred.error)
 
     def _adopt_children(self, parent_name: str, parent: building.Example, sources: list[ClassSource],
-                        examples: dict[str, Any]) -> None:
-        """Classes of this file that `parent` builds, traced as its instances with the inputs they got."""
-        wanted = {s.name for s in sources if not s.directive and s.name != parent_name
+                        examples: dict[str, Any]) -> list[str]:
+        """Classes of this file that `parent` builds, traced as its instances with the inputs they got;
+        the names adopted.
+
+        A child the parent's run never reached (the run failed first, or the parent has no inputs)
+        is still adopted when it cannot be built alone: fx needs no inputs, and its hint then says
+        why none were recorded."""
+        # by the class itself, not its name: `nn.LayerNorm` is not the file's own `LayerNorm`
+        wanted = {self.namespace[s.name] for s in sources if not s.directive and s.name != parent_name
                   and not getattr(examples.get(s.name), "parent", None)}
-        try:
-            calls = record_children(parent.instance, parent.inputs, parent.dims, wanted,
-                                    parent.build.tensors, parent.rebuild)
-        except Exception:
-            return  # the parent's own trace will say what is wrong
+        if not any(type(sub) in wanted for sub in parent.instance.modules()):
+            return []
+        if parent.inputs is None:
+            calls, failure = {}, self._why_no_inputs(parent_name, parent)
+        else:
+            calls, error = record_children(parent.instance, parent.inputs, parent.kwargs, parent.dims, wanted,
+                                           parent.build.tensors, parent.rebuild)
+            failure = f"running {parent_name} on its inputs failed: {in_plain_words(error)}" if error else ""
+        adopted = []
         for path, sub in parent.instance.named_modules():
             name = type(sub).__name__
             current = examples.get(name)
-            if name not in wanted or id(sub) not in calls or getattr(current, "parent", None):
+            if type(sub) not in wanted or name in adopted:
                 continue
-            args, kwargs, dims = calls[id(sub)]
-            try:
-                inputs = building.bind_positional(sub, args, kwargs)
-            except TypeError:
+            build = Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
+                          device=parent.build.device)
+            child = building.Example(sub, build, parent=parent_name, rebuild=_part_of(parent.rebuild, path))
+            if id(sub) in calls:
+                args, kwargs, dims = calls[id(sub)]
+                try:
+                    child.inputs, child.kwargs = building.checked_call(sub, args, kwargs)
+                except TypeError:
+                    continue
+                child.dims = dims
+            elif not failure or not self._worse_than_parents(current):
                 continue
-            examples[name] = building.Example(
-                sub, Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
-                           device=parent.build.device),
-                inputs=inputs, dims=dims, parent=parent_name, rebuild=_part_of(parent.rebuild, path))
+            else:
+                child.build.inputs_source = "none"
+                child.unrecorded = f"no inputs were recorded for `{path}`: {failure}"
+            examples[name] = child
+            adopted.append(name)
+        return adopted
+
+    def _worse_than_parents(self, alone: Any) -> bool:
+        """Whether the instance a parent built (with no inputs recorded) beats the class built alone:
+        when that failed, guessed its arguments, or has no inputs either."""
+        if not isinstance(alone, building.Example) or alone.build.how == "guessed":
+            return True
+        if alone.inputs is None:
+            self._infer(alone)
+        return alone.inputs is None
+
+    def _why_no_inputs(self, parent_name: str, parent: building.Example) -> str:
+        problem = parent.problems[-1] if parent.problems else None
+        if problem is None:
+            return f"fxlens found no example inputs for {parent_name}"
+        return f"running {parent_name} on guessed inputs failed: {in_plain_words(problem)}"
 
     # -- tracing ---------------------------------------------------------------------------------
 
     def _fingerprint(self, source: ClassSource, example: building.Example) -> Optional[str]:
-        return fingerprint(source.name, example.instance, example.inputs, example.dims, example.build,
+        inputs = (example.inputs, example.kwargs) if example.inputs is not None else None
+        return fingerprint(source.name, example.instance, inputs, example.dims, example.build,
                            example.parent, self.code, self.namespace, self.path, self.levels)
 
     def _trace_class(self, source: ClassSource, example: Any, hashed: Optional[str], emit: Emit) -> None:
@@ -221,16 +272,17 @@ class Analysis:
         report = ClassReport(source.name, source.line, source.end_line)
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
-            diagnostic = example if isinstance(example, Diagnostic) else Diagnostic(
+            # a Diagnostic, a failing directive's [error, note at the directive], or why it cannot be built
+            diagnostics = example if isinstance(example, list) else [example if isinstance(example, Diagnostic) else Diagnostic(
                 class_span.line, class_span.col, class_span.end_line, class_span.end_col, "error",
                 "construction", f"fxlens cannot build {source.name}: {example}",
                 "Without an instance there is nothing to trace.",
-                f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.")
-            diagnostic.class_name = source.name
-            diagnostic.level = self.levels[0]
+                f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.")]
+            for diagnostic in diagnostics:
+                diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
             for level in self.levels:
                 report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
-            report.levels[self.levels[0]].diagnostics.append(diagnostic)
+            report.levels[self.levels[0]].diagnostics.extend(diagnostics)
             emit({"event": "class", "class": to_json(report)})
             return
         report.fingerprint = hashed
@@ -238,7 +290,8 @@ class Analysis:
         report.built_by = example.parent
         report.directive_line = source.directive_line
         if example.inputs is not None:
-            report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims)
+            report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims, example.kwargs)
+        report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
         recipes: list[Optional[dict]] = []
         for level in self.levels:
@@ -250,7 +303,10 @@ class Analysis:
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
             if example.inputs is None and level == self.levels[0]:
-                result.diagnostics.append(self._no_inputs_hint(source, example, class_span))
+                result.diagnostics.append(unrecorded_hint(source, example, class_span) if example.unrecorded
+                                          else self._no_inputs_hint(source, example, class_span))
+            if example.build.how == "guessed" and level == self.levels[0]:
+                result.diagnostics.append(guessed_hint(source, report.build, class_span))
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
@@ -265,6 +321,14 @@ class Analysis:
                           "Without inputs there are no shapes and no aten level.",
                           f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.",
                           class_name=source.name)
+
+    def _reproducing(self, source: ClassSource, example: building.Example) -> str:
+        """The `# fxlens:` expression that rebuilds this very example ("" for a parent's child)."""
+        if example.parent:
+            return ""
+        if example.build.how == "directive" and example.build.inputs_source == "directive":
+            return source.directive or ""
+        return reproduce.directive(example.build.directive, example.inputs, example.kwargs)
 
     def _members(self, source: ClassSource, instance: nn.Module) -> list[Member]:
         members = []

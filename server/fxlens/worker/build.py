@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from fxlens.report import Build, InputSpec
+from fxlens.worker import guess as guessing
 from fxlens.worker.discover import ClassSource, calls_to
 from fxlens.worker.values import dtype_name
 
@@ -27,8 +28,12 @@ class CannotBuild(Exception):
 class Example:
     instance: nn.Module
     build: Build
+    # the positional inputs of forward; None: no inputs are known
     inputs: Optional[tuple] = None
-    # per input: {dim index: name} of the sizes that are free (marked dynamic), or None
+    # the keyword inputs (keyword-only parameters, `**kwargs`, or what a call passed by name)
+    kwargs: dict = field(default_factory=dict)
+    # per input, positional then keyword in order (see `flat`): {dim index: name} of the sizes that
+    # are free (marked dynamic), or None
     dims: Optional[list] = None
     problems: list = field(default_factory=list)
     # the class whose instance this is, when traced as the child a parent built
@@ -37,6 +42,17 @@ class Example:
     graph: Any = None
     # makes the same module on the CPU, with real weights, for code the meta device cannot run (devices.py)
     rebuild: Optional[Callable[[], nn.Module]] = None
+    # a child adopted without inputs: why its parent's run recorded none ("" otherwise)
+    unrecorded: str = ""
+
+    def flat(self) -> tuple:
+        """Every input, positional then keyword: what `dims` is aligned with."""
+        return (*(self.inputs or ()), *self.kwargs.values())
+
+    def unflat(self, values: tuple) -> tuple[tuple, dict]:
+        """(args, kwargs) from values aligned with `flat` (e.g. the inputs grown)."""
+        count = len(self.inputs or ())
+        return tuple(values[:count]), dict(zip(self.kwargs, values[count:]))
 
 
 def on_device(device: str, make: Callable[[], Any]) -> Any:
@@ -82,16 +98,29 @@ def _no_arg_instance(cls: type) -> Optional[Any]:
         return None
 
 
+def _spelled(value: Any, namespace: dict) -> Optional[str]:
+    """How a directive names `value` in the file's namespace: `GPTConfig()` for a config instance."""
+    name = type(value).__name__
+    return f"{name}()" if namespace.get(name) is type(value) else None
+
+
+def _file_modules(module: types.ModuleType) -> list[type]:
+    return [obj for obj in vars(module).values() if isinstance(obj, type) and issubclass(obj, nn.Module)
+            and obj.__module__ == module.__name__]
+
+
 def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: ast.Module,
                 device: str) -> tuple[nn.Module, Build]:
-    """Construct `cls` with no arguments, a config object, or the arguments of a call found in the file.
+    """Construct `cls` with no arguments, a config object, the arguments of a call found in the file,
+    or else guessed arguments. Build.directive is the constructor expression that reproduces it.
 
     Raises CannotBuild when nothing fits, or whatever the constructor raises.
     """
     namespace = module.__dict__
+    name = cls.__name__
     required = _required_params(cls)
     if not required:
-        return on_device(device, cls), Build("no-arguments", device=device)
+        return on_device(device, cls), Build("no-arguments", device=device, directive=f"{name}()")
     kwargs: dict[str, Any] = {}
     for param in required:
         for candidate in _config_candidates(param, namespace, module.__name__):
@@ -99,76 +128,145 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
             if value is not None:
                 kwargs[param.name] = value
                 break
+    spelled = {k: _spelled(v, namespace) for k, v in kwargs.items()}
     if len(kwargs) == len(required):
         described = ", ".join(f"{k}={type(v).__name__}()" for k, v in kwargs.items())
-        return on_device(device, lambda: cls(**kwargs)), Build("config", detail=f"{cls.__name__}({described})",
-                                                               device=device)
-    for call in calls_to(tree, cls.__name__):
+        ctor = f"{name}({described})" if all(spelled.values()) else ""
+        return on_device(device, lambda: cls(**kwargs)), Build("config", detail=f"{name}({described})",
+                                                               device=device, directive=ctor)
+    for call in calls_to(tree, name):
         try:
             args = [evaluate(a, namespace, source_path(module)) for a in call.args]
             kw = {k.arg: evaluate(k.value, namespace, source_path(module)) for k in call.keywords if k.arg}
         except Exception:
             continue
         return (on_device(device, lambda: cls(*args, **kw)),
-                Build("call-in-file", detail=f"{ast.unparse(call)} (line {call.lineno})", device=device))
-    missing = ", ".join(p.name for p in required if p.name not in kwargs)
-    raise CannotBuild(f"`{cls.__name__}.__init__` needs {missing}, and the file offers no value for it")
+                Build("call-in-file", detail=f"{ast.unparse(call)} (line {call.lineno})", device=device,
+                      directive=ast.unparse(call)))
+    fixed = {k: guessing.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
+    try:
+        made = guessing.guess(cls, required, fixed, _file_modules(module), source.node,
+                              lambda args, kw: on_device(device, lambda: cls(*args, **kw)))
+    except guessing.NoGuess as reason:
+        missing = ", ".join(p.name for p in required if p.name not in kwargs)
+        raise CannotBuild(f"`{name}.__init__` needs {missing}, and the file offers no value for it "
+                          f"(fxlens could not guess one: {reason})") from None
+    values = ", ".join(f"{k}={v}" for k, v in made.arguments.items())
+    return made.instance, Build("guessed", detail=values, device=device, directive=made.expression)
 
 
 def source_path(module: types.ModuleType) -> str:
     return module.__file__ or "<buffer>"
 
 
-def split_directive(text: str, path: str) -> tuple[ast.expr, Optional[list[ast.expr]], list[ast.keyword]]:
-    """`Ctor(args)(inputs)` -> (constructor expression, input expressions); `Ctor(args)` -> inputs None."""
+class DirectiveFailed(Exception):
+    """The directive's own expression raised: `stage` is "construction" or "inputs"."""
+
+    def __init__(self, stage: str, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.stage, self.error = stage, error
+
+
+def split_directive(text: str, path: str, line: Optional[int] = None, col: int = 0
+                    ) -> tuple[ast.expr, Optional[list[ast.expr]], list[ast.keyword]]:
+    """`Ctor(args)(inputs)` -> (constructor expression, input expressions); `Ctor(args)` -> inputs None.
+
+    With `line` (and the column the expression starts at), its nodes carry the comment's position, so
+    a traceback through the directive points at the directive's line."""
     expr = ast.parse(text, filename=path, mode="eval").body
+    if line is not None:
+        for node in ast.walk(expr):
+            if hasattr(node, "lineno"):
+                one_line = node.lineno == getattr(node, "end_lineno", node.lineno) == 1
+                node.lineno = node.end_lineno = line
+                if one_line:
+                    node.col_offset += col
+                    node.end_col_offset = (node.end_col_offset or 0) + col
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
         return expr.func, expr.args, expr.keywords
     return expr, None, []
 
 
-def bind_positional(instance: nn.Module, args: tuple, kwargs: dict) -> tuple:
-    """Forward arguments as one positional tuple (what tracing and export accept everywhere)."""
-    if not kwargs:
-        return tuple(args)
-    bound = inspect.signature(instance.forward).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return tuple(bound.arguments.values())
+def checked_call(instance: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The call as written: keywords stay keywords (export's `kwargs=`), so a `**kwargs` forward gets
+    them by name. Raises TypeError (as the call would) when forward does not accept them."""
+    try:
+        signature = inspect.signature(instance.forward)
+    except (TypeError, ValueError):
+        return tuple(args), dict(kwargs)
+    signature.bind(*args, **kwargs)
+    return tuple(args), dict(kwargs)
 
 
-def from_directive(source: ClassSource, module: types.ModuleType, device: str) -> Example:
+def bound_arguments(instance: nn.Module, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """forward's parameter name -> the value the call gives it (a `**kwargs` parameter: a dict of the
+    rest, `*args`: a tuple), defaults left out."""
+    try:
+        return dict(inspect.signature(instance.forward).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {}
+
+
+def from_directive(source: ClassSource, cls: type, module: types.ModuleType, device: str, column: int = 0
+                   ) -> Example:
+    """Build and call as the directive says. Raises DirectiveFailed when its expression raises, and
+    CannotBuild when it builds anything but the class it sits above."""
     path = source_path(module)
-    ctor, input_exprs, keywords = split_directive(source.directive or "", path)
+    ctor, input_exprs, keywords = split_directive(source.directive or "", path, source.directive_line, column)
     namespace = module.__dict__
-    instance = on_device(device, lambda: evaluate(ctor, namespace, path))
-    if not isinstance(instance, nn.Module):
-        raise TypeError(f"the directive builds a {type(instance).__name__}, not an nn.Module")
-    example = Example(instance, Build("directive", "none", detail=source.directive or "", device=device))
+    try:
+        instance = on_device(device, lambda: evaluate(ctor, namespace, path))
+    except Exception as error:
+        raise DirectiveFailed("construction", error) from error
+    if type(instance) is not cls and type(instance).__name__ != source.name:
+        what = type(instance).__name__ if isinstance(instance, nn.Module) else f"{type(instance).__name__}, not an nn.Module"
+        raise CannotBuild(f"the directive above `class {source.name}` builds a `{what}`: "
+                          f"it must build the class it sits above")
+    example = Example(instance, Build("directive", "none", detail=source.directive or "", device=device,
+                                      directive=ast.unparse(ctor)))
     if input_exprs is not None:
-        args = on_device(device, lambda: tuple(evaluate(e, namespace, path) for e in input_exprs))
-        kwargs = on_device(device, lambda: {k.arg: evaluate(k.value, namespace, path) for k in keywords if k.arg})
-        example.inputs = bind_positional(instance, args, kwargs)
+        try:
+            args = on_device(device, lambda: tuple(evaluate(e, namespace, path) for e in input_exprs))
+            kwargs = on_device(device, lambda: {k.arg: evaluate(k.value, namespace, path) for k in keywords if k.arg})
+            example.inputs, example.kwargs = checked_call(instance, args, kwargs)
+        except Exception as error:
+            raise DirectiveFailed("inputs", error) from error
         example.build.inputs_source = "directive"
     return example
 
 
-def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list]) -> list[InputSpec]:
+def _positional_names(instance: nn.Module, count: int) -> list[str]:
+    """The parameter each of `count` positional inputs lands in (`args[1]` past a `*args`)."""
     try:
-        names = list(inspect.signature(instance.forward).parameters)
+        params = list(inspect.signature(instance.forward).parameters.values())
     except (TypeError, ValueError):
-        names = []
+        params = []
+    names: list[str] = []
+    for param in params:
+        if param.kind == param.VAR_POSITIONAL:
+            names += [f"{param.name}[{i}]" for i in range(count - len(names))]
+        elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            names.append(param.name)
+    return names + [f"arg{i}" for i in range(len(names), count)]
+
+
+def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: Optional[dict] = None
+                ) -> list[InputSpec]:
+    """One spec per input, positional first, then the keywords (named as passed, `keyword` set)."""
+    kwargs = kwargs or {}
+    names = _positional_names(instance, len(inputs))[:len(inputs)] + list(kwargs)
     specs = []
-    for index, value in enumerate(inputs):
-        name = names[index] if index < len(names) else f"arg{index}"
+    for index, (name, value) in enumerate(zip(names, (*inputs, *kwargs.values()))):
+        keyword = index >= len(inputs)
         if isinstance(value, torch.Tensor):
-            free = (dims[index] if dims else None) or {}
+            free = (dims[index] if dims and index < len(dims) else None) or {}
             shape = [free.get(d, size) for d, size in enumerate(value.shape)]
-            specs.append(InputSpec(name, shape, dtype_name(value.dtype)))
+            specs.append(InputSpec(name, shape, dtype_name(value.dtype), keyword=keyword))
         elif isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
-            free = (dims[index] if dims else None) or [{}] * len(value)
+            free = (dims[index] if dims and index < len(dims) else None) or [{}] * len(value)
             parts = [f"Tensor({', '.join(str(f.get(d, s)) for d, s in enumerate(v.shape))}) {dtype_name(v.dtype)}"
                      for v, f in zip(value, free)]
-            specs.append(InputSpec(name, value=f"tuple[{', '.join(parts)}]"))
+            specs.append(InputSpec(name, value=f"tuple[{', '.join(parts)}]", keyword=keyword))
         else:
-            specs.append(InputSpec(name, value=repr(value)[:80]))
+            specs.append(InputSpec(name, value=repr(value)[:80], keyword=keyword))
     return specs

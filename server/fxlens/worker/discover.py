@@ -34,6 +34,23 @@ def directive_above(lines: list[str], first_line: int) -> tuple[Optional[str], O
     return (" ".join(parts), start) if parts else (None, None)
 
 
+def directive_between(lines: list[str], first_line: int, class_line: int) -> tuple[Optional[str], Optional[int]]:
+    """A `# fxlens:` comment among the decorators or between them and the `class` line."""
+    for line in range(first_line + 1, class_line + 1):
+        if lines[line - 1].strip().startswith(DIRECTIVE) and not lines[line - 2].strip().startswith(DIRECTIVE):
+            found = directive_above(lines, _end_of_comments(lines, line))
+            if found[0]:
+                return found
+    return None, None
+
+
+def _end_of_comments(lines: list[str], line: int) -> int:
+    """The first line at or after `line` that is not a comment (what a comment block sits above)."""
+    while line <= len(lines) and lines[line - 1].strip().startswith("#"):
+        line += 1
+    return line
+
+
 def _member_lines(cls: ast.ClassDef) -> dict[str, int]:
     found: dict[str, int] = {}
     for node in ast.walk(cls):
@@ -59,6 +76,8 @@ def classes_in(tree: ast.Module, text: str) -> list[ClassSource]:
             continue
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         directive, directive_line = directive_above(lines, first)
+        if directive is None:
+            directive, directive_line = directive_between(lines, first, node.lineno)
         result.append(ClassSource(node.name, node.lineno, node.end_lineno or node.lineno, node,
                                   directive, directive_line, _member_lines(node)))
     return result

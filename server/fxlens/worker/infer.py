@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional
 import torch
 import torch.fx as fx
 from torch import nn
+from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlens.worker import devices, guesses
 from fxlens.worker.values import GROWTH, SampledSizes, free_sizes, grow
@@ -82,17 +83,18 @@ class _Enough(BaseException):
     """Every submodule asked about has been called: the rest of forward is not needed."""
 
 
-def _record_calls(instance: nn.Module, inputs: tuple, wanted: Optional[set[str]] = None
-                  ) -> dict[int, tuple[tuple, dict]]:
-    """Run `instance` once and keep, per submodule, the first arguments it received.
+def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Optional[set[type]] = None
+                  ) -> tuple[dict[int, tuple[tuple, dict]], Optional[BaseException]]:
+    """Run `instance` once and keep, per submodule, the first arguments it received; and the error that
+    stopped the run, if one did (the calls made before it are kept: those children have their inputs).
 
-    With `wanted` (class names), the run stops as soon as the first instance of each of those classes
+    With `wanted` (classes), the run stops as soon as the first instance of each of those classes
     has been called: on a deep model that is the first layer, not all eighty."""
     calls: dict[int, tuple[tuple, dict]] = {}
-    firsts: dict[str, int] = {}
+    firsts: dict[type, int] = {}
     for path, sub in instance.named_modules():
-        if path and wanted is not None and type(sub).__name__ in wanted:
-            firsts.setdefault(type(sub).__name__, id(sub))
+        if path and wanted is not None and type(sub) in wanted:
+            firsts.setdefault(type(sub), id(sub))
     awaited = set(firsts.values()) if wanted is not None else None
 
     def hook(module: nn.Module, args: tuple, kwargs: dict) -> None:
@@ -102,15 +104,18 @@ def _record_calls(instance: nn.Module, inputs: tuple, wanted: Optional[set[str]]
 
     handles = [sub.register_forward_pre_hook(hook, with_kwargs=True)
                for path, sub in instance.named_modules() if path]
+    error: Optional[BaseException] = None
     try:
         with torch.no_grad():
-            instance(*inputs)
+            instance(*args, **kwargs)
     except _Enough:
         pass
+    except Exception as failure:  # the user's forward: the parent's own trace reports it
+        error = failure
     finally:
         for handle in handles:
             handle.remove()
-    return calls
+    return calls, error
 
 
 def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[int, str]]:
@@ -121,36 +126,75 @@ def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[in
     return {d: name for d, name in named.items() if name in GROWTH} or None
 
 
-def record_children(instance: nn.Module, inputs: tuple, dims: Optional[list], wanted: Optional[set[str]] = None,
-                    start: str = "meta", rebuild: Optional[Callable[[], nn.Module]] = None
-                    ) -> dict[int, tuple[tuple, dict, Optional[list]]]:
-    """Per submodule: (args, kwargs, free dims of each positional arg) of its first call; with `wanted`
-    (class names), at least for the first instance of each of those classes.
+Recorded = dict[int, tuple[tuple, dict, Optional[list]]]
 
+
+def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Optional[list],
+                    wanted: Optional[set[type]] = None, start: str = "meta",
+                    rebuild: Optional[Callable[[], nn.Module]] = None) -> tuple[Recorded, Optional[BaseException]]:
+    """Per submodule: (args, kwargs, free dims of each input, positional then keyword) of its first
+    call; with `wanted` (classes), at least for the first instance of each of those classes. And
+    the error that stopped the parent's run, if any: the children called before it are still there.
+
+    The parent runs on the cheapest tensors that can run it (devices.py); a fake run's recordings come
+    back as meta tensors (fake ones do not outlive their mode).
     Where the parent's inputs have free dims, a second run with those dims grown tells which of each
-    child's dims follow them, so children read `(B, T, 32)` like their parent. The parent runs on the
-    tensors `start` names or the next kind that can run it (devices.py); what a fake run recorded comes
-    back as meta tensors.
+    child's dims follow them, so children read `(B, T, 32)` like their parent.
     """
-    def recorded(inputs: tuple) -> tuple[dict, str]:
-        ran = devices.run(lambda module, xs: _record_calls(module, xs, wanted), instance, inputs, start, rebuild)
-        calls = ran.value
-        if ran.tensors == "fake":
-            calls = {key: devices.convert(call, "meta") for key, call in calls.items() if _static(call)}
-        return calls, ran.tensors
-
-    first, tensors = recorded(inputs)
-    start = tensors
-    if not dims or not any(dims):
-        return {key: (args, kwargs, None) for key, (args, kwargs) in first.items()}
-    names = SampledSizes(free_sizes(inputs, dims))
-    second, _ = recorded(grow(inputs, dims))
+    first, error, start = _recorded(instance, (args, kwargs), wanted, start, rebuild)
+    if error is not None or not dims or not any(dims):
+        return {key: (a, k, None) for key, (a, k) in first.items()}, error
+    flat = (*args, *kwargs.values())
+    names = SampledSizes(free_sizes(flat, dims))
+    grown = grow(flat, dims)
+    second, _, _ = _recorded(instance, (grown[:len(args)], dict(zip(kwargs, grown[len(args):]))), wanted, start,
+                             rebuild)
     result = {}
-    for key, (args, kwargs) in first.items():
-        other_args = second.get(key, ((), {}))[0]
-        child_dims = [_free_dims(a, b, names) for a, b in zip(args, other_args)] if len(other_args) == len(args) else None
-        result[key] = (args, kwargs, child_dims if child_dims and any(child_dims) else None)
-    return result
+    for key, (a, k) in first.items():
+        other_args, other_kwargs = second.get(key, ((), {}))
+        mine, theirs = (*a, *k.values()), (*other_args, *other_kwargs.values())
+        aligned = len(other_args) == len(a) and list(other_kwargs) == list(k)
+        child_dims = [_free_dims(x, y, names) for x, y in zip(mine, theirs)] if aligned else None
+        result[key] = (a, k, child_dims if child_dims and any(child_dims) else None)
+    return result, None
+
+
+def _recorded(instance: nn.Module, call: tuple[tuple, dict], wanted: Optional[set[type]], start: str,
+              rebuild: Optional[Callable[[], nn.Module]]) -> tuple[dict, Optional[BaseException], str]:
+    """(calls, the error that stopped the run, the tensors it ran on): a run that fails keeps the calls
+    made before the failure, from the last kind of tensors tried."""
+    stopped: dict[str, Any] = {}
+
+    def step(module: nn.Module, converted: tuple[tuple, dict]) -> dict:
+        calls, error = _record_calls(module, converted[0], converted[1], wanted)
+        if error is not None:
+            stopped.update(calls=_outliving(calls), error=error)
+            raise error  # devices.run tries the next kind of tensors when the error is the device's
+        return calls
+
+    try:
+        ran = devices.run(step, instance, call, start, rebuild)
+    except Exception as error:  # noqa: BLE001  the user's forward: the parent's own trace reports it
+        return stopped.get("calls", {}), stopped.get("error", error), start
+    return _outliving(ran.value), None, ran.tensors
+
+
+def _outliving(calls: dict) -> dict:
+    """Recorded calls that outlive a fake run: its tensors as meta ones (a size known only at run time,
+    `u0`, cannot be remade: those calls are dropped)."""
+    if not any(_has_fake(call) for call in calls.values()):
+        return calls
+    return {key: devices.convert(call, "meta") for key, call in calls.items() if _static(call)}
+
+
+def _has_fake(value: Any) -> bool:
+    if isinstance(value, FakeTensor):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_has_fake(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_fake(item) for item in value.values())
+    return False
 
 
 def _static(value: Any) -> bool:

@@ -23,15 +23,15 @@ from fxlens.worker.values import SampledSizes, describe, free_sizes, grow
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
 
-def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple]) -> Any:
-    return torch.export.export(module, inputs, dynamic_shapes=dynamic, strict=False)
+def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple], kwargs: Optional[dict] = None) -> Any:
+    return torch.export.export(module, inputs, kwargs=kwargs or None, dynamic_shapes=dynamic, strict=False)
 
 
-def _export_example(module: torch.nn.Module, inputs: tuple, rebuild: Optional[Callable]) -> Any:
+def _export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Any:
     """Export on meta tensors first, whatever the other levels needed: torch.export makes its own fake
     tensors (`.item()` becomes an unbacked size), and its graph is the one rehearsals can rebuild. Code
     that mixes in tensors it makes on the CPU exports on fake CPU tensors, or real ones."""
-    return devices.run(lambda m, xs: export(m, xs, None), module, inputs, "meta", rebuild)
+    return devices.run(lambda m, call: export(m, call[0], None, call[1]), module, (inputs, kwargs), "meta", rebuild)
 
 
 @contextmanager
@@ -114,7 +114,8 @@ def _summary(ep: Any) -> dict:
     return {"signature": _signature(ep), "sizes": {n.name: _sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
 
-def _grown_export(module: torch.nn.Module, inputs: tuple, path: str, rebuild: Optional[Callable]) -> Beside:
+def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: str,
+                  rebuild: Optional[Callable]) -> Beside:
     """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow),
     beside this process.
 
@@ -126,7 +127,7 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, path: str, rebuild: Op
         try:
             started = time.perf_counter()
             with without_stack_traces():  # only sizes come back
-                ep = _export_example(module, inputs, rebuild).value
+                ep = _export_example(module, inputs, kwargs, rebuild).value
             return {**_summary(ep), "recipe": recipe(ep, time.perf_counter() - started)}
         except Exception as error:
             frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
@@ -151,9 +152,10 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
     free = example.dims if example.dims and any(example.dims) else None
     rebuild = getattr(example, "rebuild", None)
-    grown = _grown_export(example.instance, grow(example.inputs, free), path, rebuild) if free else None
+    flat = example.flat()
+    grown = _grown_export(example.instance, *example.unflat(grow(flat, free)), path, rebuild) if free else None
     try:
-        ran = _export_example(example.instance, example.inputs, rebuild)
+        ran = _export_example(example.instance, example.inputs, example.kwargs, rebuild)
     except Exception as error:
         if grown is not None:
             grown.cancel()
@@ -170,11 +172,11 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
             twins, note = _twins(ep, grown_summary)
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
-        names = SampledSizes(free_sizes(example.inputs, free))
+        names = SampledSizes(free_sizes(flat, free))
     nodes = nodes_of(ep, path, lines, names, twins)
 
     def grown_nodes() -> list[Node]:  # the grown export again, with source lines: only when graphs differ
-        grown_ep = _export_example(example.instance, grow(example.inputs, free), rebuild).value
+        grown_ep = _export_example(example.instance, *example.unflat(grow(flat, free)), rebuild).value
         return nodes_of(grown_ep, path, lines, SampledSizes({}), {})
 
     hints = specialise.hints(example, free, grown_summary, nodes, grown_nodes, lines) if note and grown_summary else []

@@ -12,6 +12,7 @@ import torch.fx as fx
 
 from fxlens.report import Diagnostic, LevelResult, Node, Span
 from fxlens.worker import devices
+from fxlens.worker.build import bound_arguments
 from fxlens.worker.failures import classify
 from fxlens.worker.values import SampledSizes, describe, free_sizes, grow
 
@@ -68,6 +69,38 @@ class ValueRecorder(fx.Interpreter):
         result = super().run_node(n)
         self.values[n.name] = result
         return result
+
+    def placeholder(self, target: Any, args: tuple, kwargs: dict) -> Any:
+        # one value per placeholder (see by_placeholder): a `*args` / `**kwargs` one gets its own
+        if isinstance(target, str) and target.startswith("*"):
+            return next(self.args_iter)
+        return super().placeholder(target, args, kwargs)
+
+
+def by_placeholder(gm: fx.GraphModule, example: Any) -> tuple[tuple, Optional[list]]:
+    """The example's inputs (and their free dims) in the order of the graph's placeholders, bound by
+    name as Python binds the call to forward: symbolic_trace makes a placeholder for every parameter,
+    defaults and `**kwargs` included, and the graph module takes them positionally."""
+    named = bound_arguments(example.instance, example.inputs, example.kwargs)
+    flat = example.flat()
+    free = dict(zip(map(id, flat), example.dims)) if example.dims else {}
+    values: list[Any] = []
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        name = str(node.target).lstrip("*")
+        if name in named:
+            values.append(named[name])
+        elif str(node.target).startswith("**"):
+            values.append({})
+        elif str(node.target).startswith("*"):
+            values.append(())
+        elif node.args:
+            values.append(node.args[0])  # the parameter's default
+        else:
+            raise TypeError(f"forward() missing a value for its parameter {name!r}")
+    dims = [free.get(id(v)) for v in values] if free else None
+    return tuple(values), dims
 
 
 def target_text(node: fx.Node) -> str:
@@ -168,7 +201,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
     values, twins, names, diagnostics = {}, {}, SampledSizes({}), []
     if example.inputs is not None:
         try:
-            values, twins, names, ran = values_for(gm, example.inputs, example.dims, example.build.tensors,
+            values, twins, names, ran = values_for(gm, *by_placeholder(gm, example), example.build.tensors,
                                                    getattr(example, "rebuild", None))
             devices.note(example.build, ran)
         except PropagationError as failure:

@@ -1,0 +1,48 @@
+"""textDocument/codeAction: "Pin these arguments as a `# fxlens:` directive" on a class fxlens built
+from guessed arguments. The edit inserts the directive above the class's decorators, so the next
+trace builds the class from it (`built: directive`) and the guess is no longer a guess."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from fxlens.outline import header_line
+from fxlens.report import ClassReport
+
+if TYPE_CHECKING:
+    from fxlens.engine.documents import Document
+    from fxlens.lsp.server import FxlensServer
+
+PIN_TITLE = "Pin these arguments as a `# fxlens:` directive"
+GUESSED = "guessed"  # the category of the hint that says a class was built from guessed arguments
+
+
+def _pin(doc: "Document", cls: ClassReport, top: int, ls: "FxlensServer",
+         context: types.CodeActionContext) -> types.CodeAction:
+    line_text = doc.text.split("\n")[top - 1] if top <= len(doc.text.split("\n")) else ""
+    indent = line_text[:len(line_text) - len(line_text.lstrip())]
+    where = ls.coords(doc).lsp_range(top, 0)
+    edit = types.TextEdit(range=where, new_text=f"{indent}# fxlens: {cls.build.directive}\n")
+    hints = [d for d in context.diagnostics if d.code == GUESSED and d.range.start.line == cls.line - 1]
+    return types.CodeAction(title=PIN_TITLE, kind=types.CodeActionKind.QuickFix, diagnostics=hints or None,
+                            is_preferred=True, edit=types.WorkspaceEdit(changes={doc.uri: [edit]}))
+
+
+def register(ls: "FxlensServer") -> None:
+    @ls.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    def code_action(ls: "FxlensServer", params: types.CodeActionParams) -> list[types.CodeAction]:
+        doc = ls.document(params.text_document.uri)
+        if doc is None:
+            return []
+        view = doc.view()
+        if view.stale:
+            return []  # positions from an older text: an insertion could land anywhere
+        first, last = params.range.start.line + 1, params.range.end.line + 1
+        actions = []
+        for cls in view.report.classes:
+            top = header_line(doc.text, cls.line)
+            if cls.build.how == GUESSED and cls.build.directive and top <= last and first <= cls.line:
+                actions.append(_pin(doc, cls, top, ls, params.context))
+        return actions

@@ -1,0 +1,296 @@
+"""Constructor arguments nothing in the file supplies, guessed: small plausible values read from each
+parameter's name (its word parts), annotation, the defaults of its siblings and how `__init__` uses it.
+
+A few combinations are tried, always on the device asked for (meta: no weights); the first that
+builds wins and is reported as `guessed`, with the constructor expression that reproduces it.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from torch import nn
+
+MAX_BUILDS = 12
+_DIM, _HEAD_DIM = 64, 16
+
+# (kind, words of a name that say it): checked in order; the first kind any word matches wins
+_KINDS = (
+    ("rate", {"dropout", "drop", "rate", "prob", "p"}),
+    ("eps", {"eps", "epsilon"}),
+    ("length", {"seq", "len", "length", "context", "ctx", "positions", "position", "window"}),
+    ("vocab", {"vocab", "ntoken", "ntokens", "tokens", "embeddings"}),
+    ("classes", {"classes", "labels", "class", "categories"}),
+    ("image", {"image", "img", "resolution", "res"}),
+    ("patch", {"patch"}),
+    ("channels", {"channels", "chans", "channel", "chan"}),
+    ("kernel", {"kernel"}),
+    ("stride", {"stride"}),
+    ("padding", {"padding", "pad"}),
+    ("groups", {"groups", "group"}),
+    ("ratio", {"ratio", "mult", "factor", "expansion", "multiplier"}),
+    ("experts", {"experts", "expert"}),
+    ("top", {"topk", "top"}),
+    ("heads", {"heads", "head", "nhead", "nheads"}),
+    ("depth", {"depth", "depths", "layers", "layer", "blocks", "stages", "nlayers"}),
+    ("dim", {"dim", "dims", "hidden", "width", "widths", "embed", "embd", "emb", "model", "features",
+             "size", "sizes", "planes", "inplanes", "units", "hid", "latent", "ff", "ffn", "mlp", "inner",
+             "intermediate", "d", "filters", "embedding"}),
+)
+# the last word of a parameter that takes a class (`block`, `norm_layer`, `cell_type`), unless counted
+_BLOCK_WORDS = {"block", "layer", "cell", "module", "cls", "type", "builder", "fn", "factory"}
+_COUNT_WORDS = {"n", "num", "number", "count"}
+_INT_VALUES = {"vocab": [100], "classes": [10], "image": [32, 64], "patch": [8, 4], "kernel": [3],
+               "stride": [1, 2], "padding": [1, 0], "groups": [1], "ratio": [4], "length": [16],
+               "experts": [4], "top": [2, 1], "heads": [4, 2], "depth": [2, 1], "dim": [_DIM, 32]}
+
+
+def words(name: str) -> list[str]:
+    """`n_embd` -> [n, embd]; `numHeads` -> [num, heads]; `d_model` -> [d, model]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [w.lower() for w in re.split(r"[_\W]+", spaced) if w]
+
+
+@dataclass
+class Use:
+    """How `__init__` uses one parameter."""
+
+    literals: list[str] = field(default_factory=list)  # strings it is compared with
+    attributes: set[str] = field(default_factory=set)  # `block.expansion`
+    called: bool = False  # `block(...)`
+    indexed: int = -1  # highest constant index read, `layers[3]`
+    iterated: bool = False  # `for d in depths`, `len(depths)`, `zip(dims, ...)`
+    truth: bool = False  # `if flag:`, `not flag`, `flag and ...`
+    numeric: bool = False  # arithmetic, `range(n)`, or an argument of a call
+
+
+def uses_in(init: Optional[ast.FunctionDef], names: list[str]) -> dict[str, Use]:
+    found = {name: Use() for name in names}
+    if init is None:
+        return found
+
+    def param(node: ast.AST) -> Optional[Use]:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):  # `norm.lower() == ...`
+            node = node.func.value
+        return found.get(node.id) if isinstance(node, ast.Name) else None
+
+    for node in ast.walk(init):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            strings = [s.value for side in sides for s in ([side] if not isinstance(side, (ast.Tuple, ast.List, ast.Set))
+                                                            else side.elts)
+                       if isinstance(s, ast.Constant) and isinstance(s.value, str)]
+            for side in sides:
+                use = param(side)
+                if use is not None:
+                    use.literals += [s for s in strings if s not in use.literals]
+        elif isinstance(node, ast.Subscript):
+            use = param(node.value)
+            if use is not None:
+                index = node.slice
+                if isinstance(index, ast.Constant) and isinstance(index.value, int):
+                    use.indexed = max(use.indexed, index.value)
+                else:
+                    use.iterated = True
+            if isinstance(node.value, ast.Dict) and param(node.slice) is not None:  # `{"relu": ...}[act]`
+                use = param(node.slice)
+                use.literals += [k.value for k in node.value.keys
+                                 if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value not in use.literals]
+        elif isinstance(node, ast.Attribute) and param(node.value) is not None and isinstance(node.value, ast.Name):
+            param(node.value).attributes.add(node.attr)
+        elif isinstance(node, ast.Call):
+            use = param(node.func) if isinstance(node.func, ast.Name) else None
+            if use is not None:
+                use.called = True
+            callee = node.func.id if isinstance(node.func, ast.Name) else ""
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                use = param(arg) if isinstance(arg, ast.Name) else None
+                if use is None:
+                    continue
+                if callee in ("len", "zip", "enumerate", "list", "tuple", "sum", "reversed", "sorted"):
+                    use.iterated = True
+                elif callee not in ("isinstance", "getattr", "hasattr", "super", "print"):
+                    use.numeric = True
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            use = param(node.iter) if isinstance(node.iter, ast.Name) else None
+            if use is not None:
+                use.iterated = True
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While)) and param(node.test) is not None:
+            param(node.test).truth = True
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and param(node.operand) is not None:
+            param(node.operand).truth = True
+        elif isinstance(node, ast.BoolOp):
+            for value in node.values:
+                if isinstance(value, ast.Name) and param(value) is not None:
+                    param(value).truth = True
+        elif isinstance(node, ast.BinOp):
+            for side in (node.left, node.right):
+                if isinstance(side, ast.Name) and param(side) is not None:
+                    param(side).numeric = True
+    return found
+
+
+@dataclass
+class Option:
+    value: Any
+    text: str  # how the directive spells it
+
+
+def _annotation_text(annotation: Any) -> str:
+    if annotation is inspect.Parameter.empty:
+        return ""
+    if isinstance(annotation, str):
+        return annotation
+    return getattr(annotation, "__name__", None) if isinstance(annotation, type) else str(annotation)
+
+
+def kind_of(name: str) -> Optional[str]:
+    parts = words(name)
+    if name.lower() == "p":
+        return "rate"
+    if any(w in ("dim", "size", "dims", "d") for w in parts) and any(w in ("head", "heads") for w in parts):
+        return "head_dim"  # `dim_head`, `head_dim`: the size of one head
+    if "block" in parts and "size" in parts:
+        return "length"  # nanoGPT's `block_size` is the context length
+    for kind, vocabulary in _KINDS:
+        if any(w in vocabulary for w in parts):
+            return kind
+    return None
+
+
+def _ints(kind: Optional[str], name: str) -> list[int]:
+    if kind == "channels":
+        return [16, 3] if "out" in words(name) else [3, 1]
+    if kind == "head_dim":
+        return [_HEAD_DIM]
+    return list(_INT_VALUES.get(kind or "", []))
+
+
+def _list_options(kind: Optional[str], use: Use, name: str) -> list[Option]:
+    lengths = [use.indexed + 1] if use.indexed >= 0 else [4, 2, 3]
+    item = 1 if kind == "depth" else (_ints(kind, name) or [_DIM])[0]
+    return [Option([item] * n, repr([item] * n)) for n in lengths]
+
+
+def _literal_options(values: list[Any]) -> list[Option]:
+    return [Option(v, repr(v)) for v in values]
+
+
+def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], classes: list[type]
+                ) -> list[Option]:
+    """Plausible values for one required parameter, best first; [] when nothing hints at one."""
+    annotation = _annotation_text(param.annotation)
+    kind = kind_of(param.name)
+    parts = set(words(param.name))
+    if use.literals or re.search(r"\bstr\b|Literal", annotation):
+        literals = use.literals or re.findall(r"['\"]([^'\"]+)['\"]", annotation)
+        return _literal_options(literals)
+    if re.search(r"\bbool\b", annotation) or (use.truth and not use.numeric and kind is None):
+        return _literal_options([False, True])
+    block_like = bool(words(param.name)) and words(param.name)[-1] in _BLOCK_WORDS and not parts & _COUNT_WORDS
+    if re.search(r"\b(Type|type|Callable)\b", annotation) or use.called or use.attributes or (
+            block_like and not use.numeric):
+        ranked = [c for c in classes if all(hasattr(c, a) for a in use.attributes)]
+        ranked.sort(key=lambda c: not (parts & set(words(c.__name__))))
+        return [Option(c, c.__name__) for c in ranked[:3]]
+    if re.search(r"\b(List|list|Sequence|Tuple|tuple|Iterable)\b", annotation) or use.iterated or use.indexed >= 0:
+        return _list_options(kind, use, param.name)
+    if re.search(r"\bfloat\b", annotation) or kind in ("rate", "eps"):
+        value = {"rate": 0.0, "eps": 1e-5}.get(kind or "", float((_ints(kind, param.name) or [1])[0]))
+        return _literal_options([value])
+    sibling = next((v for n, v in siblings.items() if isinstance(v, int) and not isinstance(v, bool)
+                    and kind_of(n) == kind and kind is not None), None)
+    values = _ints(kind, param.name)
+    if sibling is not None and sibling not in values:
+        values.insert(0, sibling)  # `in_dim` beside `out_dim=128`: the file's own scale
+    if not values and (re.search(r"\bint\b", annotation) or use.numeric):
+        values = [8, _DIM]
+    return _literal_options(values)
+
+
+def _fit_heads(combo: dict[str, Option], kinds: dict[str, Optional[str]], siblings: dict[str, Any]) -> None:
+    """Make every width divisible by the number of heads (an attention layer asserts it)."""
+    heads = [o.value for n, o in combo.items() if kinds[n] == "heads" and isinstance(o.value, int)]
+    heads += [v for n, v in siblings.items() if kind_of(n) == "heads" and isinstance(v, int) and not isinstance(v, bool)]
+    if not heads:
+        return
+    step = math.lcm(*[h for h in heads if h > 0] or [1])
+    for name, option in combo.items():
+        if kinds[name] == "dim" and isinstance(option.value, int) and option.value % step:
+            value = math.lcm(option.value, step)
+            combo[name] = Option(value, repr(value))
+
+
+def combinations(options: dict[str, list[Option]]) -> Iterator[dict[str, Option]]:
+    """The best guess first, then each parameter's alternatives one at a time."""
+    first = {name: choices[0] for name, choices in options.items()}
+    yield dict(first)
+    for name, choices in options.items():
+        for choice in choices[1:]:
+            yield {**first, name: choice}
+
+
+@dataclass
+class Guessed:
+    instance: nn.Module
+    arguments: dict[str, str]  # parameter -> the text of the value used
+    expression: str  # `ViT(image_size=32, ...)`
+
+
+class NoGuess(Exception):
+    """Nothing hints at a value for some parameter, or no combination built."""
+
+
+def init_of(class_node: Optional[ast.ClassDef]) -> Optional[ast.FunctionDef]:
+    if class_node is None:
+        return None
+    return next((n for n in class_node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+
+
+def satisfiable(cls: type) -> bool:
+    """Whether every required parameter of `cls` has a plausible value (classes aside: one level)."""
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    siblings = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    required = [p for p in params if p.default is inspect.Parameter.empty
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return all(options_for(p, Use(), siblings, []) for p in required)
+
+
+def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option], file_classes: list[type],
+          class_node: Optional[ast.ClassDef], build: Any) -> Guessed:
+    """`build(kwargs)` makes the instance (on the device asked for); `fixed`: values already known
+    (a config object of the file). Raises NoGuess with what was missing or the last error."""
+    signature = inspect.signature(cls)
+    siblings = {p.name: p.default for p in signature.parameters.values() if p.default is not inspect.Parameter.empty}
+    uses = uses_in(init_of(class_node), [p.name for p in required])
+    classes = [c for c in file_classes if c is not cls and satisfiable(c)]
+    options: dict[str, list[Option]] = {}
+    for param in required:
+        choices = [fixed[param.name]] if param.name in fixed else options_for(param, uses[param.name], siblings, classes)
+        if not choices:
+            raise NoGuess(f"nothing says what `{param.name}` is")
+        options[param.name] = choices
+    kinds = {name: kind_of(name) for name in options}
+    last: Optional[BaseException] = None
+    for count, combo in enumerate(combinations(options)):
+        if count >= MAX_BUILDS:
+            break
+        _fit_heads(combo, kinds, siblings)
+        positional = [p.name for p in required if p.kind == p.POSITIONAL_ONLY]
+        try:
+            instance = build([combo[n].value for n in positional],
+                             {n: o.value for n, o in combo.items() if n not in positional})
+        except Exception as error:  # the user's constructor rejecting a guess is expected
+            last = error
+            continue
+        texts = {n: o.text for n, o in combo.items()}
+        spelled = [texts[n] for n in positional] + [f"{n}={t}" for n, t in texts.items() if n not in positional]
+        return Guessed(instance, texts, f"{cls.__name__}({', '.join(spelled)})")
+    raise NoGuess(f"no guess built it (last: {type(last).__name__}: {last})" if last else "no guess built it")

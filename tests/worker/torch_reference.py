@@ -1,0 +1,143 @@
+"""What raw torch makes of a class fxlens reported: the module rebuilt from the report's own
+`directive` (or, for a child, from its parent's directive and the inputs a forward pre-hook sees),
+then torch.fx.symbolic_trace and torch.export on the same args and kwargs."""
+from __future__ import annotations
+
+import ast
+import asyncio
+import importlib.util
+import inspect
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+import torch.fx
+
+from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from fxlens.report import ClassReport, FileReport
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "building"
+# the sizes fxlens gives free dims in its examples (worker/build.py), to read "B", "2*B" as numbers
+FREE = {"B": 2, "T": 8}
+
+
+def analyse(paths: list[Path], classes: Optional[list[str]] = None) -> dict[str, FileReport]:
+    async def run() -> dict[str, FileReport]:
+        client = WorkerClient()
+        await client.start()
+        try:
+            return {p.stem: await client.analyse(str(p), p.read_text(), TraceOptions(), classes=classes) for p in paths}
+        finally:
+            await client.stop()
+
+    return asyncio.run(run())
+
+
+def load(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(path.stem, path)  # the name fxlens gives it
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rebuild(path: Path, directive: str) -> tuple[torch.nn.Module, Optional[tuple], dict]:
+    """Evaluate a `# fxlens:` expression in the file's namespace plus torch, on the meta device."""
+    module = load(path)
+    namespace = {**vars(module), "torch": torch}
+    expr = ast.parse(directive, mode="eval").body
+    evaluate = lambda node: eval(compile(ast.Expression(node), str(path), "eval"), namespace)  # noqa: E731
+    with torch.device("meta"):
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
+            instance = evaluate(expr.func)
+            return instance, tuple(evaluate(a) for a in expr.args), {k.arg: evaluate(k.value) for k in expr.keywords}
+        return evaluate(expr), None, {}
+
+
+def example_of(path: Path, report: FileReport, cls: ClassReport) -> tuple[torch.nn.Module, Optional[tuple], dict]:
+    """The instance and inputs raw torch gets for `cls`, from what the report says."""
+    if not cls.built_by:
+        return rebuild(path, cls.build.directive)
+    parent, parent_args, parent_kwargs = example_of(path, report, report.find_class(cls.built_by))
+    sub = parent.get_submodule(re.search(r"`([^`]+)` instance", cls.build.detail).group(1))
+    seen: list[tuple[tuple, dict]] = []
+    handle = sub.register_forward_pre_hook(lambda m, a, k: seen.append((a, k)) if not seen else None, with_kwargs=True)
+    try:
+        with torch.no_grad():
+            parent(*parent_args, **parent_kwargs)
+    except Exception:
+        pass  # `.item()` on meta: the calls before it were seen
+    finally:
+        handle.remove()
+    return (sub, *seen[0]) if seen else (sub, None, {})
+
+
+def _innermost_line(stack_trace: Optional[str], path: Path) -> Optional[int]:
+    lines = [int(m.group(1)) for m in re.finditer(rf'File "{re.escape(str(path))}", line (\d+)', stack_trace or "")]
+    return lines[-1] if lines else None
+
+
+class _Values(torch.fx.Interpreter):
+    """Each node's value, placeholders given by name as Python binds the call to forward."""
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        super().__init__(gm)
+        self.values: dict[str, Any] = {}
+
+    def run_node(self, n: torch.fx.Node) -> Any:
+        self.values[n.name] = result = super().run_node(n)
+        return result
+
+    def placeholder(self, target, args, kwargs):
+        return next(self.args_iter)
+
+
+def _by_name(gm: torch.fx.GraphModule, args: tuple, kwargs: dict) -> list:
+    bound = inspect.signature(gm.forward).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return list(bound.arguments.values())
+
+
+def _shape(value: Any) -> Optional[list]:
+    return [int(s) for s in value.shape] if isinstance(value, torch.Tensor) else None
+
+
+def fx_nodes(instance: torch.nn.Module, args: Optional[tuple], kwargs: dict, path: Path) -> list[tuple]:
+    tracer = torch.fx.Tracer()
+    tracer.record_stack_traces = True
+    gm = torch.fx.GraphModule(tracer.root if hasattr(tracer, "root") else instance, tracer.trace(instance))
+    values = _Values(gm)
+    if args is not None:
+        try:
+            values.run(*_by_name(gm, args, kwargs))
+        except RuntimeError:
+            pass  # `.item()` on meta: shapes stop there, for torch as for fxlens
+    return [(n.name, n.op, n.target if n.op != "call_function" else n._pretty_print_target(n.target),
+             len(n.users), _innermost_line(n.stack_trace, path), _shape(values.values.get(n.name)))
+            for n in gm.graph.nodes]
+
+
+def aten_nodes(instance: torch.nn.Module, args: tuple, kwargs: dict, path: Path) -> list[tuple]:
+    ep = torch.export.export(instance, args, kwargs=kwargs or None, strict=False)
+    return [(n.name, n.op, str(n.target) if isinstance(n.target, torch._ops.OpOverload)
+             else n._pretty_print_target(n.target), len(n.users),
+             _innermost_line(n.meta.get("stack_trace"), path) if n.op not in ("placeholder", "output") else None,
+             _shape(n.meta.get("val")))
+            for n in ep.graph.nodes]
+
+
+def _size(size: Any) -> Any:
+    return eval(size, {}, dict(FREE)) if isinstance(size, str) else size
+
+
+def reported(cls: ClassReport, level: str) -> list[tuple]:
+    return [(n.name, n.op, n.target, n.num_users, n.line, [_size(s) for s in n.shape] if n.shape is not None else None)
+            for n in cls.levels[level].nodes]
+
+
+def expected(path: Path, report: FileReport, cls: ClassReport, level: str) -> list[tuple]:
+    instance, args, kwargs = example_of(path, report, cls)
+    if level == "fx":
+        return [(name, op, str(target), users, line, shape)
+                for name, op, target, users, line, shape in fx_nodes(instance, args, kwargs, path)]
+    return aten_nodes(instance, args, kwargs, path)
