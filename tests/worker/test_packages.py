@@ -165,17 +165,24 @@ async def test_a_file_of_an_installed_package_traces_in_place(client):
     text = Path(path).read_text()
     directive = ("# fxlens: LlamaForCausalLM(LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, "
                  "num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64))"
-                 "(torch.zeros(2, 8, dtype=torch.long))\n")
+                 "(torch.zeros(2, 8, dtype=torch.long){})\n")
     at = text.index("class LlamaForCausalLM")
     at = text.rindex("\n\n", 0, at) + 2  # above its decorators
-    report = await client.analyse(path, text[:at] + directive + text[at:], TraceOptions())
+    report = await client.analyse(path, text[:at] + directive.format(", use_cache=False") + text[at:], TraceOptions())
     assert load_errors(report) == []
     causal = report.find_class("LlamaForCausalLM")
-    assert causal.build.how == "directive"
-    for level, result in causal.levels.items():
-        assert result.ok or all(d.category and d.message for d in result.diagnostics), (level, result)
-    norm = report.find_class("LlamaRMSNorm")  # built alone from its defaults: relative imports resolved
-    assert norm.levels["fx"].ok and norm.levels["aten"].ok
+    assert causal.build.how == "directive" and causal.levels["aten"].ok
+    for cls in report.classes:  # every class: a graph, or a failure that says what to do
+        for level, result in cls.levels.items():
+            assert result.ok or all(d.category not in ("trace", "load") and d.fix for d in result.diagnostics
+                                    if d.severity == "error"), (cls.name, level, result.diagnostics)
+    for name in ("LlamaRMSNorm", "LlamaMLP", "LlamaDecoderLayer", "LlamaModel"):
+        cls = report.find_class(name)  # the instances the directive's model built, with the inputs they got
+        assert cls.built_by in ("LlamaForCausalLM", "LlamaModel") and cls.levels["aten"].ok, name
+
+    cached = await client.analyse(path, text[:at] + directive.format("") + text[at:], TraceOptions(levels=("aten",)))
+    (failure,) = cached.find_class("LlamaForCausalLM").levels["aten"].diagnostics
+    assert failure.category == "unsupported-type" and "use_cache=False" in failure.fix
 
 
 def fxlens(*args: str, cwd: Path) -> subprocess.CompletedProcess:

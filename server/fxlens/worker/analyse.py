@@ -133,14 +133,16 @@ class Analysis:
     def _build_all(self, sources: list[ClassSource], loaded: loader.Loaded) -> dict[str, Any]:
         """Each class: its Example, or the Diagnostic saying why it could not be built.
 
-        The largest models go first: the children they build are traced as those very instances, with
-        the inputs they really receive, instead of being built alone and fed guessed inputs.
+        The models a directive builds go first, then the largest: the children they build are traced as
+        those very instances, with the inputs they really receive, instead of being built alone and fed
+        guessed inputs (the user's directive says which model is the real one).
         """
         examples: dict[str, Any] = {s.name: self._build_one(s, loaded) for s in sources}
         pending = [s for s in sources if isinstance(examples[s.name], building.Example)]
         done: set[str] = set()
         while pending:
-            pending.sort(key=lambda s: -sum(1 for _ in examples[s.name].instance.modules()))
+            pending.sort(key=lambda s: (examples[s.name].build.how != "directive",
+                                        -sum(1 for _ in examples[s.name].instance.modules())))
             source = pending.pop(0)
             done.add(source.name)
             example = examples[source.name]

@@ -71,6 +71,16 @@ RULES: tuple[Rule, ...] = (
          "`forward` only raises: there is nothing to trace, at any level.",
          "Define `forward` to run what you want to see, e.g. `def forward(self, x): return self.{method}(x)`, "
          "or trace the subclass or wrapper module that defines it."),
+    Rule("unsupported-type",
+         lambda f: f.level == "aten" and f.has("which is not a known type", "Unsupported input type",
+                                               "register a pytree", "pytree containers of basic types"),
+         "torch.export passes only tensors, numbers and containers it knows (tuples, lists, dicts, registered "
+         "dataclasses) into and out of the graph; this value is an object of another class (a cache such as "
+         "HuggingFace's `DynamicCache`, a custom output type).",
+         "For HuggingFace models call them with `use_cache=False` (in the directive, e.g. "
+         "`# fxlens: Model(config)(ids, use_cache=False)`; for a class traced inside its parent, in the "
+         "parent's directive). For your own types, register them: `torch.export.register_dataclass(MyOutput)` "
+         "or `torch.utils._pytree.register_pytree_node`."),
     Rule("decorated-forward",
          lambda f: f.has("co_varnames is too small"),
          "A decorator on `forward` (like HuggingFace's `@deprecate_kwarg`, `@can_return_tuple`, "

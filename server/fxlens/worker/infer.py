@@ -25,10 +25,27 @@ class Inferred:
     reason: str = ""
 
 
-def required_forward_params(instance: nn.Module) -> list[str]:
+def _parameters(instance: nn.Module, required: bool = False) -> list[str]:
     signature = inspect.signature(instance.forward)
     return [p.name for p in signature.parameters.values()
-            if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and (p.default is inspect.Parameter.empty or not required)]
+
+
+def required_forward_params(instance: nn.Module) -> list[str]:
+    return _parameters(instance, required=True)
+
+
+def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callable[[], nn.Module]]) -> bool:
+    """Whether forward runs with every parameter left to its default (a code limit of fxlens's tensors
+    counts as running: the levels say what they make of it)."""
+    try:
+        devices.run(_call, instance, (), start, rebuild)
+    except devices.MetaDeviceLimit:
+        return True
+    except Exception:  # noqa: BLE001  the user's forward needs an argument after all
+        return False
+    return True
 
 
 def _options(instance: nn.Module, gm: Optional[fx.GraphModule], index: int, param: str) -> list[guesses.Input]:
@@ -43,7 +60,13 @@ def infer_inputs(instance: nn.Module, gm: Optional[fx.GraphModule], start: str =
     The inputs kept are meta tensors, or the real CPU ones when only those ran (their values matter then)."""
     params = required_forward_params(instance)
     if not params:
-        return Inferred((), [])
+        if _runs_on_defaults(instance, start, rebuild):
+            return Inferred((), [])
+        # HF-style `forward(self, input_ids=None, ...)`: the defaults alone do not run, so the first
+        # parameter is the input
+        params = _parameters(instance)[:1]
+        if not params:
+            return Inferred((), [])
     per_param = []
     for index, param in enumerate(params):
         options = _options(instance, gm, index, param)
