@@ -1,9 +1,13 @@
 """Cold `fxlens check` over the real-model tree of tests/fixtures/repos (process start → exit), in turns
 with `python -c "import torch"` and raw torch tracing the same classes (fx + export of every reference
-construction, bench/reach_torch.py, one cold process). Medians of `runs`."""
+construction, bench/reach_torch.py, one cold process). Medians of `runs`.
+
+Both sides get the same environment: every repository's import roots on the path (as `pip install -e` of
+each would), so a file's sibling and package imports resolve for fxlens as they do for raw torch."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -22,8 +26,15 @@ def _wall(command: list[str], **kwargs) -> tuple[float, subprocess.CompletedProc
     return time.perf_counter() - start, done
 
 
+def _tree_env() -> dict:
+    env = fxlens_env(False)
+    roots = dict.fromkeys(str((m.root / folder).resolve()) for m in CORPUS for folder in m.sys_path)
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], *roots])
+    return env
+
+
 def _fxlens_check(files: list[str]) -> tuple[float, dict]:
-    seconds, done = _wall([sys.executable, "-m", "fxlens", "check", *files], cwd=REPOS, env=fxlens_env(False))
+    seconds, done = _wall([sys.executable, "-m", "fxlens", "check", *files], cwd=REPOS, env=_tree_env())
     lines = done.stdout.splitlines()
     return seconds, {"exit": done.returncode, "diagnostics": len(lines),
                      "errors": sum(": error: " in line for line in lines),

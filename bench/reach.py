@@ -31,7 +31,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "repos"))
 from reference import CORPUS, ModelFile  # noqa: E402
 
-FREE_SIZES = {"B": 2, "T": 8}  # what fxlens's B and T stand for in the example it traced
+FREE_SIZES = {"B": 2, "T": 8}  # fxlens's example sizes, unless the inputs say what B and T stood for
 PARENT_DETAIL = re.compile(r"the `(?P<path>[^`]*)` instance built by (?P<parent>\w+)")
 CALL_LINE = re.compile(r" \(line \d+\)$")
 HANG_GUARD_SECONDS = 900
@@ -120,17 +120,29 @@ def raw_torch(files: list[str], jobs: list[dict], truth: bool = True, python: st
     return json.loads(done.stdout)
 
 
-def _size(size, raw) -> bool:
+def free_sizes(specs: list[dict], shapes: Optional[list]) -> dict:
+    """What B and T stood for: read off the inputs' named dims against the inputs torch was given."""
+    sizes = dict(FREE_SIZES)
+    for spec, shape in zip(specs, shapes or []):
+        for named, real in zip(spec.get("shape") or [], shape or []):
+            if isinstance(named, str) and named.isidentifier():
+                sizes[named] = real
+    return sizes
+
+
+def _size(size, raw, sizes: dict) -> bool:
     if isinstance(size, int):
         return size == raw
     try:
-        return eval(str(size), {"__builtins__": {}}, dict(FREE_SIZES)) == raw
+        return eval(str(size), {"__builtins__": {}}, sizes) == raw
     except Exception:  # noqa: BLE001 - a size known only at run time (`u0`): any value agrees
         return True
 
 
-def compare(nodes: list[dict], rows: list[list]) -> tuple[bool, str, int]:
-    """(agree, first difference, nodes whose shapes were compared) between fxlens's nodes and torch's rows."""
+def compare(nodes: list[dict], rows: list[list], sizes: Optional[dict] = None) -> tuple[bool, str, int]:
+    """(agree, first difference, nodes whose shapes were compared) between fxlens's nodes and torch's rows;
+    `sizes` gives the symbolic sizes of fxlens's shapes their values in torch's example."""
+    sizes = sizes or FREE_SIZES
     if len(nodes) != len(rows):
         return False, f"{len(nodes)} nodes, torch has {len(rows)}", 0
     shaped = 0
@@ -140,10 +152,15 @@ def compare(nodes: list[dict], rows: list[list]) -> tuple[bool, str, int]:
             return False, f"{ours} != torch {(name, op, target, users, line)}", shaped
         if node["shape"] is not None and shape is not None:
             shaped += 1
-            if (len(node["shape"]) != len(shape) or not all(map(_size, node["shape"], shape))
-                    or node["dtype"] != dtype):
+            if (len(node["shape"]) != len(shape) or node["dtype"] != dtype
+                    or not all(_size(ours, theirs, sizes) for ours, theirs in zip(node["shape"], shape))):
                 return False, f"{name}: shape {node['shape']} {node['dtype']} != torch {shape} {dtype}", shaped
     return True, "", shaped
+
+
+def agreement(obj: dict, theirs: dict) -> tuple[bool, str, int]:
+    """compare() for one level's CLI object and raw torch's rebuild of it."""
+    return compare(obj["nodes"], theirs["rows"], free_sizes(obj["inputs"]["args"], theirs.get("inputs")))
 
 
 def measure(models: tuple = CORPUS, installed: bool = False, python: str = sys.executable, log=print) -> dict:
@@ -194,7 +211,7 @@ def rows_of(models: tuple, runs: dict, raw: dict) -> dict:
                 elif "error" in theirs:
                     row["agreement"][level] = {"verdict": "not comparable", "why": theirs["error"]}
                 else:
-                    agree, why, shaped = compare(levels[level]["nodes"], theirs["rows"])
+                    agree, why, shaped = agreement(levels[level], theirs)
                     row["agreement"][level] = {"verdict": "agree" if agree else "DISAGREE", "why": why,
                                                "nodes": len(theirs["rows"]), "shapes_compared": shaped}
             rows.append(row)

@@ -157,11 +157,13 @@ def rebuild(job: dict, module, path: str) -> dict:
             try:
                 torch.manual_seed(0)
                 instance, args, kwargs = build(job["recipe"], module, device)
+                positional = _positional(instance, args, kwargs)
                 if level == "fx":
-                    rows = fx_rows(instance, _positional(instance, args, kwargs), path)
+                    rows = fx_rows(instance, positional, path)
                 else:
                     rows = export_rows(torch.export.export(instance, args, kwargs, strict=False), path)
-                out[level] = {"rows": [list(r) for r in rows], "device": device}
+                out[level] = {"rows": [list(r) for r in rows], "device": device,
+                              "inputs": [list(x.shape) if isinstance(x, torch.Tensor) else None for x in positional]}
                 break
             except Exception as error:  # noqa: BLE001 - recorded: the check says it could not compare
                 errors.append(f"{device}: {error_text(error)}")
@@ -180,8 +182,10 @@ def time_all() -> dict:
         module = import_file(model)
         results = truth(model, module)
         traced += sum(bool(r.get("fx_ok")) + bool(r.get("export_ok")) for r in results.values())
-        for name in set(sys.modules) - before:  # repositories reuse top-level names (`model`)
-            del sys.modules[name]
+        root = str(model.root.resolve())
+        for name in set(sys.modules) - before:  # repositories reuse top-level names (`model`); torch's stay
+            if (getattr(sys.modules[name], "__file__", None) or "").startswith(root):
+                del sys.modules[name]
         sys.path[:] = saved_path
     return {"seconds": time.perf_counter() - start, "traced_levels": traced}
 

@@ -77,7 +77,7 @@ def test_every_traced_level_agrees_with_raw_torch(runs, rebuilt, key):
             theirs = rebuilt[(key, name)]
             assert theirs is not None, f"{name}: the report does not say how it was built ({obj['inputs']})"
             assert "rows" in theirs[level], f"{name} ({level}): raw torch could not rebuild it: {theirs[level]}"
-            agree, why, _ = reach.compare(obj["nodes"], theirs[level]["rows"])
+            agree, why, _ = reach.agreement(obj, theirs[level])
             assert agree, f"{name} ({level}): {why}"
 
 
