@@ -149,20 +149,23 @@ def _positional(instance: torch.nn.Module, args: tuple, kwargs: dict) -> tuple:
 
 
 def rebuild(job: dict, module, path: str) -> dict:
-    """Raw torch's rows for the levels fxlens traced: on meta as fxlens does, on the CPU if meta cannot."""
+    """Raw torch's rows for the levels fxlens traced: on meta as fxlens does, on the CPU (real values) if
+    meta cannot; last, the fx graph with the shapes meta propagation got to."""
     out: dict = {}
     for level in job["levels"]:
         errors = []
-        for device in ("meta", "cpu"):
+        for device, partial in (("meta", False), ("cpu", False), ("meta", True)):
+            if partial and level != "fx":
+                continue
             try:
                 torch.manual_seed(0)
                 instance, args, kwargs = build(job["recipe"], module, device)
                 positional = _positional(instance, args, kwargs)
                 if level == "fx":
-                    rows = fx_rows(instance, positional, path)
+                    rows = fx_rows(instance, positional, path, partial)
                 else:
                     rows = export_rows(torch.export.export(instance, args, kwargs, strict=False), path)
-                out[level] = {"rows": [list(r) for r in rows], "device": device,
+                out[level] = {"rows": [list(r) for r in rows], "device": device, "partial": partial,
                               "inputs": [list(x.shape) if isinstance(x, torch.Tensor) else None for x in positional]}
                 break
             except Exception as error:  # noqa: BLE001 - recorded: the check says it could not compare

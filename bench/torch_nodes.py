@@ -49,13 +49,15 @@ def fx_graph(instance: torch.nn.Module) -> torch.fx.GraphModule:
     return torch.fx.GraphModule(tracer.root, graph)
 
 
-def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str) -> list[Row]:
-    """The fx graph with ShapeProp's shapes; where propagation stops (`.item()` on meta), shapes stop too."""
+def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool = False) -> list[Row]:
+    """The fx graph with ShapeProp's shapes. ShapeProp's error propagates (`.item()` on meta: try real
+    tensors), unless `partial`: then shapes stop where propagation stopped."""
     gm = fx_graph(instance)
     try:
         ShapeProp(gm).propagate(*inputs)
-    except Exception:  # noqa: BLE001 - shapes stop there, for torch as for fxlens
-        pass
+    except Exception:  # noqa: BLE001 - re-raised unless the caller takes the shapes there are
+        if not partial:
+            raise
     rows = []
     for n in gm.graph.nodes:
         meta = n.meta.get("tensor_meta")

@@ -50,6 +50,7 @@ def _inputs_json(report: ClassReport) -> dict:
         return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {})}
 
     return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,
+            "tensors": report.build.tensors, "tensors_reason": report.build.tensors_reason,
             "args": [one(i) for i in report.build.inputs]}
 
 

@@ -80,6 +80,10 @@ class Build:
     inputs: list[InputSpec] = field(default_factory=list)
     detail: str = ""
     device: str = "meta"
+    # the tensors the example ran on: "meta" (shapes only), "fake" (made from meta, for code that reads a
+    # value such as `.item()`), "cpu" (small real tensors, for code that decides on values); and why
+    tensors: str = "meta"
+    tensors_reason: str = ""
 
 
 @dataclass

@@ -119,6 +119,16 @@ async def test_diagnostics_appear_and_clear(client: LanguageClient, tmp_path):
     assert any(t.startswith("fx: ") and "nodes" in t for t in titles)
 
 
+async def test_hover_on_the_failing_line_shows_the_failure_and_its_fix(client: LanguageClient, tmp_path):
+    doc = open_doc(client, "untraceable.py", tmp_path)
+    await doc.traced()
+    text = await doc.hover(doc.at(13, "y.sum()"))  # no level made a node here: both fail at this `if`
+    assert text is not None
+    assert "**fx: fails here** in Gate · `data-dependent-control-flow`" in text
+    assert "symbolically traced variables cannot be used as inputs to control flow" in text
+    assert "fix: Compute both sides and select with `torch.where(cond, a, b)`" in text
+
+
 async def test_syntax_error_keeps_last_good_result(client: LanguageClient, tmp_path):
     doc = open_doc(client, "residual_mlp.py", tmp_path)
     await doc.traced()

@@ -112,3 +112,72 @@ def test_graph_payload_contract(report):
     assert missing["ok"] is False and "dynamo" in missing["message"] and missing["graph"] == {"nodes": [], "edges": []}
     assert graph_payload("file:///x.py", None, "fx", "nothing")["message"] == "nothing"
     assert "== Residual (fx)" in graph_document("x.py", residual, "fx")
+
+
+def _node(name, op, target, line, col, end_col, shape=(2, 8), scope="", users=()):
+    from fxlens.report import Node
+    return Node(name, op, target, len(users), list(users), line=line, col=col, end_line=line, end_col=end_col,
+                shape=list(shape), dtype="float32", scope=scope, function="Gate.forward")
+
+
+def _one_class_report(fx_nodes, aten_nodes, diagnostics=(), level_ok=True):
+    from fxlens.report import ClassReport, FileReport
+    cls = ClassReport("Gate", 5, 12, levels={
+        "fx": LevelResult("fx", level_ok, fx_nodes, list(diagnostics)),
+        "aten": LevelResult("aten", True, aten_nodes)})
+    return FileReport("/x/gate.py", [cls])
+
+
+def _rows(text):
+    return [line for line in text.splitlines() if line.startswith("|")][2:]
+
+
+def test_hover_pairs_levels_only_for_the_same_computation():
+    # line 9: `y = self.proj(x) * 2 + x`: fx says mul then add; aten runs linear, mul, add
+    fx = [_node("proj", "call_module", "proj", 9, 12, 24, scope="proj"),
+          _node("mul", "call_function", "operator.mul", 9, 12, 28),
+          _node("add", "call_function", "operator.add", 9, 12, 32)]
+    aten = [_node("linear", "call_function", "aten.linear.default", 9, 8, 32, scope="proj"),
+            _node("mul", "call_function", "aten.mul.Tensor", 9, 8, 32),
+            _node("add", "call_function", "aten.add.Tensor", 9, 8, 32)]
+    rows = _rows(hover_text(_one_class_report(fx, aten), 9, 30))
+    assert [r.split("|")[2].strip() + " / " + r.split("|")[4].strip() for r in rows] == [
+        "`call_function operator.add` / `aten.add.Tensor`",  # under the cursor: first
+        "`call_module proj` / `aten.linear.default`",
+        "`call_function operator.mul` / `aten.mul.Tensor`"]
+
+
+def test_hover_lists_unrelated_nodes_of_the_two_levels_on_rows_of_their_own():
+    # fx records `x * w` (a mul); aten's decomposition of the same line gives an add: not one computation
+    fx = [_node("mul", "call_function", "operator.mul", 9, 12, 20)]
+    aten = [_node("add", "call_function", "aten.add.Tensor", 9, 8, 20)]
+    rows = _rows(hover_text(_one_class_report(fx, aten), 9, 14))
+    assert len(rows) == 2
+    assert "operator.mul" in rows[0] and "aten." not in rows[0]
+    assert "aten.add.Tensor" in rows[1] and "operator" not in rows[1]
+    # the same op from another line is not the same computation either
+    moved = [_node("mul", "call_function", "aten.mul.Tensor", 10, 8, 20)]
+    assert q.pair_levels(fx, moved) == [(fx[0], None), (None, moved[0])]
+
+
+def test_hovering_a_failing_line_shows_the_failure_and_its_fix_without_nodes():
+    failure = Diagnostic(8, 12, 8, 30, "error", "map-over-proxy", "TraceError: Proxy object cannot be iterated.",
+                         "A tuple is one graph value while tracing.", "Unpack into names first: `q, k, v = qkv`.",
+                         level="fx", class_name="Gate")
+    text = hover_text(_one_class_report([], [], [failure], level_ok=False), 8, 14)
+    assert text is not None
+    assert "**fx: fails here** in Gate · `map-over-proxy`" in text
+    assert "```text\nTraceError: Proxy object cannot be iterated.\n```" in text
+    assert "why: A tuple is one graph value while tracing." in text and "fix: Unpack into names first" in text
+    plain = hover_text(_one_class_report([], [], [failure], level_ok=False), 8, 14, markdown=False)
+    assert "```" not in plain and "TraceError: Proxy object cannot be iterated." in plain
+
+
+def test_a_failure_both_levels_share_is_shown_once_with_both_levels():
+    from fxlens.report import ClassReport, FileReport
+    diagnostics = {level: Diagnostic(7, 4, 9, 20, "error", "decorated-forward", "ValueError: code: co_varnames is too small",
+                                     "A decorator replaced forward's code.", "Use the aten level.", level=level,
+                                     class_name="Gate") for level in ("fx", "aten")}
+    cls = ClassReport("Gate", 5, 12, levels={level: LevelResult(level, False, [], [d]) for level, d in diagnostics.items()})
+    text = hover_text(FileReport("/x/gate.py", [cls]), 8, 4)
+    assert text.count("co_varnames is too small") == 1 and "**fx, aten: fails here**" in text

@@ -46,7 +46,10 @@ def node_table(result: LevelResult) -> str:
 
 
 def diagnostic_line(path: str, d: Diagnostic) -> str:
-    return f"{path}:{d.line}:{d.col + 1}: {d.severity}: {d.message} [{d.category}]"
+    """`path:line:col: severity: message [category]`; a message's further lines (torch lists the
+    overloads it expected) follow indented, so every line that starts with the path is one diagnostic."""
+    message = d.message.replace("\n", "\n    ")
+    return f"{path}:{d.line}:{d.col + 1}: {d.severity}: {message} [{d.category}]"
 
 
 def diagnostics_text(path: str, diagnostics: list[Diagnostic]) -> str:
@@ -62,12 +65,20 @@ def diagnostics_text(path: str, diagnostics: list[Diagnostic]) -> str:
 
 def inputs_text(report: ClassReport) -> str:
     build = report.build
+    # said only when it is not the usual meta device: the example ran on fake or real CPU tensors
+    tensors = f", tensors: {build.tensors}" if build.tensors != "meta" else ""
     if not build.inputs:
-        return f"built: {build.how}" + (f" ({build.detail})" if build.detail else "")
+        return f"built: {build.how}{tensors}" + (f" ({build.detail})" if build.detail else "")
     args = ", ".join(f"{i.name}: {'(' + ', '.join(map(str, i.shape)) + ')' if i.shape is not None else i.value}"
                      + (f" {short_dtype(i.dtype)}" if i.dtype else "") for i in build.inputs)
     detail = f" — {build.detail}" if build.detail else ""
-    return f"built: {build.how}, inputs {build.inputs_source}: {args}{detail}"
+    return f"built: {build.how}, inputs {build.inputs_source}: {args}{tensors}{detail}"
+
+
+def tensors_text(report: ClassReport) -> str:
+    """Why the example did not run on meta tensors ("" when it did)."""
+    reason = report.build.tensors_reason
+    return f"tensors: {report.build.tensors} — {reason}" if reason else ""
 
 
 def level_text(path: str, report: ClassReport, level: str) -> str:
@@ -76,7 +87,7 @@ def level_text(path: str, report: ClassReport, level: str) -> str:
     header = f"== {report.name} ({level}) — {inputs_text(report)}"
     if result is None:
         return header + "\n(level not run)"
-    parts = [header]
+    parts = [header] + ([tensors_text(report)] if tensors_text(report) else [])
     if result.ok:
         parts += [printout(result), "", node_table(result)]
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from fxlens.render import nodes as q
-from fxlens.render.graph_text import inputs_text, shape_text, short_dtype
+from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text
 from fxlens.render.lens import level_title
 from fxlens.report import OPCODES, ClassReport, FileReport, Member, Node
 
@@ -27,6 +27,10 @@ class Out:
 
     def line(self, text: str) -> None:
         self.blocks.append(text)
+
+    def verbatim(self, text: str) -> None:
+        """Text shown as it is (an exception's message: underscores, asterisks and line breaks kept)."""
+        self.blocks.append(f"```text\n{text}\n```" if self.markdown else text)
 
     def table(self, headers: list[str], rows: list[list[str]], total: Optional[int] = None) -> None:
         """`total`: how many rows there are when the caller built only the first MAX_ROWS of them."""
@@ -54,17 +58,45 @@ def hover_text(report: FileReport, line: int, col: int, markdown: bool = True, s
                  else "(stale: the file does not parse; showing the last good trace)")
     if cls is not None and line == cls.line:
         _class(out, cls)
-    elif cls is not None and any(m.line == line for m in cls.members):
+        return out.text()
+    failed = _failures(out, report, line)
+    if cls is not None and any(m.line == line for m in cls.members):
         _members(out, cls, [m for m in cls.members if m.line == line])
-    elif not _line(out, report, cls, line, col):
+    elif not _line(out, report, cls, line, col) and not failed:
         return None
     return out.text()
+
+
+# -- a line where a level fails ------------------------------------------------------------------
+
+def _failures(out: Out, report: FileReport, line: int) -> bool:
+    """The failures on this line, each once with the levels it holds for (a class with no `forward`
+    fails alike at fx and aten); even a line that made no node says what broke there and the fix."""
+    shown: dict[tuple, list[str]] = {}
+    for d in report.all_diagnostics():
+        if d.severity in ("error", "warning", "information") and d.line <= line <= (d.end_line or d.line):
+            levels = shown.setdefault((d.severity, d.category, d.message, d.explanation, d.fix, d.class_name), [])
+            if d.level and d.level not in levels:
+                levels.append(d.level)
+    for (severity, category, message, explanation, fix, class_name), levels in shown.items():
+        where = f" in {class_name}" if class_name else ""
+        title = f"{', '.join(levels)}: " if levels else ""
+        title += {"error": "fails here", "warning": "warning"}.get(severity, "note")
+        out.line(f"{out.bold(title)}{where} · {out.code(category)}")
+        out.verbatim(message)
+        if explanation:
+            out.line(f"why: {explanation}")
+        if fix:
+            out.line(f"fix: {fix}")
+    return bool(shown)
 
 
 # -- the class line ------------------------------------------------------------------------------
 
 def _class(out: Out, cls: ClassReport) -> None:
     out.line(f"{out.bold(cls.name)} — {inputs_text(cls)}")
+    if tensors_text(cls):
+        out.line(tensors_text(cls))
     rows = []
     for level, result in cls.levels.items():
         if result.ok:

@@ -92,14 +92,50 @@ def user_lines(result: LevelResult, node: Node, index: Optional[dict[str, Node]]
     return seen
 
 
+# fx spells some ops differently from their aten overloads (`operator.truediv` is `aten.div.Tensor`)
+_SAME_OP = {"truediv": "div", "itruediv": "div", "iadd": "add", "isub": "sub", "imul": "mul",
+            "floordiv": "floor_divide"}
+
+
+def _op_name(target: str) -> str:
+    """`operator.add`, `torch.relu`, `add` (a method), `aten.add.Tensor`, `aten._softmax.default` -> one name."""
+    parts = target.split(".")
+    name = parts[1] if parts[0] == "aten" and len(parts) > 1 else parts[-1]
+    name = name.strip("_")
+    return _SAME_OP.get(name, name)
+
+
+def _computation(node: Node, modules: list[str]) -> tuple:
+    """What a node computes, comparable across levels: a leaf module call is the aten nodes inside it."""
+    if node.op == "call_module":
+        return ("module", node.target)
+    if node.op in ("call_function", "call_method"):
+        owner = next((m for m in modules if node.scope == m or node.scope.startswith(m + ".")), None)
+        if owner is not None and node.target.startswith("aten."):
+            return ("module", owner)
+        return ("op", _op_name(node.target))
+    return (node.op, node.name)  # get_attr and the rest have no counterpart
+
+
+def _same_place(fx: Node, aten: Node) -> bool:
+    """aten spans are whole lines (export's stack traces have no columns): the fx span must lie on them."""
+    if fx.line is None or aten.line is None:
+        return False
+    return aten.line <= fx.line <= (aten.end_line or aten.line) or fx.line <= aten.line <= (fx.end_line or fx.line)
+
+
 def pair_levels(fx: list[Node], aten: list[Node]) -> list[tuple[Optional[Node], Optional[Node]]]:
-    """Rows of (fx node, aten node): nodes with the same value are side by side, the rest alone."""
-    keys_fx = [(tuple(n.shape or ()), n.dtype) for n in fx]
-    keys_aten = [(tuple(n.shape or ()), n.dtype) for n in aten]
+    """Rows of (fx node, aten node): side by side only when they are the same computation from the same
+    source span, in order (`call_module fc` with the `aten.linear` it runs, `operator.add` with
+    `aten.add.Tensor`); every other node has a row of its own."""
+    modules = [n.target for n in fx if n.op == "call_module"]
+    keys_fx = [_computation(n, modules) for n in fx]
+    keys_aten = [_computation(n, modules) for n in aten]
     rows: list[tuple[Optional[Node], Optional[Node]]] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_fx, keys_aten, autojunk=False).get_opcodes():
         if tag == "equal":
-            rows += list(zip(fx[i1:i2], aten[j1:j2]))
+            for a, b in zip(fx[i1:i2], aten[j1:j2]):
+                rows += [(a, b)] if _same_place(a, b) else [(a, None), (None, b)]
         else:
             rows += [(n, None) for n in fx[i1:i2]] + [(None, n) for n in aten[j1:j2]]
     return rows

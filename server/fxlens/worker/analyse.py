@@ -4,6 +4,7 @@ Runs inside the disposable child; `emit` sends one JSON-able event to the worker
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import replace
@@ -155,8 +156,16 @@ class Analysis:
                 continue
             if device == "cpu":
                 example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
+            example.rebuild = functools.cache(partial(self._rebuild_on_cpu, source, loaded))
             return example
         return classify(last_error, self.path, self.lines, "construction", None, directive_span)
+
+    def _rebuild_on_cpu(self, source: ClassSource, loaded: loader.Loaded) -> nn.Module:
+        """The instance `_build_one` made on meta, made again on the CPU (for code that needs values)."""
+        if source.directive:
+            return building.from_directive(source, loaded.module, "cpu").instance
+        cls = loaded.module.__dict__[source.name]
+        return building.build_alone(source, cls, loaded.module, loaded.tree, "cpu")[0]
 
     def _infer(self, example: building.Example) -> None:
         gm = None
@@ -164,12 +173,13 @@ class Analysis:
             gm = example.graph = trace_fx.trace(example.instance, self.path)
         except Exception:
             pass  # the fx level reports its own failure; inference falls back to the first layer
-        inputs, dims, error = infer_inputs(example.instance, gm, example.build.device)
-        if inputs is not None:
-            example.inputs, example.dims = inputs, dims
+        inferred = infer_inputs(example.instance, gm, example.build.tensors, example.rebuild)
+        if inferred.inputs is not None:
+            example.inputs, example.dims = inferred.inputs, inferred.dims
             example.build.inputs_source = "inferred"
-        elif error is not None:
-            example.problems.append(error)
+            example.build.tensors, example.build.tensors_reason = inferred.tensors, inferred.reason
+        elif inferred.error is not None:
+            example.problems.append(inferred.error)
 
     def _adopt_children(self, parent_name: str, parent: building.Example, sources: list[ClassSource],
                         examples: dict[str, Any]) -> None:
@@ -177,7 +187,8 @@ class Analysis:
         wanted = {s.name for s in sources if not s.directive and s.name != parent_name
                   and not getattr(examples.get(s.name), "parent", None)}
         try:
-            calls = record_children(parent.instance, parent.inputs, parent.dims, wanted)
+            calls = record_children(parent.instance, parent.inputs, parent.dims, wanted,
+                                    parent.build.tensors, parent.rebuild)
         except Exception:
             return  # the parent's own trace will say what is wrong
         for path, sub in parent.instance.named_modules():
@@ -193,7 +204,7 @@ class Analysis:
             examples[name] = building.Example(
                 sub, Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
                            device=parent.build.device),
-                inputs=inputs, dims=dims, parent=parent_name)
+                inputs=inputs, dims=dims, parent=parent_name, rebuild=_part_of(parent.rebuild, path))
 
     # -- tracing ---------------------------------------------------------------------------------
 
@@ -263,3 +274,8 @@ class Analysis:
                                       line=source.member_lines.get(owner)))
         return members
 
+
+
+def _part_of(rebuild: Optional[Callable[[], nn.Module]], path: str) -> Optional[Callable[[], nn.Module]]:
+    """The submodule at `path` of the parent's CPU rebuild: a child's own real weights."""
+    return (lambda: rebuild().get_submodule(path)) if rebuild is not None else None

@@ -35,6 +35,8 @@ class Example:
     parent: Optional[str] = None
     # the fx GraphModule already traced while inferring inputs (the fx level reuses it)
     graph: Any = None
+    # makes the same module on the CPU, with real weights, for code the meta device cannot run (devices.py)
+    rebuild: Optional[Callable[[], nn.Module]] = None
 
 
 def on_device(device: str, make: Callable[[], Any]) -> Any:
@@ -162,6 +164,11 @@ def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list]) -> lis
             free = (dims[index] if dims else None) or {}
             shape = [free.get(d, size) for d, size in enumerate(value.shape)]
             specs.append(InputSpec(name, shape, dtype_name(value.dtype)))
+        elif isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
+            free = (dims[index] if dims else None) or [{}] * len(value)
+            parts = [f"Tensor({', '.join(str(f.get(d, s)) for d, s in enumerate(v.shape))}) {dtype_name(v.dtype)}"
+                     for v, f in zip(value, free)]
+            specs.append(InputSpec(name, value=f"tuple[{', '.join(parts)}]"))
         else:
             specs.append(InputSpec(name, value=repr(value)[:80]))
     return specs

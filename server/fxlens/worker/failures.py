@@ -2,79 +2,39 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import types
-from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Iterator, Optional
 
 from fxlens.report import Diagnostic, Span
+from fxlens.worker.failure_rules import RULES, Failure, fallback
+
+# a message past this is cut at a word boundary (torch's longest first paragraphs are ~1,500 characters)
+MESSAGE_CAP = 3000
 
 
-@dataclass
-class Rule:
-    category: str
-    needles: tuple[str, ...]
-    explanation: str
-    fix: str
-
-
-# Checked in order; the first rule whose needle is in "<ExceptionType>: <message>" wins.
-RULES = (
-    Rule("data-dependent-control-flow",
-         ("symbolically traced variables cannot be used as inputs to control flow",
-          "GuardOnDataDependentSymNode", "Data-dependent branching", "data dependent",
-          "Could not guard on data-dependent"),
-         "Python decides this branch from a tensor's value (or a size torch cannot know while tracing); "
-         "a graph records operations, not decisions, so there is no single graph for both outcomes.",
-         "Compute both sides and select with `torch.where(cond, a, b)`, use `torch.cond(pred, true_fn, false_fn, "
-         "operands)`, or pass the deciding argument as a constant via `concrete_args`."),
-    Rule("proxy-iteration",
-         ("object cannot be interpreted as an integer", "Proxy object cannot be iterated",
-          "object is not iterable"),
-         "A loop or `range()` needs a real integer, but under symbolic tracing sizes such as `x.shape[0]` are "
-         "graph values (Proxies), not numbers.",
-         "Iterate over a size known at construction time (store it in `__init__`), move the loop into a "
-         "function registered with `torch.fx.wrap`, or make this submodule a leaf of the tracer."),
-    Rule("proxy-as-integer",
-         ("slice indices must be integers", "have an __index__ method", "must be int, not Proxy"),
-         "A plain tensor or Python code needs a real integer here (e.g. slicing a buffer), but the size "
-         "comes from a traced tensor, so while tracing it is a graph value (a Proxy), not a number.",
-         "Use a traced op instead, e.g. `torch.narrow(self.buf, 0, 0, n)` for `self.buf[:n]`, or move the "
-         "code into a function registered with `torch.fx.wrap`."),
-    Rule("builtin-on-proxy",
-         ("'len' is not supported in symbolic tracing", "is not supported in symbolic tracing"),
-         "A Python builtin like `len()` cannot look inside a graph value while tracing.",
-         "Use `x.shape[0]` / `x.size(0)` instead of `len(x)`, or call `torch.fx.wrap('len')` at module level."),
-    Rule("item/numpy",
-         ("__array_struct__", "__array__", "numpy", ".item()", "tolist"),
-         "The value leaves the graph (to NumPy or a Python number), which tracing cannot follow.",
-         "Keep the computation in torch ops, or move it into a function registered with `torch.fx.wrap`."),
-    Rule("memory",
-         ("MemoryError", "Cannot allocate memory", "DefaultCPUAllocator: can't allocate"),
-         "The code tried to allocate more memory than the trace limit allows.",
-         "Build weights on the meta device (fxlens does) and avoid large real tensors at module level; "
-         "raise `fxlens.memoryLimitMB` if the allocation is intended."),
-)
-
-
-def user_frames(exc: BaseException, path: str) -> list[tuple[types.CodeType, int, int]]:
-    """(code, lasti, lineno) of every traceback frame in `path`, outermost first, across the chain."""
+def _tracebacks(exc: BaseException) -> Iterator[types.TracebackType]:
+    """Every traceback entry across the exception chain; the original cause (innermost in time) first,
+    so the frames nearest the failure come last."""
     seen: set[int] = set()
-    found: list[tuple[types.CodeType, int, int]] = []
-    current: Optional[BaseException] = exc
     chain = []
+    current: Optional[BaseException] = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         chain.append(current)
         current = current.__cause__ or current.__context__
-    # the original cause is innermost in time: read it first so its frames come last
     for error in reversed(chain):
         tb = error.__traceback__
         while tb is not None:
-            if os.path.abspath(tb.tb_frame.f_code.co_filename) == path:
-                found.append((tb.tb_frame.f_code, tb.tb_lasti, tb.tb_lineno))
+            yield tb
             tb = tb.tb_next
-    return found
+
+
+def user_frames(exc: BaseException, path: str) -> list[tuple[types.CodeType, int, int]]:
+    """(code, lasti, lineno) of every traceback frame in `path`, outermost first, across the chain."""
+    return [(tb.tb_frame.f_code, tb.tb_lasti, tb.tb_lineno) for tb in _tracebacks(exc)
+            if os.path.abspath(tb.tb_frame.f_code.co_filename) == path]
 
 
 def span_of(code: types.CodeType, lasti: int, lineno: int, lines: list[str]) -> Span:
@@ -95,45 +55,122 @@ def whole_line(lineno: int, lines: list[str]) -> Span:
     return Span(lineno, indent, lineno, len(text.rstrip().encode()))
 
 
-def _innermost_frame_in_torch(exc: BaseException) -> bool:
-    tb = exc.__traceback__
-    last = None
-    while tb is not None:
-        last = tb.tb_frame.f_code.co_filename
-        tb = tb.tb_next
-    return bool(last) and f"{os.sep}torch{os.sep}nn{os.sep}" in last
+
+
+def message_text(exc: BaseException) -> str:
+    """`Type: message`: the message's first paragraph whole (torch puts the gist there and advice and
+    internals after a blank line), cut at a word boundary only past MESSAGE_CAP."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", str(exc).strip()) if p.strip()]
+    first = paragraphs[0] if paragraphs else ""
+    if len(first) > MESSAGE_CAP:
+        first = first[:MESSAGE_CAP].rsplit(None, 1)[0] + " …"
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+_PACKAGE_DIRS = re.compile(r"[\\/](?:site|dist)-packages[\\/]")
+# torch's own machinery: tracing, export, dispatch, and the call path of every module
+_MACHINERY = {"fx", "export", "utils", "overrides", "nn/modules/module"}
+
+
+def _library(filename: str) -> Optional[str]:
+    """The installed library a frame's file belongs to ("einops", "torch.nn"), or None for the user's
+    code, the standard library and torch's machinery."""
+    parts = _PACKAGE_DIRS.split(os.path.abspath(filename), maxsplit=1)
+    if len(parts) != 2:
+        return None  # the workspace (or the standard library)
+    inside = parts[1].replace("\\", "/")
+    top, _, rest = inside.partition("/")
+    if top != "torch":
+        return top.split(".")[0] or None
+    second = rest.split("/")[0].removesuffix(".py")
+    if second.startswith("_") or second in _MACHINERY or rest.removesuffix(".py") in _MACHINERY:
+        return None
+    return f"torch.{second}"
+
+
+def _has_proxy(values: Any) -> bool:
+    import torch.fx  # the worker has torch; imported here so the rules stay importable without it
+
+    items = values if isinstance(values, (list, tuple)) else [values]
+    return any(isinstance(v, torch.fx.Proxy) or (isinstance(v, (list, tuple)) and any(
+        isinstance(i, torch.fx.Proxy) for i in v)) for v in items)
+
+
+def _failure(exc: BaseException, path: str, lines: list[str], stage: str, level: Optional[str],
+             line: int, class_line: int) -> Failure:
+    entries = list(_tracebacks(exc))
+    last_user = max((i for i, tb in enumerate(entries)
+                     if os.path.abspath(tb.tb_frame.f_code.co_filename) == path), default=-1)
+    inner = entries[last_user + 1:]
+    named = [(tb, _library(tb.tb_frame.f_code.co_filename)) for tb in inner]
+    named = [(tb, lib) for tb, lib in named if lib]
+    failure = Failure(message_text(exc), level, stage,
+                      lines[line - 1].strip() if last_user >= 0 and 0 < line <= len(lines) else "")
+    if named:
+        innermost, library = named[-1]
+        first = next(tb for tb, lib in named if lib == library)
+        code = innermost.tb_frame.f_code
+        where = _PACKAGE_DIRS.split(os.path.abspath(code.co_filename), maxsplit=1)[-1].replace("\\", "/")
+        owner = first.tb_frame.f_locals.get("self")
+        failure.library, failure.library_where = library, f"{where}:{innermost.tb_lineno} in {code.co_name}"
+        failure.library_function = first.tb_frame.f_code.co_name
+        failure.library_class = type(owner).__name__ if owner is not None else ""
+    innermost_locals = entries[-1].tb_frame.f_locals.values() if entries else ()
+    failure.proxy_involved = ("Proxy" in failure.text or "symbolic" in failure.text
+                              or any(_has_proxy(v) for v in innermost_locals))
+    failure.methods = methods_of_class(lines, class_line)
+    return failure
+
+
+def methods_of_class(lines: list[str], class_line: int) -> list[str]:
+    """Names of the methods defined in the class whose `class` statement is at `class_line`."""
+    names, indent = [], None
+    for text in lines[class_line:]:
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        width = len(text) - len(text.lstrip())
+        if width == 0:
+            break
+        indent = width if indent is None else indent
+        match = re.match(r"\s*(?:async\s+)?def\s+(\w+)\s*\(", text)
+        if match and width == indent:
+            names.append(match.group(1))
+    return names
+
+
+def forward_decorators(lines: list[str], class_line: int) -> Optional[Span]:
+    """The decorator lines above the class's own `def forward`, when it has decorators."""
+    for index in range(class_line, len(lines)):
+        text = lines[index]
+        if text.strip() and not text[0].isspace():
+            return None
+        if re.match(r"\s*(?:async\s+)?def\s+forward\s*\(", text):
+            top = index
+            while top > class_line and lines[top - 1].lstrip().startswith("@"):
+                top -= 1
+            if top == index:
+                return None
+            first = whole_line(top + 1, lines)
+            return Span(first.line, first.col, index, len(lines[index - 1].rstrip().encode()))
+    return None
 
 
 def classify(exc: BaseException, path: str, lines: list[str], stage: str, level: Optional[str],
-             fallback: Span) -> Diagnostic:
-    """One error diagnostic for `exc`, at the innermost line of `path` that led to it.
+             fallback_span: Span) -> Diagnostic:
+    """One error diagnostic for `exc`, at the innermost line of `path` that led to it (the class line,
+    or what a rule knows better, when no frame of `path` was running).
 
-    `stage` is what was going on ("construction", "inputs", "trace"), the category when no rule fits.
-    """
-    text = f"{type(exc).__name__}: {exc}"
+    `stage` is what was going on ("construction", "inputs", "trace", "load")."""
     frames = user_frames(exc, path)
-    span = span_of(*frames[-1], lines) if frames else fallback
-    rule = next((r for r in RULES if any(n in text for n in r.needles)), None)
+    span = span_of(*frames[-1], lines) if frames else fallback_span
+    failure = _failure(exc, path, lines, stage, level, span.line, fallback_span.line)
+    rule = next((r for r in RULES if r.matches(failure)), None)
     if rule is not None:
-        category, explanation, fix = rule.category, rule.explanation, rule.fix
-    elif stage == "trace" and _innermost_frame_in_torch(exc):
-        category = "library-internal"
-        explanation = "Tracing failed inside a torch.nn module called from this line."
-        fix = "Trace through it at another level (aten), or keep it as a leaf module of the tracer."
+        fields = failure.fields()
+        category, explanation, fix = rule.category, rule.explanation.format(**fields), rule.fix.format(**fields)
     else:
-        category = stage
-        explanation = {"construction": "Building the module raised an error.",
-                       "inputs": "Calling the module on its example inputs raised an error.",
-                       "load": "Running the file's definitions raised an error."}.get(stage, "Tracing raised an error.")
-        fix = {"construction": "Add a `# fxlens: MyModule(args)(example_inputs)` comment above the class.",
-               "inputs": "Add a `# fxlens: MyModule(args)(torch.randn(...))` comment above the class "
-                         "with inputs this forward accepts."}.get(stage, "")
-    source = lines[span.line - 1].strip() if 0 < span.line <= len(lines) else ""
-    if category == "data-dependent-control-flow" and source.startswith("assert"):
-        explanation = ("An `assert` turns a traced value into a Python bool, which tracing cannot do: "
-                       "the size or value is not known while the graph is recorded.")
-        fix = ("Use `torch._assert(cond, msg)` (traced as a graph node), check the shape outside `forward`, "
-               "or trace at the aten level where static sizes are known.")
-    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        category, explanation, fix = fallback(failure)
+    if category == "decorated-forward" and not frames:
+        span = forward_decorators(lines, fallback_span.line) or span
     return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", category,
-                      f"{type(exc).__name__}: {first_line[:300]}", explanation, fix, level)
+                      failure.text, explanation, fix, level)

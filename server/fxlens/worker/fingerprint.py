@@ -214,8 +214,9 @@ def fingerprint(name: str, instance: nn.Module, inputs: Optional[tuple], dims: O
             _global_values([n for n, _ in definitions], namespace),
             [_module_state(p, m) for p, m in instance.named_modules()],
             _describe(inputs) if inputs is not None else None,
-            dims and [sorted(d.items()) if d else None for d in dims],
-            [build.how, build.inputs_source, build.detail, build.device, built_by],
+            dims and [sorted(d.items()) if isinstance(d, dict) else d and [sorted(i.items()) for i in d]
+                      for d in dims],
+            [build.how, build.inputs_source, build.detail, build.device, build.tensors, built_by],
             _other_files([type(m) for m in instance.modules()] + imported, path),
         ])
     except Exception:  # noqa: BLE001  user reprs can raise anything: no fingerprint, the class is traced

@@ -2,69 +2,26 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 import torch
 import torch.fx as fx
 from torch import nn
 
-from fxlens.worker.build import BATCH, SEQUENCE, SPATIAL
-from fxlens.worker.values import GROWTH, SampledSizes, grow
-
-Candidate = tuple[tuple[int, ...], torch.dtype, dict[int, str]]
+from fxlens.worker import devices, guesses
+from fxlens.worker.values import GROWTH, SampledSizes, free_sizes, grow
 
 
-def _candidates(layer: Optional[nn.Module]) -> list[Candidate]:
-    """Input shapes this layer accepts, lowest rank first, with the free (batch/sequence) dims named."""
-    float_ = torch.float32
-    if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
-        return [((BATCH, SEQUENCE), torch.long, {0: "B", 1: "T"}), ((BATCH,), torch.long, {0: "B"})]
-    if isinstance(layer, nn.Linear):
-        n = layer.in_features
-        return [((BATCH, n), float_, {0: "B"}), ((BATCH, SEQUENCE, n), float_, {0: "B", 1: "T"}),
-                ((BATCH, SEQUENCE, SEQUENCE, n), float_, {0: "B", 1: "T"})]
-    if isinstance(layer, nn.modules.conv._ConvNd):
-        rank = len(layer.kernel_size)
-        return [((BATCH, layer.in_channels, *[SPATIAL] * rank), float_, {0: "B"})]
-    if isinstance(layer, nn.LayerNorm):
-        ns = tuple(layer.normalized_shape)
-        return [((BATCH, *ns), float_, {0: "B"}), ((BATCH, SEQUENCE, *ns), float_, {0: "B", 1: "T"})]
-    if isinstance(layer, nn.modules.batchnorm._BatchNorm):
-        c = layer.num_features
-        extra = {nn.BatchNorm1d: [(), (SPATIAL,)], nn.BatchNorm2d: [(SPATIAL, SPATIAL)],
-                 nn.BatchNorm3d: [(SPATIAL,) * 3]}.get(type(layer), [()])
-        return [((BATCH, c, *rest), float_, {0: "B"}) for rest in extra]
-    if isinstance(layer, nn.RNNBase):
-        if layer.batch_first:
-            return [((BATCH, SEQUENCE, layer.input_size), float_, {0: "B", 1: "T"})]
-        return [((SEQUENCE, BATCH, layer.input_size), float_, {0: "T", 1: "B"})]
-    if isinstance(layer, nn.MultiheadAttention):
-        e = layer.embed_dim
-        if layer.batch_first:
-            return [((BATCH, SEQUENCE, e), float_, {0: "B", 1: "T"})]
-        return [((SEQUENCE, BATCH, e), float_, {0: "T", 1: "B"})]
-    return []
+@dataclass
+class Inferred:
+    """Example inputs that forward accepted (None: none did), with their free dims and the tensors they ran on."""
 
-
-def _first_consumer(gm: Optional[fx.GraphModule], root: nn.Module, param: str) -> Optional[nn.Module]:
-    """The first leaf module the parameter flows into, following the graph breadth-first."""
-    if gm is None:
-        return None
-    start = next((n for n in gm.graph.nodes if n.op == "placeholder" and n.target == param), None)
-    frontier, seen = [start] if start is not None else [], set()
-    while frontier:
-        node = frontier.pop(0)
-        if node in seen:
-            continue
-        seen.add(node)
-        if node.op == "call_module":
-            return root.get_submodule(node.target)
-        frontier.extend(node.users)
-    return None
-
-
-def _first_leaf(root: nn.Module) -> Optional[nn.Module]:
-    return next((m for m in root.modules() if _candidates(m)), None)
+    inputs: Optional[tuple] = None
+    dims: Optional[list] = None
+    error: Optional[BaseException] = None
+    tensors: str = "meta"
+    reason: str = ""
 
 
 def required_forward_params(instance: nn.Module) -> list[str]:
@@ -73,38 +30,52 @@ def required_forward_params(instance: nn.Module) -> list[str]:
             if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-def infer_inputs(instance: nn.Module, gm: Optional[fx.GraphModule], device: str
-                 ) -> tuple[Optional[tuple], Optional[list], Optional[BaseException]]:
-    """(inputs, dims, last error): try each candidate rank until the module accepts the inputs."""
+def _options(instance: nn.Module, gm: Optional[fx.GraphModule], index: int, param: str) -> list[guesses.Input]:
+    consumer = guesses.first_consumer(gm, instance, param) or (guesses.first_leaf(instance) if index == 0 else None)
+    return guesses.by_name(param, instance, consumer) or guesses.by_layer(instance, consumer)
+
+
+def infer_inputs(instance: nn.Module, gm: Optional[fx.GraphModule], start: str = "meta",
+                 rebuild: Optional[Callable[[], nn.Module]] = None) -> Inferred:
+    """Try each candidate rank until the module accepts the inputs, on the cheapest tensors that run it.
+
+    The inputs kept are meta tensors, or the real CPU ones when only those ran (their values matter then)."""
     params = required_forward_params(instance)
     if not params:
-        return (), [], None
+        return Inferred((), [])
     per_param = []
     for index, param in enumerate(params):
-        layer = _first_consumer(gm, instance, param) or (_first_leaf(instance) if index == 0 else None)
-        options = _candidates(layer)
+        options = _options(instance, gm, index, param)
         if not options:
-            return None, None, None
+            return Inferred()
         per_param.append(options)
     last_error: Optional[BaseException] = None
+    unconfirmed: Optional[Inferred] = None
     # all parameters try the same rank index together (forward(x, y) usually wants alike shapes)
     for rank_index in range(max(len(o) for o in per_param)):
         chosen = [options[min(rank_index, len(options) - 1)] for options in per_param]
-        inputs = tuple(_make(shape, dtype, device) for shape, dtype, _ in chosen)
+        inputs = tuple(guesses.make(value) for value in chosen)
+        dims = [guesses.dims_of(value) for value in chosen]
         try:
-            with torch.no_grad():
-                instance(*inputs)
+            ran = devices.run(_call, instance, inputs, start, rebuild)
+        except devices.MetaDeviceLimit as limit:
+            # no tensors fxlens may use could finish the run: keep the first such guess, so that export (which
+            # needs no values) still reaches the code and shows what it makes of it
+            unconfirmed = unconfirmed or Inferred(devices.convert(inputs, "meta"), dims, None, start,
+                                                  f"{limit.summary}: these inputs are fxlens's guess, "
+                                                  "unconfirmed by a whole run")
+            continue
         except Exception as error:  # the user's forward rejecting this guess is expected
             last_error = error
             continue
-        return inputs, [dims for _, _, dims in chosen], None
-    return None, None, last_error
+        kept = inputs if ran.tensors == "cpu" else devices.convert(inputs, "meta")
+        return Inferred(kept, dims, None, ran.tensors, ran.reason)
+    return unconfirmed or Inferred(error=last_error)
 
 
-def _make(shape: tuple[int, ...], dtype: torch.dtype, device: str) -> torch.Tensor:
-    if dtype == torch.long:
-        return torch.zeros(shape, dtype=dtype, device=device)
-    return torch.randn(shape, dtype=dtype, device=device)
+def _call(module: nn.Module, inputs: tuple) -> None:
+    with torch.no_grad():
+        module(*inputs)
 
 
 class _Enough(BaseException):
@@ -150,23 +121,44 @@ def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[in
     return {d: name for d, name in named.items() if name in GROWTH} or None
 
 
-def record_children(instance: nn.Module, inputs: tuple, dims: Optional[list], wanted: Optional[set[str]] = None
+def record_children(instance: nn.Module, inputs: tuple, dims: Optional[list], wanted: Optional[set[str]] = None,
+                    start: str = "meta", rebuild: Optional[Callable[[], nn.Module]] = None
                     ) -> dict[int, tuple[tuple, dict, Optional[list]]]:
     """Per submodule: (args, kwargs, free dims of each positional arg) of its first call; with `wanted`
     (class names), at least for the first instance of each of those classes.
 
     Where the parent's inputs have free dims, a second run with those dims grown tells which of each
-    child's dims follow them, so children read `(B, T, 32)` like their parent.
+    child's dims follow them, so children read `(B, T, 32)` like their parent. The parent runs on the
+    tensors `start` names or the next kind that can run it (devices.py); what a fake run recorded comes
+    back as meta tensors.
     """
-    first = _record_calls(instance, inputs, wanted)
+    def recorded(inputs: tuple) -> tuple[dict, str]:
+        ran = devices.run(lambda module, xs: _record_calls(module, xs, wanted), instance, inputs, start, rebuild)
+        calls = ran.value
+        if ran.tensors == "fake":
+            calls = {key: devices.convert(call, "meta") for key, call in calls.items() if _static(call)}
+        return calls, ran.tensors
+
+    first, tensors = recorded(inputs)
+    start = tensors
     if not dims or not any(dims):
         return {key: (args, kwargs, None) for key, (args, kwargs) in first.items()}
-    names = SampledSizes({name: int(inputs[i].shape[d]) for i, free in enumerate(dims) if free
-                          for d, name in free.items()})
-    second = _record_calls(instance, grow(inputs, dims), wanted)
+    names = SampledSizes(free_sizes(inputs, dims))
+    second, _ = recorded(grow(inputs, dims))
     result = {}
     for key, (args, kwargs) in first.items():
         other_args = second.get(key, ((), {}))[0]
         child_dims = [_free_dims(a, b, names) for a, b in zip(args, other_args)] if len(other_args) == len(args) else None
         result[key] = (args, kwargs, child_dims if child_dims and any(child_dims) else None)
     return result
+
+
+def _static(value: Any) -> bool:
+    """No size known only at run time (`u0`): such a tensor cannot be remade as a meta one."""
+    if isinstance(value, torch.Tensor):
+        return all(isinstance(s, int) for s in value.shape)
+    if isinstance(value, (tuple, list)):
+        return all(_static(item) for item in value)
+    if isinstance(value, dict):
+        return all(_static(item) for item in value.values())
+    return True

@@ -65,7 +65,7 @@ def _whole_line(lines: list[str], line: int) -> tuple[int, int, int, int]:
 
 def diagnostic_for_abort(error: BaseException, request: dict) -> dict:
     """In the child: the diagnostic for an exception that escaped the whole analysis."""
-    from fxlens.worker.failures import span_of, user_frames
+    from fxlens.worker.failures import message_text, span_of, user_frames
 
     path = os.path.abspath(request["path"])
     lines = request["text"].splitlines()
@@ -76,11 +76,10 @@ def diagnostic_for_abort(error: BaseException, request: dict) -> dict:
     else:
         where = _whole_line(lines, 1)
     kind = type(error).__name__
-    detail = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
     category, explanation, fix = _BY_TYPE.get(kind, (
         "internal", "fxlens itself failed while analysing this file; this is a bug in fxlens.",
         "Please report it with this file; other files are not affected."))
-    message = f"{kind}: {detail}" if detail else kind
+    message = message_text(error)
     if kind == "SystemExit":
         message = f"SystemExit (exit status {error.code!r}): the code under trace called sys.exit()"
     return to_json(Diagnostic(*where, "error", category, message, explanation, fix))

@@ -7,22 +7,31 @@ import os
 import re
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import torch
 
 from fxlens.report import LevelResult, Node, Span
+from fxlens.worker import devices
 from fxlens.worker.beside import Beside, Lost
-from fxlens.worker.failures import classify, whole_line
+from fxlens.worker import specialise
+from fxlens.worker.failures import classify, message_text, user_frames, whole_line
 from fxlens.worker.rehearse import recipe
 from fxlens.worker.trace_fx import target_text
-from fxlens.worker.values import SampledSizes, describe, grow
+from fxlens.worker.values import SampledSizes, describe, free_sizes, grow
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
 
 def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple]) -> Any:
     return torch.export.export(module, inputs, dynamic_shapes=dynamic, strict=False)
+
+
+def _export_example(module: torch.nn.Module, inputs: tuple, rebuild: Optional[Callable]) -> Any:
+    """Export on meta tensors first, whatever the other levels needed: torch.export makes its own fake
+    tensors (`.item()` becomes an unbacked size), and its graph is the one rehearsals can rebuild. Code
+    that mixes in tensors it makes on the CPU exports on fake CPU tensors, or real ones."""
+    return devices.run(lambda m, xs: export(m, xs, None), module, inputs, "meta", rebuild)
 
 
 @contextmanager
@@ -78,7 +87,9 @@ def nodes_of(ep: Any, path: str, lines: list[str], names: SampledSizes, twins: d
 def _sizes(value: Any) -> Any:
     """Plain data for a node's value in the grown export: only its sizes matter (tensors, ints, tuples)."""
     if isinstance(value, torch.Tensor):
-        return {"shape": [int(s) for s in value.shape]}
+        # a size known only at run time (`u0` from `.item()`) has no grown twin to compare with
+        sizes = [s.node.expr if isinstance(s, torch.SymInt) else s for s in value.shape]
+        return {"shape": [int(s) for s in sizes]} if all(getattr(s, "is_number", True) for s in sizes) else None
     if isinstance(value, (tuple, list)):
         return [_sizes(item) for item in value]
     if isinstance(value, int) and not isinstance(value, bool):
@@ -103,7 +114,7 @@ def _summary(ep: Any) -> dict:
     return {"signature": _signature(ep), "sizes": {n.name: _sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
 
-def _grown_export(module: torch.nn.Module, inputs: tuple) -> Beside:
+def _grown_export(module: torch.nn.Module, inputs: tuple, path: str, rebuild: Optional[Callable]) -> Beside:
     """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow),
     beside this process.
 
@@ -115,10 +126,11 @@ def _grown_export(module: torch.nn.Module, inputs: tuple) -> Beside:
         try:
             started = time.perf_counter()
             with without_stack_traces():  # only sizes come back
-                ep = export(module, inputs, None)
+                ep = _export_example(module, inputs, rebuild).value
             return {**_summary(ep), "recipe": recipe(ep, time.perf_counter() - started)}
         except Exception as error:
-            return {"error": f"{type(error).__name__}: {error}"[:300]}
+            frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
+            return {"error": message_text(error), "line": frames[-1][2] if frames else None}
 
     return Beside(summary)
 
@@ -138,16 +150,19 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
     free = example.dims if example.dims and any(example.dims) else None
-    grown = _grown_export(example.instance, grow(example.inputs, free)) if free else None
+    rebuild = getattr(example, "rebuild", None)
+    grown = _grown_export(example.instance, grow(example.inputs, free), path, rebuild) if free else None
     try:
-        ep = export(example.instance, example.inputs, None)
+        ran = _export_example(example.instance, example.inputs, rebuild)
     except Exception as error:
         if grown is not None:
             grown.cancel()
-        diagnostic = classify(error, path, lines, "trace", "aten", class_span)
+        diagnostic = devices.relabel(classify(error, path, lines, "trace", "aten", class_span), error)
         return LevelResult("aten", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
+    ep = ran.value
+    devices.note(example.build, ran)
     recipes.append(recipe(ep, time.perf_counter() - started))
-    twins, note, names = {}, "", SampledSizes({})
+    twins, note, names, grown_summary = {}, "", SampledSizes({}), {}
     if grown is not None:
         try:
             grown_summary = grown.result()
@@ -155,7 +170,12 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
             twins, note = _twins(ep, grown_summary)
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
-        names = SampledSizes({name: int(example.inputs[i].shape[d])
-                              for i, dims in enumerate(free) if dims for d, name in dims.items()})
+        names = SampledSizes(free_sizes(example.inputs, free))
     nodes = nodes_of(ep, path, lines, names, twins)
-    return LevelResult("aten", True, nodes, [], ep.graph_module.code, time.perf_counter() - started, note)
+
+    def grown_nodes() -> list[Node]:  # the grown export again, with source lines: only when graphs differ
+        grown_ep = _export_example(example.instance, grow(example.inputs, free), rebuild).value
+        return nodes_of(grown_ep, path, lines, SampledSizes({}), {})
+
+    hints = specialise.hints(example, free, grown_summary, nodes, grown_nodes, lines) if note and grown_summary else []
+    return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note)

@@ -5,14 +5,15 @@ import itertools
 import re
 import sys
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import torch
 import torch.fx as fx
 
 from fxlens.report import Diagnostic, LevelResult, Node, Span
+from fxlens.worker import devices
 from fxlens.worker.failures import classify
-from fxlens.worker.values import SampledSizes, describe, grow
+from fxlens.worker.values import SampledSizes, describe, free_sizes, grow
 
 _HAS_POSITIONS = sys.version_info >= (3, 11)
 
@@ -117,31 +118,37 @@ class PropagationError(Exception):
         self.node, self.error, self.values = node, error, values
 
 
-def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list]
-               ) -> tuple[dict[str, Any], dict[str, Any], SampledSizes]:
-    """Each node's value on the example inputs, its twin on grown inputs, and how to name sizes."""
-    first = _propagate(gm, inputs)
-    if not dims or not any(dims):
-        return first, {}, SampledSizes({})
-    bases = {name: int(inputs[i].shape[d]) for i, free in enumerate(dims) if free for d, name in free.items()}
+def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list], start: str = "meta",
+               rebuild: Optional[Callable[[], torch.nn.Module]] = None
+               ) -> tuple[dict[str, Any], dict[str, Any], SampledSizes, devices.Ran]:
+    """Each node's value on the example inputs, its twin on grown inputs, how to name sizes, and which
+    tensors ran the graph (meta unless the code needs values: see devices.py)."""
     try:
-        second = _propagate(gm, grow(inputs, dims))
-    except PropagationError:
+        ran = devices.run(_propagate, gm, inputs, start, rebuild)
+    except devices.MetaDeviceLimit as limit:
+        failure = limit.error if isinstance(limit.error, PropagationError) else PropagationError(None, limit, {})
+        raise PropagationError(failure.node, limit, failure.values) from limit
+    first = ran.value
+    if not dims or not any(dims):
+        return first, {}, SampledSizes({}), ran
+    try:
+        second = devices.run(_propagate, gm, grow(inputs, dims), ran.tensors, rebuild).value
+    except (PropagationError, devices.MetaDeviceLimit):
         second = {}  # e.g. a length check the grown sizes fail: the example's sizes still hold
-    return first, second, SampledSizes(bases)
+    return first, second, SampledSizes(free_sizes(inputs, dims)), ran
 
 
 def _shape_gap(failure: PropagationError, path: str, lines: list[str], class_span: Span) -> Diagnostic:
     """Say where shapes stop (e.g. `.item()` on a meta tensor): the graph itself is fine."""
     source = failure.node.meta.get("fxlens_source") if failure.node is not None else None
     span = Span(source[1], source[2] or 0, source[3] or source[1], source[4] or 0) if source else class_span
-    diagnostic = classify(failure.error, path, lines, "inputs", "fx", span)
+    diagnostic = devices.relabel(classify(failure.error, path, lines, "inputs", "fx", span), failure.error)
     diagnostic.severity = "information"
     diagnostic.message = f"no shapes from here on (the graph is fine): {diagnostic.message}"
     return diagnostic
 
 
-def _propagate(gm: fx.GraphModule, inputs: tuple) -> dict[str, Any]:
+def _propagate(gm: torch.nn.Module, inputs: tuple) -> dict[str, Any]:
     recorder = ValueRecorder(gm)
     try:
         recorder.run(*inputs)
@@ -161,7 +168,9 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
     values, twins, names, diagnostics = {}, {}, SampledSizes({}), []
     if example.inputs is not None:
         try:
-            values, twins, names = values_for(gm, example.inputs, example.dims)
+            values, twins, names, ran = values_for(gm, example.inputs, example.dims, example.build.tensors,
+                                                   getattr(example, "rebuild", None))
+            devices.note(example.build, ran)
         except PropagationError as failure:
             values = failure.values
             diagnostics.append(_shape_gap(failure, path, lines, class_span))

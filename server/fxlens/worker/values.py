@@ -25,15 +25,30 @@ GROWTH = {"B": 2, "T": 3}
 
 
 def grow(inputs: tuple, dims: list) -> tuple:
-    """The inputs with every named free dim multiplied by its growth factor (values do not matter)."""
-    grown = []
+    """The inputs with every named free dim multiplied by its growth factor (values do not matter).
+
+    An input that is a tuple of tensors (an LSTM's `(h, c)`) has a list of dims, one per tensor."""
+    return tuple(_grown(value, free) for value, free in zip(inputs, dims))
+
+
+def _grown(value: Any, free: Any) -> Any:
+    if isinstance(value, tuple) and isinstance(free, list):
+        return tuple(_grown(item, dims) for item, dims in zip(value, free))
+    if isinstance(value, torch.Tensor) and free:
+        shape = [size * GROWTH[free[d]] if d in free else size for d, size in enumerate(value.shape)]
+        return torch.zeros(shape, dtype=value.dtype, device=value.device)
+    return value
+
+
+def free_sizes(inputs: tuple, dims: list) -> dict[str, int]:
+    """Each free name's size in the example inputs ({"B": 2, "T": 8}), tuples of tensors included."""
+    sizes: dict[str, int] = {}
     for value, free in zip(inputs, dims):
-        if isinstance(value, torch.Tensor) and free:
-            shape = [size * GROWTH[free[d]] if d in free else size for d, size in enumerate(value.shape)]
-            grown.append(torch.zeros(shape, dtype=value.dtype, device=value.device))
-        else:
-            grown.append(value)
-    return tuple(grown)
+        pairs = zip(value, free) if isinstance(value, tuple) and isinstance(free, list) else [(value, free)]
+        for tensor, named in pairs:
+            if isinstance(tensor, torch.Tensor) and named:
+                sizes.update({name: int(tensor.shape[d]) for d, name in named.items()})
+    return sizes
 
 
 class SampledSizes:
