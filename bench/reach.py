@@ -17,6 +17,7 @@ Prints the table and writes bench/REACH.md and bench/results/reach.json.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -92,23 +93,38 @@ def failure_category(level: str, levels: dict) -> str:
     return "(no diagnostic)"
 
 
+def _calls_with_inputs(text: str) -> bool:
+    """`Ctor(args)(inputs)` (a directive with inputs) rather than `Ctor(args)`."""
+    try:
+        expr = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call)
+
+
 def recipe(class_name: str, levels: dict, classes: dict, depth: int = 0) -> Optional[dict]:
-    """How to rebuild what fxlens built for this class, from the report alone (None: it does not say)."""
+    """How to rebuild what fxlens built for this class, from the report alone (None: it does not say).
+
+    kinds: `directive` (constructor and inputs in one expression), `expr` (a constructor expression and
+    the inputs the report lists), `parent` (the instance at `path` of the parent's rebuild, called with
+    what the parent gave it, or with the inputs the report lists when those were inferred)."""
     inputs = next(iter(levels.values()))["inputs"]
-    if inputs.get("directive"):
-        return {"kind": "directive", "text": inputs["directive"]}
-    built, detail = inputs["built"], inputs["detail"]
+    built, detail, specs = inputs["built"], inputs["detail"], inputs["args"]
     if built == "parent":
         match = PARENT_DETAIL.search(detail)
         parent = match and classes.get(match.group("parent"))
         inner = parent and depth < 4 and recipe(match.group("parent"), parent, classes, depth + 1)
-        return {"kind": "parent", "parent": inner, "path": match.group("path")} if inner else None
-    if built == "directive" and inputs["source"] == "directive":
-        return {"kind": "directive", "text": detail}
-    build = f"{class_name}()" if built == "no-arguments" else CALL_LINE.sub("", detail)
+        if not inner:
+            return None
+        return {"kind": "parent", "parent": inner, "path": match.group("path"),
+                "inputs": None if inputs["source"] == "parent" else specs}
+    text = inputs.get("directive") or (detail if built == "directive" else "")
+    if text and _calls_with_inputs(text):
+        return {"kind": "directive", "text": text}
+    build = text or (f"{class_name}()" if built == "no-arguments" else CALL_LINE.sub("", detail))
     if not build or built == "unbuilt":
         return None
-    return {"kind": "expr", "build": build, "inputs": inputs["args"]}
+    return {"kind": "expr", "build": build, "inputs": specs}
 
 
 def raw_torch(files: list[str], jobs: list[dict], truth: bool = True, python: str = sys.executable) -> dict:

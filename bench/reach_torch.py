@@ -101,6 +101,12 @@ def _bind(instance: torch.nn.Module, values: list, names: list) -> tuple[tuple, 
     return tuple(args), kwargs
 
 
+def _called_with_specs(instance: torch.nn.Module, specs: list, device: str) -> tuple[torch.nn.Module, tuple, dict]:
+    with torch.device(device):
+        values = [_spec_tensor(spec, device) for spec in specs]
+    return (instance, *_bind(instance, values, [spec["name"] for spec in specs]))
+
+
 def split_directive(text: str):
     expr = ast.parse(text, mode="eval").body
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
@@ -120,12 +126,11 @@ def build(recipe: dict, module, device: str) -> tuple[torch.nn.Module, tuple, di
                 raise ValueError("the directive gives no inputs")
             return instance, tuple(evaluate(a) for a in arg_nodes), {k.arg: evaluate(k.value) for k in keywords}
         if recipe["kind"] == "expr":
-            instance = eval(recipe["build"], scope)
-            values = [_spec_tensor(spec, device) for spec in recipe["inputs"]]
-            args, kwargs = _bind(instance, values, [spec["name"] for spec in recipe["inputs"]])
-            return instance, args, kwargs
+            return _called_with_specs(eval(recipe["build"], scope), recipe["inputs"], device)
         parent, args, kwargs = build(recipe["parent"], module, device)
         child = parent.get_submodule(recipe["path"])
+        if recipe.get("inputs") is not None:  # the parent's run gave it nothing: inferred inputs
+            return _called_with_specs(child, recipe["inputs"], device)
         seen: list = []
         hook = child.register_forward_pre_hook(lambda m, a, k: seen.append((a, k)) if not seen else None,
                                                with_kwargs=True)

@@ -66,16 +66,20 @@ def _levels(built, detail="", source="inferred", args=(), directive=None):
 def test_recipes_follow_what_the_report_says_it_built():
     spec = {"name": "x", "shape": ["B", 8], "dtype": "float32"}
     classes = {"GPT": _levels("config", "GPT(config=GPTConfig())", args=[spec]),
-               "Block": _levels("parent", "the `h.0` instance built by GPT"),
+               "Block": _levels("parent", "the `h.0` instance built by GPT", source="parent"),
                "Head": _levels("call-in-file", "Head(8, 2) (line 40)", args=[spec]),
                "Net": _levels("no-arguments", args=[spec]),
                "ViT": _levels("guessed", "ViT(dim=64)", directive="ViT(dim=64)(torch.randn(2, 3, 32, 32))"),
+               "Mlp": _levels("guessed", "Mlp(64)", args=[spec], directive="Mlp(in_features=64)"),
+               "Head2": _levels("parent", "the `head` instance built by Mlp", args=[spec]),
                "Lost": _levels("unbuilt")}
     recipe = {name: reach.recipe(name, levels, classes) for name, levels in classes.items()}
     assert recipe["GPT"] == {"kind": "expr", "build": "GPT(config=GPTConfig())", "inputs": [spec]}
-    assert recipe["Block"] == {"kind": "parent", "parent": recipe["GPT"], "path": "h.0"}
+    assert recipe["Block"] == {"kind": "parent", "parent": recipe["GPT"], "path": "h.0", "inputs": None}
     assert recipe["Head"]["build"] == "Head(8, 2)" and recipe["Net"]["build"] == "Net()"
     assert recipe["ViT"] == {"kind": "directive", "text": "ViT(dim=64)(torch.randn(2, 3, 32, 32))"}
+    assert recipe["Mlp"] == {"kind": "expr", "build": "Mlp(in_features=64)", "inputs": [spec]}
+    assert recipe["Head2"] == {"kind": "parent", "parent": recipe["Mlp"], "path": "head", "inputs": [spec]}
     assert recipe["Lost"] is None
 
 
