@@ -18,7 +18,6 @@ import importlib
 import inspect
 import json
 import os
-import re
 import sys
 import time
 import traceback
@@ -34,7 +33,6 @@ from torch_nodes import export_rows, fx_rows  # noqa: E402
 
 # the example sizes fxlens names B and T (server/fxlens/worker/build.py: BATCH, SEQUENCE)
 FREE_SIZES = {"B": 2, "T": 8}
-PARENT_DETAIL = re.compile(r"the `(?P<path>[^`]*)` instance built by (?P<parent>\w+)")
 
 
 def import_file(model: ModelFile):
