@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SCENARIO_FILES = ("hover", "edit", "cold", "scale", "load")
+SCENARIO_FILES = ("hover", "edit", "cold", "scale", "load", "tree")
 
 
 @dataclass
@@ -139,6 +139,19 @@ def markdown(r: dict) -> str:
                   f"| idle | {lo['idle']['count']} | {_ms(lo['idle'])} |",
                   f"| while B re-traced {lo['retraces_of_b']}× ({lo['retrace_median_s']:.1f} s each) | "
                   f"{lo['under_load']['count']} | {_ms(lo['under_load'])} |", ""]
+    if "tree" in r:
+        t = r["tree"]
+        check = t["check"]
+        lines += [f"## Cold check of a real-model tree ({t['files']} files, {t['classes']} Module classes, "
+                  "tests/fixtures/repos)", "",
+                  "| what (process start → exit) | median |", "|---|---|",
+                  f"| `fxlens check` of every file ({check['diagnostics']} diagnostics, {check['errors']} errors, "
+                  f"{check['load_errors']} load errors) | {t['median_fxlens_check_s']:.2f} s |",
+                  f"| `python -c \"import torch\"` | {t['median_import_torch_s']:.2f} s |",
+                  f"| raw torch: fx + export of every reference construction ({t['raw_traced_levels']} levels "
+                  f"traced) | {t['median_raw_torch_s']:.2f} s |",
+                  f"| ratio fxlens / raw torch · fxlens / import torch | {t['ratio_to_raw_torch']:.2f}× · "
+                  f"{t['ratio_to_import_torch']:.2f}× |", ""]
     lines += ["## Targets", "", "| target | measured | |", "|---|---|---|"]
     lines += [f"| {v.target} | {v.measured} | {'pass' if v.passed else '**FAIL**'} |" for v in verdicts(r)]
     return "\n".join(lines) + "\n"

@@ -1,8 +1,9 @@
 """fxlens benchmarks, one command: hover latency (vs jedi-language-server), edit → fresh result and cold
-start (vs raw torch), scale (vs raw torch.export), hover under load.
+start (vs raw torch), scale (vs raw torch.export), hover under load, a cold `fxlens check` of a real-model
+tree (vs import torch and raw torch tracing the same classes).
 
     pip install -r bench/requirements.txt     # jedi-language-server, the hover peer
-    python bench/run.py [--only hover,edit,cold,scale,load] [--hovers 1200] [--rounds 5] [--runs 3]
+    python bench/run.py [--only hover,edit,cold,scale,load,tree] [--hovers 1200] [--rounds 5] [--runs 3]
                         [--scale-runs 1] [--scale-models gpt2-12,gpt2-48,llama70b]
 
 Every comparison is measured in this one invocation, in turns, on the same machine state. Results go
@@ -25,7 +26,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-SCENARIOS = ("hover", "edit", "cold", "scale", "load")
+SCENARIOS = ("hover", "edit", "cold", "scale", "load", "tree")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -34,7 +35,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="comma-separated scenarios to run (default: all): " + ", ".join(SCENARIOS))
     parser.add_argument("--hovers", type=int, default=1200, help="hovers per server (default 1200)")
     parser.add_argument("--rounds", type=int, default=5, help="edits per model in the edit benchmark")
-    parser.add_argument("--runs", type=int, default=3, help="cold starts of each kind")
+    parser.add_argument("--runs", type=int, default=3, help="cold starts of each kind (also cold tree checks)")
     parser.add_argument("--scale-runs", type=int, default=1, help="runs per model in the scale benchmark")
     parser.add_argument("--scale-models", default="gpt2-12,gpt2-48,llama70b")
     args = parser.parse_args(argv)
@@ -59,6 +60,7 @@ def check_requirements(scenarios: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
+    from check_tree import tree_check
     from edits import cold_start, edit_to_result
     from latency import hover_under_load, hover_vs_jedi
     from scale import measure
@@ -72,6 +74,7 @@ def run(args: argparse.Namespace) -> dict:
             "cold": lambda: asyncio.run(cold_start(_sub(folder, "cold"), args.runs)),
             "scale": lambda: measure(_sub(folder, "scale"), args.scale_runs, args.scale_models),
             "load": lambda: asyncio.run(hover_under_load(_sub(folder, "load"), args.hovers)),
+            "tree": lambda: tree_check(args.runs),
         }
         for name in args.only:
             print(f"== {name} …", flush=True)

@@ -5,17 +5,19 @@ import ast
 import asyncio
 import importlib.util
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import torch
-import torch.fx
-from torch.fx.passes.shape_prop import ShapeProp
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from torch_nodes import export_rows, fx_rows  # noqa: E402  (raw torch's node lists, shared with bench/reach.py)
+
 MODELS = ROOT / "tests" / "fixtures" / "models"
 FILES = {
     "seed": MODELS / "seed.py",
@@ -64,51 +66,27 @@ def _directive_example(path: Path, class_name: str, device: str = "meta"):
     return instance, inputs
 
 
-def _innermost_line(stack_trace: str | None, path: Path):
-    lines = [int(m.group(1)) for m in re.finditer(rf'File "{re.escape(str(path))}", line (\d+)', stack_trace or "")]
-    return lines[-1] if lines else None
-
-
-def _shape(value):
-    return [int(s) for s in value.shape] if isinstance(value, torch.Tensor) else None
-
-
 @pytest.mark.parametrize("file_key,class_name", TRACEABLE)
 def test_fx_level_matches_symbolic_trace(reports, file_key, class_name):
     path = FILES[file_key]
     instance, inputs = _directive_example(path, class_name)
-    tracer = torch.fx.Tracer()
-    tracer.record_stack_traces = True
-    gm = torch.fx.GraphModule(tracer.root if hasattr(tracer, "root") else instance, tracer.trace(instance))
     try:
-        ShapeProp(gm).propagate(*inputs)
+        expected = fx_rows(instance, inputs, str(path))
     except RuntimeError:  # `.item()` on meta: real tensors give the shapes (fxlens's fake run must agree)
-        cpu_instance, cpu_inputs = _directive_example(path, class_name, "cpu")
-        gm = torch.fx.GraphModule(cpu_instance, tracer.trace(cpu_instance))
-        ShapeProp(gm).propagate(*cpu_inputs)
-    expected = [(n.name, n.op, n.target if n.op != "call_function" else n._pretty_print_target(n.target),
-                 len(n.users), _innermost_line(n.stack_trace, path),
-                 list(n.meta["tensor_meta"].shape) if "tensor_meta" in n.meta and hasattr(n.meta["tensor_meta"], "shape") else None)
-                for n in gm.graph.nodes]
+        expected = fx_rows(*_directive_example(path, class_name, "cpu"), str(path))
     result = reports[file_key].find_class(class_name).levels["fx"]
     assert result.ok
-    got = [(n.name, n.op, n.target, n.num_users, n.line, n.shape) for n in result.nodes]
-    assert got == [(name, op, str(target), users, line, shape) for name, op, target, users, line, shape in expected]
+    assert [(n.name, n.op, n.target, n.num_users, n.line, n.shape, n.dtype) for n in result.nodes] == expected
 
 
 @pytest.mark.parametrize("file_key,class_name", TRACEABLE)
 def test_aten_level_matches_torch_export(reports, file_key, class_name):
     path = FILES[file_key]
     instance, inputs = _directive_example(path, class_name)
-    ep = torch.export.export(instance, inputs, strict=False)
-    expected = [(n.name, n.op, str(n.target) if isinstance(n.target, torch._ops.OpOverload)
-                 else n._pretty_print_target(n.target), len(n.users),
-                 _innermost_line(n.meta.get("stack_trace"), path) if n.op not in ("placeholder", "output") else None,
-                 _shape(n.meta.get("val")))
-                for n in ep.graph.nodes]
+    expected = export_rows(torch.export.export(instance, inputs, strict=False), str(path))
     result = reports[file_key].find_class(class_name).levels["aten"]
     assert result.ok
-    assert [(n.name, n.op, n.target, n.num_users, n.line, n.shape) for n in result.nodes] == expected
+    assert [(n.name, n.op, n.target, n.num_users, n.line, n.shape, n.dtype) for n in result.nodes] == expected
 
 
 def test_seed_module_counts_and_overloads(reports):

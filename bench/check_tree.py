@@ -1,0 +1,69 @@
+"""Cold `fxlens check` over the real-model tree of tests/fixtures/repos (process start → exit), in turns
+with `python -c "import torch"` and raw torch tracing the same classes (fx + export of every reference
+construction, bench/reach_torch.py, one cold process). Medians of `runs`.
+
+Both sides get the same environment: every repository's import roots on the path (as `pip install -e` of
+each would), so a file's sibling and package imports resolve for fxlens as they do for raw torch."""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from reach import CORPUS, fxlens_env
+
+BENCH = Path(__file__).resolve().parent
+REPOS = BENCH.parent / "tests" / "fixtures" / "repos"
+
+
+def _wall(command: list[str], **kwargs) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    return time.perf_counter() - start, done
+
+
+def _tree_env() -> dict:
+    env = fxlens_env(False)
+    roots = dict.fromkeys(str((m.root / folder).resolve()) for m in CORPUS for folder in m.sys_path)
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], *roots])
+    return env
+
+
+def _fxlens_check(files: list[str]) -> tuple[float, dict]:
+    seconds, done = _wall([sys.executable, "-m", "fxlens", "check", *files], cwd=REPOS, env=_tree_env())
+    lines = done.stdout.splitlines()
+    return seconds, {"exit": done.returncode, "diagnostics": len(lines),
+                     "errors": sum(": error: " in line for line in lines),
+                     "load_errors": sum(line.endswith("[load]") for line in lines)}
+
+
+def _raw_torch() -> tuple[float, dict]:
+    seconds, done = _wall([sys.executable, str(BENCH / "reach_torch.py")], input=json.dumps({"mode": "time"}))
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    return seconds, json.loads(done.stdout)
+
+
+def tree_check(runs: int) -> dict:
+    files = [str(m.file.relative_to(REPOS)) for m in CORPUS]
+    fxlens, import_torch, raw = [], [], []
+    check = traced = None
+    for _ in range(runs):
+        seconds, check = _fxlens_check(files)
+        fxlens.append(seconds)
+        import_torch.append(_wall([sys.executable, "-c", "import torch"])[0])
+        seconds, traced = _raw_torch()
+        raw.append(seconds)
+    medians = {"fxlens_check": statistics.median(fxlens), "import_torch": statistics.median(import_torch),
+               "raw_torch": statistics.median(raw)}
+    return {"runs": runs, "files": len(files), "classes": sum(len(m.classes) for m in CORPUS),
+            "fxlens_check_s": fxlens, "import_torch_s": import_torch, "raw_torch_s": raw,
+            **{f"median_{k}_s": v for k, v in medians.items()},
+            "ratio_to_raw_torch": medians["fxlens_check"] / medians["raw_torch"],
+            "ratio_to_import_torch": medians["fxlens_check"] / medians["import_torch"],
+            "check": check, "raw_traced_levels": traced["traced_levels"],
+            "raw_inside_process_s": traced["seconds"]}

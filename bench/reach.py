@@ -1,0 +1,291 @@
+"""Reach on real repositories (issue 11): how many Module classes of a realistic corpus fxlens shows a graph
+for with no directive, against what raw torch can trace, and whether every node it shows is torch's.
+
+    python bench/reach.py [--installed] [--python PATH] [--only REPO,...]
+
+1. `fxlens graph FILE --json` for every file of tests/fixtures/repos (no directive anywhere), run as a user
+   would: the CLI in a subprocess, from the repository's root (PYTHONPATH=server of this checkout, or the
+   installed `fxlens` with --installed).
+2. Raw torch on the hand-written constructions of tests/fixtures/repos/reference.py, one process per
+   repository (bench/reach_torch.py): does symbolic_trace / torch.export (non-strict) take each class?
+3. For every class and level fxlens traced: the same module rebuilt in raw torch from what the report says
+   it built (`inputs.directive`, else the constructor call and inputs it lists, else the parent's instance),
+   node by node (op, target, users, line; shape and dtype where both sides have one).
+
+Prints the table and writes bench/REACH.md and bench/results/reach.json.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Optional
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "repos"))
+from reference import CORPUS, ModelFile  # noqa: E402
+
+FREE_SIZES = {"B": 2, "T": 8}  # fxlens's example sizes, unless the inputs say what B and T stood for
+PARENT_DETAIL = re.compile(r"the `(?P<path>[^`]*)` instance built by (?P<parent>\w+)")
+CALL_LINE = re.compile(r" \(line \d+\)$")
+HANG_GUARD_SECONDS = 900
+
+
+def fxlens_command(installed: bool, python: str) -> list[str]:
+    return ["fxlens"] if installed else [python, "-m", "fxlens"]
+
+
+def fxlens_env(installed: bool) -> dict:
+    if installed:
+        return dict(os.environ)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "server"),
+                                                                      os.environ.get("PYTHONPATH")]))}
+
+
+def fxlens_graph(model: ModelFile, installed: bool = False, python: str = sys.executable) -> dict:
+    """One `fxlens graph --json` of one file, from the repository root: its class objects and load problems."""
+    done = subprocess.run([*fxlens_command(installed, python), "graph", str(model.file.resolve()), "--json"],
+                          cwd=model.root, env=fxlens_env(installed), capture_output=True, text=True,
+                          timeout=HANG_GUARD_SECONDS)
+    objects = []
+    if done.stdout.strip():
+        try:
+            parsed = json.loads(done.stdout)
+            objects = parsed if isinstance(parsed, list) else [parsed]
+        except json.JSONDecodeError:
+            pass
+    load = [line.strip() for line in done.stderr.splitlines() if line.rstrip().endswith("[load]")]
+    load += [f"{d['line']}: {d['message']}" for o in objects for d in o["diagnostics"] if d["category"] == "load"]
+    return {"exit": done.returncode, "objects": objects, "load": sorted(set(load)),
+            "stderr": done.stderr.strip()[-2000:]}
+
+
+def by_class(run: dict) -> dict:
+    """class -> level -> the CLI's JSON object."""
+    out: dict = defaultdict(dict)
+    for obj in run["objects"]:
+        out[obj["class"]][obj["level"]] = obj
+    return out
+
+
+def shown(obj: Optional[dict]) -> bool:
+    return bool(obj and obj["ok"] and obj["nodes"])
+
+
+def failure_category(level: str, levels: dict) -> str:
+    """The category of the level's first error; a level that failed for the class's reason (it was never
+    built) carries none itself, so that reason's category."""
+    obj = levels.get(level)
+    if obj is None or obj["ok"]:
+        return ""
+    for severities in (("error",), ("warning",)):
+        for candidate in [obj, *levels.values()]:
+            found = [d["category"] for d in candidate["diagnostics"] if d["severity"] in severities]
+            if found:
+                return found[0]
+    return "(no diagnostic)"
+
+
+def _calls_with_inputs(text: str) -> bool:
+    """`Ctor(args)(inputs)` (a directive with inputs) rather than `Ctor(args)`."""
+    try:
+        expr = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call)
+
+
+def recipe(class_name: str, levels: dict, classes: dict, depth: int = 0) -> Optional[dict]:
+    """How to rebuild what fxlens built for this class, from the report alone (None: it does not say).
+
+    kinds: `directive` (constructor and inputs in one expression), `expr` (a constructor expression and
+    the inputs the report lists), `parent` (the instance at `path` of the parent's rebuild, called with
+    what the parent gave it, or with the inputs the report lists when those were inferred)."""
+    inputs = next(iter(levels.values()))["inputs"]
+    built, detail, specs = inputs["built"], inputs["detail"], inputs["args"]
+    if built == "parent":
+        match = PARENT_DETAIL.search(detail)
+        parent = match and classes.get(match.group("parent"))
+        inner = parent and depth < 4 and recipe(match.group("parent"), parent, classes, depth + 1)
+        if not inner:
+            return None
+        return {"kind": "parent", "parent": inner, "path": match.group("path"),
+                "inputs": None if inputs["source"] == "parent" else specs}
+    text = inputs.get("directive") or (detail if built == "directive" else "")
+    if text and _calls_with_inputs(text):
+        return {"kind": "directive", "text": text}
+    build = text or (f"{class_name}()" if built == "no-arguments" else CALL_LINE.sub("", detail))
+    if not build or built == "unbuilt":
+        return None
+    return {"kind": "expr", "build": build, "inputs": specs}
+
+
+def raw_torch(files: list[str], jobs: list[dict], truth: bool = True, python: str = sys.executable) -> dict:
+    request = json.dumps({"files": files, "jobs": jobs, "truth": truth})
+    done = subprocess.run([python, str(BENCH / "reach_torch.py")], input=request, capture_output=True, text=True,
+                          timeout=HANG_GUARD_SECONDS)
+    if done.returncode != 0:
+        raise RuntimeError(f"raw torch failed on {files}:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout)
+
+
+def free_sizes(specs: list[dict], shapes: Optional[list]) -> dict:
+    """What B and T stood for: read off the inputs' named dims against the inputs torch was given."""
+    sizes = dict(FREE_SIZES)
+    for spec, shape in zip(specs, shapes or []):
+        for named, real in zip(spec.get("shape") or [], shape or []):
+            if isinstance(named, str) and named.isidentifier():
+                sizes[named] = real
+    return sizes
+
+
+def _size(size, raw, sizes: dict) -> bool:
+    if isinstance(size, int):
+        return size == raw
+    try:
+        return eval(str(size), {"__builtins__": {}}, sizes) == raw
+    except Exception:  # noqa: BLE001 - a size known only at run time (`u0`): any value agrees
+        return True
+
+
+def compare(nodes: list[dict], rows: list[list], sizes: Optional[dict] = None) -> tuple[bool, str, int]:
+    """(agree, first difference, nodes whose shapes were compared) between fxlens's nodes and torch's rows;
+    `sizes` gives the symbolic sizes of fxlens's shapes their values in torch's example."""
+    sizes = sizes or FREE_SIZES
+    if len(nodes) != len(rows):
+        return False, f"{len(nodes)} nodes, torch has {len(rows)}", 0
+    shaped = 0
+    for node, (name, op, target, users, line, shape, dtype) in zip(nodes, rows):
+        ours = (node["name"], node["op"], node["target"], node["num_users"], node["line"])
+        if ours != (name, op, target, users, line):
+            return False, f"{ours} != torch {(name, op, target, users, line)}", shaped
+        if node["shape"] is not None and shape is not None:
+            shaped += 1
+            if (len(node["shape"]) != len(shape) or node["dtype"] != dtype
+                    or not all(_size(ours, theirs, sizes) for ours, theirs in zip(node["shape"], shape))):
+                return False, f"{name}: shape {node['shape']} {node['dtype']} != torch {shape} {dtype}", shaped
+    return True, "", shaped
+
+
+def agreement(obj: dict, theirs: dict) -> tuple[bool, str, int]:
+    """compare() for one level's CLI object and raw torch's rebuild of it."""
+    return compare(obj["nodes"], theirs["rows"], free_sizes(obj["inputs"]["args"], theirs.get("inputs")))
+
+
+def measure(models: tuple = CORPUS, installed: bool = False, python: str = sys.executable, log=print) -> dict:
+    runs = {}
+    for model in models:
+        log(f"fxlens graph {model.key} …")
+        runs[model.key] = fxlens_graph(model, installed, python)
+    repos: dict = defaultdict(list)
+    for model in models:
+        repos[model.repo].append(model)
+    raw: dict = {"truth": {}, "rebuilds": [], "import_errors": {}}
+    for repo, members in repos.items():
+        jobs = []
+        for model in members:
+            classes = by_class(runs[model.key])
+            for name, levels in classes.items():
+                wanted = [level for level, obj in levels.items() if shown(obj)]
+                how = recipe(name, levels, classes) if wanted else None
+                if how:
+                    jobs.append({"file": model.key, "class": name, "levels": wanted, "recipe": how})
+        log(f"raw torch {repo} ({len(jobs)} rebuilds) …")
+        answer = raw_torch([m.key for m in members], jobs, python=python)
+        for key in raw:
+            raw[key].update(answer[key]) if isinstance(raw[key], dict) else raw[key].extend(answer[key])
+    return rows_of(models, runs, raw)
+
+
+def rows_of(models: tuple, runs: dict, raw: dict) -> dict:
+    rebuilt = {(r["file"], r["class"]): r for r in raw["rebuilds"]}
+    rows = []
+    for model in models:
+        classes = by_class(runs[model.key])
+        truth = raw["truth"].get(model.key, {})
+        for name in list(model.classes) + [c for c in classes if c not in model.classes]:
+            levels, torch_says = classes.get(name, {}), truth.get(name, {})
+            row = {"file": model.key, "class": name, "listed": name in model.classes,
+                   "raw_fx": torch_says.get("fx_ok"), "raw_export": torch_says.get("export_ok"),
+                   "raw_fx_error": torch_says.get("fx_error", ""), "raw_export_error": torch_says.get("export_error", ""),
+                   "fx": shown(levels.get("fx")), "aten": shown(levels.get("aten")),
+                   "built": next(iter(levels.values()))["inputs"]["built"] if levels else "",
+                   "fx_category": failure_category("fx", levels), "aten_category": failure_category("aten", levels), "agreement": {}}
+            for level in ("fx", "aten"):
+                if not row[level]:
+                    continue
+                theirs = rebuilt.get((model.key, name), {}).get(level)
+                if theirs is None:
+                    row["agreement"][level] = {"verdict": "not comparable", "why": "the report does not say how to rebuild it"}
+                elif "error" in theirs:
+                    row["agreement"][level] = {"verdict": "not comparable", "why": theirs["error"]}
+                else:
+                    agree, why, shaped = agreement(levels[level], theirs)
+                    row["agreement"][level] = {"verdict": "agree" if agree else "DISAGREE", "why": why,
+                                               "nodes": len(theirs["rows"]), "shapes_compared": shaped}
+            rows.append(row)
+    return {"rows": rows, "summary": summary(rows),
+            "load_failures": {key: run["load"] or [run["stderr"]] for key, run in runs.items()
+                              if run["load"] or (run["exit"] == 2 and not run["objects"])},
+            "reference_errors": raw["import_errors"]}
+
+
+def _ratio(hit: int, of: int) -> dict:
+    return {"hit": hit, "of": of, "ratio": hit / of if of else None}
+
+
+def summary(rows: list[dict]) -> dict:
+    listed = [r for r in rows if r["listed"]]
+    verdicts = [a for r in rows for a in r["agreement"].values()]
+    categories: dict = defaultdict(int)
+    for r in rows:
+        for level in ("fx", "aten"):
+            if r[f"{level}_category"]:
+                categories[r[f"{level}_category"]] += 1
+    return {
+        "classes": len(listed),
+        "fx_reach": _ratio(sum(r["fx"] for r in listed if r["raw_fx"]), sum(bool(r["raw_fx"]) for r in listed)),
+        "aten_reach": _ratio(sum(r["aten"] for r in listed if r["raw_export"]),
+                             sum(bool(r["raw_export"]) for r in listed)),
+        "fx_shown": sum(r["fx"] for r in listed), "aten_shown": sum(r["aten"] for r in listed),
+        "agree": sum(v["verdict"] == "agree" for v in verdicts),
+        "disagree": sum(v["verdict"] == "DISAGREE" for v in verdicts),
+        "not_comparable": sum(v["verdict"] == "not comparable" for v in verdicts),
+        "nodes_agreeing": sum(v.get("nodes", 0) for v in verdicts if v["verdict"] == "agree"),
+        "failure_categories": dict(sorted(categories.items())),
+    }
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--installed", action="store_true", help="run the `fxlens` on PATH, not this checkout's")
+    parser.add_argument("--python", default=sys.executable, help="interpreter for fxlens and raw torch")
+    parser.add_argument("--only", default="", help="comma-separated repositories (folders of tests/fixtures/repos)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    from reach_report import markdown
+
+    args = parse_args(argv)
+    only = {r.strip() for r in args.only.split(",") if r.strip()}
+    models = tuple(m for m in CORPUS if not only or m.repo in only)
+    result = measure(models, args.installed, args.python, log=lambda text: print(text, file=sys.stderr, flush=True))
+    (BENCH / "results").mkdir(exist_ok=True)
+    (BENCH / "results" / "reach.json").write_text(json.dumps(result, indent=1) + "\n")
+    table = markdown(result)
+    if not only:
+        (BENCH / "REACH.md").write_text(table)
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Raw torch's node lists for one module and its inputs, in the terms the report uses: what fxlens's nodes
+are checked against (tests/worker/test_engine_vs_torch.py, tests/worker/test_real_repos.py, bench/reach.py).
+
+A row is (name, op, target, num_users, line, shape, dtype): `line` is the innermost line of `path` in the
+node's stack trace, `shape`/`dtype` those of a single tensor value (None otherwise).
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple, Optional
+
+import torch
+import torch.fx
+from torch.fx.passes.shape_prop import ShapeProp
+
+
+class Row(NamedTuple):
+    name: str
+    op: str
+    target: str
+    num_users: int
+    line: Optional[int]
+    shape: Optional[list]
+    dtype: Optional[str]
+
+
+def innermost_line(stack_trace: Optional[str], path: str) -> Optional[int]:
+    lines = [int(m.group(1)) for m in re.finditer(rf'File "{re.escape(str(path))}", line (\d+)', stack_trace or "")]
+    return lines[-1] if lines else None
+
+
+def _size(size) -> object:
+    """An int, or the text of a size only known at run time (`u0` after `.item()` or `nonzero`)."""
+    try:
+        return int(size)
+    except Exception:  # noqa: BLE001 - an unbacked SymInt has no value
+        return str(size)
+
+
+def _dtype(dtype: Optional[torch.dtype]) -> Optional[str]:
+    return str(dtype).replace("torch.", "") if dtype is not None else None
+
+
+def fx_graph(instance: torch.nn.Module) -> torch.fx.GraphModule:
+    """symbolic_trace, keeping the stack traces that give each node its line."""
+    tracer = torch.fx.Tracer()
+    tracer.record_stack_traces = True
+    graph = tracer.trace(instance)
+    return torch.fx.GraphModule(tracer.root, graph)
+
+
+def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool = False) -> list[Row]:
+    """The fx graph with ShapeProp's shapes. ShapeProp's error propagates (`.item()` on meta: try real
+    tensors), unless `partial`: then shapes stop where propagation stopped."""
+    gm = fx_graph(instance)
+    try:
+        ShapeProp(gm).propagate(*inputs)
+    except Exception:  # noqa: BLE001 - re-raised unless the caller takes the shapes there are
+        if not partial:
+            raise
+    rows = []
+    for n in gm.graph.nodes:
+        meta = n.meta.get("tensor_meta")
+        single = meta is not None and hasattr(meta, "shape")
+        target = n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target)
+        rows.append(Row(n.name, n.op, target, len(n.users), innermost_line(n.stack_trace, path),
+                        [_size(s) for s in meta.shape] if single else None, _dtype(meta.dtype) if single else None))
+    return rows
+
+
+def export_rows(program: torch.export.ExportedProgram, path: str) -> list[Row]:
+    rows = []
+    for n in program.graph.nodes:
+        value = n.meta.get("val")
+        tensor = isinstance(value, torch.Tensor)
+        target = (str(n.target) if isinstance(n.target, torch._ops.OpOverload)
+                  else n._pretty_print_target(n.target))
+        line = None if n.op in ("placeholder", "output") else innermost_line(n.meta.get("stack_trace"), path)
+        rows.append(Row(n.name, n.op, target, len(n.users), line,
+                        [_size(s) for s in value.shape] if tensor else None, _dtype(value.dtype) if tensor else None))
+    return rows
