@@ -20,18 +20,6 @@ from reference import CORPUS  # noqa: E402  (put on sys.path by reach)
 
 FILES = {model.key: model for model in CORPUS}
 
-# Expectations other parts of issue 11 make true. strict: once they are merged the test passes, the mark
-# then fails the run, and is removed.
-PACKAGES = pytest.mark.xfail(strict=True, reason="issue 11 §1: a file of a package is loaded as its dotted "
-                                                 "module; src/ layouts are importable")
-LOADS = {"mixture-of-experts/src/moe/layers.py": PACKAGES, "Pytorch-UNet/unet/unet_model.py": PACKAGES,
-         "vision/torchvision_like/models/resnet.py": PACKAGES,
-         "tiny-llama/tiny_llama/modeling_tiny_llama.py": PACKAGES}
-CATEGORISED: dict = {}  # §7 (the failures part) is merged: no file left to mark
-
-
-def _cases(marks: dict) -> list:
-    return [pytest.param(key, marks=marks[key]) if key in marks else key for key in FILES]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +48,7 @@ def rebuilt(runs) -> dict:
     return out
 
 
-@pytest.mark.parametrize("key", _cases(LOADS))
+@pytest.mark.parametrize("key", list(FILES))
 def test_file_loads(runs, key):
     run = runs[key]
     assert not run["load"], run["load"]
@@ -80,7 +68,7 @@ def test_every_traced_level_agrees_with_raw_torch(runs, rebuilt, key):
             assert agree, f"{name} ({level}): {why}"
 
 
-@pytest.mark.parametrize("key", _cases(CATEGORISED))
+@pytest.mark.parametrize("key", list(FILES))
 def test_every_failure_has_its_own_category(runs, key):
     catch_all = [(obj["class"], obj["level"], d["line"], d["message"]) for obj in runs[key]["objects"]
                  for d in obj["diagnostics"] if d["severity"] == "error" and d["category"] in ("trace", "")]
