@@ -5,7 +5,7 @@
 --     -- cmd = { "fxlens", "serve", "--stdio" },           -- default
 --     -- settings = { python = "/path/to/venv/bin/python", -- the interpreter that has torch
 --     --              levels = { "fx", "aten" }, inlayHints = false },
---     -- keymaps = false,                                  -- K (hover) and <leader>fl (run lens)
+--     -- keymaps = false,                                  -- K (hover), <leader>fl (run lens), <leader>fa (code action)
 --   })
 --
 -- Then open a Python file: code lenses show node counts per class, K (hover) on a
@@ -51,6 +51,8 @@ function M.attach(bufnr, opts)
     -- Neovim 0.7 maps nothing to LSP by default; skip with `keymaps = false`
     vim.keymap.set("n", "K", vim.lsp.buf.hover, { buffer = bufnr, desc = "fxlens: nodes of this line" })
     vim.keymap.set("n", "<leader>fl", vim.lsp.codelens.run, { buffer = bufnr, desc = "fxlens: run the lens" })
+    vim.keymap.set("n", "<leader>fa", vim.lsp.buf.code_action,
+      { buffer = bufnr, desc = "fxlens: code actions (pin guessed arguments as a directive)" })
   end
 end
 
