@@ -6,6 +6,7 @@ node's stack trace, `shape`/`dtype` those of a single tensor value (None otherwi
 """
 from __future__ import annotations
 
+import inspect
 import re
 from typing import NamedTuple, Optional
 
@@ -41,18 +42,30 @@ def _dtype(dtype: Optional[torch.dtype]) -> Optional[str]:
     return str(dtype).replace("torch.", "") if dtype is not None else None
 
 
-def fx_graph(instance: torch.nn.Module) -> torch.fx.GraphModule:
+def defaults_left(instance: torch.nn.Module, args: tuple, kwargs: dict) -> dict:
+    """`concrete_args` as HuggingFace's tracer gives them: the forward parameters a call leaves to a
+    None, bool, number or string default, so `if mask is None` is decided as the call decides it."""
+    signature = inspect.signature(instance.forward)
+    passed = signature.bind_partial(*args, **kwargs).arguments
+    return {name: p.default for name, p in signature.parameters.items()
+            if name not in passed and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and type(p.default) in (type(None), bool, int, float, str)}
+
+
+def fx_graph(instance: torch.nn.Module, concrete_args: Optional[dict] = None) -> torch.fx.GraphModule:
     """symbolic_trace, keeping the stack traces that give each node its line."""
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
-    graph = tracer.trace(instance)
+    graph = tracer.trace(instance, concrete_args=concrete_args or None)
     return torch.fx.GraphModule(tracer.root, graph)
 
 
-def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool = False) -> list[Row]:
-    """The fx graph with ShapeProp's shapes. ShapeProp's error propagates (`.item()` on meta: try real
-    tensors), unless `partial`: then shapes stop where propagation stopped."""
-    gm = fx_graph(instance)
+def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool = False,
+            concrete_args: Optional[dict] = None) -> list[Row]:
+    """The fx graph with ShapeProp's shapes (`inputs`: every placeholder's value, in order). ShapeProp's
+    error propagates (`.item()` on meta: try real tensors), unless `partial`: then shapes stop where
+    propagation stopped."""
+    gm = fx_graph(instance, concrete_args)
     try:
         ShapeProp(gm).propagate(*inputs)
     except Exception:  # noqa: BLE001 - re-raised unless the caller takes the shapes there are

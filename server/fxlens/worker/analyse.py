@@ -300,7 +300,10 @@ class Analysis:
             trace = {"fx": trace_fx.run, "aten": partial(trace_aten.run, recipes=recipes)}.get(level)
             if trace is None:
                 continue
-            result = trace(example, self.path, self.lines, class_span)
+            try:
+                result = trace(example, self.path, self.lines, class_span)
+            except Exception as error:  # fxlens's own bug: this level says so, the other classes still trace
+                result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
@@ -314,6 +317,12 @@ class Analysis:
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
         for recipe in filter(None, recipes):  # after the results: only the next trace child needs these
             emit({"event": "rehearsal", "recipe": recipe})
+
+    def _internal(self, error: Exception, level: str, span: Span) -> Diagnostic:
+        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "internal",
+                          f"{type(error).__name__}: {error}", "fxlens itself failed while tracing this level; "
+                          "this is a bug in fxlens.", "Please report it with this file; other classes are not affected.",
+                          level=level)
 
     def _no_inputs_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:
         problem = example.problems[-1] if example.problems else None
