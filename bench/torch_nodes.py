@@ -66,17 +66,20 @@ def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool =
     error propagates (`.item()` on meta: try real tensors), unless `partial`: then shapes stop where
     propagation stopped."""
     gm = fx_graph(instance, concrete_args)
+    # the graph as symbolic_trace returned it: running it can add nodes to it (a forward that stored a
+    # Proxy on `self`, `self.mask = self.mask.to(x)`, leaves the GraphModule reading that Proxy)
+    traced = [(n, n.name, n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target),
+               len(n.users), innermost_line(n.stack_trace, path)) for n in gm.graph.nodes]
     try:
         ShapeProp(gm).propagate(*inputs)
     except Exception:  # noqa: BLE001 - re-raised unless the caller takes the shapes there are
         if not partial:
             raise
     rows = []
-    for n in gm.graph.nodes:
+    for n, name, op, target, users, line in traced:
         meta = n.meta.get("tensor_meta")
         single = meta is not None and hasattr(meta, "shape")
-        target = n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target)
-        rows.append(Row(n.name, n.op, target, len(n.users), innermost_line(n.stack_trace, path),
+        rows.append(Row(name, op, target, users, line,
                         [_size(s) for s in meta.shape] if single else None, _dtype(meta.dtype) if single else None))
     return rows
 

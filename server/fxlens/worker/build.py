@@ -80,7 +80,9 @@ def _config_candidates(param: inspect.Parameter, namespace: dict, module_name: s
     if isinstance(annotation, str):
         annotation = namespace.get(annotation)
     if isinstance(annotation, type) and annotation is not inspect.Parameter.empty:
-        return [annotation]
+        # a config class, not a value type: `int()` is 0 and `torch.Tensor()` empty, never a setting
+        plain = annotation.__module__ == "builtins" or issubclass(annotation, (torch.Tensor, nn.Module))
+        return [] if plain else [annotation]
     name = param.name.lower()
     if not any(key in name for key in ("conf", "cfg", "args", "param", "opt", "setting")):
         return []

@@ -69,10 +69,34 @@ def _layout(rnn: Optional[nn.RNNBase]) -> tuple[tuple[int, int], dict[int, str]]
     return (BATCH, SEQUENCE), {0: "B", 1: "T"}
 
 
-def _ids(table: nn.Module, rnn: Optional[nn.RNNBase]) -> list[Input]:
+# attributes that say the sequence length a model was built for, when it adds a fixed positional table
+_CONTEXT_NAMES = ("context_length", "n_ctx", "seq_len", "max_seq_len", "block_size")
+_LONGEST_DECLARED = 4096
+
+
+def _declared(root: nn.Module, names: tuple[str, ...]) -> Any:
+    """The first of `names` set on any submodule or its `config` (`self.context_length`, `config.n_ctx`)."""
+    for module in root.modules():
+        for holder in (module, getattr(module, "config", None)):
+            for name in names:
+                value = getattr(holder, name, None) if holder is not None else None
+                if value is not None and not isinstance(value, bool):
+                    return value
+    return None
+
+
+def _ids(table: nn.Module, rnn: Optional[nn.RNNBase], root: Optional[nn.Module] = None) -> list[Input]:
+    """Token ids: (B, T) in the RNN's layout, then (B,), then the context length the model declares (CLIP
+    adds a positional table of exactly that length)."""
     sizes, names = _layout(rnn)
     high = table.num_embeddings
-    return [Guess(sizes, torch.long, names, "ids", high), Guess((BATCH,), torch.long, {0: "B"}, "ids", high)]
+    found = [Guess(sizes, torch.long, names, "ids", high), Guess((BATCH,), torch.long, {0: "B"}, "ids", high)]
+    context = _declared(root, _CONTEXT_NAMES) if root is not None else None
+    if isinstance(context, int) and SEQUENCE != context and 0 < context <= _LONGEST_DECLARED:
+        batch_dim = 1 if rnn is not None and not rnn.batch_first else 0
+        shape = (context, BATCH) if batch_dim else (BATCH, context)
+        found.append(Guess(shape, torch.long, {batch_dim: "B"}, "ids", high))
+    return found
 
 
 def _rnn_hidden(layer: nn.RNNBase, position: tuple[int, ...]) -> list[Input]:
@@ -88,18 +112,19 @@ def _rnn_hidden(layer: nn.RNNBase, position: tuple[int, ...]) -> list[Input]:
     return [(h, c)]
 
 
+# attributes that say the image size a model was built for (timm, torchvision, CLIP)
+_IMAGE_SIZE_NAMES = ("image_size", "img_size", "input_resolution", "image_resolution", "resolution")
+
+
 def _spatial(root: nn.Module, conv: nn.modules.conv._ConvNd) -> list[int]:
     """The image size the model declares (`image_size`, `img_size`, or its config's), else SPATIAL rounded
     up to whole strides of the first convolution (a patch embedding takes whole patches)."""
     rank = len(conv.kernel_size)
-    for module in root.modules():
-        for holder in (module, getattr(module, "config", None)):
-            for name in ("image_size", "img_size"):
-                size = getattr(holder, name, None) if holder is not None else None
-                if isinstance(size, int) and size > 0:
-                    return [size] * rank
-                if isinstance(size, (tuple, list)) and len(size) == rank and all(isinstance(s, int) for s in size):
-                    return list(size)
+    size = _declared(root, _IMAGE_SIZE_NAMES)
+    if isinstance(size, int) and size > 0:
+        return [size] * rank
+    if isinstance(size, (tuple, list)) and len(size) == rank and all(isinstance(s, int) for s in size):
+        return list(size)
     sizes = []
     for kernel, stride in zip(conv.kernel_size, conv.stride):
         step = max(stride, 1)
@@ -112,7 +137,7 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
     layer = consumer.layer if consumer else None
     float_ = torch.float32
     if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
-        return _ids(layer, consumer.rnn_after)
+        return _ids(layer, consumer.rnn_after, root)
     if isinstance(layer, nn.Linear):
         n = layer.in_features
         return [Guess((BATCH, n), dims={0: "B"}), Guess((BATCH, SEQUENCE, n), dims={0: "B", 1: "T"}),
@@ -149,7 +174,7 @@ def by_name(name: str, root: nn.Module, consumer: Optional[Consumer]) -> list[In
     if name == "input_ids":
         table = consumer.layer if consumer and isinstance(consumer.layer, nn.Embedding) else first(root, nn.Embedding)
         if table is not None:
-            return _ids(table, consumer.rnn_after if consumer else None)
+            return _ids(table, consumer.rnn_after if consumer else None, root)
     if name in _TOKEN_FILLS:
         return [Guess((BATCH, SEQUENCE), torch.long, {0: "B", 1: "T"}, _TOKEN_FILLS[name])]
     if name == "pixel_values":

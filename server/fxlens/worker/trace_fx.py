@@ -12,7 +12,7 @@ import torch
 import torch.fx as fx
 
 from fxlens.report import Diagnostic, LevelResult, Node, Span
-from fxlens.worker import devices
+from fxlens.worker import devices, instance_state
 from fxlens.worker.build import bound_arguments
 from fxlens.worker.failures import classify
 from fxlens.worker.values import SampledSizes, describe, free_sizes, grow
@@ -72,9 +72,17 @@ def unpassed_constants(instance: torch.nn.Module, args: tuple, kwargs: dict) -> 
 
 def trace(module: torch.nn.Module, path: str, concrete: Optional[dict[str, Any]] = None) -> fx.GraphModule:
     tracer = SourceMappingTracer(path)
-    graph = tracer.trace(module, concrete_args=concrete or None)
-    name = type(module).__name__
-    return fx.GraphModule(tracer.root, graph, name)
+    # a forward that assigns to `self` (`self.mask = self.mask.to(x.dtype)`) leaves a Proxy there: neither
+    # the GraphModule (it copies the attributes its graph reads) nor the next step may see it
+    snapshot = instance_state.Snapshot(module)
+    try:
+        try:
+            graph = tracer.trace(module, concrete_args=concrete or None)
+        finally:
+            snapshot.restore(keep_added=True)
+        return fx.GraphModule(tracer.root, graph, type(module).__name__)
+    finally:
+        snapshot.restore()
 
 
 def _graph_for(example: Any, path: str) -> fx.GraphModule:
