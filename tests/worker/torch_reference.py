@@ -8,6 +8,7 @@ import asyncio
 import importlib.util
 import inspect
 import re
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -16,6 +17,9 @@ import torch.fx
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport, FileReport
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from torch_nodes import defaults_left  # noqa: E402  (raw torch's side, shared with bench/reach.py)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "building"
 # the sizes fxlens gives free dims in its examples (worker/build.py), to read "B", "2*B" as numbers
@@ -105,7 +109,10 @@ def _shape(value: Any) -> Optional[list]:
 def fx_nodes(instance: torch.nn.Module, args: Optional[tuple], kwargs: dict, path: Path) -> list[tuple]:
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
-    gm = torch.fx.GraphModule(tracer.root if hasattr(tracer, "root") else instance, tracer.trace(instance))
+    # the parameters the call leaves to a constant default are concrete, as HF's tracer does
+    concrete = defaults_left(instance, args, kwargs) if args is not None else None
+    graph = tracer.trace(instance, concrete_args=concrete or None)
+    gm = torch.fx.GraphModule(tracer.root if hasattr(tracer, "root") else instance, graph)
     values = _Values(gm)
     if args is not None:
         try:
