@@ -189,12 +189,9 @@ class Analysis:
         return building.build_alone(source, cls, loaded.module, loaded.tree, "cpu")[0]
 
     def _infer(self, example: building.Example) -> None:
-        gm = None
-        try:
-            gm = example.graph = trace_fx.trace(example.instance, self.path)
-        except Exception:
-            pass  # the fx level reports its own failure; inference falls back to the first layer
-        inferred = infer_inputs(example.instance, gm, example.build.tensors, example.rebuild)
+        # a failed trace still says where each input flows first; the fx level reports the failure itself
+        example.graph, graph = trace_fx.trace_so_far(example.instance, self.path)
+        inferred = infer_inputs(example.instance, graph, example.build.tensors, example.rebuild)
         if inferred.inputs is not None:
             example.inputs, example.dims = inferred.inputs, inferred.dims
             example.build.inputs_source = "inferred"

@@ -165,6 +165,7 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
     return []
 
 
+_TIMESTEP_NAMES = {"t", "timestep", "timesteps", "time", "sigma", "sigmas", "noise_level"}
 # HuggingFace-style names: what the parameter is, whatever consumes it first
 _TOKEN_FILLS = {"attention_mask": "ones", "token_type_ids": "zeros", "position_ids": "positions"}
 
@@ -175,6 +176,8 @@ def by_name(name: str, root: nn.Module, consumer: Optional[Consumer]) -> list[In
         table = consumer.layer if consumer and isinstance(consumer.layer, nn.Embedding) else first(root, nn.Embedding)
         if table is not None:
             return _ids(table, consumer.rnn_after if consumer else None, root)
+    if name in _TIMESTEP_NAMES:  # diffusion models (DiT, diffusers): one timestep per sample
+        return [Guess((BATCH,), torch.float32, {0: "B"}, "positions")]
     if name in _TOKEN_FILLS:
         return [Guess((BATCH, SEQUENCE), torch.long, {0: "B", 1: "T"}, _TOKEN_FILLS[name])]
     if name == "pixel_values":
@@ -215,21 +218,32 @@ def _breadth_first(start: fx.Node) -> "list[tuple[fx.Node, fx.Node]]":
     return order
 
 
-def first_consumer(gm: Optional[fx.GraphModule], root: nn.Module, param: str) -> Optional[Consumer]:
-    """The first leaf module the parameter flows into, following the graph breadth-first."""
-    if gm is None:
+# layers that take any shape and keep its rank and channels: the input's shape is the next layer's to say
+_ANY_SHAPE = (nn.modules.pooling._MaxPoolNd, nn.modules.pooling._AvgPoolNd, nn.modules.pooling._AdaptiveAvgPoolNd,
+              nn.modules.pooling._AdaptiveMaxPoolNd, nn.modules.dropout._DropoutNd, nn.Identity, nn.Upsample,
+              nn.ReLU, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.LeakyReLU, nn.ReLU6, nn.Mish, nn.Hardswish)
+
+
+def first_consumer(graph: Union[fx.Graph, fx.GraphModule, None], root: nn.Module, param: str) -> Optional[Consumer]:
+    """The first leaf module the parameter flows into (past layers that take any shape: a U-Net's
+    `MaxPool2d` then `Conv2d`), following the graph (traced whole, or up to a failure) breadth-first."""
+    if isinstance(graph, fx.GraphModule):
+        graph = graph.graph
+    if graph is None:
         return None
-    start = next((n for n in gm.graph.nodes if n.op == "placeholder" and n.target == param), None)
+    start = next((n for n in graph.nodes if n.op == "placeholder" and n.target == param), None)
     if start is None:
         return None
     for node, came_from in _breadth_first(start):
         if node.op == "call_module":
             layer = root.get_submodule(node.target)
-            return Consumer(layer, _position(node, came_from), _rnn_reached(gm, root, node))
+            if isinstance(layer, _ANY_SHAPE):
+                continue
+            return Consumer(layer, _position(node, came_from), _rnn_reached(root, node))
     return None
 
 
-def _rnn_reached(gm: fx.GraphModule, root: nn.Module, start: fx.Node) -> Optional[nn.RNNBase]:
+def _rnn_reached(root: nn.Module, start: fx.Node) -> Optional[nn.RNNBase]:
     for node, _ in _breadth_first(start):
         if node.op == "call_module" and isinstance(root.get_submodule(node.target), nn.RNNBase):
             return root.get_submodule(node.target)

@@ -48,12 +48,12 @@ def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callabl
     return True
 
 
-def _options(instance: nn.Module, gm: Optional[fx.GraphModule], index: int, param: str) -> list[guesses.Input]:
-    consumer = guesses.first_consumer(gm, instance, param) or (guesses.first_leaf(instance) if index == 0 else None)
+def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: str) -> list[guesses.Input]:
+    consumer = guesses.first_consumer(graph, instance, param) or (guesses.first_leaf(instance) if index == 0 else None)
     return guesses.by_name(param, instance, consumer) or guesses.by_layer(instance, consumer)
 
 
-def infer_inputs(instance: nn.Module, gm: Optional[fx.GraphModule], start: str = "meta",
+def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "meta",
                  rebuild: Optional[Callable[[], nn.Module]] = None) -> Inferred:
     """Try each candidate rank until the module accepts the inputs, on the cheapest tensors that run it.
 
@@ -69,7 +69,7 @@ def infer_inputs(instance: nn.Module, gm: Optional[fx.GraphModule], start: str =
             return Inferred((), [])
     per_param = []
     for index, param in enumerate(params):
-        options = _options(instance, gm, index, param)
+        options = _options(instance, graph, index, param)
         if not options:
             return Inferred()
         per_param.append(options)

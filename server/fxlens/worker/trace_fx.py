@@ -71,7 +71,22 @@ def unpassed_constants(instance: torch.nn.Module, args: tuple, kwargs: dict) -> 
 
 
 def trace(module: torch.nn.Module, path: str, concrete: Optional[dict[str, Any]] = None) -> fx.GraphModule:
+    return _trace_with(SourceMappingTracer(path), module, concrete)
+
+
+def trace_so_far(module: torch.nn.Module, path: str) -> tuple[Optional[fx.GraphModule], Optional[fx.Graph]]:
+    """(the GraphModule, its graph); when tracing fails, (None, the graph up to the failure): where each
+    parameter flows first is still known there (DiT fails in its last line, after every input was used)."""
     tracer = SourceMappingTracer(path)
+    try:
+        gm = _trace_with(tracer, module, None)
+    except Exception:  # noqa: BLE001  the fx level traces again and reports the failure itself
+        return None, getattr(tracer, "graph", None)
+    return gm, gm.graph
+
+
+def _trace_with(tracer: SourceMappingTracer, module: torch.nn.Module, concrete: Optional[dict[str, Any]]
+                ) -> fx.GraphModule:
     # a forward that assigns to `self` (`self.mask = self.mask.to(x.dtype)`) leaves a Proxy there: neither
     # the GraphModule (it copies the attributes its graph reads) nor the next step may see it
     snapshot = instance_state.Snapshot(module)
