@@ -23,7 +23,7 @@ from fxlens.worker.build_notes import directive_column, directive_failed, guesse
 from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
-from fxlens.worker.infer import infer_inputs, record_children
+from fxlens.worker.infer import guessed_params, infer_inputs, record_children
 from fxlens.worker import reproduce, trace_aten, trace_fx
 from fxlens.worker.values import dtype_name
 
@@ -190,7 +190,7 @@ class Analysis:
 
     def _infer(self, example: building.Example) -> None:
         # a failed trace still says where each input flows first; the fx level reports the failure itself
-        example.graph, graph = trace_fx.trace_so_far(example.instance, self.path)
+        example.graph, graph = trace_fx.trace_so_far(example.instance, self.path, guessed_params(example.instance))
         inferred = infer_inputs(example.instance, graph, example.build.tensors, example.rebuild)
         if inferred.inputs is not None:
             example.inputs, example.dims = inferred.inputs, inferred.dims

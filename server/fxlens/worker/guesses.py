@@ -191,6 +191,22 @@ def first(root: nn.Module, kind: type) -> Optional[nn.Module]:
     return next((m for m in root.modules() if isinstance(m, kind)), None)
 
 
+def every_kind_of_leaf(root: nn.Module, kinds: int = 6) -> list[Input]:
+    """When nothing says where the input flows (the trace failed before it was used): the guesses of the
+    first leaf of each kind, in the order the model registers them, the first `kinds` kinds."""
+    found: list[Input] = []
+    seen: set[type] = set()
+    rnn = first(root, nn.RNNBase)
+    for module in root.modules():
+        if type(module) in seen or len(seen) >= kinds:
+            continue
+        options = by_layer(root, Consumer(module, rnn_after=rnn))
+        if options:
+            seen.add(type(module))
+            found += [o for o in options if o not in found]
+    return found
+
+
 def first_leaf(root: nn.Module) -> Optional[Consumer]:
     layer = next((m for m in root.modules() if by_layer(root, Consumer(m))), None)
     return Consumer(layer, rnn_after=first(root, nn.RNNBase)) if layer is not None else None

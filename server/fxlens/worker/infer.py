@@ -36,6 +36,14 @@ def required_forward_params(instance: nn.Module) -> list[str]:
     return _parameters(instance, required=True)
 
 
+def guessed_params(instance: nn.Module) -> list[str]:
+    """The parameters inference gives a value: the required ones, else (HF's `input_ids=None`) the first."""
+    try:
+        return required_forward_params(instance) or _parameters(instance)[:1]
+    except (TypeError, ValueError):
+        return []
+
+
 def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callable[[], nn.Module]]) -> bool:
     """Whether forward runs with every parameter left to its default (a code limit of fxlens's tensors
     counts as running: the levels say what they make of it)."""
@@ -49,7 +57,9 @@ def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callabl
 
 
 def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: str) -> list[guesses.Input]:
-    consumer = guesses.first_consumer(graph, instance, param) or (guesses.first_leaf(instance) if index == 0 else None)
+    consumer = guesses.first_consumer(graph, instance, param)
+    if consumer is None and index == 0:  # the trace stopped before the input reached a layer
+        return guesses.by_name(param, instance, guesses.first_leaf(instance)) or guesses.every_kind_of_leaf(instance)
     return guesses.by_name(param, instance, consumer) or guesses.by_layer(instance, consumer)
 
 

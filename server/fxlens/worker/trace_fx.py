@@ -74,12 +74,16 @@ def trace(module: torch.nn.Module, path: str, concrete: Optional[dict[str, Any]]
     return _trace_with(SourceMappingTracer(path), module, concrete)
 
 
-def trace_so_far(module: torch.nn.Module, path: str) -> tuple[Optional[fx.GraphModule], Optional[fx.Graph]]:
-    """(the GraphModule, its graph); when tracing fails, (None, the graph up to the failure): where each
-    parameter flows first is still known there (DiT fails in its last line, after every input was used)."""
+def trace_so_far(module: torch.nn.Module, path: str, guessed: list[str]
+                 ) -> tuple[Optional[fx.GraphModule], Optional[fx.Graph]]:
+    """The graph input guessing reads, the `guessed` parameters traced and the rest left to their constant
+    defaults (as the guessed call leaves them): (the GraphModule, its graph), or when tracing fails (None,
+    the graph up to the failure): where each parameter flows first is still known there (DiT fails in
+    its last line, after every input was used)."""
+    concrete = {k: v for k, v in unpassed_constants(module, (), {}).items() if k not in guessed}
     tracer = SourceMappingTracer(path)
     try:
-        gm = _trace_with(tracer, module, None)
+        gm = _trace_with(tracer, module, concrete)
     except Exception:  # noqa: BLE001  the fx level traces again and reports the failure itself
         return None, getattr(tracer, "graph", None)
     return gm, gm.graph
@@ -95,7 +99,9 @@ def _trace_with(tracer: SourceMappingTracer, module: torch.nn.Module, concrete: 
             graph = tracer.trace(module, concrete_args=concrete or None)
         finally:
             snapshot.restore(keep_added=True)
-        return fx.GraphModule(tracer.root, graph, type(module).__name__)
+        gm = fx.GraphModule(tracer.root, graph, type(module).__name__)
+        gm.meta["fxlens_concrete"] = dict(concrete or {})  # what it was specialised on (see _graph_for)
+        return gm
     finally:
         snapshot.restore()
 
@@ -105,7 +111,7 @@ def _graph_for(example: Any, path: str) -> fx.GraphModule:
     to specialise on (then traced again with them concrete)."""
     concrete = (unpassed_constants(example.instance, example.inputs, example.kwargs)
                 if example.inputs is not None else {})
-    if example.graph is not None and not concrete:
+    if example.graph is not None and example.graph.meta.get("fxlens_concrete") == concrete:
         return example.graph
     return trace(example.instance, path, concrete)
 
