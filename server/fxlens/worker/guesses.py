@@ -165,6 +165,7 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
     return []
 
 
+_IMAGE_NAMES = {"pixel_values", "img", "imgs", "image", "images"}
 _TIMESTEP_NAMES = {"t", "timestep", "timesteps", "time", "sigma", "sigmas", "noise_level"}
 # HuggingFace-style names: what the parameter is, whatever consumes it first
 _TOKEN_FILLS = {"attention_mask": "ones", "token_type_ids": "zeros", "position_ids": "positions"}
@@ -180,10 +181,14 @@ def by_name(name: str, root: nn.Module, consumer: Optional[Consumer]) -> list[In
         return [Guess((BATCH,), torch.float32, {0: "B"}, "positions")]
     if name in _TOKEN_FILLS:
         return [Guess((BATCH, SEQUENCE), torch.long, {0: "B", 1: "T"}, _TOKEN_FILLS[name])]
-    if name == "pixel_values":
+    if name in _IMAGE_NAMES:
         conv = consumer.layer if consumer and isinstance(consumer.layer, nn.Conv2d) else first(root, nn.Conv2d)
         if conv is not None:
             return [Guess((BATCH, conv.in_channels, *_spatial(root, conv)), dims={0: "B"})]
+        if consumer is None or not by_layer(root, consumer):  # patches cut by einops, not a convolution
+            size = _declared(root, _IMAGE_SIZE_NAMES)
+            side = size if isinstance(size, int) and size > 0 else SPATIAL
+            return [Guess((BATCH, 3, side, side), dims={0: "B"})]
     return []
 
 

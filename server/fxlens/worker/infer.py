@@ -59,7 +59,7 @@ def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callabl
 def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: str) -> list[guesses.Input]:
     consumer = guesses.first_consumer(graph, instance, param)
     if consumer is None and index == 0:  # the trace stopped before the input reached a layer
-        return guesses.by_name(param, instance, guesses.first_leaf(instance)) or guesses.every_kind_of_leaf(instance)
+        return guesses.by_name(param, instance, None) or guesses.every_kind_of_leaf(instance)
     return guesses.by_name(param, instance, consumer) or guesses.by_layer(instance, consumer)
 
 
