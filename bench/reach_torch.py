@@ -29,7 +29,7 @@ sys.path.insert(0, str(BENCH.parent / "tests" / "fixtures" / "repos"))
 from reference import CORPUS, ModelFile, envs  # noqa: E402
 
 import torch  # noqa: E402
-from torch_nodes import defaults_left, export_rows, fx_rows  # noqa: E402
+from torch_nodes import defaults_left, export_rows, first_call_of, fx_rows  # noqa: E402
 
 # the example sizes fxlens names B and T (server/fxlens/worker/build.py: BATCH, SEQUENCE)
 FREE_SIZES = {"B": 2, "T": 8}
@@ -131,18 +131,14 @@ def build(recipe: dict, module, device: str) -> tuple[torch.nn.Module, tuple, di
         child = parent.get_submodule(recipe["path"])
         if recipe.get("inputs") is not None:  # the parent's run gave it nothing: inferred inputs
             return _called_with_specs(child, recipe["inputs"], device)
-        seen: list = []
-        hook = child.register_forward_pre_hook(lambda m, a, k: seen.append((a, k)) if not seen else None,
-                                               with_kwargs=True)
-        try:
-            with torch.no_grad():
-                parent(*args, **kwargs)
-        except Exception:  # noqa: BLE001 - what the child received before the parent failed is enough
-            if not seen:
-                raise
-        finally:
-            hook.remove()
-        return child, tuple(seen[0][0]), dict(seen[0][1])
+        seen = first_call_of(parent, recipe["path"], args, kwargs)
+        if seen is None and recipe.get("specs"):
+            # the parent never called it here (a router sent it no tokens with these weights): the
+            # shapes the report lists for what it received
+            return _called_with_specs(child, recipe["specs"], device)
+        if seen is None:
+            raise RuntimeError(f"running the parent never called `{recipe['path']}`")
+        return (child, *seen)
 
 
 def _positional(instance: torch.nn.Module, args: tuple, kwargs: dict) -> tuple:

@@ -95,3 +95,22 @@ def export_rows(program: torch.export.ExportedProgram, path: str) -> list[Row]:
         rows.append(Row(n.name, n.op, target, len(n.users), line,
                         [_size(s) for s in value.shape] if tensor else None, _dtype(value.dtype) if tensor else None))
     return rows
+
+
+def first_call_of(parent: torch.nn.Module, path: str, args: tuple, kwargs: dict) -> Optional[tuple[tuple, dict]]:
+    """The (args, kwargs) the submodule at `path` first receives when `parent(*args, **kwargs)` runs (a
+    forward pre-hook, as a user would check), or None when the run never calls it. A run that fails after
+    the call (`.item()` on meta) still counts."""
+    child = parent.get_submodule(path)
+    seen: list = []
+    handle = child.register_forward_pre_hook(lambda m, a, k: seen.append((a, k)) if not seen else None,
+                                             with_kwargs=True)
+    try:
+        with torch.no_grad():
+            parent(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - what the child received before the parent failed is enough
+        pass
+    finally:
+        handle.remove()
+    return (tuple(seen[0][0]), dict(seen[0][1])) if seen else None
+

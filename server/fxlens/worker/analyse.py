@@ -304,9 +304,10 @@ class Analysis:
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
-            if example.inputs is None and level == self.levels[0]:
-                result.diagnostics.append(unrecorded_hint(source, example, class_span) if example.unrecorded
-                                          else self._no_inputs_hint(source, example, class_span))
+            if level == self.levels[0] and example.unrecorded and example.build.inputs_source != "parent":
+                result.diagnostics.append(unrecorded_hint(source, example, class_span))
+            elif example.inputs is None and level == self.levels[0]:
+                result.diagnostics.append(self._no_inputs_hint(source, example, class_span))
             if example.build.how == "guessed" and level == self.levels[0]:
                 result.diagnostics.append(guessed_hint(source, report.build, class_span))
             for diagnostic in result.diagnostics:
