@@ -117,7 +117,7 @@ def recipe(class_name: str, levels: dict, classes: dict, depth: int = 0) -> Opti
         if not inner:
             return None
         return {"kind": "parent", "parent": inner, "path": match.group("path"),
-                "inputs": None if inputs["source"] == "parent" else specs}
+                "inputs": None if inputs["source"] == "parent" else specs, "specs": specs}
     text = inputs.get("directive") or (detail if built == "directive" else "")
     if text and _calls_with_inputs(text):
         return {"kind": "directive", "text": text}

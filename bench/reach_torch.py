@@ -29,7 +29,7 @@ sys.path.insert(0, str(BENCH.parent / "tests" / "fixtures" / "repos"))
 from reference import CORPUS, ModelFile, envs  # noqa: E402
 
 import torch  # noqa: E402
-from torch_nodes import export_rows, fx_rows  # noqa: E402
+from torch_nodes import defaults_left, export_rows, first_call_of, fx_rows  # noqa: E402
 
 # the example sizes fxlens names B and T (server/fxlens/worker/build.py: BATCH, SEQUENCE)
 FREE_SIZES = {"B": 2, "T": 8}
@@ -66,7 +66,9 @@ def truth(model: ModelFile, module) -> dict:
             out[name] = {"reference_error": error_text(error)}
             continue
         try:
-            entry["fx_nodes"] = len(torch.fx.symbolic_trace(instance).graph.nodes)
+            # the parameters the example leaves to their defaults are concrete, as HF's own tracer does
+            concrete = defaults_left(instance, args, kwargs) or None
+            entry["fx_nodes"] = len(torch.fx.symbolic_trace(instance, concrete_args=concrete).graph.nodes)
             entry["fx_ok"] = True
         except Exception as error:  # noqa: BLE001 - the answer we came for
             entry.update(fx_ok=False, fx_error=error_text(error))
@@ -129,18 +131,14 @@ def build(recipe: dict, module, device: str) -> tuple[torch.nn.Module, tuple, di
         child = parent.get_submodule(recipe["path"])
         if recipe.get("inputs") is not None:  # the parent's run gave it nothing: inferred inputs
             return _called_with_specs(child, recipe["inputs"], device)
-        seen: list = []
-        hook = child.register_forward_pre_hook(lambda m, a, k: seen.append((a, k)) if not seen else None,
-                                               with_kwargs=True)
-        try:
-            with torch.no_grad():
-                parent(*args, **kwargs)
-        except Exception:  # noqa: BLE001 - what the child received before the parent failed is enough
-            if not seen:
-                raise
-        finally:
-            hook.remove()
-        return child, tuple(seen[0][0]), dict(seen[0][1])
+        seen = first_call_of(parent, recipe["path"], args, kwargs)
+        if seen is None and recipe.get("specs"):
+            # the parent never called it here (a router sent it no tokens with these weights): the
+            # shapes the report lists for what it received
+            return _called_with_specs(child, recipe["specs"], device)
+        if seen is None:
+            raise RuntimeError(f"running the parent never called `{recipe['path']}`")
+        return (child, *seen)
 
 
 def _positional(instance: torch.nn.Module, args: tuple, kwargs: dict) -> tuple:
@@ -165,7 +163,7 @@ def rebuild(job: dict, module, path: str) -> dict:
                 instance, args, kwargs = build(job["recipe"], module, device)
                 positional = _positional(instance, args, kwargs)
                 if level == "fx":
-                    rows = fx_rows(instance, positional, path, partial)
+                    rows = fx_rows(instance, positional, path, partial, defaults_left(instance, args, kwargs))
                 else:
                     rows = export_rows(torch.export.export(instance, args, kwargs, strict=False), path)
                 out[level] = {"rows": [list(r) for r in rows], "device": device, "partial": partial,

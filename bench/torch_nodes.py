@@ -6,6 +6,7 @@ node's stack trace, `shape`/`dtype` those of a single tensor value (None otherwi
 """
 from __future__ import annotations
 
+import inspect
 import re
 from typing import NamedTuple, Optional
 
@@ -41,29 +42,44 @@ def _dtype(dtype: Optional[torch.dtype]) -> Optional[str]:
     return str(dtype).replace("torch.", "") if dtype is not None else None
 
 
-def fx_graph(instance: torch.nn.Module) -> torch.fx.GraphModule:
+def defaults_left(instance: torch.nn.Module, args: tuple, kwargs: dict) -> dict:
+    """`concrete_args` as HuggingFace's tracer gives them: the forward parameters a call leaves to a
+    None, bool, number or string default, so `if mask is None` is decided as the call decides it."""
+    signature = inspect.signature(instance.forward)
+    passed = signature.bind_partial(*args, **kwargs).arguments
+    return {name: p.default for name, p in signature.parameters.items()
+            if name not in passed and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and type(p.default) in (type(None), bool, int, float, str)}
+
+
+def fx_graph(instance: torch.nn.Module, concrete_args: Optional[dict] = None) -> torch.fx.GraphModule:
     """symbolic_trace, keeping the stack traces that give each node its line."""
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
-    graph = tracer.trace(instance)
+    graph = tracer.trace(instance, concrete_args=concrete_args or None)
     return torch.fx.GraphModule(tracer.root, graph)
 
 
-def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool = False) -> list[Row]:
-    """The fx graph with ShapeProp's shapes. ShapeProp's error propagates (`.item()` on meta: try real
-    tensors), unless `partial`: then shapes stop where propagation stopped."""
-    gm = fx_graph(instance)
+def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool = False,
+            concrete_args: Optional[dict] = None) -> list[Row]:
+    """The fx graph with ShapeProp's shapes (`inputs`: every placeholder's value, in order). ShapeProp's
+    error propagates (`.item()` on meta: try real tensors), unless `partial`: then shapes stop where
+    propagation stopped."""
+    gm = fx_graph(instance, concrete_args)
+    # the graph as symbolic_trace returned it: running it can add nodes to it (a forward that stored a
+    # Proxy on `self`, `self.mask = self.mask.to(x)`, leaves the GraphModule reading that Proxy)
+    traced = [(n, n.name, n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target),
+               len(n.users), innermost_line(n.stack_trace, path)) for n in gm.graph.nodes]
     try:
         ShapeProp(gm).propagate(*inputs)
     except Exception:  # noqa: BLE001 - re-raised unless the caller takes the shapes there are
         if not partial:
             raise
     rows = []
-    for n in gm.graph.nodes:
+    for n, name, op, target, users, line in traced:
         meta = n.meta.get("tensor_meta")
         single = meta is not None and hasattr(meta, "shape")
-        target = n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target)
-        rows.append(Row(n.name, n.op, target, len(n.users), innermost_line(n.stack_trace, path),
+        rows.append(Row(name, op, target, users, line,
                         [_size(s) for s in meta.shape] if single else None, _dtype(meta.dtype) if single else None))
     return rows
 
@@ -79,3 +95,22 @@ def export_rows(program: torch.export.ExportedProgram, path: str) -> list[Row]:
         rows.append(Row(n.name, n.op, target, len(n.users), line,
                         [_size(s) for s in value.shape] if tensor else None, _dtype(value.dtype) if tensor else None))
     return rows
+
+
+def first_call_of(parent: torch.nn.Module, path: str, args: tuple, kwargs: dict) -> Optional[tuple[tuple, dict]]:
+    """The (args, kwargs) the submodule at `path` first receives when `parent(*args, **kwargs)` runs (a
+    forward pre-hook, as a user would check), or None when the run never calls it. A run that fails after
+    the call (`.item()` on meta) still counts."""
+    child = parent.get_submodule(path)
+    seen: list = []
+    handle = child.register_forward_pre_hook(lambda m, a, k: seen.append((a, k)) if not seen else None,
+                                             with_kwargs=True)
+    try:
+        with torch.no_grad():
+            parent(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - what the child received before the parent failed is enough
+        pass
+    finally:
+        handle.remove()
+    return (tuple(seen[0][0]), dict(seen[0][1])) if seen else None
+

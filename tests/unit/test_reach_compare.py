@@ -75,11 +75,12 @@ def test_recipes_follow_what_the_report_says_it_built():
                "Lost": _levels("unbuilt")}
     recipe = {name: reach.recipe(name, levels, classes) for name, levels in classes.items()}
     assert recipe["GPT"] == {"kind": "expr", "build": "GPT(config=GPTConfig())", "inputs": [spec]}
-    assert recipe["Block"] == {"kind": "parent", "parent": recipe["GPT"], "path": "h.0", "inputs": None}
+    assert recipe["Block"] == {"kind": "parent", "parent": recipe["GPT"], "path": "h.0", "inputs": None, "specs": []}
     assert recipe["Head"]["build"] == "Head(8, 2)" and recipe["Net"]["build"] == "Net()"
     assert recipe["ViT"] == {"kind": "directive", "text": "ViT(dim=64)(torch.randn(2, 3, 32, 32))"}
     assert recipe["Mlp"] == {"kind": "expr", "build": "Mlp(in_features=64)", "inputs": [spec]}
-    assert recipe["Head2"] == {"kind": "parent", "parent": recipe["Mlp"], "path": "head", "inputs": [spec]}
+    assert recipe["Head2"] == {"kind": "parent", "parent": recipe["Mlp"], "path": "head", "inputs": [spec],
+                               "specs": [spec]}
     assert recipe["Lost"] is None
 
 

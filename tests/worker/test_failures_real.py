@@ -17,7 +17,7 @@ from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "failures_real"
-FILES = ("einops_vit", "vit_grid", "dit_blocks", "policies", "hf_decoder")
+FILES = ("einops_vit", "vit_grid", "dit_blocks", "policies", "hf_decoder", "masks")
 
 
 def _fixed(name: str, *edits: tuple[str, str]) -> str:
@@ -79,6 +79,7 @@ FIXED = {
                                 "        return policy_outputs(logits)"),
                                ("        probs = Normal(action_mean, action_std)\n        return probs.mean, probs.entropy().sum(1)",
                                 "        return gaussian_outputs(action_mean, action_std)")),
+    "masks_wrapped": _fixed("masks", ("\n\n# fxlens: MaskedScores", "\n\ntorch.fx.wrap('causal_mask')\n\n\n# fxlens: MaskedScores")),
 }
 
 
@@ -138,6 +139,7 @@ FX_FAILURES = [
     ("dit_blocks", "LengthScaledPool", "factory-with-traced-size", "torch.scalar_tensor(x.shape[1]"),
     ("policies", "CategoricalPolicy", "distribution-on-proxy", "validate_args=False"),
     ("policies", "GaussianPolicy", "distribution-on-proxy", "torch.fx.wrap"),
+    ("masks", "MaskedScores", "proxy-as-dtype", "torch.fx.wrap('<function name>')"),
 ]
 
 
@@ -161,6 +163,7 @@ def test_fx_failure_has_category_line_column_and_fix(reports, file, class_name, 
     ("factories_like", ["NullClassPad", "NoiseAugment"]),
     ("agent_forward", ["Agent"]),
     ("policies_wrapped", ["CategoricalPolicy", "GaussianPolicy"]),
+    ("masks_wrapped", ["MaskedScores"]),
 ])
 def test_the_fx_fix_applied_traces(reports, fixed, classes):
     for class_name in classes:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,9 @@ from fxlens.report import ClassReport
 from fxlens.worker import devices, guesses, trace_fx
 from fxlens.worker.build import BATCH, SEQUENCE
 from fxlens.worker.failures import classify, whole_line
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from torch_nodes import defaults_left  # noqa: E402  (raw torch's side, shared with bench/reach.py)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "inputs"
 FILES = ["word_language_model", "gru_policy", "hf_style", "needs_values", "wide_gate"]
@@ -115,8 +119,10 @@ def assert_fx_matches_torch(report: ClassReport, file: str):
         instance = cls()
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
-    gm = torch.fx.GraphModule(instance, tracer.trace(instance))
-    ShapeProp(gm).propagate(*_inputs(report, device))
+    inputs = _inputs(report, device)
+    # the parameters the inputs leave to a constant default are concrete, as HF's tracer does
+    gm = torch.fx.GraphModule(instance, tracer.trace(instance, concrete_args=defaults_left(instance, inputs, {}) or None))
+    ShapeProp(gm).propagate(*inputs)
     result = report.levels["fx"]
     assert result.ok
     expected = [(n.name, n.op, n.target if n.op != "call_function" else n._pretty_print_target(n.target),

@@ -8,6 +8,7 @@ import asyncio
 import importlib.util
 import inspect
 import re
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -16,6 +17,9 @@ import torch.fx
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport, FileReport
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from torch_nodes import defaults_left, first_call_of  # noqa: E402  (raw torch's side, shared with bench/reach.py)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "building"
 # the sizes fxlens gives free dims in its examples (worker/build.py), to read "B", "2*B" as numbers
@@ -59,17 +63,25 @@ def example_of(path: Path, report: FileReport, cls: ClassReport) -> tuple[torch.
     if not cls.built_by:
         return rebuild(path, cls.build.directive)
     parent, parent_args, parent_kwargs = example_of(path, report, report.find_class(cls.built_by))
-    sub = parent.get_submodule(re.search(r"`([^`]+)` instance", cls.build.detail).group(1))
-    seen: list[tuple[tuple, dict]] = []
-    handle = sub.register_forward_pre_hook(lambda m, a, k: seen.append((a, k)) if not seen else None, with_kwargs=True)
-    try:
-        with torch.no_grad():
-            parent(*parent_args, **parent_kwargs)
-    except Exception:
-        pass  # `.item()` on meta: the calls before it were seen
-    finally:
-        handle.remove()
-    return (sub, *seen[0]) if seen else (sub, None, {})
+    path = re.search(r"`([^`]+)` instance", cls.build.detail).group(1)
+    child = parent.get_submodule(path)
+    if cls.build.inputs_source == "inferred":  # the parent's run recorded nothing: the inputs fxlens lists
+        return (child, *_listed_inputs(cls))
+    seen = first_call_of(parent, path, parent_args, parent_kwargs)
+    return (child, *seen) if seen else (child, None, {})
+
+
+def _listed_inputs(cls: ClassReport) -> tuple[tuple, dict]:
+    """Meta tensors of the shapes and dtypes the report lists, positional then keyword."""
+    args, kwargs = [], {}
+    for spec in cls.build.inputs:
+        shape = [eval(str(size), {}, dict(FREE)) for size in spec.shape]
+        value = torch.zeros(shape, dtype=getattr(torch, spec.dtype), device="meta")
+        if spec.keyword:
+            kwargs[spec.name] = value
+        else:
+            args.append(value)
+    return tuple(args), kwargs
 
 
 def _innermost_line(stack_trace: Optional[str], path: Path) -> Optional[int]:
@@ -105,7 +117,10 @@ def _shape(value: Any) -> Optional[list]:
 def fx_nodes(instance: torch.nn.Module, args: Optional[tuple], kwargs: dict, path: Path) -> list[tuple]:
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
-    gm = torch.fx.GraphModule(tracer.root if hasattr(tracer, "root") else instance, tracer.trace(instance))
+    # the parameters the call leaves to a constant default are concrete, as HF's tracer does
+    concrete = defaults_left(instance, args, kwargs) if args is not None else None
+    graph = tracer.trace(instance, concrete_args=concrete or None)
+    gm = torch.fx.GraphModule(tracer.root if hasattr(tracer, "root") else instance, graph)
     values = _Values(gm)
     if args is not None:
         try:

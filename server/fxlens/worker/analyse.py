@@ -23,7 +23,7 @@ from fxlens.worker.build_notes import directive_column, directive_failed, guesse
 from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
-from fxlens.worker.infer import infer_inputs, record_children
+from fxlens.worker.infer import guessed_params, infer_inputs, record_children
 from fxlens.worker import reproduce, trace_aten, trace_fx
 from fxlens.worker.values import dtype_name
 
@@ -189,12 +189,9 @@ class Analysis:
         return building.build_alone(source, cls, loaded.module, loaded.tree, "cpu")[0]
 
     def _infer(self, example: building.Example) -> None:
-        gm = None
-        try:
-            gm = example.graph = trace_fx.trace(example.instance, self.path)
-        except Exception:
-            pass  # the fx level reports its own failure; inference falls back to the first layer
-        inferred = infer_inputs(example.instance, gm, example.build.tensors, example.rebuild)
+        # a failed trace still says where each input flows first; the fx level reports the failure itself
+        example.graph, graph = trace_fx.trace_so_far(example.instance, self.path, guessed_params(example.instance))
+        inferred = infer_inputs(example.instance, graph, example.build.tensors, example.rebuild)
         if inferred.inputs is not None:
             example.inputs, example.dims = inferred.inputs, inferred.dims
             example.build.inputs_source = "inferred"
@@ -300,13 +297,17 @@ class Analysis:
             trace = {"fx": trace_fx.run, "aten": partial(trace_aten.run, recipes=recipes)}.get(level)
             if trace is None:
                 continue
-            result = trace(example, self.path, self.lines, class_span)
+            try:
+                result = trace(example, self.path, self.lines, class_span)
+            except Exception as error:  # fxlens's own bug: this level says so, the other classes still trace
+                result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
-            if example.inputs is None and level == self.levels[0]:
-                result.diagnostics.append(unrecorded_hint(source, example, class_span) if example.unrecorded
-                                          else self._no_inputs_hint(source, example, class_span))
+            if level == self.levels[0] and example.unrecorded and example.build.inputs_source != "parent":
+                result.diagnostics.append(unrecorded_hint(source, example, class_span))
+            elif example.inputs is None and level == self.levels[0]:
+                result.diagnostics.append(self._no_inputs_hint(source, example, class_span))
             if example.build.how == "guessed" and level == self.levels[0]:
                 result.diagnostics.append(guessed_hint(source, report.build, class_span))
             for diagnostic in result.diagnostics:
@@ -314,6 +315,12 @@ class Analysis:
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
         for recipe in filter(None, recipes):  # after the results: only the next trace child needs these
             emit({"event": "rehearsal", "recipe": recipe})
+
+    def _internal(self, error: Exception, level: str, span: Span) -> Diagnostic:
+        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "internal",
+                          f"{type(error).__name__}: {error}", "fxlens itself failed while tracing this level; "
+                          "this is a bug in fxlens.", "Please report it with this file; other classes are not affected.",
+                          level=level)
 
     def _no_inputs_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:
         problem = example.problems[-1] if example.problems else None

@@ -80,7 +80,9 @@ def _config_candidates(param: inspect.Parameter, namespace: dict, module_name: s
     if isinstance(annotation, str):
         annotation = namespace.get(annotation)
     if isinstance(annotation, type) and annotation is not inspect.Parameter.empty:
-        return [annotation]
+        # a config class, not a value type: `int()` is 0 and `torch.Tensor()` empty, never a setting
+        plain = annotation.__module__ == "builtins" or issubclass(annotation, (torch.Tensor, nn.Module))
+        return [] if plain else [annotation]
     name = param.name.lower()
     if not any(key in name for key in ("conf", "cfg", "args", "param", "opt", "setting")):
         return []
@@ -96,6 +98,18 @@ def _no_arg_instance(cls: type) -> Optional[Any]:
         return cls()
     except Exception:
         return None
+
+
+def _guessed_config(cls: type, namespace: dict) -> tuple[Optional[Any], str]:
+    """A config class whose own fields are required (`ModelArgs(d_model, n_layer, vocab_size)`), built
+    from guessed values: (the instance, how a directive spells it), or (None, "")."""
+    if namespace.get(cls.__name__) is not cls:
+        return None, ""  # a directive could not name it
+    try:
+        made = guessing.guess(cls, _required_params(cls), {}, [], None, lambda args, kw: cls(*args, **kw))
+    except guessing.NoGuess:
+        return None, ""
+    return made.instance, made.expression
 
 
 def _spelled(value: Any, namespace: dict) -> Optional[str]:
@@ -122,13 +136,22 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
     if not required:
         return on_device(device, cls), Build("no-arguments", device=device, directive=f"{name}()")
     kwargs: dict[str, Any] = {}
+    guessed_configs: dict[str, str] = {}  # parameter -> `ModelArgs(d_model=64, ...)`
     for param in required:
         for candidate in _config_candidates(param, namespace, module.__name__):
             value = _no_arg_instance(candidate)
+            if value is None:
+                value, text = _guessed_config(candidate, namespace)
+                if value is not None and text:
+                    guessed_configs[param.name] = text
             if value is not None:
                 kwargs[param.name] = value
                 break
-    spelled = {k: _spelled(v, namespace) for k, v in kwargs.items()}
+    spelled = {k: guessed_configs.get(k) or _spelled(v, namespace) for k, v in kwargs.items()}
+    if len(kwargs) == len(required) and guessed_configs:
+        values = ", ".join(f"{k}={spelled[k]}" for k in kwargs)
+        return on_device(device, lambda: cls(**kwargs)), Build("guessed", detail=values, device=device,
+                                                               directive=f"{name}({values})")
     if len(kwargs) == len(required):
         described = ", ".join(f"{k}={type(v).__name__}()" for k, v in kwargs.items())
         ctor = f"{name}({described})" if all(spelled.values()) else ""

@@ -53,7 +53,14 @@ def guessed_hint(source: ClassSource, build: Build, span: Span) -> Diagnostic:
 
 
 def unrecorded_hint(source: ClassSource, example: Example, span: Span) -> Diagnostic:
-    """A child its parent built, traced without inputs: say why the parent recorded none."""
+    """A child its parent built, traced without recorded inputs: say why the parent recorded none (and,
+    when fxlens guessed some instead, that the shapes are its guess)."""
+    if example.inputs is not None:
+        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "information", "inputs",
+                          f"{source.name} is traced as {example.build.detail} on guessed inputs: {example.unrecorded}",
+                          "The shapes are those of fxlens's guessed inputs, not of what the parent passes.",
+                          f"Give {example.parent} (or {source.name}) a directive with inputs that run: "
+                          f"`# fxlens: {source.name}(...)(torch.randn(...))`.", class_name=source.name)
     return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "inputs",
                       f"{source.name} is traced as {example.build.detail}, but {example.unrecorded}",
                       "Without inputs there are no shapes and no aten level; the fx graph needs none.",

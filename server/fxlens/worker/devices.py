@@ -23,6 +23,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.nn.utils.stateless import _reparametrize_module
 
 from fxlens.report import Build, Diagnostic
+from fxlens.worker import instance_state
 
 KINDS = ("meta", "fake", "cpu")
 # real CPU weights only for models this small (elements of parameters + buffers, 200 MB as float32)
@@ -114,7 +115,7 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
                            f"run on real CPU tensors (limit {MAX_CPU_ELEMENTS // 1_000_000} M)")
             break
         try:
-            with _swapped(module, kind, rebuild) as convert:
+            with _swapped(module, kind, rebuild) as convert, instance_state.kept(module):
                 value = step(module, convert(inputs))
         except Exception as error:
             limit = meta_limit(error) if kind == "meta" else _fake_limit(error)

@@ -182,6 +182,13 @@ RULES: tuple[Rule, ...] = (
          "(a Proxy), not data.",
          "Make the tensor with a traced op: `torch.scalar_tensor(x.shape[1], dtype=torch.float32)`."
          + _ATEN_TRACES_IT),
+    Rule("proxy-as-dtype",
+         lambda f: f.has("torch.finfo() requires a floating point", "torch.iinfo() requires an integer"),
+         "`torch.finfo(x.dtype)` needs a real dtype, but under symbolic tracing `x.dtype` of a traced tensor is "
+         "a graph value (a Proxy), so `finfo` sees no floating point type.",
+         "Register the function that reads the dtype with `torch.fx.wrap('<function name>')` at module level "
+         "(fx then records it as one call), or take the dtype from a parameter (`self.weight.dtype`)."
+         + _ATEN_TRACES_IT),
     Rule("proxy-as-number",
          lambda f: (f.has("not 'Proxy'", "Proxy doesn't define", "object cannot be interpreted as an integer")
                     and bool(_NUMBER_CALL.search(f.source))),

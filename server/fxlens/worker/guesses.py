@@ -69,10 +69,34 @@ def _layout(rnn: Optional[nn.RNNBase]) -> tuple[tuple[int, int], dict[int, str]]
     return (BATCH, SEQUENCE), {0: "B", 1: "T"}
 
 
-def _ids(table: nn.Module, rnn: Optional[nn.RNNBase]) -> list[Input]:
+# attributes that say the sequence length a model was built for, when it adds a fixed positional table
+_CONTEXT_NAMES = ("context_length", "n_ctx", "seq_len", "max_seq_len", "block_size")
+_LONGEST_DECLARED = 4096
+
+
+def _declared(root: nn.Module, names: tuple[str, ...]) -> Any:
+    """The first of `names` set on any submodule or its `config` (`self.context_length`, `config.n_ctx`)."""
+    for module in root.modules():
+        for holder in (module, getattr(module, "config", None)):
+            for name in names:
+                value = getattr(holder, name, None) if holder is not None else None
+                if value is not None and not isinstance(value, bool):
+                    return value
+    return None
+
+
+def _ids(table: nn.Module, rnn: Optional[nn.RNNBase], root: Optional[nn.Module] = None) -> list[Input]:
+    """Token ids: (B, T) in the RNN's layout, then (B,), then the context length the model declares (CLIP
+    adds a positional table of exactly that length)."""
     sizes, names = _layout(rnn)
     high = table.num_embeddings
-    return [Guess(sizes, torch.long, names, "ids", high), Guess((BATCH,), torch.long, {0: "B"}, "ids", high)]
+    found = [Guess(sizes, torch.long, names, "ids", high), Guess((BATCH,), torch.long, {0: "B"}, "ids", high)]
+    context = _declared(root, _CONTEXT_NAMES) if root is not None else None
+    if isinstance(context, int) and SEQUENCE != context and 0 < context <= _LONGEST_DECLARED:
+        batch_dim = 1 if rnn is not None and not rnn.batch_first else 0
+        shape = (context, BATCH) if batch_dim else (BATCH, context)
+        found.append(Guess(shape, torch.long, {batch_dim: "B"}, "ids", high))
+    return found
 
 
 def _rnn_hidden(layer: nn.RNNBase, position: tuple[int, ...]) -> list[Input]:
@@ -88,18 +112,19 @@ def _rnn_hidden(layer: nn.RNNBase, position: tuple[int, ...]) -> list[Input]:
     return [(h, c)]
 
 
+# attributes that say the image size a model was built for (timm, torchvision, CLIP)
+_IMAGE_SIZE_NAMES = ("image_size", "img_size", "input_resolution", "image_resolution", "resolution")
+
+
 def _spatial(root: nn.Module, conv: nn.modules.conv._ConvNd) -> list[int]:
     """The image size the model declares (`image_size`, `img_size`, or its config's), else SPATIAL rounded
     up to whole strides of the first convolution (a patch embedding takes whole patches)."""
     rank = len(conv.kernel_size)
-    for module in root.modules():
-        for holder in (module, getattr(module, "config", None)):
-            for name in ("image_size", "img_size"):
-                size = getattr(holder, name, None) if holder is not None else None
-                if isinstance(size, int) and size > 0:
-                    return [size] * rank
-                if isinstance(size, (tuple, list)) and len(size) == rank and all(isinstance(s, int) for s in size):
-                    return list(size)
+    size = _declared(root, _IMAGE_SIZE_NAMES)
+    if isinstance(size, int) and size > 0:
+        return [size] * rank
+    if isinstance(size, (tuple, list)) and len(size) == rank and all(isinstance(s, int) for s in size):
+        return list(size)
     sizes = []
     for kernel, stride in zip(conv.kernel_size, conv.stride):
         step = max(stride, 1)
@@ -112,7 +137,7 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
     layer = consumer.layer if consumer else None
     float_ = torch.float32
     if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
-        return _ids(layer, consumer.rnn_after)
+        return _ids(layer, consumer.rnn_after, root)
     if isinstance(layer, nn.Linear):
         n = layer.in_features
         return [Guess((BATCH, n), dims={0: "B"}), Guess((BATCH, SEQUENCE, n), dims={0: "B", 1: "T"}),
@@ -140,6 +165,8 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
     return []
 
 
+_IMAGE_NAMES = {"pixel_values", "img", "imgs", "image", "images"}
+_TIMESTEP_NAMES = {"t", "timestep", "timesteps", "time", "sigma", "sigmas", "noise_level"}
 # HuggingFace-style names: what the parameter is, whatever consumes it first
 _TOKEN_FILLS = {"attention_mask": "ones", "token_type_ids": "zeros", "position_ids": "positions"}
 
@@ -149,18 +176,40 @@ def by_name(name: str, root: nn.Module, consumer: Optional[Consumer]) -> list[In
     if name == "input_ids":
         table = consumer.layer if consumer and isinstance(consumer.layer, nn.Embedding) else first(root, nn.Embedding)
         if table is not None:
-            return _ids(table, consumer.rnn_after if consumer else None)
+            return _ids(table, consumer.rnn_after if consumer else None, root)
+    if name in _TIMESTEP_NAMES:  # diffusion models (DiT, diffusers): one timestep per sample
+        return [Guess((BATCH,), torch.float32, {0: "B"}, "positions")]
     if name in _TOKEN_FILLS:
         return [Guess((BATCH, SEQUENCE), torch.long, {0: "B", 1: "T"}, _TOKEN_FILLS[name])]
-    if name == "pixel_values":
+    if name in _IMAGE_NAMES:
         conv = consumer.layer if consumer and isinstance(consumer.layer, nn.Conv2d) else first(root, nn.Conv2d)
         if conv is not None:
             return [Guess((BATCH, conv.in_channels, *_spatial(root, conv)), dims={0: "B"})]
+        if consumer is None or not by_layer(root, consumer):  # patches cut by einops, not a convolution
+            size = _declared(root, _IMAGE_SIZE_NAMES)
+            side = size if isinstance(size, int) and size > 0 else SPATIAL
+            return [Guess((BATCH, 3, side, side), dims={0: "B"})]
     return []
 
 
 def first(root: nn.Module, kind: type) -> Optional[nn.Module]:
     return next((m for m in root.modules() if isinstance(m, kind)), None)
+
+
+def every_kind_of_leaf(root: nn.Module, kinds: int = 6) -> list[Input]:
+    """When nothing says where the input flows (the trace failed before it was used): the guesses of the
+    first leaf of each kind, in the order the model registers them, the first `kinds` kinds."""
+    found: list[Input] = []
+    seen: set[type] = set()
+    rnn = first(root, nn.RNNBase)
+    for module in root.modules():
+        if type(module) in seen or len(seen) >= kinds:
+            continue
+        options = by_layer(root, Consumer(module, rnn_after=rnn))
+        if options:
+            seen.add(type(module))
+            found += [o for o in options if o not in found]
+    return found
 
 
 def first_leaf(root: nn.Module) -> Optional[Consumer]:
@@ -190,21 +239,32 @@ def _breadth_first(start: fx.Node) -> "list[tuple[fx.Node, fx.Node]]":
     return order
 
 
-def first_consumer(gm: Optional[fx.GraphModule], root: nn.Module, param: str) -> Optional[Consumer]:
-    """The first leaf module the parameter flows into, following the graph breadth-first."""
-    if gm is None:
+# layers that take any shape and keep its rank and channels: the input's shape is the next layer's to say
+_ANY_SHAPE = (nn.modules.pooling._MaxPoolNd, nn.modules.pooling._AvgPoolNd, nn.modules.pooling._AdaptiveAvgPoolNd,
+              nn.modules.pooling._AdaptiveMaxPoolNd, nn.modules.dropout._DropoutNd, nn.Identity, nn.Upsample,
+              nn.ReLU, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.LeakyReLU, nn.ReLU6, nn.Mish, nn.Hardswish)
+
+
+def first_consumer(graph: Union[fx.Graph, fx.GraphModule, None], root: nn.Module, param: str) -> Optional[Consumer]:
+    """The first leaf module the parameter flows into (past layers that take any shape: a U-Net's
+    `MaxPool2d` then `Conv2d`), following the graph (traced whole, or up to a failure) breadth-first."""
+    if isinstance(graph, fx.GraphModule):
+        graph = graph.graph
+    if graph is None:
         return None
-    start = next((n for n in gm.graph.nodes if n.op == "placeholder" and n.target == param), None)
+    start = next((n for n in graph.nodes if n.op == "placeholder" and n.target == param), None)
     if start is None:
         return None
     for node, came_from in _breadth_first(start):
         if node.op == "call_module":
             layer = root.get_submodule(node.target)
-            return Consumer(layer, _position(node, came_from), _rnn_reached(gm, root, node))
+            if isinstance(layer, _ANY_SHAPE):
+                continue
+            return Consumer(layer, _position(node, came_from), _rnn_reached(root, node))
     return None
 
 
-def _rnn_reached(gm: fx.GraphModule, root: nn.Module, start: fx.Node) -> Optional[nn.RNNBase]:
+def _rnn_reached(root: nn.Module, start: fx.Node) -> Optional[nn.RNNBase]:
     for node, _ in _breadth_first(start):
         if node.op == "call_module" and isinstance(root.get_submodule(node.target), nn.RNNBase):
             return root.get_submodule(node.target)

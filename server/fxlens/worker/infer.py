@@ -36,6 +36,14 @@ def required_forward_params(instance: nn.Module) -> list[str]:
     return _parameters(instance, required=True)
 
 
+def guessed_params(instance: nn.Module) -> list[str]:
+    """The parameters inference gives a value: the required ones, else (HF's `input_ids=None`) the first."""
+    try:
+        return required_forward_params(instance) or _parameters(instance)[:1]
+    except (TypeError, ValueError):
+        return []
+
+
 def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callable[[], nn.Module]]) -> bool:
     """Whether forward runs with every parameter left to its default (a code limit of fxlens's tensors
     counts as running: the levels say what they make of it)."""
@@ -48,12 +56,14 @@ def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callabl
     return True
 
 
-def _options(instance: nn.Module, gm: Optional[fx.GraphModule], index: int, param: str) -> list[guesses.Input]:
-    consumer = guesses.first_consumer(gm, instance, param) or (guesses.first_leaf(instance) if index == 0 else None)
+def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: str) -> list[guesses.Input]:
+    consumer = guesses.first_consumer(graph, instance, param)
+    if consumer is None and index == 0:  # the trace stopped before the input reached a layer
+        return guesses.by_name(param, instance, None) or guesses.every_kind_of_leaf(instance)
     return guesses.by_name(param, instance, consumer) or guesses.by_layer(instance, consumer)
 
 
-def infer_inputs(instance: nn.Module, gm: Optional[fx.GraphModule], start: str = "meta",
+def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "meta",
                  rebuild: Optional[Callable[[], nn.Module]] = None) -> Inferred:
     """Try each candidate rank until the module accepts the inputs, on the cheapest tensors that run it.
 
@@ -69,7 +79,7 @@ def infer_inputs(instance: nn.Module, gm: Optional[fx.GraphModule], start: str =
             return Inferred((), [])
     per_param = []
     for index, param in enumerate(params):
-        options = _options(instance, gm, index, param)
+        options = _options(instance, graph, index, param)
         if not options:
             return Inferred()
         per_param.append(options)

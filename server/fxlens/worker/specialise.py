@@ -38,16 +38,23 @@ class FreeSize:
         return f"{self.input}.shape[{self.dim}] == {self.example if size is None else size}"
 
 
-def free_sizes(instance: Any, inputs: tuple, dims: list) -> list[FreeSize]:
+def free_sizes(example: Any, dims: list) -> list[FreeSize]:
+    """The free dims of the example's inputs, positional then keyword (the order `dims` has: Example.flat)."""
     try:
-        names = list(inspect.signature(instance.forward).parameters)
+        names = list(inspect.signature(example.instance.forward).parameters)
     except (TypeError, ValueError):
         names = []
+    count = len(example.inputs or ())
+    names = names[:count] + list(example.kwargs)
+    flat = example.flat()
     found = []
     for index, free in enumerate(dims or []):
+        value = flat[index] if index < len(flat) else None
         for dim, label in (free or {}).items():
+            if not hasattr(value, "shape") or not -len(value.shape) <= dim < len(value.shape):
+                continue  # a free size inside a nested input (a tuple of tensors): no single name to give it
             name = names[index] if index < len(names) else f"arg{index}"
-            size = int(inputs[index].shape[dim])
+            size = int(value.shape[dim])
             found.append(FreeSize(name, dim, size, size * GROWTH[label]))
     return found
 
@@ -56,7 +63,7 @@ def hints(example: Any, free: list, grown: dict, example_nodes: list[Node], grow
           lines: list[str]) -> list[Diagnostic]:
     """Hints for a grown export that failed or gave another graph than the example's (`grown` is its
     summary: `error` and `line`, or `signature`); `grown_nodes()` exports it again, with source lines."""
-    sizes = free_sizes(example.instance, example.inputs, free)
+    sizes = free_sizes(example, free)
     if not sizes:
         return []
     if "error" in grown:

@@ -1,6 +1,7 @@
 """The `fx` level: symbolic_trace semantics, every node mapped to the user's source span."""
 from __future__ import annotations
 
+import inspect
 import itertools
 import re
 import sys
@@ -11,7 +12,7 @@ import torch
 import torch.fx as fx
 
 from fxlens.report import Diagnostic, LevelResult, Node, Span
-from fxlens.worker import devices
+from fxlens.worker import devices, instance_state
 from fxlens.worker.build import bound_arguments
 from fxlens.worker.failures import classify
 from fxlens.worker.values import SampledSizes, describe, free_sizes, grow
@@ -51,11 +52,68 @@ class SourceMappingTracer(fx.Tracer):
         return None
 
 
-def trace(module: torch.nn.Module, path: str) -> fx.GraphModule:
+_CONSTANTS = (type(None), bool, int, float, str)
+
+
+def unpassed_constants(instance: torch.nn.Module, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """forward's parameters the call leaves to a constant default (None, a bool, a number, a string):
+    symbolic_trace's `concrete_args`. Traced as proxies, `if mask is None` would be decided as if the
+    caller passed a value (HF's `forward(input_ids=None, inputs_embeds=None)` then raises); running
+    forward with the default is what the call does, so the graph is specialised on it."""
+    try:
+        parameters = inspect.signature(instance.forward).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    passed = set(bound_arguments(instance, args, kwargs))
+    return {p.name: p.default for p in parameters
+            if p.name not in passed and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and type(p.default) in _CONSTANTS}
+
+
+def trace(module: torch.nn.Module, path: str, concrete: Optional[dict[str, Any]] = None) -> fx.GraphModule:
+    return _trace_with(SourceMappingTracer(path), module, concrete)
+
+
+def trace_so_far(module: torch.nn.Module, path: str, guessed: list[str]
+                 ) -> tuple[Optional[fx.GraphModule], Optional[fx.Graph]]:
+    """The graph input guessing reads, the `guessed` parameters traced and the rest left to their constant
+    defaults (as the guessed call leaves them): (the GraphModule, its graph), or when tracing fails (None,
+    the graph up to the failure): where each parameter flows first is still known there (DiT fails in
+    its last line, after every input was used)."""
+    concrete = {k: v for k, v in unpassed_constants(module, (), {}).items() if k not in guessed}
     tracer = SourceMappingTracer(path)
-    graph = tracer.trace(module)
-    name = type(module).__name__
-    return fx.GraphModule(tracer.root, graph, name)
+    try:
+        gm = _trace_with(tracer, module, concrete)
+    except Exception:  # noqa: BLE001  the fx level traces again and reports the failure itself
+        return None, getattr(tracer, "graph", None)
+    return gm, gm.graph
+
+
+def _trace_with(tracer: SourceMappingTracer, module: torch.nn.Module, concrete: Optional[dict[str, Any]]
+                ) -> fx.GraphModule:
+    # a forward that assigns to `self` (`self.mask = self.mask.to(x.dtype)`) leaves a Proxy there: neither
+    # the GraphModule (it copies the attributes its graph reads) nor the next step may see it
+    snapshot = instance_state.Snapshot(module)
+    try:
+        try:
+            graph = tracer.trace(module, concrete_args=concrete or None)
+        finally:
+            snapshot.restore(keep_added=True)
+        gm = fx.GraphModule(tracer.root, graph, type(module).__name__)
+        gm.meta["fxlens_concrete"] = dict(concrete or {})  # what it was specialised on (see _graph_for)
+        return gm
+    finally:
+        snapshot.restore()
+
+
+def _graph_for(example: Any, path: str) -> fx.GraphModule:
+    """The example's graph: the one traced for input guessing, unless the inputs leave constant defaults
+    to specialise on (then traced again with them concrete)."""
+    concrete = (unpassed_constants(example.instance, example.inputs, example.kwargs)
+                if example.inputs is not None else {})
+    if example.graph is not None and example.graph.meta.get("fxlens_concrete") == concrete:
+        return example.graph
+    return trace(example.instance, path, concrete)
 
 
 class ValueRecorder(fx.Interpreter):
@@ -194,7 +252,7 @@ def _propagate(gm: torch.nn.Module, inputs: tuple) -> dict[str, Any]:
 def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelResult:
     started = time.perf_counter()
     try:
-        gm = example.graph or trace(example.instance, path)
+        gm = _graph_for(example, path)
     except Exception as error:
         diagnostic = classify(error, path, lines, "trace", "fx", class_span)
         return LevelResult("fx", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
