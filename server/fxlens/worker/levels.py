@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from fxlens.report import LEVELS, LevelResult, Span, in_ladder_order
-from fxlens.worker import trace_aten, trace_fx
+from fxlens.worker import trace_aten, trace_core_aten, trace_fx
 
 
 @dataclass
@@ -19,6 +19,8 @@ class ClassContext:
     recipes: list[Optional[dict]] = field(default_factory=list)
     # the aten level's ExportedProgram (None: aten did not run, or failed)
     exported: Any = None
+    # the aten level's result, once it ran
+    aten: Optional[LevelResult] = None
 
 
 Trace = Callable[[Any, str, list[str], Span, ClassContext], LevelResult]
@@ -32,10 +34,16 @@ def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: 
     def keep(ep: Any) -> None:
         context.exported = ep
 
-    return trace_aten.run(example, path, lines, class_span, recipes=context.recipes, on_export=keep)
+    context.aten = trace_aten.run(example, path, lines, class_span, recipes=context.recipes, on_export=keep)
+    return context.aten
 
 
-TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten}
+def _core_aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    failed = context.aten is not None and not context.aten.ok
+    return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed)
+
+
+TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten, "core-aten": _core_aten}
 assert set(TABLE) <= set(LEVELS), "every traced level is described in report.LEVEL_INFO"
 
 
