@@ -119,3 +119,24 @@ def test_failing_export_is_classified_at_its_line(alone, ladder):
     assert not both.levels["core-aten"].ok and not both.levels["core-aten"].diagnostics
     assert "aten level's export failed" in both.levels["core-aten"].note
     assert [d.category for d in both.levels["aten"].diagnostics] == ["data-dependent-control-flow"]
+
+
+def test_cli_graph_core_aten_json_is_the_documented_schema():
+    import json
+    import os
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "core-aten",
+                          "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert (data["class"], data["level"], data["ok"]) == ("Net", "core-aten", True)
+    assert {"note", "inputs", "nodes", "diagnostics"} <= data.keys()
+    addmm = next(n for n in data["nodes"] if n["target"] == "aten.addmm.default")
+    assert addmm["shape"] == [2, 4] and addmm["overload"] == "default" and addmm["line"] == _line_of("return torch.relu")
+    failing = subprocess.run([sys.executable, "-m", "fxlens", "check", str(LADDER), "--level", "core-aten"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=300,
+                             env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    assert failing.returncode == 1
+    assert f"ladder.py:{_line_of('if x.sum() > 0:')}:" in failing.stdout and "(Gate, core-aten)" in failing.stdout
