@@ -5,7 +5,8 @@
 Rows: `reuse` = fxlens's core-aten level decomposing the aten level's ExportedProgram (what runs when
 both levels are on) vs `ep.run_decompositions()` on the same program; `alone` = the level exporting on
 its own vs `torch.export.export(...)` + `run_decompositions()`. Each with the example's static sizes and
-with free B and T (fxlens then also exports and decomposes grown inputs beside, on the other core).
+with free B and T (fxlens then also exports and decomposes grown inputs beside, on the other core); the
+`symbolic` row is raw torch's way to the same names: an export with B and T dynamic, then decomposed.
 """
 from __future__ import annotations
 
@@ -66,6 +67,10 @@ def main() -> None:
     for sizes, dims in (("static", None), ("free B, T", free)):
         rows[f"reuse, {sizes}"] = (_median(lambda: level(dims, ep), args.runs), raw_reuse)
         rows[f"alone, {sizes}"] = (_median(lambda: level(dims, None), args.runs), raw_alone)
+    dynamic = tuple({d: torch.export.Dim.AUTO for d in dims} for dims in free)
+    raw_symbolic = _median(lambda: torch.export.export(instance, inputs, dynamic_shapes=dynamic,
+                                                       strict=False).run_decompositions(), args.runs)
+    rows["alone, free B, T vs symbolic"] = (rows["alone, free B, T"][0], raw_symbolic)
     print(json.dumps({"model": args.model, "runs": args.runs, "nodes": len(ep.run_decompositions().graph.nodes),
                       "rows": {k: {"fxlens_s": round(f, 3), "raw_s": round(r, 3), "ratio": round(f / r, 2)}
                                for k, (f, r) in rows.items()}}, indent=1))
