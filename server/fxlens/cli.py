@@ -10,9 +10,10 @@ from typing import Optional
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
 from fxlens.render.graph_text import diagnostic_line, diagnostics_text, level_text
-from fxlens.report import LEVELS, ClassReport, FileReport, InputSpec, to_json
+from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileReport, InputSpec, in_ladder_order, to_json
 
 USAGE_ERROR = 2
+_LEVELS_HELP = "; ".join(f"{info.name}: {info.what}" for info in LEVEL_INFO).replace("%", "%%")
 
 
 class CliError(Exception):
@@ -74,7 +75,7 @@ def level_json(report: ClassReport, level: str) -> dict:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    levels = (args.level,) if args.level else LEVELS
+    levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
     options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
     _read(args.file)
     # with --class, the worker builds and traces only what that class needs
@@ -109,7 +110,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     for path in args.files:
         _read(path)
-    options = TraceOptions(execution=args.execution, timeout=args.timeout)
+    levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
+    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
     reports = asyncio.run(_analyse_files(args.files, args.python, options))
     errors = 0
     for report in reports:
@@ -141,13 +143,16 @@ def parser() -> argparse.ArgumentParser:
     graph = sub.add_parser("graph", help="print the graph of each Module class")
     graph.add_argument("file")
     graph.add_argument("--class", dest="cls", help="only this class")
-    graph.add_argument("--level", choices=LEVELS, help="only this level (default: all)")
+    graph.add_argument("--level", choices=LEVELS, action="append", metavar="LEVEL",
+                       help=f"this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)}). {_LEVELS_HELP}")
     graph.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
     common(graph)
     graph.set_defaults(run=cmd_graph)
 
     check = sub.add_parser("check", help="report where tracing breaks; exit 1 on any error")
     check.add_argument("files", nargs="+")
+    check.add_argument("--level", choices=LEVELS, action="append", metavar="LEVEL",
+                       help=f"check this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)})")
     common(check)
     check.set_defaults(run=cmd_check)
 

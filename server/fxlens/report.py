@@ -12,7 +12,36 @@ from typing import Any, Optional
 REPORT_VERSION = 1
 
 OPCODES = ("placeholder", "get_attr", "call_function", "call_module", "call_method", "output")
-LEVELS = ("fx", "aten")
+
+
+@dataclass(frozen=True)
+class LevelInfo:
+    """What the server knows of a level: the worker's table (worker/levels.py) holds how it is traced."""
+
+    name: str
+    what: str  # one line, for help texts and the README's table
+    default: bool  # traced unless the user's `fxlens.levels` / `--level` says otherwise
+    # the hover shows it as columns side by side (fx and aten are the same computation, row for row);
+    # a folded level gets one line per cursor line: its node count and ops
+    columns: bool
+
+
+# down the ladder: each level is traced after the ones above it (and may reuse their work)
+LEVEL_INFO = (
+    LevelInfo("fx", "symbolic_trace: torch.nn modules are leaves (call_module fc, call_method view)", True, True),
+    LevelInfo("aten", "torch.export, non-strict, training IR (aten.linear.default)", True, True),
+    LevelInfo("core-aten", "the exported program after run_decompositions() (aten.permute.default + "
+              "aten.addmm.default)", False, False),
+)
+LEVELS = tuple(info.name for info in LEVEL_INFO)
+DEFAULT_LEVELS = tuple(info.name for info in LEVEL_INFO if info.default)
+COLUMN_LEVELS = tuple(info.name for info in LEVEL_INFO if info.columns)
+
+
+def in_ladder_order(levels: Any) -> tuple[str, ...]:
+    """The known levels among `levels`, once each, top of the ladder first."""
+    wanted = set(levels)
+    return tuple(name for name in LEVELS if name in wanted)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
-from fxlens.report import ClassReport, FileReport, class_from_json, file_from_json
+from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
 
@@ -36,7 +36,7 @@ class WorkerUnavailable(Exception):
 
 @dataclass
 class TraceOptions:
-    levels: tuple[str, ...] = ("fx", "aten")
+    levels: tuple[str, ...] = DEFAULT_LEVELS
     execution: str = "safe"
     timeout: float = 60.0
     memory_mb: int = 4096

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from fxlens.engine.worker_client import TraceOptions
-from fxlens.report import LEVELS
+from fxlens.report import DEFAULT_LEVELS, LEVELS, in_ladder_order
 
 EXECUTION_MODES = ("safe", "full", "off")
 KEYS = ("python", "levels", "timeoutSeconds", "execution", "inlayHints", "memoryLimitMB")
@@ -20,7 +20,7 @@ KEYS = ("python", "levels", "timeoutSeconds", "execution", "inlayHints", "memory
 @dataclass(frozen=True)
 class Settings:
     python: str = field(default_factory=lambda: sys.executable)
-    levels: tuple[str, ...] = ("fx", "aten")
+    levels: tuple[str, ...] = DEFAULT_LEVELS
     timeout_seconds: float = 60.0
     execution: str = "safe"
     inlay_hints: bool = False
@@ -61,7 +61,7 @@ def _levels(value: Any) -> Optional[tuple[str, ...]]:
     if isinstance(value, str):
         value = [value]
     if isinstance(value, (list, tuple)) and value and all(v in LEVELS for v in value):
-        return tuple(dict.fromkeys(value))
+        return in_ladder_order(value)  # the order they are traced and shown in
     return None
 
 

@@ -7,7 +7,7 @@ from typing import Optional
 from fxlens.render import nodes as q
 from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text
 from fxlens.render.lens import level_title
-from fxlens.report import OPCODES, ClassReport, FileReport, Member, Node
+from fxlens.report import COLUMN_LEVELS, LEVELS, OPCODES, ClassReport, FileReport, Member, Node
 
 MAX_ROWS = 24
 
@@ -172,15 +172,15 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
     heading_done = False
     for cls in order:
         leaves = q.leaf_paths(cls)
-        per_level = {level: q.instances(q.on_line(result, line), leaves)
-                     for level, result in cls.levels.items() if level in ("fx", "aten")}
+        per_level = {level: q.instances(q.on_line(cls.levels[level], line), leaves)
+                     for level in LEVELS if level in cls.levels}
         paths = list(dict.fromkeys(i.path for groups in per_level.values() for i in groups))
         if not paths:
             continue
         groups: dict[tuple, list[str]] = {}
         for path in paths:
             sig = tuple(q.signature(next((i.nodes for i in per_level.get(level, []) if i.path == path), []), path)
-                        for level in ("fx", "aten"))
+                        for level in LEVELS)
             groups.setdefault(sig, []).append(path)
         for sig, group in groups.items():
             if not heading_done:
@@ -195,7 +195,9 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
             shown.append(sig)
             if where:
                 out.line(where)
-            _node_table(out, cls, per_level, group[0], line, col)
+            if any(i.path == group[0] for level in COLUMN_LEVELS for i in per_level.get(level, [])):
+                _node_table(out, cls, per_level, group[0], line, col)
+            _folded(out, per_level, group[0])
     return heading_done
 
 
@@ -220,6 +222,23 @@ def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: in
     if "aten" not in cls.levels or not cls.levels["aten"].ok:
         headers, table = headers[:3] + headers[5:], [r[:3] + r[5:] for r in table]
     out.table(headers, table)
+
+
+def _packet(target: str) -> str:
+    """`aten.addmm.default` -> `addmm` (the op, as torch names its overload packet), `operator.getitem` -> `getitem`."""
+    parts = target.split(".")
+    return parts[1] if parts[0] == "aten" and len(parts) > 1 else parts[-1]
+
+
+def _folded(out: Out, per_level: dict, path: str) -> None:
+    """The deeper levels (core-aten, ...), one line each: `core-aten: 3 nodes (permute, addmm, relu)`."""
+    for level, groups in per_level.items():
+        nodes = next((i.nodes for i in groups if i.path == path), [])
+        if level in COLUMN_LEVELS or not nodes:
+            continue
+        ops = list(dict.fromkeys(_packet(n.target) for n in nodes))
+        more = f", … {len(ops) - 8} more" if len(ops) > 8 else ""
+        out.line(f"{level}: {len(nodes)} node{'s' if len(nodes) != 1 else ''} ({', '.join(ops[:8])}{more})")
 
 
 EXECUTION_OFF = ("fxlens runs no code of this file (`fxlens.execution` is `off`, e.g. in an untrusted "

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from fxlens.render import nodes as q
-from fxlens.report import ClassReport, FileReport, Node
+from fxlens.report import LEVELS, ClassReport, FileReport, Node
 
 
 @dataclass
@@ -27,7 +27,7 @@ def _assignments(text: str) -> list[ast.stmt]:
 
 def _assigned(cls: ClassReport, stmt: ast.stmt) -> Optional[Node]:
     """The node holding the value stored: the last node the statement made, first instance only."""
-    for level in ("fx", "aten"):
+    for level in LEVELS:  # the shallowest level that has it
         result = cls.levels.get(level)
         if result is None or not result.ok:
             continue

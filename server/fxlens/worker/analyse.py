@@ -24,7 +24,8 @@ from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import guessed_params, infer_inputs, record_children
-from fxlens.worker import reproduce, trace_aten, trace_fx
+from fxlens.worker import reproduce, trace_fx
+from fxlens.worker.levels import TABLE, ClassContext, asked
 from fxlens.worker.values import dtype_name
 
 Emit = Callable[[dict], None]
@@ -39,7 +40,7 @@ class Analysis:
         self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
         self.text = text
         self.lines = text.splitlines()
-        self.levels = levels
+        self.levels = list(asked(levels)) or ["fx"]  # in ladder order: deeper levels reuse those above
         self.execution = execution
         self.only = set(classes) if classes else None
         self.first = first
@@ -292,13 +293,11 @@ class Analysis:
             report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims, example.kwargs)
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
-        recipes: list[Optional[dict]] = []
+        context = ClassContext()
         for level in self.levels:
-            trace = {"fx": trace_fx.run, "aten": partial(trace_aten.run, recipes=recipes)}.get(level)
-            if trace is None:
-                continue
+            trace = TABLE[level]
             try:
-                result = trace(example, self.path, self.lines, class_span)
+                result = trace(example, self.path, self.lines, class_span, context)
             except Exception as error:  # fxlens's own bug: this level says so, the other classes still trace
                 result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
@@ -313,7 +312,7 @@ class Analysis:
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
-        for recipe in filter(None, recipes):  # after the results: only the next trace child needs these
+        for recipe in filter(None, context.recipes):  # after the results: only the next trace child needs these
             emit({"event": "rehearsal", "recipe": recipe})
 
     def _internal(self, error: Exception, level: str, span: Span) -> Diagnostic:

@@ -145,8 +145,10 @@ def _twins(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
     return {name: _twin(sizes) for name, sizes in grown["sizes"].items()}, ""
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: list[Optional[dict]]) -> LevelResult:
-    """The level's result; the graphs exported, as rehearsal recipes, are appended to `recipes`."""
+def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: list[Optional[dict]],
+        on_export: Optional[Callable[[Any], None]] = None) -> LevelResult:
+    """The level's result; the graphs exported, as rehearsal recipes, are appended to `recipes`, and the
+    ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again)."""
     started = time.perf_counter()
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
@@ -162,6 +164,8 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
         diagnostic = devices.relabel(classify(error, path, lines, "trace", "aten", class_span), error)
         return LevelResult("aten", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     ep = ran.value
+    if on_export is not None:
+        on_export(ep)
     devices.note(example.build, ran)
     recipes.append(recipe(ep, time.perf_counter() - started))
     twins, note, names, grown_summary = {}, "", SampledSizes({}), {}

@@ -1,0 +1,80 @@
+"""The core-aten level's cost against raw torch, in one process, medians (issue 12: within 1.3x).
+
+    python bench/core_aten.py [MODEL_KEY] [--runs N]     # default gpt2-12, 5 runs
+
+Rows: `reuse` = fxlens's core-aten level decomposing the aten level's ExportedProgram (what runs when
+both levels are on) vs `ep.run_decompositions()` on the same program; `alone` = the level exporting on
+its own vs `torch.export.export(...)` + `run_decompositions()`. Each with the example's static sizes and
+with free B and T (fxlens then also exports and decomposes grown inputs beside, on the other core); the
+`symbolic` row is raw torch's way to the same names: an export with B and T dynamic, then decomposed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path[:0] = [str(BENCH), str(BENCH.parent / "server")]
+from raw_torch import load  # noqa: E402
+from specs import MODELS  # noqa: E402
+
+import torch  # noqa: E402
+
+from fxlens.report import Build  # noqa: E402
+from fxlens.worker import trace_core_aten  # noqa: E402
+from fxlens.worker.build import Example  # noqa: E402
+from fxlens.worker.failures import whole_line  # noqa: E402
+
+
+def _median(work, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model", nargs="?", default="gpt2-12")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    spec = MODELS[args.model]
+    path = str(BENCH / "models" / (spec.file_name or spec.source.name))
+    text = spec.text()
+    module = load(path, text)
+    lines = text.splitlines()
+    with torch.device("meta"):
+        instance = eval(spec.build, vars(module))
+        inputs = eval(spec.inputs, {**vars(module), "torch": torch})
+    span = whole_line(1, lines)
+    free = [{0: "B", 1: "T"} if i.dim() >= 2 else {0: "B"} for i in inputs]
+    ep = torch.export.export(instance, inputs, strict=False)
+    ep.run_decompositions()  # warm both paths' caches alike
+
+    def level(dims, exported):
+        result = trace_core_aten.run(Example(instance, Build(), inputs=inputs, dims=dims), path, lines, span, exported)
+        assert result.ok, result.diagnostics
+
+    rows = {}
+    raw_reuse = _median(ep.run_decompositions, args.runs)
+    raw_alone = _median(lambda: torch.export.export(instance, inputs, strict=False).run_decompositions(), args.runs)
+    for sizes, dims in (("static", None), ("free B, T", free)):
+        rows[f"reuse, {sizes}"] = (_median(lambda: level(dims, ep), args.runs), raw_reuse)
+        rows[f"alone, {sizes}"] = (_median(lambda: level(dims, None), args.runs), raw_alone)
+    dynamic = tuple({d: torch.export.Dim.AUTO for d in dims} for dims in free)
+    raw_symbolic = _median(lambda: torch.export.export(instance, inputs, dynamic_shapes=dynamic,
+                                                       strict=False).run_decompositions(), args.runs)
+    rows["alone, free B, T vs symbolic"] = (rows["alone, free B, T"][0], raw_symbolic)
+    print(json.dumps({"model": args.model, "runs": args.runs, "nodes": len(ep.run_decompositions().graph.nodes),
+                      "rows": {k: {"fxlens_s": round(f, 3), "raw_s": round(r, 3), "ratio": round(f / r, 2)}
+                               for k, (f, r) in rows.items()}}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""The level table: each level's name (report.LEVEL_INFO, what the server reads) -> its entry point.
+
+Every entry point is `trace(example, path, lines, class_span, context) -> LevelResult`; the context is
+what one class's levels share while it is traced (dropped with the class), so a deeper level reuses
+the work of the ones above it instead of redoing it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from fxlens.report import LEVELS, LevelResult, Span, in_ladder_order
+from fxlens.worker import trace_aten, trace_core_aten, trace_fx
+
+
+@dataclass
+class ClassContext:
+    # the graphs exported, as rehearsal recipes for the next trace child (see rehearse.py)
+    recipes: list[Optional[dict]] = field(default_factory=list)
+    # the aten level's ExportedProgram (None: aten did not run, or failed)
+    exported: Any = None
+    # the aten level's result, once it ran
+    aten: Optional[LevelResult] = None
+
+
+Trace = Callable[[Any, str, list[str], Span, ClassContext], LevelResult]
+
+
+def _fx(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    return trace_fx.run(example, path, lines, class_span)
+
+
+def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    def keep(ep: Any) -> None:
+        context.exported = ep
+
+    context.aten = trace_aten.run(example, path, lines, class_span, recipes=context.recipes, on_export=keep)
+    return context.aten
+
+
+def _core_aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    failed = context.aten is not None and not context.aten.ok
+    return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed)
+
+
+TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten, "core-aten": _core_aten}
+assert set(TABLE) <= set(LEVELS), "every traced level is described in report.LEVEL_INFO"
+
+
+def asked(levels: list[str]) -> tuple[str, ...]:
+    """The levels to trace for a request, top of the ladder first (a deeper one reuses those above it)."""
+    return tuple(level for level in in_ladder_order(levels) if level in TABLE)
