@@ -17,7 +17,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport
-from fxlens.worker import devices, guesses, trace_fx
+from fxlens.worker import devices, guess_inputs, trace_fx
 from fxlens.worker.build import BATCH, SEQUENCE
 from fxlens.worker.failures import classify, whole_line
 
@@ -189,12 +189,12 @@ def test_embedding_ids_are_in_range_deterministic_and_not_all_zero():
     with torch.device("meta"):
         lm = module.RNNModel()
     gm = trace_fx.trace(lm, str(FIXTURES / "word_language_model.py"))
-    consumer = guesses.first_consumer(gm, lm, "input")
-    (ids, *_), again = guesses.by_layer(lm, consumer), guesses.by_layer(lm, consumer)[0]
-    values = guesses.make(ids)
+    consumer = guess_inputs.first_consumer(gm, lm, "input")
+    (ids, *_), again = guess_inputs.by_layer(lm, consumer), guess_inputs.by_layer(lm, consumer)[0]
+    values = guess_inputs.make(ids)
     assert values.dtype == torch.long and values.shape == (SEQUENCE, BATCH)
     assert 0 <= int(values.min()) and int(values.max()) < lm.ntoken and int(values.max()) > 0
-    assert torch.equal(values, guesses.make(again))
+    assert torch.equal(values, guess_inputs.make(again))
 
 
 # -- HuggingFace-style names --------------------------------------------------------------------------
@@ -212,10 +212,10 @@ def test_a_required_attention_mask_is_ones_of_the_ids_shape(reports):
     assert _specs(pooler) == [("input_ids", ["B", "T"], "int64"), ("attention_mask", ["B", "T"], "int64")]
     assert_fx_matches_torch(pooler, "hf_style")
     assert_aten_matches_torch(pooler, "hf_style")
-    (mask,) = guesses.by_name("attention_mask", torch.nn.Module(), None)
-    assert torch.equal(guesses.make(mask), torch.ones(BATCH, SEQUENCE, dtype=torch.long))
-    (positions,) = guesses.by_name("position_ids", torch.nn.Module(), None)
-    assert guesses.make(positions)[1].tolist() == list(range(SEQUENCE))
+    (mask,) = guess_inputs.by_name("attention_mask", torch.nn.Module(), None)
+    assert torch.equal(guess_inputs.make(mask), torch.ones(BATCH, SEQUENCE, dtype=torch.long))
+    (positions,) = guess_inputs.by_name("position_ids", torch.nn.Module(), None)
+    assert guess_inputs.make(positions)[1].tolist() == list(range(SEQUENCE))
 
 
 def test_pixel_values_take_the_patch_embedding_channels_and_the_declared_image_size(reports):

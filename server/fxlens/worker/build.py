@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from fxlens.report import Build, InputSpec
-from fxlens.worker import guess as guessing
+from fxlens.worker import guess_arguments as guessing
 from fxlens.worker.discover import ClassSource, calls_to
 from fxlens.worker.values import dtype_name
 

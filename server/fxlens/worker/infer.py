@@ -10,7 +10,7 @@ import torch.fx as fx
 from torch import nn
 from torch._subclasses.fake_tensor import FakeTensor
 
-from fxlens.worker import devices, guesses
+from fxlens.worker import devices, guess_inputs
 from fxlens.worker.values import GROWTH, SampledSizes, free_sizes, grow
 
 
@@ -56,11 +56,11 @@ def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callabl
     return True
 
 
-def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: str) -> list[guesses.Input]:
-    consumer = guesses.first_consumer(graph, instance, param)
+def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: str) -> list[guess_inputs.Input]:
+    consumer = guess_inputs.first_consumer(graph, instance, param)
     if consumer is None and index == 0:  # the trace stopped before the input reached a layer
-        return guesses.by_name(param, instance, None) or guesses.every_kind_of_leaf(instance)
-    return guesses.by_name(param, instance, consumer) or guesses.by_layer(instance, consumer)
+        return guess_inputs.by_name(param, instance, None) or guess_inputs.every_kind_of_leaf(instance)
+    return guess_inputs.by_name(param, instance, consumer) or guess_inputs.by_layer(instance, consumer)
 
 
 def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "meta",
@@ -88,8 +88,8 @@ def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "m
     # all parameters try the same rank index together (forward(x, y) usually wants alike shapes)
     for rank_index in range(max(len(o) for o in per_param)):
         chosen = [options[min(rank_index, len(options) - 1)] for options in per_param]
-        inputs = tuple(guesses.make(value) for value in chosen)
-        dims = [guesses.dims_of(value) for value in chosen]
+        inputs = tuple(guess_inputs.make(value) for value in chosen)
+        dims = [guess_inputs.dims_of(value) for value in chosen]
         try:
             ran = devices.run(_call, instance, inputs, start, rebuild)
         except devices.MetaDeviceLimit as limit:
