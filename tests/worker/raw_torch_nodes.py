@@ -1,6 +1,7 @@
 """Raw torch on a module imported the ordinary way: `python raw_torch_nodes.py '<json>'` prints the fx
-(symbolic_trace + ShapeProp) and aten (torch.export, non-strict) nodes of one class, built and called
-as the `# fxlens:` directive above it says, on the meta device.
+(symbolic_trace + ShapeProp) and aten (torch.export, non-strict) rows of one class (bench/torch_nodes.py,
+the rows every other test compares with), built and called as the `# fxlens:` directive above it says,
+on the meta device.
 
 It runs in its own interpreter so that the package is imported exactly as a user's `python -m` would:
 the request's `paths` first on sys.path, nothing of fxlens loaded. Request: {"paths": [...],
@@ -13,17 +14,9 @@ import importlib
 import json
 import re
 import sys
+from pathlib import Path
 
-
-def _innermost_line(stack_trace, path):
-    lines = [int(m.group(1)) for m in re.finditer(rf'File "{re.escape(path)}", line (\d+)', stack_trace or "")]
-    return lines[-1] if lines else None
-
-
-def _shape(value):
-    import torch
-
-    return [int(s) for s in value.shape] if isinstance(value, torch.Tensor) else None
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def _example(module, class_name):
@@ -38,38 +31,19 @@ def _example(module, class_name):
         return evaluate(call.func), tuple(evaluate(arg) for arg in call.args)
 
 
-def fx_nodes(instance, inputs, path):
-    import torch.fx
-    from torch.fx.passes.shape_prop import ShapeProp
-
-    tracer = torch.fx.Tracer()
-    tracer.record_stack_traces = True
-    gm = torch.fx.GraphModule(instance, tracer.trace(instance))
-    ShapeProp(gm).propagate(*inputs)
-    return [[n.name, n.op, str(n.target) if n.op != "call_function" else n._pretty_print_target(n.target),
-             len(n.users), _innermost_line(n.stack_trace, path),
-             list(n.meta["tensor_meta"].shape) if hasattr(n.meta.get("tensor_meta"), "shape") else None]
-            for n in gm.graph.nodes]
-
-
-def aten_nodes(instance, inputs, path):
-    import torch
-
-    ep = torch.export.export(instance, inputs, strict=False)
-    return [[n.name, n.op, str(n.target) if isinstance(n.target, torch._ops.OpOverload)
-             else n._pretty_print_target(n.target), len(n.users),
-             _innermost_line(n.meta.get("stack_trace"), path) if n.op not in ("placeholder", "output") else None,
-             _shape(n.meta.get("val"))]
-            for n in ep.graph.nodes]
-
-
 def main() -> None:
     request = json.loads(sys.argv[1])
     sys.path[:0] = request["paths"]
     module = importlib.import_module(request["module"])
+    sys.path.append(str(BENCH))  # after the user's paths: their modules win, as they would for the user
+    import torch
+    from torch_nodes import export_rows, fx_rows
+
     instance, inputs = _example(module, request["class"])
-    print(json.dumps({"file": module.__file__, "fx": fx_nodes(instance, inputs, module.__file__),
-                      "aten": aten_nodes(instance, inputs, module.__file__)}))
+    path = module.__file__
+    program = torch.export.export(instance, inputs, strict=False)
+    print(json.dumps({"file": path, "fx": [list(row) for row in fx_rows(instance, inputs, path)],
+                      "aten": [list(row) for row in export_rows(program, path)]}))
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def raw_torch(root: Path, module: str, paths: list[str], class_name: str) -> dic
 def nodes(report: FileReport, class_name: str, level: str) -> list[list]:
     result = report.find_class(class_name).levels[level]
     assert result.ok, result.diagnostics
-    return [[n.name, n.op, n.target, n.num_users, n.line, n.shape] for n in result.nodes]
+    return [[n.name, n.op, n.target, n.num_users, n.line, n.shape, n.dtype] for n in result.nodes]
 
 
 def load_errors(report: FileReport) -> list:
