@@ -20,7 +20,8 @@ GUESSED = "guessed"  # the category of the hint that says a class was built from
 
 def _pin(doc: "Document", cls: ClassReport, top: int, ls: "FxlensServer",
          context: types.CodeActionContext) -> types.CodeAction:
-    line_text = doc.text.split("\n")[top - 1] if top <= len(doc.text.split("\n")) else ""
+    lines = doc.text.split("\n")
+    line_text = lines[top - 1] if top <= len(lines) else ""
     indent = line_text[:len(line_text) - len(line_text.lstrip())]
     where = ls.coords(doc).lsp_range(top, 0)
     edit = types.TextEdit(range=where, new_text=f"{indent}# fxlens: {cls.build.directive}\n")
