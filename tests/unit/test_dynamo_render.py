@@ -38,3 +38,12 @@ def test_dynamo_is_an_opt_in_level():
     assert "dynamo" in LEVELS and "dynamo" not in DEFAULT_LEVELS
     settings, warnings = parse_settings({"fxlens": {"levels": ["dynamo", "fx"]}})
     assert warnings == [] and settings.levels == ("fx", "dynamo")
+
+
+def test_class_hover_says_how_many_graphs_torch_compile_makes():
+    from fxlens.render.hover import hover_text
+    from fxlens.report import ClassReport, FileReport
+
+    cls = ClassReport("Gate", 8, 18, levels={"dynamo": _gate()})
+    text = hover_text(FileReport("/x/gate.py", [cls]), 8, 6) or ""
+    assert "dynamo: 2 graphs, 1 break" in text
