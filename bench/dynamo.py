@@ -58,7 +58,7 @@ def _row(path: str, text: str, instance, inputs, raw_instance, raw_inputs, runs:
     found, explained = level(), raw()  # warm both alike
     fxlens_s, raw_s = _median(level, runs), _median(raw, runs)
     return {"fxlens_s": round(fxlens_s, 3), "raw_s": round(raw_s, 3), "ratio": round(fxlens_s / raw_s, 2),
-            "graphs": [found.graphs, explained.graph_count], "breaks": [found.breaks, explained.graph_break_count]}
+            "graphs": [found.graphs, explained.graph_count], "breaks": [found.breaks, len(explained.break_reasons)]}
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ for name, shape in calls.items():
     torch._dynamo.reset()
     out = torch._dynamo.explain(getattr(module, name)())(torch.randn(*shape))
     result[name] = {
-        "graphs": out.graph_count, "breaks": out.graph_break_count,
+        "graphs": out.graph_count, "graph_break_count": out.graph_break_count, "breaks": len(out.break_reasons),
         "at": [[r.user_stack[-1].lineno, r.user_stack[-1].colno] for r in out.break_reasons],
         "nodes": [[[n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target)]
                    for n in g.graph.nodes] for g in out.graphs]}

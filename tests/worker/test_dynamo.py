@@ -91,6 +91,7 @@ def test_item_is_a_break_at_the_item_expression(report):
 def test_graph_and_break_counts_equal_torchs_explain(report, raw, name):
     result = report.find_class(name).levels["dynamo"]
     assert (result.graphs, result.breaks) == (raw[name]["graphs"], raw[name]["breaks"])
+    assert raw[name]["graph_break_count"] == raw[name]["breaks"]  # each break here is followed by a graph
     graphs = [[[n.op, n.target] for n in result.nodes if n.graph == index] for index in range(result.graphs)]
     assert graphs == raw[name]["nodes"]
     assert {(d.line, d.col) for d in result.diagnostics} == {tuple(at) for at in raw[name]["at"]}
@@ -129,3 +130,28 @@ def test_cli_graph_and_check_at_the_dynamo_level():
                            capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
     assert check.returncode == 0, check.stdout + check.stderr  # breaks are warnings
     assert f"breaks.py:{_line('if y.sum() > 0:')[0]}:" in check.stdout and "graph break" in check.stdout
+
+
+FAILURES = ROOT / "tests" / "fixtures" / "models" / "failures.py"
+# the constructs every tracer is measured on (FACTS: "How each tracer fails on untraceable code")
+CONSTRUCTS = {"DataDependentIf": [4, 8], "LoopOverDim": [3, 8], "UsesItem": [3, 8], "UsesLen": [3, 8],
+              "AssertsShape": [2, 8], "UsesNumpy": [2, 8], "Encoder": [2, 5, 16]}
+
+
+@pytest.fixture(scope="module")
+def constructs():
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "worker" / "raw_dynamo.py"), str(FAILURES),
+                          json.dumps(CONSTRUCTS)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return _analyse(FAILURES, ("dynamo",)), json.loads(run.stdout)
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTS))
+def test_what_symbolic_trace_cannot_trace_breaks_where_explain_says(constructs, name):
+    report, raw = constructs
+    result = report.find_class(name).levels["dynamo"]
+    assert result.ok and result.breaks == raw[name]["breaks"]
+    assert sorted((d.line, d.col) for d in result.diagnostics) == sorted(map(tuple, raw[name]["at"]))
+    assert all(d.gb_id for d in result.diagnostics)
+    if name != "DataDependentIf":  # which side of its `if` runs (a graph, or none) depends on the input's values
+        assert result.graphs == raw[name]["graphs"]

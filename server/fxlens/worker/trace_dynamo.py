@@ -89,7 +89,9 @@ def _breaks(reasons: list[Any], logged: graph_breaks.Logged, path: str, lines: l
     for reason in reasons:
         stack = list(reason.user_stack or [])
         mine = [f for f in stack if os.path.abspath(f.filename) == path]
-        key = (mine[-1].lineno, mine[-1].colno) if mine else None
+        # a break with no frame of the user's file (code fxlens cannot place) is told apart by where it is
+        innermost = mine[-1] if mine else (stack[-1] if stack else None)
+        key = (innermost.filename, innermost.lineno, innermost.colno) if innermost else reason.reason
         if key in found:
             found[key].count += 1
             continue
@@ -120,6 +122,9 @@ def _diagnostic(found: _Break) -> Diagnostic:
                       level=LEVEL, gb_id=entry.gb_id, hints=entry.hints)
 
 
+# The breaks are counted as explain's break reasons, not its `graph_break_count`, which is graphs - 1: a
+# break after which no tensor op runs (`if x.sum() > 0: return x`) makes no graph but still breaks
+# torch.compile(fullgraph=True).
 def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelResult:
     started = time.perf_counter()
     if example.inputs is None:
@@ -136,4 +141,4 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
     diagnostics = [_diagnostic(b) for b in _breaks(output.break_reasons, logged, path, lines, class_span)]
     code = "\n".join(f"# graph {i}\n{g.code.strip()}\n" for i, g in enumerate(output.graphs))
     return LevelResult(LEVEL, True, nodes_of(output.graphs, path, lines), diagnostics, code,
-                       time.perf_counter() - started, graphs=output.graph_count, breaks=output.graph_break_count)
+                       time.perf_counter() - started, graphs=output.graph_count, breaks=len(output.break_reasons))
