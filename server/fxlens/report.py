@@ -32,6 +32,8 @@ LEVEL_INFO = (
     LevelInfo("aten", "torch.export, non-strict, training IR (aten.linear.default)", True, True),
     LevelInfo("core-aten", "the exported program after run_decompositions() (aten.permute.default + "
               "aten.addmm.default)", False, False),
+    LevelInfo("dynamo", "torch._dynamo.explain: the graphs torch.compile captures, graph breaks as warnings",
+              False, False),
 )
 LEVELS = tuple(info.name for info in LEVEL_INFO)
 DEFAULT_LEVELS = tuple(info.name for info in LEVEL_INFO if info.default)
@@ -75,6 +77,8 @@ class Node:
     function: Optional[str] = None
     # instance path of the submodule whose forward produced the node ("h.3.attn"), "" for the root
     scope: str = ""
+    # which of the level's graphs the node is in, counted from 0 (dynamo captures one graph per break)
+    graph: Optional[int] = None
 
 
 @dataclass
@@ -90,6 +94,9 @@ class Diagnostic:
     fix: str = ""
     level: Optional[str] = None
     class_name: Optional[str] = None
+    # a graph break's id in torch's graph-break registry (`GB0170`) and torch's hints for it
+    gb_id: Optional[str] = None
+    hints: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -140,6 +147,9 @@ class LevelResult:
     code: str = ""
     seconds: float = 0.0
     note: str = ""
+    # the dynamo level's counts, as torch._dynamo.explain gives them (None for the other levels)
+    graphs: Optional[int] = None
+    breaks: Optional[int] = None
 
 
 @dataclass

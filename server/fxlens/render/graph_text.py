@@ -26,9 +26,20 @@ def value_text(node: Node) -> str:
     return f"{shape} {short_dtype(node.dtype)}".strip() if node.shape is not None else shape
 
 
+def _graphs(result: LevelResult) -> list[list[Node]]:
+    """The level's graphs in order (dynamo captures one per graph break; the other levels have one)."""
+    if all(n.graph is None for n in result.nodes):
+        return [result.nodes]
+    count = max(n.graph or 0 for n in result.nodes) + 1
+    return [[n for n in result.nodes if (n.graph or 0) == index] for index in range(count)]
+
+
 def printout(result: LevelResult) -> str:
-    """The graph as torch prints it (`graph():` then one `%node : ...` line per node)."""
-    return "graph():\n" + "\n".join(f"    {n.text}" for n in result.nodes)
+    """The graph as torch prints it (`graph():` then one `%node : ...` line per node), each graph in turn."""
+    graphs = _graphs(result)
+    titled = len(graphs) > 1
+    return "\n".join((f"graph():  # graph {i} of {len(graphs)}" if titled else "graph():") + "\n"
+                     + "\n".join(f"    {n.text}" for n in nodes) for i, nodes in enumerate(graphs))
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -42,7 +53,10 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 def node_table(result: LevelResult) -> str:
     rows = [[n.name, n.op, n.target, str(n.num_users), shape_text(n), n.dtype or "",
              str(n.line) if n.line is not None else ""] for n in result.nodes]
-    return _table(["node", "opcode", "target", "users", "shape", "dtype", "line"], rows)
+    headers = ["node", "opcode", "target", "users", "shape", "dtype", "line"]
+    if any(n.graph is not None for n in result.nodes):  # dynamo: which graph, between two graph breaks
+        headers, rows = ["graph", *headers], [[str(n.graph), *row] for n, row in zip(result.nodes, rows)]
+    return _table(headers, rows)
 
 
 def diagnostic_line(path: str, d: Diagnostic) -> str:

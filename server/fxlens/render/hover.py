@@ -109,6 +109,8 @@ def _class(out: Out, cls: ClassReport) -> None:
     if rows:
         out.table(["level", "nodes", *OPCODES], rows)
     for level, result in cls.levels.items():
+        if result.ok and result.graphs is not None:  # dynamo: how many graphs torch.compile would make
+            out.line(level_title(level, result))
         if not result.ok:
             first = result.diagnostics[0].message if result.diagnostics else result.note
             out.line(f"{level_title(level, result)}" + (f": {first}" if first else ""))

@@ -31,12 +31,22 @@ def level_title(level: str, result: LevelResult) -> str:
         what = "cannot build" if construction else "untraceable"
         line = _failure_line(result)
         return f"{level}: {what}" + (f" — line {line}" if line is not None else "")
+    if result.graphs is not None:
+        return _graphs_title(level, result)
     total = len(result.nodes)
     title = f"{level}: {total} node{'s' if total != 1 else ''}"
     if level == "fx":
         counts = opcode_counts(result)
         title += " (" + " · ".join(f"{counts[op]} {op}" for op in LENS_ORDER if counts.get(op)) + ")"
     return title
+
+
+def _graphs_title(level: str, result: LevelResult) -> str:
+    """`dynamo: 3 graphs, 2 breaks`, or `dynamo: 1 graph, fullgraph ok` (torch.compile(fullgraph=True) works)."""
+    graphs = f"{result.graphs} graph{'s' if result.graphs != 1 else ''}"
+    if not result.breaks:
+        return f"{level}: {graphs}, fullgraph ok"
+    return f"{level}: {graphs}, {result.breaks} break{'s' if result.breaks != 1 else ''}"
 
 
 def class_lenses(report: ClassReport, levels: tuple[str, ...], stale: bool = False) -> list[LensTitle]:
