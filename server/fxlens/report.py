@@ -32,6 +32,8 @@ LEVEL_INFO = (
     LevelInfo("aten", "torch.export, non-strict, training IR (aten.linear.default)", True, True),
     LevelInfo("core-aten", "the exported program after run_decompositions() (aten.permute.default + "
               "aten.addmm.default)", False, False),
+    LevelInfo("backward", "aot_autograd's joint graph split into forward and backward as torch.compile does; "
+              "what the forward saves for backward", False, False),
     LevelInfo("dynamo", "torch._dynamo.explain: the graphs torch.compile captures, graph breaks as warnings",
               False, False),
 )
@@ -79,6 +81,11 @@ class Node:
     scope: str = ""
     # which of the level's graphs the node is in, counted from 0 (dynamo captures one graph per break)
     graph: Optional[int] = None
+    # backward level: which of the partitioned graphs the node is in ("forward" | "backward")
+    phase: Optional[str] = None
+    # backward level: the forward saves this value for backward, taking `bytes` at the example size
+    saved: bool = False
+    bytes: Optional[int] = None
 
 
 @dataclass

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Optional
 
 from fxlens.render import nodes as q
-from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text
-from fxlens.render.lens import level_title
+from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text, value_text
+from fxlens.render.lens import level_title, size_text
 from fxlens.report import COLUMN_LEVELS, LEVELS, OPCODES, ClassReport, FileReport, Member, Node
 
 MAX_ROWS = 24
@@ -109,7 +109,7 @@ def _class(out: Out, cls: ClassReport) -> None:
     if rows:
         out.table(["level", "nodes", *OPCODES], rows)
     for level, result in cls.levels.items():
-        if result.ok and result.graphs is not None:  # dynamo: how many graphs torch.compile would make
+        if result.ok and (result.graphs is not None or level == "backward"):  # graphs, saved bytes
             out.line(level_title(level, result))
         if not result.ok:
             first = result.diagnostics[0].message if result.diagnostics else result.note
@@ -241,6 +241,10 @@ def _folded(out: Out, per_level: dict, path: str) -> None:
         ops = list(dict.fromkeys(_packet(n.target) for n in nodes))
         more = f", … {len(ops) - 8} more" if len(ops) > 8 else ""
         out.line(f"{level}: {len(nodes)} node{'s' if len(nodes) != 1 else ''} ({', '.join(ops[:8])}{more})")
+        saved = [n for n in nodes if n.saved]
+        if saved:
+            out.line(f"{level}: saves " + ", ".join(f"{_packet(n.target)} {value_text(n)}" for n in saved)
+                     + f", {size_text(sum(n.bytes or 0 for n in saved))}")
 
 
 EXECUTION_OFF = ("fxlens runs no code of this file (`fxlens.execution` is `off`, e.g. in an untrusted "

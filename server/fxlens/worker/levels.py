@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from fxlens.report import LEVELS, LevelResult, Span, in_ladder_order
-from fxlens.worker import trace_aten, trace_core_aten, trace_dynamo, trace_fx
+from fxlens.worker import trace_aten, trace_backward, trace_core_aten, trace_dynamo, trace_fx
 
 
 @dataclass
@@ -43,11 +43,17 @@ def _core_aten(example: Any, path: str, lines: list[str], class_span: Span, cont
     return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed)
 
 
+def _backward(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    failed = context.aten is not None and not context.aten.ok
+    return trace_backward.run(example, path, lines, class_span, context.exported, export_failed=failed)
+
+
 def _dynamo(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
     return trace_dynamo.run(example, path, lines, class_span)
 
 
-TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten, "core-aten": _core_aten, "dynamo": _dynamo}
+TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten, "core-aten": _core_aten, "backward": _backward,
+                         "dynamo": _dynamo}
 assert set(TABLE) <= set(LEVELS), "every traced level is described in report.LEVEL_INFO"
 
 
