@@ -137,3 +137,14 @@ def test_top_level_side_effects_and_main_block_do_not_run(tmp_path):
     run = fxlens("graph", str(script), "--level", "fx")
     assert run.returncode == 0, run.stderr
     assert list(tmp_path.glob("marker*")) == []
+
+
+def test_graph_backward_json_has_phases_and_saved_values():
+    path = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"
+    run = fxlens("graph", str(path), "--class", "MLP", "--level", "backward", "--json")
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert data["level"] == "backward" and "backward of out.sum()" in data["note"]
+    assert {n["phase"] for n in data["nodes"]} == {"forward", "backward"}
+    saved = {n["name"]: n["bytes"] for n in data["nodes"] if n["saved"]}
+    assert saved["relu"] == 4 * 16 * 4
