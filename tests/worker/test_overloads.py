@@ -88,10 +88,27 @@ def test_node_flops_sum_to_flop_counter_on_the_module(ladder, level, name, input
     assert matmuls and all(n.flops and n.flops > 0 for n in matmuls)
 
 
+@pytest.fixture(scope="module")
+def gpt():
+    return _analyse(NANOGPT, ("fx", "aten", "core-aten"), classes=["GPT"])
+
+
 @pytest.mark.parametrize("level", ["aten", "core-aten"])
-def test_a_gpt_s_flops_attention_included_equal_flop_counter_on_the_module(level):
-    gpt = _analyse(NANOGPT, ("aten", "core-aten"), classes=["GPT"]).find_class("GPT")
-    assert gpt.build.directive == "GPT(config=GPTConfig())(torch.zeros(2, 8, dtype=torch.int64))"
+def test_a_gpt_s_flops_attention_included_equal_flop_counter_on_the_module(gpt, level):
+    cls = gpt.find_class("GPT")
+    assert cls.build.directive == "GPT(config=GPTConfig())(torch.zeros(2, 8, dtype=torch.int64))"
     module = _module(NANOGPT)
     expected = _torch_flops(module.GPT(module.GPTConfig()), torch.zeros(2, 8, dtype=torch.int64))
-    assert sum(n.flops or 0 for n in gpt.levels[level].nodes) == expected
+    assert sum(n.flops or 0 for n in cls.levels[level].nodes) == expected
+
+
+def test_the_attention_line_s_hover_names_its_overload_and_its_flops_per_instance(gpt):
+    from fxlens.render.cost import flops_text
+    from fxlens.render.hover import hover_text
+    line = next(i for i, text in enumerate(NANOGPT.read_text().splitlines(), 1) if "scaled_dot_product" in text)
+    nodes = [n for n in gpt.find_class("GPT").levels["aten"].nodes
+             if n.line == line and n.scope == "transformer.h.0.attn"]
+    text = hover_text(gpt, line, 12)
+    assert f"`{torch.ops.aten.scaled_dot_product_attention.default._schema}`" in text
+    assert f"≈ {flops_text(sum(n.flops for n in nodes))} each at the example size (B=2, T=8)" in text
+    assert gpt.find_class("GPT").build.sizes == {"B": 2, "T": 8}

@@ -208,7 +208,7 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
             else:
                 shown_aten = []
             _folded(out, per_level, group[0])
-            _cost(out, cls, per_level, group[0], shown_aten)
+            _cost(out, cls, per_level, group[0], shown_aten, len(group))
     return heading_done
 
 
@@ -254,7 +254,7 @@ def _folded(out: Out, per_level: dict, path: str) -> None:
         out.line(f"{level}: {len(nodes)} node{'s' if len(nodes) != 1 else ''} ({', '.join(ops[:8])}{more})")
 
 
-def _cost(out: Out, cls: ClassReport, per_level: dict, path: str, shown_aten: list[Node]) -> None:
+def _cost(out: Out, cls: ClassReport, per_level: dict, path: str, shown_aten: list[Node], instances: int) -> None:
     """The line's FLOPs (one instance's, from the first ATen level traced) and its overloads' schemas:
     the aten nodes in the table's order (the cursor's first), then the deeper levels'."""
     picked = [(level, next((i.nodes for i in per_level[level] if i.path == path), []))
@@ -262,7 +262,7 @@ def _cost(out: Out, cls: ClassReport, per_level: dict, path: str, shown_aten: li
     picked = [(level, nodes) for level, nodes in picked if nodes]
     if not picked:
         return
-    flops = cost.flops_line(picked[0][1], cls.build)
+    flops = cost.flops_line(picked[0][1], cls.build, " each" if instances > 1 else "")
     if flops:
         out.line(flops)
     results = {id(n): cls.levels[level] for level, nodes in picked for n in nodes}

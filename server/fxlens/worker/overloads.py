@@ -49,7 +49,20 @@ def _symbolic(values: Any) -> bool:
                and any(isinstance(size, torch.SymInt) for size in leaf.shape)) for leaf in leaves)
 
 
-def node_flops(node: torch.fx.Node, counter: FlopCounterMode) -> Optional[int]:
+def _key(target: Any, args: Any, kwargs: Any) -> Optional[tuple]:
+    """What an op's count depends on: its overload and its arguments' layouts (a model's layers repeat
+    the same calls: GPT-2's 12 blocks are 12 times one block's counts). None: not hashable as is."""
+    leaves, spec = tree_flatten((args, kwargs))
+    parts = tuple((tuple(leaf.shape), leaf.stride(), leaf.dtype) if isinstance(leaf, torch.Tensor) else leaf
+                  for leaf in leaves)
+    try:
+        hash(parts)
+    except TypeError:
+        return None
+    return (target, str(spec), parts)
+
+
+def node_flops(node: torch.fx.Node, counter: FlopCounterMode, cache: Optional[dict] = None) -> Optional[int]:
     """The node's forward FLOPs, as FlopCounterMode would count its op at this size; None when the
     sizes are symbolic (an unbacked `.item()` size) or the op cannot run on meta tensors."""
     target = node.target
@@ -63,6 +76,18 @@ def node_flops(node: torch.fx.Node, counter: FlopCounterMode) -> Optional[int]:
         return int(formula(*args, **kwargs, out_val=out))
     if not _decomposes(target):
         return 0  # FlopCounterMode counts only the ops of its registry
+    key = _key(target, args, kwargs) if cache is not None else None
+    if key is not None and key in cache:
+        return cache[key]
+    count = _decomposed_count(target, args, kwargs, counter)
+    if key is not None:
+        cache[key] = count
+    return count
+
+
+def _decomposed_count(target: torch._ops.OpOverload, args: Any, kwargs: Any, counter: FlopCounterMode
+                      ) -> Optional[int]:
+    """Run on meta tensors under FlopCounterMode: it counts what the op decomposes into."""
     try:
         with counter:  # entering clears its counts
             target(*tree_map(_on_meta, args), **tree_map(_on_meta, kwargs))
@@ -74,11 +99,12 @@ def node_flops(node: torch.fx.Node, counter: FlopCounterMode) -> Optional[int]:
 def add_flops(graph: torch.fx.Graph, nodes: list[Node]) -> None:
     """Fill `Node.flops` of the report's nodes (matched by name) from the graph they were read from."""
     counter = FlopCounterMode(display=False)
+    cache: dict = {}
     by_name = {n.name: n for n in nodes}
     for node in graph.nodes:
         entry = by_name.get(node.name)
         if entry is not None:
             try:
-                entry.flops = node_flops(node, counter)
+                entry.flops = node_flops(node, counter, cache)
             except Exception:
                 entry.flops = None  # a formula that does not take this op's arguments: no count, not 0
