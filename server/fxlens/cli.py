@@ -64,14 +64,15 @@ def _inputs_json(report: ClassReport) -> dict:
 
     return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,
             "tensors": report.build.tensors, "tensors_reason": report.build.tensors_reason,
-            "directive": report.build.directive, "args": [one(i) for i in report.build.inputs]}
+            "directive": report.build.directive, "sizes": report.build.sizes,
+            "args": [one(i) for i in report.build.inputs]}
 
 
 def level_json(report: ClassReport, level: str) -> dict:
     result = report.levels[level]
     return {"class": report.name, "level": level, "ok": result.ok, "note": result.note,
             "inputs": _inputs_json(report), "nodes": [to_json(n) for n in result.nodes],
-            "diagnostics": [to_json(d) for d in result.diagnostics]}
+            "diagnostics": [to_json(d) for d in result.diagnostics], "schemas": result.schemas}
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

@@ -86,6 +86,8 @@ class Node:
     # backward level: the forward saves this value for backward, taking `bytes` at the example size
     saved: bool = False
     bytes: Optional[int] = None
+    # forward FLOPs at the example size as torch.utils.flop_counter counts them (aten levels); None: unknown
+    flops: Optional[int] = None
 
 
 @dataclass
@@ -131,6 +133,8 @@ class Build:
     # the `# fxlens:` expression that reproduces this build, constructor and inputs, evaluated in the
     # file's namespace (`ViT(image_size=32, ...)(torch.randn(2, 3, 32, 32))`); "" for a parent's child
     directive: str = ""
+    # each free size's value in the example ({"B": 2, "T": 8}): what "at the example size" means
+    sizes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -157,6 +161,9 @@ class LevelResult:
     # the dynamo level's counts, as torch._dynamo.explain gives them (None for the other levels)
     graphs: Optional[int] = None
     breaks: Optional[int] = None
+    # the ATen levels' overloads, once per distinct target (not per node): {"aten.sum.dim_IntList":
+    # {"schema": "aten::sum.dim_IntList(Tensor self, ...) -> Tensor", "overloads": ["default", ...]}}
+    schemas: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from fxlens.render import cost
 from fxlens.render import nodes as q
 from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text, value_text
 from fxlens.render.lens import level_title, size_text
@@ -108,6 +109,11 @@ def _class(out: Out, cls: ClassReport) -> None:
             rows.append([level, str(len(result.nodes)), *(str(counts.get(op, 0)) for op in OPCODES)])
     if rows:
         out.table(["level", "nodes", *OPCODES], rows)
+    counted = next((cls.levels[level] for level in cost.ATEN_LEVELS
+                    if level in cls.levels and cls.levels[level].ok), None)
+    forward = cost.flops_line(counted.nodes, cls.build, " forward") if counted is not None else None
+    if forward:
+        out.line(forward)
     for level, result in cls.levels.items():
         if result.ok and (result.graphs is not None or level == "backward"):  # graphs, saved bytes
             out.line(level_title(level, result))
@@ -198,12 +204,16 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
             if where:
                 out.line(where)
             if any(i.path == group[0] for level in COLUMN_LEVELS for i in per_level.get(level, [])):
-                _node_table(out, cls, per_level, group[0], line, col)
+                shown_aten = _node_table(out, cls, per_level, group[0], line, col)
+            else:
+                shown_aten = []
             _folded(out, per_level, group[0])
+            _cost(out, cls, per_level, group[0], shown_aten, len(group))
     return heading_done
 
 
-def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: int, col: int) -> None:
+def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: int, col: int) -> list[Node]:
+    """The table; returns its aten nodes in row order (the cursor's first)."""
     picked = {level: next((i.nodes for i in groups if i.path == path), []) for level, groups in per_level.items()}
     rows = q.cursor_first(q.pair_levels(picked.get("fx", []), picked.get("aten", [])), line, col)
     under = q.under_cursor(rows, line, col)
@@ -224,6 +234,7 @@ def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: in
     if "aten" not in cls.levels or not cls.levels["aten"].ok:
         headers, table = headers[:3] + headers[5:], [r[:3] + r[5:] for r in table]
     out.table(headers, table)
+    return [aten for _, aten in rows if aten is not None]
 
 
 def _packet(target: str) -> str:
@@ -245,6 +256,24 @@ def _folded(out: Out, per_level: dict, path: str) -> None:
         if saved:
             out.line(f"{level}: saves " + ", ".join(f"{_packet(n.target)} {value_text(n)}" for n in saved)
                      + f", {size_text(sum(n.bytes or 0 for n in saved))}")
+
+
+def _cost(out: Out, cls: ClassReport, per_level: dict, path: str, shown_aten: list[Node], instances: int) -> None:
+    """The line's FLOPs (one instance's, from the first ATen level traced) and its overloads' schemas:
+    the aten nodes in the table's order (the cursor's first), then the deeper levels'."""
+    picked = [(level, next((i.nodes for i in per_level[level] if i.path == path), []))
+              for level in cost.ATEN_LEVELS if level in per_level]
+    picked = [(level, nodes) for level, nodes in picked if nodes]
+    if not picked:
+        return
+    flops = cost.flops_line(picked[0][1], cls.build, " each" if instances > 1 else "")
+    if flops:
+        out.line(flops)
+    results = {id(n): cls.levels[level] for level, nodes in picked for n in nodes}
+    ordered = [n for n in shown_aten if id(n) in results] + [n for _, nodes in picked for n in nodes]
+    pairs = [(results[id(n)], n) for n in ordered if n.op == "call_function"]
+    for text in cost.schema_lines(out.code, out.bold, pairs, "  \n" if out.markdown else "\n"):
+        out.line(text)
 
 
 EXECUTION_OFF = ("fxlens runs no code of this file (`fxlens.execution` is `off`, e.g. in an untrusted "

@@ -26,7 +26,7 @@ from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import guessed_params, infer_inputs, record_children
 from fxlens.worker import reproduce, trace_fx
 from fxlens.worker.levels import TABLE, ClassContext, asked
-from fxlens.worker.values import dtype_name
+from fxlens.worker.values import dtype_name, free_sizes
 
 Emit = Callable[[dict], None]
 
@@ -291,6 +291,8 @@ class Analysis:
         report.directive_line = source.directive_line
         if example.inputs is not None:
             report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims, example.kwargs)
+            if example.dims:
+                report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
         context = ClassContext()

@@ -14,7 +14,7 @@ import torch
 from fxlens.report import LevelResult, Node, Span
 from fxlens.worker import devices
 from fxlens.worker.beside import Beside, Lost
-from fxlens.worker import specialise
+from fxlens.worker import overloads, specialise
 from fxlens.worker.failures import classify, message_text, user_frames, whole_line
 from fxlens.worker.rehearse import recipe
 from fxlens.worker.trace_fx import target_text
@@ -184,4 +184,6 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
         return nodes_of(grown_ep, path, lines, SampledSizes({}), {})
 
     hints = specialise.hints(example, free, grown_summary, nodes, grown_nodes, lines) if note and grown_summary else []
-    return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note)
+    overloads.add_flops(ep.graph, nodes)
+    return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note,
+                       schemas=overloads.schemas(ep.graph))

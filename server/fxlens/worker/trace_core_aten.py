@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from fxlens.report import LevelResult, Span
-from fxlens.worker import devices, trace_aten
+from fxlens.worker import devices, overloads, trace_aten
 from fxlens.worker.beside import Beside, Lost
 from fxlens.worker.failures import classify, message_text
 from fxlens.worker.values import SampledSizes, free_sizes, grow
@@ -84,4 +84,6 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
         names = SampledSizes(free_sizes(flat, free))
     nodes = trace_aten.nodes_of(decomposed, path, lines, names, twins)
-    return LevelResult(LEVEL, True, nodes, [], decomposed.graph_module.code, time.perf_counter() - started, note)
+    overloads.add_flops(decomposed.graph, nodes)
+    return LevelResult(LEVEL, True, nodes, [], decomposed.graph_module.code, time.perf_counter() - started, note,
+                       schemas=overloads.schemas(decomposed.graph))

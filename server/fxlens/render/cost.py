@@ -1,0 +1,73 @@
+"""Hover lines on what an ATen node is and costs: the overload's schema and its siblings (the overload
+pins the kernel), and a line's or a class's forward FLOPs at the example size. Pure: report -> text."""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from fxlens.report import Build, LevelResult, Node
+
+# a line of a big model makes dozens of aten nodes: the hover names the first few distinct overloads
+MAX_SCHEMAS = 3
+MAX_SIBLINGS = 8
+ATEN_LEVELS = ("aten", "core-aten")
+
+
+def _packet(target: str) -> str:
+    parts = target.split(".")
+    return parts[1] if len(parts) > 2 else parts[-1]
+
+
+def schema_lines(code: Callable[[str], str], bold: Callable[[str], str], nodes: list[tuple[LevelResult, Node]],
+                 newline: str = "\n") -> list[str]:
+    """For the first MAX_SCHEMAS distinct targets of `nodes` (cursor's first): the schema torch declares,
+    then the packet's overloads with the chosen one in bold."""
+    lines: list[str] = []
+    seen: list[str] = []
+    for result, node in nodes:
+        entry = result.schemas.get(node.target)
+        if entry is None or node.target in seen:
+            continue
+        seen.append(node.target)
+        if len(seen) > MAX_SCHEMAS:
+            continue
+        siblings = [bold(name) if name == node.overload else name for name in entry["overloads"][:MAX_SIBLINGS]]
+        more = f", … {len(entry['overloads']) - MAX_SIBLINGS} more" if len(entry["overloads"]) > MAX_SIBLINGS else ""
+        count = len(entry["overloads"])
+        pins = "; the overload pins the kernel" if len(seen) == 1 else ""
+        lines.append(f"{code(entry['schema'])}{newline}{code(_packet(node.target))} has {count} overload"
+                     f"{'s' if count != 1 else ''}: {', '.join(siblings)}{more}{pins}")
+    if len(seen) > MAX_SCHEMAS:
+        lines.append(f"… {len(seen) - MAX_SCHEMAS} more overloads on this line")
+    return lines
+
+
+def flops_text(count: float) -> str:
+    """`1234567` -> `1.2 MFLOP` (decimal prefixes, as FlopCounterMode's own table prints them)."""
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {prefix}FLOP"
+    return f"{int(count)} FLOP"
+
+
+def example_size(build: Build) -> str:
+    """`(B=2, T=8)` for free sizes, else the inputs' shapes: `(x: (2, 3))`."""
+    if build.sizes:
+        return "(" + ", ".join(f"{name}={size}" for name, size in build.sizes.items()) + ")"
+    shapes = [f"{i.name}: ({', '.join(map(str, i.shape))})" for i in build.inputs if i.shape is not None]
+    return f"({', '.join(shapes)})" if shapes else ""
+
+
+def total_flops(nodes: list[Node]) -> Optional[int]:
+    """The nodes' FLOPs; None when no node was counted (a level traced without counts)."""
+    counted = [n.flops for n in nodes if n.flops is not None]
+    return sum(counted) if counted else None
+
+
+def flops_line(nodes: list[Node], build: Build, what: str = "") -> Optional[str]:
+    """`≈ 1.2 MFLOP at the example size (B=2, T=8)`; None when nothing computes (no count or 0)."""
+    total = total_flops(nodes)
+    if not total:
+        return None
+    uncounted = sum(1 for n in nodes if n.flops is None and n.op == "call_function" and n.target.startswith("aten."))
+    partial = f" ({uncounted} node{'s' if uncounted != 1 else ''} not counted)" if uncounted else ""
+    return f"≈ {flops_text(total)}{what} at the example size {example_size(build)}{partial}".replace("  ", " ")
