@@ -17,7 +17,6 @@ from fxlens.worker.discover import ClassSource, calls_to
 from fxlens.worker.values import dtype_name
 
 BATCH, SEQUENCE, SPATIAL = 2, 8, 16
-DIM_NAMES = {BATCH: "B", SEQUENCE: "T"}
 
 
 class CannotBuild(Exception):

@@ -212,11 +212,6 @@ def every_kind_of_leaf(root: nn.Module, kinds: int = 6) -> list[Input]:
     return found
 
 
-def first_leaf(root: nn.Module) -> Optional[Consumer]:
-    layer = next((m for m in root.modules() if by_layer(root, Consumer(m))), None)
-    return Consumer(layer, rnn_after=first(root, nn.RNNBase)) if layer is not None else None
-
-
 def _position(user: fx.Node, value: fx.Node) -> tuple[int, ...]:
     for index, arg in enumerate(user.args):
         if arg is value:

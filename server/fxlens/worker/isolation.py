@@ -319,6 +319,3 @@ def worker_rss_kb() -> int:
     except OSError:
         return 0
 
-
-def python_version() -> str:
-    return sys.version.split()[0]
