@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "server")]
 from raw_torch import load  # noqa: E402
 from specs import MODELS  # noqa: E402
+from timing import median_seconds  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -29,14 +28,6 @@ from fxlens.worker import trace_core_aten  # noqa: E402
 from fxlens.worker.build import Example  # noqa: E402
 from fxlens.worker.failures import whole_line  # noqa: E402
 
-
-def _median(work, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -62,13 +53,13 @@ def main() -> None:
         assert result.ok, result.diagnostics
 
     rows = {}
-    raw_reuse = _median(ep.run_decompositions, args.runs)
-    raw_alone = _median(lambda: torch.export.export(instance, inputs, strict=False).run_decompositions(), args.runs)
+    raw_reuse = median_seconds(ep.run_decompositions, args.runs)
+    raw_alone = median_seconds(lambda: torch.export.export(instance, inputs, strict=False).run_decompositions(), args.runs)
     for sizes, dims in (("static", None), ("free B, T", free)):
-        rows[f"reuse, {sizes}"] = (_median(lambda: level(dims, ep), args.runs), raw_reuse)
-        rows[f"alone, {sizes}"] = (_median(lambda: level(dims, None), args.runs), raw_alone)
+        rows[f"reuse, {sizes}"] = (median_seconds(lambda: level(dims, ep), args.runs), raw_reuse)
+        rows[f"alone, {sizes}"] = (median_seconds(lambda: level(dims, None), args.runs), raw_alone)
     dynamic = tuple({d: torch.export.Dim.AUTO for d in dims} for dims in free)
-    raw_symbolic = _median(lambda: torch.export.export(instance, inputs, dynamic_shapes=dynamic,
+    raw_symbolic = median_seconds(lambda: torch.export.export(instance, inputs, dynamic_shapes=dynamic,
                                                        strict=False).run_decompositions(), args.runs)
     rows["alone, free B, T vs symbolic"] = (rows["alone, free B, T"][0], raw_symbolic)
     print(json.dumps({"model": args.model, "runs": args.runs, "nodes": len(ep.run_decompositions().graph.nodes),

@@ -13,15 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import statistics
 import sys
-import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "server")]
 from raw_torch import load  # noqa: E402
 from specs import MODELS  # noqa: E402
+from timing import median_seconds  # noqa: E402
 
 import torch  # noqa: E402
 import torch._dynamo  # noqa: E402
@@ -33,14 +32,6 @@ from fxlens.worker.failures import whole_line  # noqa: E402
 
 BREAKS = BENCH.parent / "tests" / "fixtures" / "dynamo" / "breaks.py"
 
-
-def _median(work, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def _row(path: str, text: str, instance, inputs, raw_instance, raw_inputs, runs: int) -> dict:
@@ -56,7 +47,7 @@ def _row(path: str, text: str, instance, inputs, raw_instance, raw_inputs, runs:
         return torch._dynamo.explain(raw_instance)(*raw_inputs)
 
     found, explained = level(), raw()  # warm both alike
-    fxlens_s, raw_s = _median(level, runs), _median(raw, runs)
+    fxlens_s, raw_s = median_seconds(level, runs), median_seconds(raw, runs)
     return {"fxlens_s": round(fxlens_s, 3), "raw_s": round(raw_s, 3), "ratio": round(fxlens_s / raw_s, 2),
             "graphs": [found.graphs, explained.graph_count], "breaks": [found.breaks, len(explained.break_reasons)]}
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "server")]
 from raw_torch import load  # noqa: E402
 from specs import MODELS  # noqa: E402
+from timing import median_seconds  # noqa: E402
 
 import torch  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
@@ -26,14 +26,6 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from fxlens.report import Node  # noqa: E402
 from fxlens.worker import overloads  # noqa: E402
 
-
-def _median(work, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -58,8 +50,8 @@ def main() -> None:
     out = {"model": args.model, "runs": args.runs, "flop_counter_total": counter.get_total_flops()}
     for level, program, level_s in (("aten", ep, export_s), ("core-aten", core, core_s)):
         nodes = [Node(n.name, n.op, str(n.target), len(n.users)) for n in program.graph.nodes]
-        flops_s = _median(lambda: overloads.add_flops(program.graph, nodes), args.runs)
-        schemas_s = _median(lambda: overloads.schemas(program.graph), args.runs)
+        flops_s = median_seconds(lambda: overloads.add_flops(program.graph, nodes), args.runs)
+        schemas_s = median_seconds(lambda: overloads.schemas(program.graph), args.runs)
         out[level] = {"nodes": len(nodes), "targets": len(overloads.schemas(program.graph)),
                       "level_s": round(level_s, 3), "flops_ms": round(flops_s * 1e3, 1),
                       "schemas_ms": round(schemas_s * 1e3, 2), "check": sum(n.flops or 0 for n in nodes)}

@@ -34,6 +34,14 @@ def _export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuil
     return devices.run(lambda m, call: export(m, call[0], None, call[1]), module, (inputs, kwargs), "meta", rebuild)
 
 
+def export_for(example: Any) -> Any:
+    """The example exported (on the cheapest tensors that run it, noted on its Build): what the deeper
+    levels build on when the aten level did not run in this trace."""
+    ran = _export_example(example.instance, example.inputs, example.kwargs, getattr(example, "rebuild", None))
+    devices.note(example.build, ran)
+    return ran.value
+
+
 @contextmanager
 def without_stack_traces() -> Iterator[None]:
     """For an export whose nodes are never mapped to source: ~10% faster without their stack traces."""

@@ -132,12 +132,9 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     if export_failed:
         return LevelResult(LEVEL, False, note="no backward graph: the aten level's export failed (its "
                                               "diagnostic says where)", seconds=time.perf_counter() - started)
-    rebuild = getattr(example, "rebuild", None)
     try:
         if exported is None:
-            ran = trace_aten._export_example(example.instance, example.inputs, example.kwargs, rebuild)
-            exported = ran.value
-            devices.note(example.build, ran)
+            exported = trace_aten.export_for(example)
         args = tuple(pytree.tree_leaves((tuple(example.inputs), dict(example.kwargs or {}))))
         joint_module, loss = joint(exported, args)
         forward_module, backward_module = partition(joint_module)

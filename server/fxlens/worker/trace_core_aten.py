@@ -60,9 +60,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     grown = _grown_decomposed(example.instance, *example.unflat(grow(flat, free)), rebuild) if free else None
     try:
         if exported is None:
-            ran = trace_aten._export_example(example.instance, example.inputs, example.kwargs, rebuild)
-            exported = ran.value
-            devices.note(example.build, ran)
+            exported = trace_aten.export_for(example)
         decomposed = decompose(exported)
     except Exception as error:
         if grown is not None:
