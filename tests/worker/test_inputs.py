@@ -294,8 +294,7 @@ def test_a_limit_no_tensor_can_pass_is_labelled_as_fxlens_own():
         devices.run(lambda m, xs: m(*xs), gate, (torch.randn(2, 8192, device="meta"),))
     path = str(FIXTURES / "wide_gate.py")
     lines = (FIXTURES / "wide_gate.py").read_text().splitlines()
-    diagnostic = devices.relabel(classify(raised.value, path, lines, "inputs", "fx", whole_line(6, lines)),
-                                 raised.value)
+    diagnostic = classify(raised.value, path, lines, "inputs", "fx", whole_line(6, lines))
     assert diagnostic.category == "meta-device"
     assert "the meta device cannot read a tensor's value" in diagnostic.message
     assert "directive" in diagnostic.fix

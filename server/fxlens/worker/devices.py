@@ -22,12 +22,11 @@ from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.nn.utils.stateless import _reparametrize_module
 
-from fxlens.report import Build, Diagnostic
+from fxlens.report import Build
 from fxlens.worker import instance_state
+from fxlens.worker.limits import MAX_CPU_ELEMENTS
 
 KINDS = ("meta", "fake", "cpu")
-# real CPU weights only for models this small (elements of parameters + buffers, 200 MB as float32)
-MAX_CPU_ELEMENTS = 50_000_000
 SEED = 0
 
 # What the meta device cannot do, by the text of the error it raises: (needle, what it cannot do)
@@ -231,19 +230,6 @@ def convert(value: Any, kind: str, mode: Any = None) -> Any:
     if isinstance(value, dict):
         return {key: convert(item, kind, mode) for key, item in value.items()}
     return value
-
-
-def relabel(diagnostic: Diagnostic, error: BaseException) -> Diagnostic:
-    """A MetaDeviceLimit is fxlens's limit, not the user's bug: say so, whatever the message resembles."""
-    if isinstance(error, MetaDeviceLimit):
-        diagnostic.category = "meta-device"
-        diagnostic.explanation = ("fxlens builds modules without weights (on the meta device); this code needs "
-                                  "tensor values, and the module is too large for fxlens to run it on real "
-                                  "CPU tensors.")
-        diagnostic.fix = ("Pin a smaller configuration in a directive above the class, e.g. "
-                          "`# fxlens: Model(dim=64, depth=2)(torch.randn(2, 64))`, so that it fits in "
-                          f"{MAX_CPU_ELEMENTS // 1_000_000} M parameter elements.")
-    return diagnostic
 
 
 def note(build: Build, ran: Ran) -> None:

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from fxlens.worker.limits import MAX_CPU_ELEMENTS
+
 # a size read off a traced tensor: `x.shape[1]`, `x.size(0)`, `x.ndim`, `len(x)`
 SHAPE_READ = re.compile(r"\.shape\b|\.size\(|\.ndim\b|\.dim\(\)|\blen\(")
 _LOOP = re.compile(r"^\s*(for|while)\b|\brange\(")
@@ -65,6 +67,14 @@ def _shape_decided(f: Failure) -> bool:
 _ATEN_TRACES_IT = " The aten level traces this line as it is."
 
 RULES: tuple[Rule, ...] = (
+    # fxlens's own limit (worker/devices.py), not the user's bug: first, whatever the message resembles
+    Rule("meta-device",
+         lambda f: f.text.startswith("MetaDeviceLimit:"),
+         "fxlens builds modules without weights (on the meta device); this code needs tensor values, and the "
+         "module is too large for fxlens to run it on real CPU tensors.",
+         "Pin a smaller configuration in a directive above the class, e.g. "
+         "`# fxlens: Model(dim=64, depth=2)(torch.randn(2, 64))`, so that it fits in "
+         f"{MAX_CPU_ELEMENTS // 1_000_000} M parameter elements."),
     Rule("no-forward",
          lambda f: f.has('is missing the required "forward" function'),
          "The class defines no `forward` of its own (its methods are called by name), and nn.Module's default "

@@ -169,7 +169,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
     except Exception as error:
         if grown is not None:
             grown.cancel()
-        diagnostic = devices.relabel(classify(error, path, lines, "trace", "aten", class_span), error)
+        diagnostic = classify(error, path, lines, "trace", "aten", class_span)
         return LevelResult("aten", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     ep = ran.value
     if on_export is not None:

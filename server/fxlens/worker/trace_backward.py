@@ -20,7 +20,7 @@ from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
 from torch.utils import _pytree as pytree
 
 from fxlens.report import LevelResult, Node, Span
-from fxlens.worker import devices, trace_aten
+from fxlens.worker import trace_aten
 from fxlens.worker.failures import classify, message_text
 from fxlens.worker.values import SampledSizes
 
@@ -139,7 +139,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
         joint_module, loss = joint(exported, args)
         forward_module, backward_module = partition(joint_module)
     except Exception as error:
-        diagnostic = devices.relabel(classify(error, path, lines, "trace", LEVEL, class_span), error)
+        diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
         if exported is not None and diagnostic.category == "trace":
             diagnostic.explanation = (f"torch.export traced this module, but tracing its backward with "
                                       f"aot_autograd raised {type(error).__name__}: {message_text(error)}")

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from fxlens.report import LevelResult, Span
-from fxlens.worker import devices, overloads, trace_aten
+from fxlens.worker import overloads, trace_aten
 from fxlens.worker.beside import Beside, Lost
 from fxlens.worker.failures import classify, message_text
 from fxlens.worker.values import SampledSizes, free_sizes, grow
@@ -67,7 +67,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
             grown.cancel()
         # an export failure is torch.export's, classified as the aten level's are
         stage_level = "aten" if exported is None else LEVEL
-        diagnostic = devices.relabel(classify(error, path, lines, "trace", stage_level, class_span), error)
+        diagnostic = classify(error, path, lines, "trace", stage_level, class_span)
         if exported is not None and diagnostic.category == "trace":
             diagnostic.explanation = (f"torch.export traced this module, but decomposing its graph to core ATen "
                                       f"(run_decompositions) raised {type(error).__name__}.")

@@ -133,7 +133,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
         ran = devices.run(lambda m, call: explain(m, *call), example.instance, (example.inputs, example.kwargs),
                           "meta", getattr(example, "rebuild", None), kinds=KINDS)
     except Exception as error:
-        diagnostic = devices.relabel(classify(error, path, lines, "trace", LEVEL, class_span), error)
+        diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
         diagnostic.level = LEVEL
         return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     devices.note(example.build, ran)

@@ -233,7 +233,7 @@ def _shape_gap(failure: PropagationError, path: str, lines: list[str], class_spa
     """Say where shapes stop (e.g. `.item()` on a meta tensor): the graph itself is fine."""
     source = failure.node.meta.get("fxlens_source") if failure.node is not None else None
     span = Span(source[1], source[2] or 0, source[3] or source[1], source[4] or 0) if source else class_span
-    diagnostic = devices.relabel(classify(failure.error, path, lines, "inputs", "fx", span), failure.error)
+    diagnostic = classify(failure.error, path, lines, "inputs", "fx", span)
     diagnostic.severity = "information"
     diagnostic.message = f"no shapes from here on (the graph is fine): {diagnostic.message}"
     return diagnostic
