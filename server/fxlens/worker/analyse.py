@@ -154,17 +154,11 @@ class Analysis:
         return examples
 
     def _build_one(self, source: ClassSource, loaded: loader.Loaded) -> Any:
-        cls = loaded.module.__dict__[source.name]
         last_error: Optional[BaseException] = None
         stage = "construction"
         for device in ("meta", "cpu"):
             try:
-                if source.directive:
-                    example = building.from_directive(source, cls, loaded.module, device,
-                                                      directive_column(self.lines, source))
-                else:
-                    instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device)
-                    example = building.Example(instance, build)
+                example = self._construct(source, loaded, device)
             except building.CannotBuild as reason:
                 return directive_failed(source, reason, "construction", self.path, self.lines) if source.directive else reason
             except building.DirectiveFailed as failed:
@@ -181,13 +175,17 @@ class Analysis:
             return directive_failed(source, last_error, stage, self.path, self.lines)
         return classify(last_error, self.path, self.lines, "construction", None, whole_line(source.line, self.lines))
 
+    def _construct(self, source: ClassSource, loaded: loader.Loaded, device: str) -> building.Example:
+        """The class built on `device` from its directive, or alone (see build.build_alone)."""
+        cls = loaded.module.__dict__[source.name]
+        if source.directive:
+            return building.from_directive(source, cls, loaded.module, device, directive_column(self.lines, source))
+        instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device)
+        return building.Example(instance, build)
+
     def _rebuild_on_cpu(self, source: ClassSource, loaded: loader.Loaded) -> nn.Module:
         """The instance `_build_one` made on meta, made again on the CPU (for code that needs values)."""
-        if source.directive:
-            return building.from_directive(source, loaded.module.__dict__[source.name], loaded.module, "cpu",
-                                           directive_column(self.lines, source)).instance
-        cls = loaded.module.__dict__[source.name]
-        return building.build_alone(source, cls, loaded.module, loaded.tree, "cpu")[0]
+        return self._construct(source, loaded, "cpu").instance
 
     def _infer(self, example: building.Example) -> None:
         # a failed trace still says where each input flows first; the fx level reports the failure itself
