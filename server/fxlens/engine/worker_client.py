@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
+from fxlens.pass_report import PassReport, pass_from_json
 from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
@@ -54,6 +55,7 @@ class WorkerClient:
         self._ids = itertools.count(1)
         # job id -> (its future, its callback, its classes so far)
         self._pending: dict[int, tuple[asyncio.Future, Optional[OnClass], dict[str, ClassReport]]] = {}
+        self._passes: dict[int, PassReport] = {}  # job id -> what its graph pass found
         self._reader: Optional[asyncio.Task] = None
         self._stderr: Optional[asyncio.Task] = None
         self.stderr_lines: list[str] = []
@@ -130,6 +132,8 @@ class WorkerClient:
                 classes[fresh.name] = fresh
                 if on_class is not None:
                     on_class(fresh)
+            elif event["event"] == "pass":
+                self._passes[event["id"]] = pass_from_json(event["pass"])
             elif event["event"] == "done" and not future.done():
                 # `done` is the file-level part: the classes came one event at a time
                 report = file_from_json(event["report"])
@@ -160,15 +164,38 @@ class WorkerClient:
         unchanged is not traced again but listed in the report's `unchanged`. `roots`: folders to make
         importable (workspace folders; their `src/` too). `buffers`: path -> text of other open
         buffers, imported instead of those files on disk."""
+        return self._start_job(self._request(path, text, options, first, classes, known, roots, buffers), on_class)[1]
+
+    def _request(self, path: str, text: str, options: TraceOptions, first: Optional[str], classes: Optional[list[str]],
+                 known: Optional[dict[str, str]], roots: Optional[list[str]], buffers: Optional[dict[str, str]]) -> dict:
+        return {"type": "trace", "path": os.path.abspath(path), "text": text,
+                "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
+                "memory_mb": options.memory_mb, "first": first, "classes": classes, "known": known or {},
+                "roots": [os.path.abspath(r) for r in roots or []],
+                "buffers": {os.path.abspath(p): t for p, t in (buffers or {}).items()}}
+
+    def _start_job(self, request: dict, on_class: Optional[OnClass]) -> tuple[int, Awaitable[FileReport]]:
         job_id = next(self._ids)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._send({"type": "trace", "id": job_id, "path": os.path.abspath(path), "text": text,
-                    "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
-                    "memory_mb": options.memory_mb, "first": first, "classes": classes, "known": known or {},
-                    "roots": [os.path.abspath(r) for r in roots or []],
-                    "buffers": {os.path.abspath(p): t for p, t in (buffers or {}).items()}})
+        self._send({**request, "id": job_id})
         self._pending[job_id] = (future, on_class, {})
-        return self._result(job_id, future)
+        return job_id, self._result(job_id, future)
+
+    async def run_pass(self, path: str, text: str, options: TraceOptions, class_name: str, pass_request: dict,
+                       roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None
+                       ) -> tuple[FileReport, Optional[PassReport]]:
+        """Build `class_name` of the buffer and run one graph pass on it (worker/passes/runner.py), in a
+        trace child like any trace. `pass_request`: {"name", "kind": "builtin" | "user", and for a user
+        pass "path" and "text" of its file}. The PassReport is None when the child died first (the file
+        report's diagnostics say why) or the class is not a Module class of the file."""
+        request = {**self._request(path, text, options, None, [class_name], None, roots, buffers), "levels": ["fx"],
+                   "pass": pass_request}
+        job_id, result = self._start_job(request, None)
+        try:
+            report = await result
+        finally:
+            found = self._passes.pop(job_id, None)
+        return report, found
 
     async def _result(self, job_id: int, future: asyncio.Future) -> FileReport:
         try:

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from fxlens.outline import outline
+from fxlens.pass_report import pass_to_json
 from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker import build as building
 from fxlens.worker import loader
@@ -34,8 +35,11 @@ Emit = Callable[[dict], None]
 class Analysis:
     def __init__(self, path: str, text: str, levels: list[str], execution: str,
                  classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
-                 roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None) -> None:
+                 roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None,
+                 pass_request: Optional[dict] = None) -> None:
         self.path = os.path.abspath(path)
+        # a graph pass to run on the one class asked for (worker/passes): instead of tracing the levels
+        self.pass_request = pass_request if isinstance(pass_request, dict) else None
         self.roots = roots or []  # importable folders (workspace folders)
         self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
         self.text = text
@@ -88,6 +92,9 @@ class Analysis:
             sources = [s for s in sources if s.name in needed]
         # every class needed is built (a child is traced as the instance its parent builds), only some traced
         examples = self._build_all(sources, loaded)
+        if self.pass_request is not None:
+            self._run_pass(sources, examples, emit)
+            return self.report
         wanted = [s for s in sources if self.only is None or s.name in self.only]
         # all before any trace: a forward may change a global another class's fingerprint reads
         fingerprints = {s.name: self._fingerprint(s, examples[s.name]) for s in wanted
@@ -99,6 +106,17 @@ class Analysis:
             else:
                 self._trace_class(source, examples.get(source.name), current, emit)
         return self.report
+
+    def _run_pass(self, sources: list[ClassSource], examples: dict[str, Any], emit: Emit) -> None:
+        from fxlens.worker.passes import runner  # torch.ao is imported only when a pass runs
+
+        source = next((s for s in sources if self.only is None or s.name in self.only), None)
+        if source is None:
+            return  # no such Module class: the file report's module_classes say which there are
+        request = {"text": self.text, "path": self.path, **self.pass_request}
+        target = runner.Target(examples.get(source.name), source.name, self.path, self.lines,
+                               whole_line(source.line, self.lines), self.namespace, self.execution)
+        emit({"event": "pass", "pass": pass_to_json(runner.run(request, target))})
 
     def _without_execution(self, emit: Emit) -> FileReport:
         """`execution = off` (an untrusted workspace): read the classes from the syntax tree, run nothing."""

@@ -196,7 +196,8 @@ def fork_spare(private_fds: Iterable[int] = (), recipes: Iterable[dict] = ()) ->
         _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
         analysis = Analysis(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
                             request.get("execution", "safe"), request.get("classes"), request.get("first"),
-                            request.get("known"), request.get("roots"), request.get("buffers"))
+                            request.get("known"), request.get("roots"), request.get("buffers"),
+                            request.get("pass"))
         report = analysis.run(emit)
         emit({"event": "done", "report": postmortem.to_json(report)})
         channel.flush()

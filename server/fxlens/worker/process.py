@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from fxlens.pass_report import pass_from_json
 from fxlens.report import Diagnostic, class_from_json, file_from_json
 from fxlens.worker import imports, isolation, postmortem
 
@@ -104,7 +105,8 @@ def _child_event(line: bytes) -> Optional[dict]:
     # parse it as the server will: a forged event that the server cannot read would kill its reader
     parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
              "aborted": lambda e: Diagnostic(**e["diagnostic"]),
-             "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None}.get(event.get("event"))
+             "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None,
+             "pass": lambda e: pass_from_json(e["pass"])}.get(event.get("event"))
     try:
         if parse is None:
             return None
