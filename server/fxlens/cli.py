@@ -8,6 +8,7 @@ import os
 import sys
 from typing import Optional
 
+from fxlens import cli_pass
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
 from fxlens.render.graph_text import diagnostic_line, diagnostics_text, level_text
 from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileReport, InputSpec, in_ladder_order, to_json
@@ -156,6 +157,8 @@ def parser() -> argparse.ArgumentParser:
                        help=f"check this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)})")
     common(check)
     check.set_defaults(run=cmd_check)
+
+    cli_pass.register(sub, common)
 
     serve = sub.add_parser("serve", help="run the language server")
     serve.add_argument("--stdio", action="store_true", help="talk LSP over stdio (the default)")

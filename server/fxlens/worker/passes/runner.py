@@ -61,7 +61,9 @@ def real_module(example: Any) -> tuple[Optional[torch.nn.Module], str]:
     if example.rebuild is None:
         return None, "fxlens cannot rebuild this instance on the CPU"
     try:
-        return example.rebuild(), ""
+        with torch.random.fork_rng():
+            torch.manual_seed(proof.SEED)  # the same initial weights each run (devices.py seeds alike)
+            return example.rebuild(), ""
     except Exception as error:  # noqa: BLE001  the user's constructor on the CPU: said, not raised
         return None, f"rebuilding it on the CPU failed: {proof.first_line(error)}"
 
