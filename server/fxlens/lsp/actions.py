@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from fxlens.lsp import passes
 from fxlens.outline import header_line
 from fxlens.report import ClassReport
 
@@ -32,7 +33,8 @@ def _pin(doc: "Document", cls: ClassReport, top: int, ls: "FxlensServer",
 
 def register(ls: "FxlensServer") -> None:
     @ls.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+                types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix,
+                                                          types.CodeActionKind.Refactor]))
     def code_action(ls: "FxlensServer", params: types.CodeActionParams) -> list[types.CodeAction]:
         doc = ls.document(params.text_document.uri)
         if doc is None:
@@ -46,4 +48,4 @@ def register(ls: "FxlensServer") -> None:
             top = header_line(doc.text, cls.line)
             if cls.build.how == GUESSED and cls.build.directive and top <= last and first <= cls.line:
                 actions.append(_pin(doc, cls, top, ls, params.context))
-        return actions
+        return actions + passes.actions(ls, doc, first, last)

@@ -28,7 +28,7 @@ def publish(ls: "FxlensServer", doc: Document) -> None:
     # The view is already shifted to the current text, so its lines belong to doc.version.
     view = doc.view()
     coords = ls.coords(doc)
-    items = [lsp_diagnostic(d, coords) for d in view.report.all_diagnostics()]
+    items = [lsp_diagnostic(d, coords) for d in [*view.report.all_diagnostics(), *ls.pass_runs.diagnostics(doc.path)]]
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=items,
                                                                         version=view.version))
 

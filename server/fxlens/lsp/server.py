@@ -20,7 +20,8 @@ from fxlens.engine.documents import Document, Documents
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
-from fxlens.lsp import actions, commands, diagnostics, hover, inlay, lens
+from fxlens.engine.pass_runs import PassRuns
+from fxlens.lsp import actions, commands, diagnostics, hover, inlay, lens, passes
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
 from fxlens.lsp.protocol import FxlensProtocol
@@ -39,6 +40,9 @@ class FxlensServer(LanguageServer):
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
         self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
                                    surroundings=lambda doc: self.documents.surroundings(doc, self.roots()))
+        self.pass_runs = PassRuns(self.supervisor, lambda: self.settings.trace_options(),
+                                  lambda doc: self.documents.surroundings(doc, self.roots()),
+                                  lambda outcome: passes.published(self, outcome))
 
     # -- helpers every feature uses --------------------------------------------------------------
 
@@ -159,6 +163,7 @@ def _did_change(ls: FxlensServer, params: types.DidChangeTextDocumentParams) -> 
     doc.edit(params.text_document.version, source.source)
     ls.scheduler.schedule(doc)
     ls.retrace_neighbours(doc)
+    ls.pass_runs.edited(doc)  # it defines the pass last run from it: run it again
 
 
 def _did_save(ls: FxlensServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -171,6 +176,7 @@ def _did_close(ls: FxlensServer, params: types.DidCloseTextDocumentParams) -> No
     doc = ls.documents.close(params.text_document.uri)
     if doc is not None:
         ls.scheduler.cancel(doc)
+        ls.pass_runs.forget(doc)
         ls.hooks.progress.ended(doc)
         diagnostics.clear(ls, doc.uri)
         ls.retrace_neighbours(doc)  # they import the file on disk again
@@ -197,7 +203,7 @@ def build_server() -> FxlensServer:
     ls.feature(types.TEXT_DOCUMENT_DID_SAVE)(_did_save)
     ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_did_change_workspace_folders)
     ls.feature(types.SHUTDOWN)(_shutdown)
-    for feature in (hover, lens, inlay, commands, actions):
+    for feature in (hover, lens, inlay, commands, actions, passes):
         feature.register(ls)
     return ls
 

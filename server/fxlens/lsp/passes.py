@@ -1,0 +1,107 @@
+"""Graph passes in the editor: "Run pass …" code actions on a class line, the `fxlens.runPass` command
+that returns (and opens) the preview, and diagnostics in the pass's own file, refreshed while it is edited.
+
+`fxlens.runPass [uri, className, passName, passUri?, toDocument?]`: passUri names the open document
+defining a user pass (default: uri); toDocument true writes the preview to a read-only markdown file and
+asks the client to show it. The result is render/pass_view.py's payload.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import TYPE_CHECKING, Any, Optional
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from fxlens.engine.documents import Document
+from fxlens.engine.pass_runs import Outcome, PassRun
+from fxlens.pass_catalog import BUILTIN_PASSES, builtin, user_passes
+from fxlens.pass_report import PassInfo
+from fxlens.render.pass_view import pass_payload
+
+if TYPE_CHECKING:
+    from fxlens.lsp.server import FxlensServer
+
+RUN_PASS = "fxlens.runPass"
+
+
+def available(ls: "FxlensServer", doc: Document) -> list[tuple[PassInfo, Document]]:
+    """Built-ins, then the `# fxlens: pass` functions of this document and of the other open ones."""
+    found: list[tuple[PassInfo, Document]] = [(p, doc) for p in BUILTIN_PASSES]
+    for other in [doc, *(d for d in ls.documents if d is not doc and d.path.endswith(".py"))]:
+        found += [(p, other) for p in user_passes(other.path, other.text)]
+    return found
+
+
+def _title(info: PassInfo, where: Document, doc: Document, class_name: str) -> str:
+    origin = "" if info.kind == "builtin" or where is doc else f" ({os.path.basename(where.path)})"
+    return f"Run pass {info.name}{origin} on {class_name}"
+
+
+def actions(ls: "FxlensServer", doc: Document, first: int, last: int) -> list[types.CodeAction]:
+    """One action per available pass, for each class whose `class` line is in lines first..last."""
+    found = []
+    for cls in doc.view().report.classes:
+        if not first <= cls.line <= last:
+            continue
+        for info, where in available(ls, doc):
+            arguments = [doc.uri, cls.name, info.name, where.uri, True]
+            found.append(types.CodeAction(title=_title(info, where, doc, cls.name), kind=types.CodeActionKind.Refactor,
+                                          command=types.Command(title=_title(info, where, doc, cls.name),
+                                                                command=RUN_PASS, arguments=arguments)))
+    return found
+
+
+def _write_preview(doc: Document, markdown: str, class_name: str, pass_name: str) -> str:
+    folder = os.path.join(tempfile.gettempdir(), f"fxlens-passes-{os.getuid()}")
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(doc.path))[0]
+    path = os.path.join(folder, f"{stem}.{class_name}.{pass_name}.md")
+    if os.path.exists(path):
+        os.chmod(path, 0o644)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(markdown)
+    os.chmod(path, 0o444)  # generated output: read-only
+    return path
+
+
+def published(ls: "FxlensServer", outcome: Outcome) -> None:
+    """A run finished: the pass's file gets its diagnostics (with the trace's own)."""
+    from fxlens.lsp import diagnostics
+
+    target = outcome.run.pass_doc or outcome.run.model
+    if ls.document(target.uri) is target:
+        diagnostics.publish(ls, target)
+
+
+def _arg(args: tuple, index: int) -> Optional[str]:
+    value = args[index] if len(args) > index else None
+    return value if isinstance(value, str) and value else None
+
+
+def register(ls: "FxlensServer") -> None:
+    @ls.command(RUN_PASS)
+    async def run_pass(ls, *args: Any) -> dict:  # (pygls reads the annotations: none on `ls`)
+        uri, class_name, pass_name = _arg(args, 0) or "", _arg(args, 1), _arg(args, 2)
+        doc = ls.document(uri)
+        if doc is None or not class_name or not pass_name:
+            return pass_payload(uri, None, "fxlens.runPass needs [uri of an open document, class name, pass name]")
+        pass_doc = ls.document(_arg(args, 3) or uri)
+        if builtin(pass_name):
+            run = PassRun(doc, class_name, pass_name, "builtin")
+        elif pass_doc is not None and any(p.name == pass_name for p in user_passes(pass_doc.path, pass_doc.text)):
+            run = PassRun(doc, class_name, pass_name, "user", pass_doc)
+        else:
+            return pass_payload(uri, None, f"no pass {pass_name!r}: mark a function `# fxlens: pass`")
+        outcome = await ls.pass_runs.run(run)
+        if outcome.report is None:
+            problems = "; ".join(d.message for d in (outcome.file.all_diagnostics() if outcome.file else []))
+            return pass_payload(uri, None, outcome.error or problems or f"no Module class {class_name!r} ran")
+        payload = pass_payload(uri, outcome.report)
+        if len(args) > 4 and args[4] is True:
+            target = from_fs_path(_write_preview(doc, payload["markdown"], class_name, pass_name))
+            payload["document"] = target
+            if ls.capability("window", "show_document", "support"):
+                await ls.window_show_document_async(types.ShowDocumentParams(uri=target, take_focus=False))
+        return payload
