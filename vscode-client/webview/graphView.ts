@@ -54,7 +54,7 @@ export class GraphView {
     for (const placed of layout.nodes) {
       const { node } = placed;
       const group = svgElement("g", {
-        class: `node op-${node.op}` + (node.line === null ? " no-source" : ""),
+        class: `node op-${node.op}` + (node.line === null ? " no-source" : "") + (node.change ? ` change-${node.change}` : ""),
         transform: `translate(${(placed.x - placed.width / 2).toFixed(1)},${(placed.y - placed.height / 2).toFixed(1)})`,
         tabindex: 0,
         role: "button",

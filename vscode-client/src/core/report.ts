@@ -16,6 +16,8 @@ export interface GraphNode extends ReportSpan {
   dtype: string | null;
   label: string;
   scope: string;
+  // a graph after a pass (fxlens.runPass): what the pass did to this node
+  change?: "added" | "removed" | "retargeted" | null;
 }
 
 export interface GraphEdge {
