@@ -112,8 +112,8 @@ def _class(out: Out, cls: ClassReport) -> None:
     counted = next((cls.levels[level] for level in cost.ATEN_LEVELS
                     if level in cls.levels and cls.levels[level].ok), None)
     forward = cost.flops_line(counted.nodes, cls.build, " forward") if counted is not None else None
-    if forward:
-        out.line(forward)
+    for text in cost.class_cost_lines(cls) or ([forward] if forward else []):  # the aten count until it comes
+        out.line(text)
     for level, result in cls.levels.items():
         if result.ok and (result.graphs is not None or level == "backward"):  # graphs, saved bytes
             out.line(level_title(level, result))

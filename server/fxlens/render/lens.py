@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from fxlens.render.cost import cost_compact
 from fxlens.render.nodes import opcode_counts
 from fxlens.report import ClassReport, LevelResult
 
@@ -68,5 +69,10 @@ def class_lenses(report: ClassReport, levels: tuple[str, ...], stale: bool = Fal
               for level in levels if level in report.levels]
     if report.build.how == "guessed":
         titles.insert(0, LensTitle(GUESSED + suffix, "fx"))
+    compact = cost_compact(report)
+    if compact:
+        # the lens opens the level its numbers come from
+        shown = next((level for level in ("backward", "aten") if level in report.levels), "fx")
+        titles.append(LensTitle(compact + suffix, shown))
     titles.append(LensTitle(SHOW_GRAPH, "fx"))
     return titles
