@@ -11,6 +11,7 @@ from typing import Optional
 from fxlens import cli_pass
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
 from fxlens.render.graph_text import diagnostic_line, diagnostics_text, level_text
+from fxlens.render.ladder import rung
 from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileReport, InputSpec, in_ladder_order, to_json
 
 USAGE_ERROR = 2
@@ -73,7 +74,8 @@ def level_json(report: ClassReport, level: str) -> dict:
     result = report.levels[level]
     return {"class": report.name, "level": level, "ok": result.ok, "note": result.note,
             "inputs": _inputs_json(report), "nodes": [to_json(n) for n in result.nodes],
-            "diagnostics": [to_json(d) for d in result.diagnostics], "schemas": result.schemas}
+            "diagnostics": [to_json(d) for d in result.diagnostics], "schemas": result.schemas,
+            "cost": to_json(report.cost), "rung": rung(result).name if result.ok else None}
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

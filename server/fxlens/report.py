@@ -167,6 +167,23 @@ class LevelResult:
 
 
 @dataclass
+class Cost:
+    """What one call of the module costs at the example size (`Build.sizes` names it: B=2, T=8)."""
+
+    parameters: int = 0  # parameter elements
+    trainable: int = 0  # of which require grad
+    # FLOPs as torch.utils.flop_counter.FlopCounterMode counts them (forward; backward of the scalar the
+    # backward level differentiates); None: not counted (`note` says why)
+    forward_flops: Optional[int] = None
+    backward_flops: Optional[int] = None
+    # activation memory the forward saves for backward as torch.compile's min-cut partition chooses it
+    # (the backward level's saved values); None: the backward level was not traced
+    saved_bytes: Optional[int] = None
+    saved_values: Optional[int] = None
+    note: str = ""
+
+
+@dataclass
 class ClassReport:
     name: str
     line: int
@@ -180,6 +197,8 @@ class ClassReport:
     directive_line: Optional[int] = None
     # a hash of what its trace depends on (worker/fingerprint.py); None: it is traced every time
     fingerprint: Optional[str] = None
+    # parameters, FLOPs and saved memory at the example size (None: not computed yet, or not built)
+    cost: Optional[Cost] = None
 
     def diagnostics(self) -> list[Diagnostic]:
         return [d for result in self.levels.values() for d in result.diagnostics]
@@ -208,7 +227,8 @@ class FileReport:
 
 
 _FIELD_NAMES = {cls: tuple(f.name for f in fields(cls))
-                for cls in (Span, Node, Diagnostic, InputSpec, Build, Member, LevelResult, ClassReport, FileReport)}
+                for cls in (Span, Node, Diagnostic, InputSpec, Build, Member, LevelResult, Cost, ClassReport,
+                            FileReport)}
 
 
 def to_json(obj: Any) -> Any:
@@ -243,6 +263,7 @@ def class_from_json(data: dict) -> ClassReport:
     report.build.inputs = [_build(InputSpec, i) for i in build.get("inputs", [])]
     report.members = [_build(Member, m) for m in data.get("members", [])]
     report.levels = {k: level_from_json(v) for k, v in data.get("levels", {}).items()}
+    report.cost = _build(Cost, data["cost"]) if data.get("cost") else None
     return report
 
 

@@ -25,6 +25,7 @@ def register(ls: "FxlensServer") -> None:
         for cls in view.report.classes:
             where = coords.lsp_range(cls.line, 0)
             for title in class_lenses(cls, ls.settings.levels, stale=view.stale):
-                command = types.Command(title=title.title, command=SHOW_GRAPH, arguments=[doc.uri, cls.name, title.level])
+                command = types.Command(title=title.title, command=SHOW_GRAPH, tooltip=title.tooltip or None,
+                                        arguments=[doc.uri, cls.name, title.level])
                 lenses.append(types.CodeLens(range=where, command=command))
         return lenses

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from fxlens.report import Build, LevelResult, Node
+from fxlens.report import Build, ClassReport, Cost, LevelResult, Node
 
 # a line of a big model makes dozens of aten nodes: the hover names the first few distinct overloads
 MAX_SCHEMAS = 3
@@ -71,3 +71,61 @@ def flops_line(nodes: list[Node], build: Build, what: str = "") -> Optional[str]
     uncounted = sum(1 for n in nodes if n.flops is None and n.op == "call_function" and n.target.startswith("aten."))
     partial = f" ({uncounted} node{'s' if uncounted != 1 else ''} not counted)" if uncounted else ""
     return f"≈ {flops_text(total)}{what} at the example size {example_size(build)}{partial}".replace("  ", " ")
+
+
+def count_text(count: int) -> str:
+    """`212`, `12.3 K`, `124.4 M` (parameter elements)."""
+    for prefix, scale in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {prefix}"
+    return str(count)
+
+
+def _bytes_text(count: int) -> str:
+    for prefix, scale in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("KB", 1024)):
+        if count >= scale:
+            return f"{count / scale:.1f} {prefix}"
+    return f"{count} B"
+
+
+def _parameters(cost: Cost) -> str:
+    frozen = cost.parameters - cost.trainable
+    return count_text(cost.parameters) + (f" ({count_text(frozen)} frozen)" if frozen else "")
+
+
+def class_cost_lines(cls: ClassReport) -> list[str]:
+    """The class hover's cost: parameters, forward and backward FLOPs, what the forward saves for backward,
+    all at the example size."""
+    cost = cls.cost
+    if cost is None:
+        return []
+    at = f"at the example size {example_size(cls.build)}".rstrip()
+    lines = [f"parameters: {_parameters(cost)}"]
+    if cost.forward_flops is not None:
+        backward = (f" + {flops_text(cost.backward_flops)} backward" if cost.backward_flops is not None
+                    else " (no backward: nothing requires grad)")
+        lines.append(f"≈ {flops_text(cost.forward_flops)} forward{backward} {at}")
+    if cost.saved_bytes is not None:
+        lines.append(f"saves {_bytes_text(cost.saved_bytes)} for backward ({cost.saved_values} value"
+                     f"{'s' if cost.saved_values != 1 else ''}, torch.compile's min-cut partition) {at}")
+    elif cost.trainable:
+        lines.append("saved for backward: add the `backward` level (`fxlens.levels`, `--level backward`)")
+    if cost.note:
+        lines.append(cost.note)
+    return lines
+
+
+def cost_compact(cls: ClassReport) -> Optional[str]:
+    """One line for the lens and the CLI header: `cost: 212 params · 1.5 KFLOP fwd + 2.0 KFLOP bwd ·
+    saves 640 B at the example size (B=2, T=8)`; None before the cost is known."""
+    cost = cls.cost
+    if cost is None:
+        return None
+    parts = [f"{count_text(cost.parameters)} params"]
+    if cost.forward_flops is not None:
+        parts.append(f"{flops_text(cost.forward_flops)} fwd" + (f" + {flops_text(cost.backward_flops)} bwd"
+                                                               if cost.backward_flops is not None else ""))
+    if cost.saved_bytes is not None:
+        parts.append(f"saves {_bytes_text(cost.saved_bytes)}")
+    sized = cost.forward_flops is not None or cost.saved_bytes is not None
+    return "cost: " + " · ".join(parts) + (f" at the example size {example_size(cls.build)}".rstrip() if sized else "")

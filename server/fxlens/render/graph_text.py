@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from fxlens.render.cost import cost_compact
+from fxlens.render.ladder import rung
 from fxlens.report import ClassReport, Diagnostic, LevelResult, Node
 
 _DTYPE_SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
@@ -104,8 +106,12 @@ def level_text(path: str, report: ClassReport, level: str) -> str:
     if result is None:
         return header + "\n(level not run)"
     parts = [header] + ([tensors_text(report)] if tensors_text(report) else [])
+    compact = cost_compact(report)
+    if compact:
+        parts.append(compact)
     if result.ok:
-        parts += [printout(result), "", node_table(result)]
+        position = rung(result)
+        parts += [f"rung: {position.name} — {position.why}", printout(result), "", node_table(result)]
     else:
         parts.append(f"{level}: FAILED" + (f" ({result.note})" if result.note else ""))
     if result.note and result.ok:

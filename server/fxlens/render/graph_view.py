@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from fxlens.render.graph_text import graph_data, level_text, node_table, printout
+from fxlens.render.ladder import rung
 from fxlens.report import ClassReport, to_json
 
 
@@ -11,7 +12,8 @@ def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str
     """The command's JSON object; every key is always present so clients need no special cases."""
     payload = {"uri": uri, "class": cls.name if cls else None, "level": level,
                "levels": list(cls.levels) if cls else [], "ok": False, "printout": "", "code": "",
-               "table": "", "diagnostics": [], "graph": {"nodes": [], "edges": []}, "message": message}
+               "table": "", "diagnostics": [], "graph": {"nodes": [], "edges": []}, "message": message,
+               "rung": ""}
     result = cls.levels.get(level) if cls else None
     if cls is not None and result is None:
         payload["message"] = message or f"level {level!r} was not traced for {cls.name} (it has: {', '.join(cls.levels)})"
@@ -20,7 +22,7 @@ def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str
     payload.update(ok=result.ok, printout=printout(result) if result.nodes else "", code=result.code,
                    table=node_table(result) if result.nodes else "",
                    diagnostics=[to_json(d) for d in result.diagnostics], graph=graph_data(result),
-                   message=message or result.note)
+                   message=message or result.note, rung=rung(result).name if result.ok else "")
     return payload
 
 

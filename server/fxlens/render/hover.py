@@ -7,6 +7,7 @@ from typing import Optional
 from fxlens.render import cost
 from fxlens.render import nodes as q
 from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text, value_text
+from fxlens.render.ladder import rung
 from fxlens.render.lens import level_title, size_text
 from fxlens.report import COLUMN_LEVELS, LEVELS, OPCODES, ClassReport, FileReport, Member, Node
 
@@ -106,14 +107,15 @@ def _class(out: Out, cls: ClassReport) -> None:
     for level, result in cls.levels.items():
         if result.ok:
             counts = q.opcode_counts(result)
-            rows.append([level, str(len(result.nodes)), *(str(counts.get(op, 0)) for op in OPCODES)])
+            rows.append([level, str(len(result.nodes)), *(str(counts.get(op, 0)) for op in OPCODES),
+                         rung(result).name])
     if rows:
-        out.table(["level", "nodes", *OPCODES], rows)
+        out.table(["level", "nodes", *OPCODES, "rung"], rows)
     counted = next((cls.levels[level] for level in cost.ATEN_LEVELS
                     if level in cls.levels and cls.levels[level].ok), None)
     forward = cost.flops_line(counted.nodes, cls.build, " forward") if counted is not None else None
-    if forward:
-        out.line(forward)
+    for text in cost.class_cost_lines(cls) or ([forward] if forward else []):  # the aten count until it comes
+        out.line(text)
     for level, result in cls.levels.items():
         if result.ok and (result.graphs is not None or level == "backward"):  # graphs, saved bytes
             out.line(level_title(level, result))

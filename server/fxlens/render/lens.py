@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from fxlens.render.cost import cost_compact
+from fxlens.render.ladder import rung
 from fxlens.render.nodes import opcode_counts
 from fxlens.report import ClassReport, LevelResult
 
@@ -18,6 +20,8 @@ LENS_ORDER = ("placeholder", "call_module", "get_attr", "call_function", "call_m
 class LensTitle:
     title: str
     level: str
+    # where the level's graph sits on the ladder, from its opcodes (render/ladder.py); "" for other lenses
+    tooltip: str = ""
 
 
 def _failure_line(result: LevelResult) -> Optional[int]:
@@ -62,11 +66,23 @@ def _phases_title(level: str, result: LevelResult) -> str:
     return f"{level}: {forward} fwd + {len(result.nodes) - forward} bwd nodes, saves {size_text(saved)}"
 
 
+def _tooltip(result: LevelResult) -> str:
+    if not result.ok:
+        return ""
+    position = rung(result)
+    return f"{position.name}: {position.why}"
+
+
 def class_lenses(report: ClassReport, levels: tuple[str, ...], stale: bool = False) -> list[LensTitle]:
     suffix = " (stale)" if stale else ""
-    titles = [LensTitle(level_title(level, report.levels[level]) + suffix, level)
+    titles = [LensTitle(level_title(level, report.levels[level]) + suffix, level, _tooltip(report.levels[level]))
               for level in levels if level in report.levels]
     if report.build.how == "guessed":
         titles.insert(0, LensTitle(GUESSED + suffix, "fx"))
+    compact = cost_compact(report)
+    if compact:
+        # the lens opens the level its numbers come from
+        shown = next((level for level in ("backward", "aten") if level in report.levels), "fx")
+        titles.append(LensTitle(compact + suffix, shown))
     titles.append(LensTitle(SHOW_GRAPH, "fx"))
     return titles

@@ -20,6 +20,7 @@ from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResul
 from fxlens.worker import build as building
 from fxlens.worker import loader
 from fxlens.worker.children import builders_of, in_plain_words
+from fxlens.worker.class_cost import class_cost
 from fxlens.worker.build_notes import directive_column, directive_failed, guessed_hint, unrecorded_hint
 from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
 from fxlens.worker.failures import classify, whole_line
@@ -312,6 +313,7 @@ class Analysis:
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
         context = ClassContext()
+        traced: dict[str, LevelResult] = {}
         for level in self.levels:
             trace = TABLE[level]
             try:
@@ -329,7 +331,11 @@ class Analysis:
                 result.diagnostics.append(guessed_hint(source, report.build, class_span))
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
+            traced[level] = result
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
+        # after every level is out: counting FLOPs runs forward and backward once more
+        report.cost = class_cost(example, traced.get("backward"))
+        emit({"event": "class", "class": to_json(replace(report, levels={}))})
         for recipe in filter(None, context.recipes):  # after the results: only the next trace child needs these
             emit({"event": "rehearsal", "recipe": recipe})
 

@@ -166,6 +166,13 @@ RULES: tuple[Rule, ...] = (
          "a graph records operations, not decisions, so there is no single graph for both outcomes.",
          "Compute both sides and select with `torch.where(cond, a, b)`, use `torch.cond(pred, true_fn, false_fn, "
          "operands)`, or pass the deciding argument as a constant via `concrete_args`."),
+    Rule("write-through-view",
+         lambda f: f.has("object does not support item assignment") and f.proxy_involved,
+         "An assignment into part of a traced tensor (`x[:, 0] = 0`) writes through a view of it; torch.fx's "
+         "Proxy has no item assignment, so symbolic_trace cannot record it (and a pass could not see the "
+         "write if it did).",
+         "Build the new value instead: `x = x.index_fill(1, torch.tensor([0]), 0)`, `x = torch.where(mask, 0, x)` "
+         "or `x = x.masked_fill(mask, 0)`, or `torch.cat` of the parts." + _ATEN_TRACES_IT),
     Rule("map-over-proxy",
          lambda f: f.has("Proxy object cannot be iterated", "'Proxy' object is not iterable"),
          "While tracing, a tuple that an op returns (`x.chunk(3)`) is one graph value whose length Python does "

@@ -28,10 +28,24 @@ LEVEL = "backward"
 FORWARD, BACKWARD = "forward", "backward"
 
 
+def scalar_loss(out: Any) -> tuple[torch.Tensor, str]:
+    """The scalar backward starts from, and how it was made ("" when the output is one): the output
+    itself when it is a scalar, else the sum of every floating output's `.sum()`."""
+    tensors = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    if not tensors:
+        raise ValueError("the module returns no floating-point tensor to differentiate")
+    if len(tensors) == 1 and tensors[0].dim() == 0:
+        return tensors[0], ""
+    reduced = "out.sum()" if len(tensors) == 1 else f"the sum of out.sum() over its {len(tensors)} floating-point outputs"
+    total = tensors[0].sum()
+    for t in tensors[1:]:
+        total = total + t.sum()
+    return total, reduced
+
+
 class _Loss(torch.nn.Module):
     """The exported module run node by node (so its nodes' metadata reaches aot_autograd's), reduced to
-    the scalar backward starts from: the output itself when it is one, else the sum of every floating
-    output's `.sum()`."""
+    the scalar backward starts from (scalar_loss)."""
 
     def __init__(self, exported: torch.nn.Module) -> None:
         super().__init__()
@@ -39,18 +53,8 @@ class _Loss(torch.nn.Module):
         self.reduced = ""  # how the loss was made, for the note
 
     def forward(self, *args: Any) -> torch.Tensor:
-        out = torch.fx.Interpreter(self.exported).run(*args)
-        tensors = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor) and t.is_floating_point()]
-        if not tensors:
-            raise ValueError("the module returns no floating-point tensor to differentiate")
-        if len(tensors) == 1 and tensors[0].dim() == 0:
-            return tensors[0]
-        self.reduced = ("out.sum()" if len(tensors) == 1 else
-                        f"the sum of out.sum() over its {len(tensors)} floating-point outputs")
-        total = tensors[0].sum()
-        for t in tensors[1:]:
-            total = total + t.sum()
-        return total
+        loss, self.reduced = scalar_loss(torch.fx.Interpreter(self.exported).run(*args))
+        return loss
 
 
 def joint(exported_program: Any, args: tuple) -> tuple[Any, _Loss]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from unittest import mock
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -28,15 +29,34 @@ KINDS = ("meta", "cpu")  # see above: fake tensors undercount graphs and breaks
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<name>\w+?)_at_\d+$")
 
 
-def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> tuple[Any, graph_breaks.Logged]:
-    """torch._dynamo.explain from a clean dynamo state (its caches would otherwise answer for an earlier
-    version of the same code), with the graph-break log it writes."""
+@dataclass
+class Explained:
+    """What dynamo made of one call: explain's graphs, and every graph break it met, a graph after it or
+    not (explain's own `break_reasons` are only those a compiled graph carries: a forward whose first
+    statement breaks has none)."""
+
+    graphs: list[Any]
+    graph_count: int
+    reasons: list[Any]
+    logged: graph_breaks.Logged
+
+
+def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
+    """torch._dynamo.explain's run, from a clean dynamo state (its caches would otherwise answer for an
+    earlier version of the same code), keeping dynamo's list of every break reason, which explain's
+    closing reset empties, and the graph-break log."""
     import torch._dynamo
+    from torch._dynamo.backends.debugging import ExplainWithBackend
+    from torch._dynamo.utils import graph_break_reasons
 
     torch._dynamo.reset()
     try:
-        with graph_breaks.listening() as logged:
-            return torch._dynamo.explain(module)(*args, **kwargs), logged
+        backend = ExplainWithBackend("eager")
+        # as explain itself runs: its flag makes dynamo log every break, not only the first of a kind
+        with graph_breaks.listening() as logged, mock.patch("torch._dynamo.symbolic_convert.explain", True):
+            torch._dynamo.optimize(backend, nopython=False)(module)(*args, **kwargs)
+        output = backend.output()
+        return Explained(output.graphs, output.graph_count, list(graph_break_reasons), logged)
     finally:
         torch._dynamo.reset()
 
@@ -82,24 +102,45 @@ def _span(frame: Any, lines: list[str]) -> Span:
     return whole_line(frame.lineno, lines)
 
 
+def _innermost(reason: Any, path: str) -> Any:
+    stack = list(reason.user_stack or [])
+    mine = [f for f in stack if os.path.abspath(f.filename) == path]
+    return mine[-1] if mine else (stack[-1] if stack else None)
+
+
+def _uses(reasons: list[Any]) -> int:
+    """How many times one break is reached in a call. A break inside an inlined call is recorded once
+    by each frame that reaches it (the caller breaks at the call, then the callee's own frame breaks),
+    and a frame dynamo already compiled is not traced again: the most reasons any one stack depth
+    records is how many uses reached it (a child used twice: two at depth 2, even when its own frame
+    was traced once)."""
+    depths: dict[int, int] = {}
+    for reason in reasons:
+        depth = len(reason.user_stack or [])
+        depths[depth] = depths.get(depth, 0) + 1
+    return max(depths.values())
+
+
 def _breaks(reasons: list[Any], logged: graph_breaks.Logged, path: str, lines: list[str],
             class_span: Span) -> list[_Break]:
     """One per innermost frame of the user's file (a child used 12 times breaks 12 times at one line)."""
-    found: dict[Any, _Break] = {}
+    groups: dict[Any, list[Any]] = {}
     for reason in reasons:
+        innermost = _innermost(reason, path)
+        # a break with no frame of the user's file (code fxlens cannot place) is told apart by where it is
+        key = (innermost.filename, innermost.lineno, innermost.colno) if innermost else reason.reason
+        groups.setdefault(key, []).append(reason)
+    found = []
+    for group in groups.values():
+        reason = group[0]
         stack = list(reason.user_stack or [])
         mine = [f for f in stack if os.path.abspath(f.filename) == path]
-        # a break with no frame of the user's file (code fxlens cannot place) is told apart by where it is
-        innermost = mine[-1] if mine else (stack[-1] if stack else None)
-        key = (innermost.filename, innermost.lineno, innermost.colno) if innermost else reason.reason
-        if key in found:
-            found[key].count += 1
-            continue
-        messages = logged.at(stack[-1].filename, stack[-1].lineno) if stack else []
-        typed = [(graph_breaks.gb_type_in(m), m) for m in messages]
-        gb_type, message = next(((t, m) for t, m in typed if t), (graph_breaks.gb_type_in(reason.reason), reason.reason))
-        found[key] = _Break(_span(mine[-1], lines) if mine else class_span, gb_type, message)
-    return list(found.values())
+        messages = [m for r in group if r.user_stack for m in logged.at(r.user_stack[-1].filename,
+                                                                        r.user_stack[-1].lineno)]
+        typed = [(graph_breaks.gb_type_in(m), m) for m in messages + [r.reason for r in group]]
+        gb_type, message = next(((t, m) for t, m in typed if t), (None, reason.reason))
+        found.append(_Break(_span(mine[-1], lines) if mine else class_span, gb_type, message, _uses(group)))
+    return found
 
 
 def _diagnostic(found: _Break) -> Diagnostic:
@@ -122,9 +163,10 @@ def _diagnostic(found: _Break) -> Diagnostic:
                       level=LEVEL, gb_id=entry.gb_id, hints=entry.hints)
 
 
-# The breaks are counted as explain's break reasons, not its `graph_break_count`, which is graphs - 1: a
-# break after which no tensor op runs (`if x.sum() > 0: return x`) makes no graph but still breaks
-# torch.compile(fullgraph=True).
+# The breaks are counted from every break reason dynamo records, not explain's `graph_break_count`, which
+# is graphs - 1 (a break after which no tensor op runs, `if x.sum() > 0: return x`, makes no graph), nor
+# its `break_reasons`, which are the compiled graphs' (a break before any tensor op has none): both
+# still break torch.compile(fullgraph=True).
 def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelResult:
     started = time.perf_counter()
     if example.inputs is None:
@@ -137,8 +179,10 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
         diagnostic.level = LEVEL
         return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     devices.note(example.build, ran)
-    output, logged = ran.value
-    diagnostics = [_diagnostic(b) for b in _breaks(output.break_reasons, logged, path, lines, class_span)]
-    code = "\n".join(f"# graph {i}\n{g.code.strip()}\n" for i, g in enumerate(output.graphs))
-    return LevelResult(LEVEL, True, nodes_of(output.graphs, path, lines), diagnostics, code,
-                       time.perf_counter() - started, graphs=output.graph_count, breaks=len(output.break_reasons))
+    explained = ran.value
+    found = _breaks(explained.reasons, explained.logged, path, lines, class_span)
+    diagnostics = [_diagnostic(b) for b in found]
+    code = "\n".join(f"# graph {i}\n{g.code.strip()}\n" for i, g in enumerate(explained.graphs))
+    return LevelResult(LEVEL, True, nodes_of(explained.graphs, path, lines), diagnostics, code,
+                       time.perf_counter() - started, graphs=explained.graph_count,
+                       breaks=sum(b.count for b in found))

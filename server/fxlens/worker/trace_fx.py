@@ -15,6 +15,7 @@ from fxlens.report import Diagnostic, LevelResult, Node, Span
 from fxlens.worker import devices, instance_state
 from fxlens.worker.build import bound_arguments
 from fxlens.worker.failures import classify
+from fxlens.worker.limitations import limitation_diagnostics
 from fxlens.worker.values import SampledSizes, describe, free_sizes, grow
 
 _HAS_POSITIONS = sys.version_info >= (3, 11)
@@ -268,5 +269,6 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
     nodes = nodes_of(gm.graph, values, names, twins)
     for node in nodes:
         _narrow_get_attr(node, lines)
+    diagnostics += limitation_diagnostics(gm, nodes, lines, class_span.line, type(example.instance).__name__)
     note = "" if _HAS_POSITIONS else "whole lines only: column spans need Python >= 3.11"
     return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started, note)
