@@ -234,4 +234,5 @@ async def test_a_skipped_statement_in_an_earlier_cell(client: LanguageClient, tm
     assert (0, "not-executed") in hints and (3, "not-executed") in hints, loop.diagnostics()
     failed = [d for d in wide.diagnostics() if "WIDTH" in d.message]
     assert failed and failed[0].range.start.line == 3, wide.diagnostics()
+    assert "`WIDTH` is set by a top-level loop, which fxlens did not run" in failed[0].message
     book.close()
