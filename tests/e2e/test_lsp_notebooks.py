@@ -182,7 +182,7 @@ async def test_lenses_and_hovers_in_the_cells(client: LanguageClient, tmp_path):
 
 async def test_a_data_dependent_if_in_a_cell(client: LanguageClient, tmp_path):
     book = model_notebook(client, tmp_path)
-    net, head = book.cells[3], book.cells[4]
+    net = book.cells[3]
     book.open()
     await book.traced()
     branched = NET.replace("    def forward(self, x):\n", "    def forward(self, x):\n        if x.sum() > 0:\n"
