@@ -110,6 +110,9 @@ export class FxlensClient {
       documentSelector: [
         { scheme: "file", language: "python" },
         { scheme: "untitled", language: "python" },
+        // Jupyter notebooks' Python cells: the server declares notebookDocumentSync, so the client sends
+        // each notebook whole (notebookDocument/*) and asks for lenses, hovers, ... per cell
+        { notebook: "jupyter-notebook", language: "python" },
       ],
       outputChannel: this.log,
       initializationOptions: { fxlens: this.settings },

@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from fxlens.engine.shift import LineMap, shift_class, shift_diagnostics
 from fxlens.report import ClassReport, FileReport
@@ -91,6 +91,10 @@ class Document:
     # whether the text of version `_checked_version` parses (checked when another buffer imports it)
     _checked_version: Optional[int] = None
     _text_parses: bool = False
+    # False for a notebook's virtual module: no other buffer imports it
+    importable: bool = True
+    # how positions move from an older text to a newer one (a notebook follows its cells by identity)
+    line_map: Callable[[str, str], LineMap] = LineMap
 
     def edit(self, version: int, text: str) -> None:
         self.version, self.text = version, text
@@ -136,21 +140,22 @@ class Document:
             return View(report, self.version)
         classes: dict[str, ClassReport] = {}
         if self.good is not None:
-            lines = LineMap(self.good.text, self.text)
+            lines = self.line_map(self.good.text, self.text)
             for cls in self.good.report.classes:
                 moved = shift_class(cls, lines)
                 if moved is not None:
                     classes[cls.name] = moved
             report.python, report.torch = self.good.report.python, self.good.report.torch
         if self.partial:
-            lines = LineMap(self.partial_text, self.text)
+            lines = self.line_map(self.partial_text, self.text)
             for name, cls in self.partial.items():
                 moved = shift_class(cls, lines)
                 if moved is not None:
                     classes[name] = moved
         report.classes = sorted(classes.values(), key=lambda c: c.line)
         if self.last is not None:
-            report.diagnostics = shift_diagnostics(self.last.report.diagnostics, LineMap(self.last.text, self.text))
+            report.diagnostics = shift_diagnostics(self.last.report.diagnostics,
+                                                    self.line_map(self.last.text, self.text))
         stale = self.last is not None and not self.last.parsed and self.good is not None
         return View(report, self.version, stale=stale, traced=self.last is not None)
 
@@ -178,6 +183,9 @@ class Documents:
     def get(self, uri: str) -> Optional[Document]:
         return self._docs.get(uri)
 
+    def __contains__(self, uri: str) -> bool:
+        return uri in self._docs
+
     def close(self, uri: str) -> Optional[Document]:
         return self._docs.pop(uri, None)
 
@@ -185,7 +193,7 @@ class Documents:
         return iter(list(self._docs.values()))
 
     def surroundings(self, doc: Document, roots: list[str]) -> Surroundings:
-        buffers = sorted((d.path, text) for d in self if d is not doc and d.path.endswith(".py")
+        buffers = sorted((d.path, text) for d in self if d is not doc and d.importable and d.path.endswith(".py")
                          and (text := d.importable_text()) is not None)
         return Surroundings(tuple(roots), tuple(buffers))
 
@@ -197,5 +205,5 @@ class Documents:
         shared = [r for r in roots if _inside(doc.path, r)]
         if roots and not shared:
             return []
-        return [d for d in self if d is not doc and d.path.endswith(".py")
+        return [d for d in self if d is not doc and d.importable and d.path.endswith(".py")
                 and (not roots or any(_inside(d.path, r) for r in shared))]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import Optional
+from typing import Callable, Optional
 
 from fxlens.engine.documents import Traced
 from fxlens.engine.shift import LineMap, shift_class, shift_report
@@ -39,19 +39,19 @@ def known_fingerprints(good: Optional[Traced], options: TraceOptions) -> dict[st
     return {c.name: c.fingerprint for c in good.report.classes if c.fingerprint}
 
 
-def merge(good: Optional[Traced], fresh: Traced) -> Traced:
+def merge(good: Optional[Traced], fresh: Traced, line_map: Callable[[str, str], LineMap] = LineMap) -> Traced:
     """The fresh report, completed with the previous trace of each class the worker left unchanged."""
     if good is None or not fresh.report.unchanged:
         return fresh
-    lines = LineMap(good.text, fresh.text)
+    lines = line_map(good.text, fresh.text)
     kept = [moved for c in good.report.classes if c.name in fresh.report.unchanged
             if (moved := shift_class(c, lines)) is not None]
     fresh.report.classes = sorted(fresh.report.classes + kept, key=lambda c: c.line)
     return fresh
 
 
-def reuse(good: Traced, version: int, text: str) -> Traced:
+def reuse(good: Traced, version: int, text: str, line_map: Callable[[str, str], LineMap] = LineMap) -> Traced:
     """The previous result restamped for a text that differs from it in nothing a trace can see."""
-    report = shift_report(good.report, LineMap(good.text, text))
+    report = shift_report(good.report, line_map(good.text, text))
     return Traced(version, text, replace(report, unchanged=[c.name for c in report.classes]), good.options,
                   good.surroundings)

@@ -77,7 +77,7 @@ class Scheduler:
         version, text, good = doc.version, doc.text, doc.good
         around = self.surroundings(doc)
         if not full and good is not None and good.surroundings == around.key and not needs_trace(good, text, options):
-            doc.finish(reuse(good, version, text))
+            doc.finish(reuse(good, version, text, doc.line_map))
             self.hooks.finished(doc)
             return
         self.active += 1
@@ -102,5 +102,5 @@ class Scheduler:
             self.active -= 1
             self.hooks.busy(self.active)
             self.hooks.ended(doc)
-        doc.finish(merge(good, Traced(version, text, report, options, around.key)))
+        doc.finish(merge(good, Traced(version, text, report, options, around.key), doc.line_map))
         self.hooks.finished(doc)

@@ -13,22 +13,24 @@ from fxlens.report import ClassReport
 
 if TYPE_CHECKING:
     from fxlens.engine.documents import Document
+    from fxlens.lsp.cells import CellCoords
+    from fxlens.lsp.positions import Coords
     from fxlens.lsp.server import FxlensServer
 
 PIN_TITLE = "Pin these arguments as a `# fxlens:` directive"
 GUESSED = "guessed"  # the category of the hint that says a class was built from guessed arguments
 
 
-def _pin(doc: "Document", cls: ClassReport, top: int, ls: "FxlensServer",
+def _pin(doc: "Document", cls: ClassReport, top: int, coords: "Coords | CellCoords", uri: str,
          context: types.CodeActionContext) -> types.CodeAction:
     lines = doc.text.split("\n")
     line_text = lines[top - 1] if top <= len(lines) else ""
     indent = line_text[:len(line_text) - len(line_text.lstrip())]
-    where = ls.coords(doc).lsp_range(top, 0)
-    edit = types.TextEdit(range=where, new_text=f"{indent}# fxlens: {cls.build.directive}\n")
-    hints = [d for d in context.diagnostics if d.code == GUESSED and d.range.start.line == cls.line - 1]
+    edit = types.TextEdit(range=coords.lsp_range(top, 0), new_text=f"{indent}# fxlens: {cls.build.directive}\n")
+    class_line = coords.lsp_position(cls.line, 0).line
+    hints = [d for d in context.diagnostics if d.code == GUESSED and d.range.start.line == class_line]
     return types.CodeAction(title=PIN_TITLE, kind=types.CodeActionKind.QuickFix, diagnostics=hints or None,
-                            is_preferred=True, edit=types.WorkspaceEdit(changes={doc.uri: [edit]}))
+                            is_preferred=True, edit=types.WorkspaceEdit(changes={uri: [edit]}))
 
 
 def register(ls: "FxlensServer") -> None:
@@ -36,16 +38,20 @@ def register(ls: "FxlensServer") -> None:
                 types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix,
                                                           types.CodeActionKind.Refactor]))
     def code_action(ls: "FxlensServer", params: types.CodeActionParams) -> list[types.CodeAction]:
-        doc = ls.document(params.text_document.uri)
+        uri = params.text_document.uri
+        doc = ls.document(uri)
         if doc is None:
             return []
         view = doc.view()
         if view.stale:
             return []  # positions from an older text: an insertion could land anywhere
-        first, last = params.range.start.line + 1, params.range.end.line + 1
+        coords = ls.coords(doc, uri)
+        first, _ = coords.report_position(params.range.start)
+        last, _ = coords.report_position(params.range.end)
         actions = []
         for cls in view.report.classes:
             top = header_line(doc.text, cls.line)
-            if cls.build.how == GUESSED and cls.build.directive and top <= last and first <= cls.line:
-                actions.append(_pin(doc, cls, top, ls, params.context))
+            if (cls.build.how == GUESSED and cls.build.directive and coords.contains(cls.line) and top <= last
+                    and first <= cls.line):
+                actions.append(_pin(doc, cls, top, coords, uri, params.context))
         return actions + passes.actions(ls, doc, first, last)

@@ -17,6 +17,7 @@ from pygls.uris import from_fs_path
 
 from fxlens.engine.documents import Document
 from fxlens.engine.worker_client import WorkerUnavailable
+from fxlens.lsp.cells import CellCoords
 from fxlens.render.graph_view import graph_document, graph_payload
 from fxlens.report import ClassReport
 
@@ -50,6 +51,17 @@ def _write_graph(doc: Document, cls: ClassReport, level: str) -> str:
     return path
 
 
+def _in_cell(ls: "FxlensServer", doc: Document, uri: str,
+             cls: Optional[ClassReport]) -> tuple[str, Optional[ClassReport]]:
+    """In a notebook, the cell that defines the class and the class in that cell's line numbers, so
+    that the graph view's lines (and a click on a node) are the cell's; a file's are unchanged."""
+    book = ls.notebooks.of_document(doc)
+    cell = book.module.cell_at(cls.line) if book is not None and cls is not None else None
+    if cell is None:
+        return uri, cls
+    return cell.uri, CellCoords(cell, ls.workspace.position_encoding).local_class(cls)
+
+
 def _text(args: tuple, index: int) -> Optional[str]:
     """Argument `index` if it is a non-empty string (clients send all sorts), else None."""
     value = args[index] if len(args) > index else None
@@ -67,6 +79,7 @@ def register(ls: "FxlensServer") -> None:
         if not doc.view().traced:
             await ls.scheduler.settled(doc)  # first trace still running: the caller asked, so wait for it
         cls, problem = _pick_class(doc, _text(args, 1))
+        uri, cls = _in_cell(ls, doc, uri, cls)
         payload = graph_payload(uri, cls, level, problem)
         if cls is not None and len(args) > 3 and args[3] is True and payload["levels"]:
             target = from_fs_path(_write_graph(doc, cls, level if level in cls.levels else payload["levels"][0]))

@@ -141,6 +141,11 @@ class EditorHooks:
     def _changed(self, doc: Document, complete: bool) -> None:
         # `complete`: the whole file is traced (false while classes stream in one by one)
         self.ls.notify(REPORT_CHANGED, {"uri": doc.uri, "version": doc.version, "complete": complete})
+        book = self.ls.notebooks.of_document(doc)
+        if book is not None:  # a graph view shows a notebook's class for the cell that defines it
+            cells = {cell.uri for c in doc.view().report.classes if (cell := book.module.cell_at(c.line))}
+            for uri in sorted(cells):
+                self.ls.notify(REPORT_CHANGED, {"uri": uri, "version": doc.version, "complete": complete})
         if self.ls.capability("workspace", "code_lens", "refresh_support"):
             self._refresh("lens", self.ls.workspace_code_lens_refresh)
         if self.ls.settings.inlay_hints:

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Optional
 
 from lsprotocol import types
 
+from fxlens.lsp.cells import CellCoords
 from fxlens.render.hover import execution_off_text, hover_text
 
 if TYPE_CHECKING:
@@ -22,12 +23,17 @@ def register(ls: "FxlensServer") -> None:
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return None
-        line, col = ls.coords(doc).report_position(params.position)
+        coords = ls.coords(doc, params.text_document.uri)
+        line, col = coords.report_position(params.position)
         doc.cursor_line = line  # the next trace starts with this class
         view = doc.view()
         markdown = _markdown(ls)
         if ls.settings.execution == "off":
             text = execution_off_text(doc.text, line)
+        elif isinstance(coords, CellCoords):
+            # in the cell's own line numbers when the class is in this cell; else the module's
+            text = (hover_text(coords.local_report(view.report), *coords.cell_position(params.position), markdown,
+                               view.stale) or hover_text(view.report, line, col, markdown=markdown, stale=view.stale))
         else:
             text = hover_text(view.report, line, col, markdown=markdown, stale=view.stale)
         if text is None:

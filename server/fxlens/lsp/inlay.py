@@ -17,7 +17,7 @@ def register(ls: "FxlensServer") -> None:
         doc = ls.document(params.text_document.uri)
         if doc is None or not ls.settings.inlay_hints:
             return []
-        coords = ls.coords(doc)
+        coords = ls.coords(doc, params.text_document.uri)
         first, _ = coords.report_position(params.range.start)
         last, _ = coords.report_position(params.range.end)
         return [types.InlayHint(position=coords.lsp_position(h.line, h.col), label=h.label,

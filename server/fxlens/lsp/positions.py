@@ -79,3 +79,8 @@ class Coords:
         """(1-based line, 0-based UTF-8 byte column) for an LSP position."""
         index = max(0, position.line)
         return index + 1, units_to_byte_col(self._line_text(index), position.character, self.encoding)
+
+    def contains(self, line: Optional[int]) -> bool:
+        """Whether a report line belongs to the text these converters serve: a file holds them all;
+        a notebook cell only its own (lsp/cells.py)."""
+        return True

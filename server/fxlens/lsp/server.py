@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -20,8 +20,10 @@ from fxlens.engine.documents import Document, Documents
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
+from fxlens.engine.notebook import Notebooks
 from fxlens.engine.pass_runs import PassRuns
-from fxlens.lsp import actions, commands, diagnostics, hover, inlay, lens, passes
+from fxlens.lsp import actions, commands, diagnostics, hover, inlay, lens, notebooks, passes
+from fxlens.lsp.cells import CellCoords
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
 from fxlens.lsp.protocol import FxlensProtocol
@@ -31,11 +33,12 @@ from fxlens.lsp.settings import Settings, has_settings, parse_settings, with_roo
 
 class FxlensServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("fxlens", VERSION, protocol_cls=FxlensProtocol)
+        super().__init__("fxlens", VERSION, protocol_cls=FxlensProtocol, notebook_document_sync=notebooks.SYNC)
         self.settings = Settings()
         self.init_options: Any = None
         self.config_generation = 0
         self.documents = Documents()
+        self.notebooks = Notebooks(self.documents)
         self.hooks = EditorHooks(self)
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
         self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
@@ -46,11 +49,17 @@ class FxlensServer(LanguageServer):
 
     # -- helpers every feature uses --------------------------------------------------------------
 
-    def coords(self, doc: Document) -> Coords:
+    def coords(self, doc: Document, uri: Optional[str] = None) -> Union[Coords, CellCoords]:
+        """The converters for the text `uri` names: the document's, or one cell of a notebook's."""
+        found = self.notebooks.of_cell(uri) if uri is not None else None
+        if found is not None:
+            return CellCoords(found[1], self.workspace.position_encoding)
         return Coords(doc.text, self.workspace.position_encoding)
 
     def document(self, uri: str) -> Optional[Document]:
-        return self.documents.get(uri)
+        """The open document `uri` names; for a notebook cell, its notebook's."""
+        found = self.notebooks.of_cell(uri) if uri not in self.documents else None
+        return found[0].doc if found is not None else self.documents.get(uri)
 
     def capability(self, *path: str) -> Any:
         """A client capability by attribute path, None when the client did not say."""
@@ -151,6 +160,8 @@ async def _did_change_configuration(ls: FxlensServer, params: types.DidChangeCon
 
 def _did_open(ls: FxlensServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
+    if ls.notebooks.of_cell(item.uri) is not None:
+        return  # a notebook's cell: the notebook's module traces it
     doc = ls.documents.open(item.uri, to_fs_path(item.uri) or item.uri, item.version, item.text)
     ls.scheduler.schedule(doc, delay=0.0)
 
@@ -203,7 +214,7 @@ def build_server() -> FxlensServer:
     ls.feature(types.TEXT_DOCUMENT_DID_SAVE)(_did_save)
     ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_did_change_workspace_folders)
     ls.feature(types.SHUTDOWN)(_shutdown)
-    for feature in (hover, lens, inlay, commands, actions, passes):
+    for feature in (hover, lens, inlay, commands, actions, passes, notebooks):
         feature.register(ls)
     return ls
 

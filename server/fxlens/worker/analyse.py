@@ -28,6 +28,7 @@ from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import guessed_params, infer_inputs, record_children
 from fxlens.worker import reproduce, trace_fx
 from fxlens.worker.levels import TABLE, ClassContext, asked
+from fxlens.worker.skipped_names import explain_skipped
 from fxlens.worker.values import dtype_name, free_sizes
 
 Emit = Callable[[dict], None]
@@ -54,6 +55,7 @@ class Analysis:
         self.code = CodeIndex()
         self.namespace: dict[str, Any] = {}  # the loaded file's globals
         self.functions: dict[int, str] = {}
+        self.skipped: list[loader.Skipped] = []  # statements the execution policy did not run
         self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
 
     # -- the steps -------------------------------------------------------------------------------
@@ -80,6 +82,7 @@ class Analysis:
                                                     whole_line(1, self.lines)))
             return self.report
         self.functions = qualnames_by_line(loaded.tree)
+        self.skipped = loaded.skipped
         for skipped in loaded.skipped:
             span = whole_line(skipped.line, self.lines)
             self.report.diagnostics.append(Diagnostic(
@@ -297,6 +300,7 @@ class Analysis:
                 f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.")]
             for diagnostic in diagnostics:
                 diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
+                explain_skipped(diagnostic, self.skipped, self.execution)
             for level in self.levels:
                 report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
             report.levels[self.levels[0]].diagnostics.extend(diagnostics)
@@ -331,6 +335,7 @@ class Analysis:
                 result.diagnostics.append(guessed_hint(source, report.build, class_span))
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
+                explain_skipped(diagnostic, self.skipped, self.execution)
             traced[level] = result
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
         # after every level is out: counting FLOPs runs forward and backward once more

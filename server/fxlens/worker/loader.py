@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from fxlens.worker import imports
+from fxlens.worker.skipped_names import bound_names
 
 # Top-level statements that define things rather than do things.
 _DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
@@ -17,6 +18,7 @@ _DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, 
 class Skipped:
     line: int
     what: str
+    names: tuple[str, ...] = ()  # what it would have bound (worker/skipped_names.py)
 
 
 @dataclass
@@ -79,7 +81,7 @@ def filter_safe(body: list[ast.stmt], skipped: list[Skipped]) -> list[ast.stmt]:
             stmt.finalbody = filter_safe(stmt.finalbody, skipped)
             kept.append(stmt)
         else:
-            skipped.append(Skipped(stmt.lineno, _describe(stmt)))
+            skipped.append(Skipped(stmt.lineno, _describe(stmt), bound_names(stmt)))
     return kept
 
 
@@ -127,7 +129,7 @@ def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None
     if execution != "full":  # anything unexpected means the safe policy, never more
         run_tree.body = filter_safe(run_tree.body, skipped)
     else:
-        skipped = [Skipped(s.lineno, _describe(s)) for s in run_tree.body if is_main_guard(s)]
+        skipped = [Skipped(s.lineno, _describe(s), bound_names(s)) for s in run_tree.body if is_main_guard(s)]
         run_tree.body = [s for s in run_tree.body if not is_main_guard(s)]
     roots = roots or []
     where = imports.placement(path, tree, roots)

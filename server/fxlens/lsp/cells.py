@@ -1,0 +1,80 @@
+"""Cells are coordinates: (cell, line, column) <-> positions of a notebook's virtual module.
+
+Beside lsp/positions.py and built on it: a report position of the virtual module (1-based module
+line, UTF-8 byte column) becomes an LSP position in the cell that holds the line, counted in the
+cell's own text (a neutralised magic line keeps its real columns); an LSP position in a cell becomes
+the module position. `CellLines` renumbers a class report into its cell's lines for what shows line
+numbers as text (lens titles, the graph view).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from lsprotocol import types
+
+from fxlens.engine.notebook import CellSpan
+from fxlens.engine.shift import LineMap, shift_class, shift_report
+from fxlens.lsp.positions import Coords
+from fxlens.report import ClassReport, FileReport
+
+
+class CellCoords:
+    """Coords for one cell: the same converters as `Coords`, report side in module lines."""
+
+    def __init__(self, cell: CellSpan, encoding: Optional[str]) -> None:
+        self.cell = cell
+        self._coords = Coords("\n".join(cell.lines), encoding)
+
+    def contains(self, line: Optional[int]) -> bool:
+        return line is not None and self.cell.holds(line)
+
+    def _local(self, line: int) -> int:
+        return max(1, min(line - self.cell.start + 1, len(self.cell.lines)))
+
+    def lsp_position(self, line: int, byte_col: int) -> types.Position:
+        if line > self.cell.end:  # a span that runs past the cell ends at its last character
+            return self._coords.line_end(len(self.cell.lines))
+        if line < self.cell.start:
+            return types.Position(line=0, character=0)
+        return self._coords.lsp_position(self._local(line), byte_col)
+
+    def lsp_range(self, line: int, col: int, end_line: Optional[int] = None,
+                  end_col: Optional[int] = None) -> types.Range:
+        end_line = line if end_line is None else end_line
+        end_col = col if end_col is None else end_col
+        return types.Range(start=self.lsp_position(line, col), end=self.lsp_position(end_line, end_col))
+
+    def line_end(self, line: int) -> types.Position:
+        return self._coords.line_end(self._local(line))
+
+    def report_position(self, position: types.Position) -> tuple[int, int]:
+        """(1-based module line, 0-based UTF-8 byte column) for an LSP position in the cell."""
+        local = max(0, min(position.line, len(self.cell.lines) - 1))
+        _, col = self._coords.report_position(types.Position(line=local, character=position.character))
+        return self.cell.start + local, col
+
+    def cell_position(self, position: types.Position) -> tuple[int, int]:
+        """(1-based line of the cell, byte column): the position in `local_report`'s numbering."""
+        line, col = self.report_position(position)
+        return line - self.cell.start + 1, col
+
+    def local_class(self, cls: ClassReport) -> Optional[ClassReport]:
+        """The class with every position renumbered to this cell's lines (None if it is not in it)."""
+        return shift_class(cls, CellLines(self.cell))
+
+    def local_report(self, report: FileReport) -> FileReport:
+        """The classes defined in this cell and the diagnostics on its lines, in the cell's lines."""
+        return shift_report(report, CellLines(self.cell))
+
+
+class CellLines(LineMap):
+    """Module line -> line of one cell (None for the other cells' lines), for `shift_class`."""
+
+    def __init__(self, cell: CellSpan) -> None:
+        self.identity = False
+        self.cell = cell
+
+    def line(self, line: Optional[int]) -> Optional[int]:
+        if line is None or not self.cell.holds(line):
+            return None
+        return line - self.cell.start + 1
