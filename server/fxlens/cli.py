@@ -8,8 +8,9 @@ import os
 import sys
 from typing import Optional
 
+from fxlens.ci.check import add_arguments as add_check_arguments, run_check
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
-from fxlens.render.graph_text import diagnostic_line, diagnostics_text, level_text
+from fxlens.render.graph_text import diagnostics_text, level_text
 from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileReport, InputSpec, in_ladder_order, to_json
 
 USAGE_ERROR = 2
@@ -109,19 +110,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    for path in args.files:
-        _read(path)
-    levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
-    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
-    reports = asyncio.run(_analyse_files(args.files, args.python, options))
-    errors = 0
-    for report in reports:
-        for d in sorted(report.all_diagnostics(), key=lambda d: (d.line, d.col)):
-            where = f" ({d.class_name}, {d.level})" if d.class_name and d.level else ""
-            print(diagnostic_line(os.path.relpath(report.path), d) + where)
-            errors += d.severity == "error"
-    print(f"{len(reports)} file(s) checked, {errors} error(s)", file=sys.stderr)
-    return 1 if errors else 0
+    return run_check(args, CliError)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -150,10 +139,8 @@ def parser() -> argparse.ArgumentParser:
     common(graph)
     graph.set_defaults(run=cmd_graph)
 
-    check = sub.add_parser("check", help="report where tracing breaks; exit 1 on any error")
-    check.add_argument("files", nargs="+")
-    check.add_argument("--level", choices=LEVELS, action="append", metavar="LEVEL",
-                       help=f"check this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)})")
+    check = sub.add_parser("check", help="report where tracing breaks; exit 1 on any error, 2 on a usage error")
+    add_check_arguments(check)
     common(check)
     check.set_defaults(run=cmd_check)
 
