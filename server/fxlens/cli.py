@@ -9,6 +9,7 @@ import sys
 from typing import Optional
 
 from fxlens.ci.check import add_arguments as add_check_arguments, run_check
+from fxlens.ci.diff import add_arguments as add_diff_arguments, run_diff
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
 from fxlens.render.graph_text import diagnostics_text, level_text
 from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileReport, InputSpec, in_ladder_order, to_json
@@ -113,6 +114,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return run_check(args, CliError)
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    return run_diff(args, CliError)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from fxlens.lsp.server import serve
 
@@ -143,6 +148,11 @@ def parser() -> argparse.ArgumentParser:
     add_check_arguments(check)
     common(check)
     check.set_defaults(run=cmd_check)
+
+    diff = sub.add_parser("diff", help="what the working tree's changes do to the graphs, against a git ref")
+    add_diff_arguments(diff)
+    common(diff)
+    diff.set_defaults(run=cmd_diff)
 
     serve = sub.add_parser("serve", help="run the language server")
     serve.add_argument("--stdio", action="store_true", help="talk LSP over stdio (the default)")

@@ -85,9 +85,9 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     progress = Progress(len(files))
     for _ in reports:
         progress.step()
-    misses = [(path, texts[path]) for path in files if path not in reports]
+    misses = [(path, texts[path], [workspace]) for path in files if path not in reports]
     try:
-        traced = asyncio.run(trace_all(misses, args.python, options, args.jobs, [workspace], progress.step))
+        traced = asyncio.run(trace_all(misses, args.python, options, args.jobs, progress.step))
     except WorkerUnavailable as error:
         raise usage_error(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
     finally:

@@ -32,9 +32,9 @@ async def _started(python: str) -> WorkerClient:
     return client
 
 
-async def trace_all(files: list[tuple[str, str]], python: str, options: TraceOptions, jobs: int,
-                    roots: list[str], on_done: Optional[OnDone] = None) -> dict[str, FileReport]:
-    """path -> report for every (path, text); WorkerUnavailable when no worker can start at all."""
+async def trace_all(files: list[tuple[str, str, list[str]]], python: str, options: TraceOptions, jobs: int,
+                    on_done: Optional[OnDone] = None) -> dict[str, FileReport]:
+    """path -> report for every (path, text, import roots); WorkerUnavailable when no worker can start at all."""
     if not files:
         return {}
     queue: asyncio.Queue = asyncio.Queue()
@@ -52,7 +52,7 @@ async def trace_all(files: list[tuple[str, str]], python: str, options: TraceOpt
 
         async def drain(client: WorkerClient) -> None:
             while not queue.empty():
-                path, text = queue.get_nowait()
+                path, text, roots = queue.get_nowait()
                 try:
                     report = await client.analyse(path, text, options, roots=roots)
                 except WorkerUnavailable as error:
