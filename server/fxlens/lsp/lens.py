@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from fxlens.lsp.head_lens import head_lenses
 from fxlens.render.lens import class_lenses
 
 if TYPE_CHECKING:
@@ -27,4 +28,4 @@ def register(ls: "FxlensServer") -> None:
             for title in class_lenses(cls, ls.settings.levels, stale=view.stale):
                 command = types.Command(title=title.title, command=SHOW_GRAPH, arguments=[doc.uri, cls.name, title.level])
                 lenses.append(types.CodeLens(range=where, command=command))
-        return lenses
+        return lenses + head_lenses(ls, doc, view)
