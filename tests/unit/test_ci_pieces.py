@@ -61,3 +61,29 @@ def test_cache_key_reads_the_workspace_modules_a_file_imports(tmp_path):
     names = lambda p: sorted(Path(f).relative_to(tmp_path).as_posix() for f in workspace_imports(str(tmp_path / p), str(tmp_path)))
     assert names("pkg/model.py") == ["pkg/__init__.py", "pkg/layers.py", "pkg/util.py"]
     assert names("top.py") == ["pkg/__init__.py", "pkg/layers.py", "pkg/model.py", "pkg/util.py"]
+
+
+def test_a_file_outside_the_workspace_brings_its_own_project(tmp_path):
+    _write(tmp_path, {"elsewhere/pkg/__init__.py": "", "elsewhere/pkg/parts.py": "X = 1\n",
+                      "elsewhere/pkg/model.py": "from .parts import X\n", "here/x.py": ""})
+    found = workspace_imports(str(tmp_path / "elsewhere/pkg/model.py"), str(tmp_path / "here"))
+    assert sorted(Path(f).name for f in found) == ["__init__.py", "parts.py"]
+
+
+def test_progress_only_on_a_terminal():
+    import io
+
+    from fxlens.ci.check import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    quiet, shown = io.StringIO(), Terminal()
+    for stream in (quiet, shown):
+        progress = Progress(3, stream)
+        for _ in range(3):
+            progress.step()
+        progress.close()
+    assert quiet.getvalue() == ""
+    assert "fxlens: 1/3 files" in shown.getvalue() and "fxlens: 3/3 files" in shown.getvalue()

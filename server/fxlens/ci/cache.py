@@ -83,10 +83,22 @@ def _imported_names(tree: ast.Module, package: str) -> list[str]:
     return names
 
 
+def _project_of(path: str, workspace: str) -> str:
+    """The folder a file's own imports resolve from: the workspace, or for a file outside it the
+    folder above its top package."""
+    path = os.path.abspath(path)
+    if path.startswith(workspace + os.sep):
+        return workspace
+    try:
+        return placement(path, ast.parse(Path(path).read_bytes()), []).root
+    except (OSError, SyntaxError, ValueError):
+        return os.path.dirname(path)
+
+
 def workspace_imports(path: str, workspace: str) -> list[str]:
-    """The workspace files `path` imports, to any depth (never files outside `workspace`: installed
-    libraries are covered by the torch version and the interpreter)."""
-    workspace = os.path.abspath(workspace)
+    """The workspace files `path` imports, to any depth (never installed libraries: the torch version
+    and the interpreter stand for them). A file outside `workspace` brings its own project folder."""
+    workspace = _project_of(path, os.path.abspath(workspace))
     seen: dict[str, None] = {}
     todo = [os.path.abspath(path)]
     while todo:
