@@ -1,8 +1,8 @@
 """The check cache: a file's report, kept under a key of everything the report depends on.
 
 The key is the file's path and text, the texts of the workspace modules it imports (to any depth:
-its package's `__init__` files, siblings, their imports), the fxlens version, the torch version and
-interpreter, and the options. An unchanged tree is then answered without starting a worker. Reports
+its package's `__init__` files, siblings, their imports), the fxlens version (and its sources' digest),
+the torch version and interpreter, and the options. An unchanged tree is then answered without starting a worker. Reports
 that record an accident of the run (a timeout, a crash, the memory limit, fxlens's own failure) are
 not kept: the next run tries again.
 """
@@ -124,10 +124,20 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def cache_key(path: str, text: str, workspace: str, options: TraceOptions, python: str, torch: str) -> str:
+def fxlens_code() -> str:
+    """The version and a digest of fxlens's own sources: a checkout between releases changes its code
+    without changing its version, and a report made by other code must not be served."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(__version__.encode())
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_key(path: str, text: str, workspace: str, options: TraceOptions, python: str, torch: str, code: str) -> str:
     imports = {os.path.relpath(p, workspace): _digest(Path(p).read_bytes()) for p in workspace_imports(path, workspace)}
     material = {"path": os.path.abspath(path), "text": _digest(text.encode()), "imports": imports,
-                "fxlens": __version__, "torch": torch, "python": os.path.realpath(python),
+                "fxlens": code, "torch": torch, "python": os.path.realpath(python),
                 "options": [list(options.levels), options.execution, options.timeout, options.memory_mb]}
     return _digest(json.dumps(material, sort_keys=True).encode())
 

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Callable, Optional, TextIO
 
-from fxlens.ci.cache import CheckCache, cache_key, default_cache_dir, torch_version
+from fxlens.ci.cache import CheckCache, cache_key, default_cache_dir, fxlens_code, torch_version
 from fxlens.ci.findings import Finding, finding
 from fxlens.ci.formats import FORMATS, render
 from fxlens.ci.parallel import default_jobs, trace_all
@@ -80,8 +80,8 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     files = files_to_check(args.paths, args.exclude, workspace)
     texts = {path: _read(path) for path in files}
     cache = CheckCache(None if args.no_cache else args.cache_dir)
-    torch = torch_version(args.python) if cache.folder else ""
-    keys, reports = _lookup(texts, cache, lambda p: cache_key(p, texts[p], workspace, options, args.python, torch))
+    torch, code = (torch_version(args.python), fxlens_code()) if cache.folder else ("", "")
+    keys, reports = _lookup(texts, cache, lambda p: cache_key(p, texts[p], workspace, options, args.python, torch, code))
     progress = Progress(len(files))
     for _ in reports:
         progress.step()
