@@ -1,6 +1,7 @@
-"""Cold `fxlens check` over the real-model tree of tests/fixtures/repos (process start → exit), in turns
-with `python -c "import torch"` and raw torch tracing the same classes (fx + export of every reference
-construction, bench/reach_torch.py, one cold process). Medians of `runs`.
+"""`fxlens check` over the real-model tree of tests/fixtures/repos (process start → exit): cold (an empty
+cache, `-j` = the cores), warm (the same tree again: served from the cache) and cold on one worker
+(`-j 1`), in turns with `python -c "import torch"` and raw torch tracing the same classes (fx + export of
+every reference construction, bench/reach_torch.py, one cold process). Medians of `runs`.
 
 Both sides get the same environment: every repository's import roots on the path (as `pip install -e` of
 each would), so a file's sibling and package imports resolve for fxlens as they do for raw torch."""
@@ -11,6 +12,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,12 +35,14 @@ def _tree_env() -> dict:
     return env
 
 
-def _fxlens_check(files: list[str]) -> tuple[float, dict]:
-    seconds, done = _wall([sys.executable, "-m", "fxlens", "check", *files], cwd=REPOS, env=_tree_env())
-    lines = done.stdout.splitlines()
-    return seconds, {"exit": done.returncode, "diagnostics": len(lines),
-                     "errors": sum(": error: " in line for line in lines),
-                     "load_errors": sum(line.endswith("[load]") for line in lines)}
+def _fxlens_check(files: list[str], cache: str, *options: str) -> tuple[float, dict]:
+    seconds, done = _wall([sys.executable, "-m", "fxlens", "check", *files, "--format", "json", "--cache-dir", cache,
+                           *options], cwd=REPOS, env=_tree_env())
+    data = json.loads(done.stdout)
+    found = data["diagnostics"]
+    return seconds, {"exit": done.returncode, "diagnostics": len(found),
+                     "errors": sum(d["severity"] == "error" for d in found),
+                     "load_errors": sum(d["category"] == "load" for d in found), "summary": data["summary"]}
 
 
 def _raw_torch() -> tuple[float, dict]:
@@ -50,18 +54,25 @@ def _raw_torch() -> tuple[float, dict]:
 
 def tree_check(runs: int) -> dict:
     files = [str(m.file.relative_to(REPOS)) for m in CORPUS]
-    fxlens, import_torch, raw = [], [], []
-    check = traced = None
+    fxlens, warm, serial, import_torch, raw = [], [], [], [], []
+    check = warm_check = traced = None
     for _ in range(runs):
-        seconds, check = _fxlens_check(files)
-        fxlens.append(seconds)
+        with tempfile.TemporaryDirectory(prefix="fxlens-check-cache-") as cache:
+            seconds, check = _fxlens_check(files, cache)
+            fxlens.append(seconds)
+            seconds, warm_check = _fxlens_check(files, cache)
+            warm.append(seconds)
+        with tempfile.TemporaryDirectory(prefix="fxlens-check-cache-") as cache:
+            serial.append(_fxlens_check(files, cache, "-j", "1")[0])
         import_torch.append(_wall([sys.executable, "-c", "import torch"])[0])
         seconds, traced = _raw_torch()
         raw.append(seconds)
-    medians = {"fxlens_check": statistics.median(fxlens), "import_torch": statistics.median(import_torch),
+    medians = {"fxlens_check": statistics.median(fxlens), "fxlens_check_warm": statistics.median(warm),
+               "fxlens_check_one_job": statistics.median(serial), "import_torch": statistics.median(import_torch),
                "raw_torch": statistics.median(raw)}
     return {"runs": runs, "files": len(files), "classes": sum(len(m.classes) for m in CORPUS),
-            "fxlens_check_s": fxlens, "import_torch_s": import_torch, "raw_torch_s": raw,
+            "fxlens_check_s": fxlens, "fxlens_check_warm_s": warm, "fxlens_check_one_job_s": serial,
+            "import_torch_s": import_torch, "raw_torch_s": raw, "warm_summary": warm_check["summary"],
             **{f"median_{k}_s": v for k, v in medians.items()},
             "ratio_to_raw_torch": medians["fxlens_check"] / medians["raw_torch"],
             "ratio_to_import_torch": medians["fxlens_check"] / medians["import_torch"],

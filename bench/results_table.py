@@ -142,11 +142,15 @@ def markdown(r: dict) -> str:
     if "tree" in r:
         t = r["tree"]
         check = t["check"]
-        lines += [f"## Cold check of a real-model tree ({t['files']} files, {t['classes']} Module classes, "
+        lines += [f"## Checking a real-model tree ({t['files']} files, {t['classes']} Module classes, "
                   "tests/fixtures/repos)", "",
                   "| what (process start → exit) | median |", "|---|---|",
                   f"| `fxlens check` of every file ({check['diagnostics']} diagnostics, {check['errors']} errors, "
-                  f"{check['load_errors']} load errors) | {t['median_fxlens_check_s']:.2f} s |",
+                  f"{check['load_errors']} load errors), cold: empty cache, `-j` {check['summary']['jobs']} | "
+                  f"{t['median_fxlens_check_s']:.2f} s |",
+                  f"| the same, cold on one worker (`-j 1`) | {t['median_fxlens_check_one_job_s']:.2f} s |",
+                  f"| the same again, warm: {t['warm_summary']['cached']} of {t['files']} files from the cache, "
+                  f"{t['warm_summary']['traced']} traced | {t['median_fxlens_check_warm_s']:.2f} s |",
                   f"| `python -c \"import torch\"` | {t['median_import_torch_s']:.2f} s |",
                   f"| raw torch: fx + export of every reference construction ({t['raw_traced_levels']} levels "
                   f"traced) | {t['median_raw_torch_s']:.2f} s |",

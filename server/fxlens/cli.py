@@ -9,8 +9,10 @@ import sys
 from typing import Optional
 
 from fxlens import cli_pass
+from fxlens.ci.check import add_arguments as add_check_arguments, run_check
+from fxlens.ci.diff import add_arguments as add_diff_arguments, run_diff
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
-from fxlens.render.graph_text import diagnostic_line, diagnostics_text, level_text
+from fxlens.render.graph_text import diagnostics_text, level_text
 from fxlens.render.ladder import rung
 from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileReport, InputSpec, in_ladder_order, to_json
 
@@ -112,19 +114,11 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    for path in args.files:
-        _read(path)
-    levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
-    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
-    reports = asyncio.run(_analyse_files(args.files, args.python, options))
-    errors = 0
-    for report in reports:
-        for d in sorted(report.all_diagnostics(), key=lambda d: (d.line, d.col)):
-            where = f" ({d.class_name}, {d.level})" if d.class_name and d.level else ""
-            print(diagnostic_line(os.path.relpath(report.path), d) + where)
-            errors += d.severity == "error"
-    print(f"{len(reports)} file(s) checked, {errors} error(s)", file=sys.stderr)
-    return 1 if errors else 0
+    return run_check(args, CliError)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    return run_diff(args, CliError)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -153,12 +147,15 @@ def parser() -> argparse.ArgumentParser:
     common(graph)
     graph.set_defaults(run=cmd_graph)
 
-    check = sub.add_parser("check", help="report where tracing breaks; exit 1 on any error")
-    check.add_argument("files", nargs="+")
-    check.add_argument("--level", choices=LEVELS, action="append", metavar="LEVEL",
-                       help=f"check this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)})")
+    check = sub.add_parser("check", help="report where tracing breaks; exit 1 on any error, 2 on a usage error")
+    add_check_arguments(check)
     common(check)
     check.set_defaults(run=cmd_check)
+
+    diff = sub.add_parser("diff", help="what the working tree's changes do to the graphs, against a git ref")
+    add_diff_arguments(diff)
+    common(diff)
+    diff.set_defaults(run=cmd_diff)
 
     cli_pass.register(sub, common)
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from fxlens.lsp.cells import CellCoords
+from fxlens.lsp.head_lens import head_lenses
 from fxlens.render.lens import class_lenses
 
 if TYPE_CHECKING:
@@ -33,4 +34,4 @@ def register(ls: "FxlensServer") -> None:
                 command = types.Command(title=title.title, command=SHOW_GRAPH, tooltip=title.tooltip or None,
                                         arguments=[uri, cls.name, title.level])
                 lenses.append(types.CodeLens(range=where, command=command))
-        return lenses
+        return lenses + head_lenses(ls, doc, view)

@@ -16,13 +16,14 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from fxlens import __version__ as VERSION
+from fxlens.engine.baseline import Baselines
 from fxlens.engine.documents import Document, Documents
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
 from fxlens.engine.notebook import Notebooks
 from fxlens.engine.pass_runs import PassRuns
-from fxlens.lsp import actions, commands, diagnostics, hover, inlay, lens, notebooks, passes
+from fxlens.lsp import actions, commands, diagnostics, head_lens, hover, inlay, lens, notebooks, passes
 from fxlens.lsp.cells import CellCoords
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
@@ -39,6 +40,7 @@ class FxlensServer(LanguageServer):
         self.config_generation = 0
         self.documents = Documents()
         self.notebooks = Notebooks(self.documents)
+        self.baselines = Baselines()  # the last commit's graphs, for the "vs HEAD" lens
         self.hooks = EditorHooks(self)
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
         self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
@@ -99,6 +101,8 @@ class FxlensServer(LanguageServer):
             self.retrace_all()
         if settings.inlay_hints != previous.inlay_hints:
             self.hooks.refresh_inlays()
+        if settings.diff_lens != previous.diff_lens:
+            head_lens.refresh(self)
         self.hooks.status()
 
     async def _restart_worker(self) -> None:

@@ -14,7 +14,7 @@ from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import DEFAULT_LEVELS, LEVELS, in_ladder_order
 
 EXECUTION_MODES = ("safe", "full", "off")
-KEYS = ("python", "levels", "timeoutSeconds", "execution", "inlayHints", "memoryLimitMB")
+KEYS = ("python", "levels", "timeoutSeconds", "execution", "inlayHints", "memoryLimitMB", "diffLens")
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class Settings:
     execution: str = "safe"
     inlay_hints: bool = False
     memory_limit_mb: int = 4096
+    diff_lens: bool = False  # a lens "vs HEAD: +12 nodes, +1 break" on classes whose graph differs from the last commit
 
     def trace_options(self) -> TraceOptions:
         return TraceOptions(levels=self.levels, execution=self.execution, timeout=self.timeout_seconds,
@@ -90,6 +91,7 @@ _FIELDS = {
     "execution": ("execution", _execution, " | ".join(EXECUTION_MODES)),
     "inlayHints": ("inlay_hints", _flag, "true or false"),
     "memoryLimitMB": ("memory_limit_mb", _positive(int, 1 << 30), "a positive number of megabytes"),
+    "diffLens": ("diff_lens", _flag, "true or false"),
 }
 
 

@@ -10,6 +10,7 @@ export interface FxlensSettings {
   execution: Execution;
   inlayHints: boolean;
   memoryLimitMB: number;
+  diffLens: boolean;
 }
 
 export const DEFAULT_SETTINGS: FxlensSettings = {
@@ -19,6 +20,7 @@ export const DEFAULT_SETTINGS: FxlensSettings = {
   execution: "safe",
   inlayHints: false,
   memoryLimitMB: 4096,
+  diffLens: false,
 };
 
 const EXECUTIONS: readonly Execution[] = ["safe", "full", "off"];
@@ -31,6 +33,7 @@ export function readSettings(get: (key: keyof FxlensSettings) => unknown): Fxlen
   const execution = get("execution");
   const inlayHints = get("inlayHints");
   const memory = get("memoryLimitMB");
+  const diffLens = get("diffLens");
   return {
     python: typeof python === "string" ? python.trim() : DEFAULT_SETTINGS.python,
     levels:
@@ -41,6 +44,7 @@ export function readSettings(get: (key: keyof FxlensSettings) => unknown): Fxlen
     execution: EXECUTIONS.includes(execution as Execution) ? (execution as Execution) : DEFAULT_SETTINGS.execution,
     inlayHints: typeof inlayHints === "boolean" ? inlayHints : DEFAULT_SETTINGS.inlayHints,
     memoryLimitMB: typeof memory === "number" && memory > 0 ? memory : DEFAULT_SETTINGS.memoryLimitMB,
+    diffLens: typeof diffLens === "boolean" ? diffLens : DEFAULT_SETTINGS.diffLens,
   };
 }
 

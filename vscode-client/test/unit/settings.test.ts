@@ -9,12 +9,12 @@ test("missing settings take the defaults", () => {
 });
 
 test("good values are kept", () => {
-  const settings = from({ python: " /opt/venv/bin/python ", levels: ["fx"], timeoutSeconds: 5, execution: "full", inlayHints: true, memoryLimitMB: 512 });
-  assert.deepEqual(settings, { python: "/opt/venv/bin/python", levels: ["fx"], timeoutSeconds: 5, execution: "full", inlayHints: true, memoryLimitMB: 512 });
+  const settings = from({ python: " /opt/venv/bin/python ", levels: ["fx"], timeoutSeconds: 5, execution: "full", inlayHints: true, memoryLimitMB: 512, diffLens: true });
+  assert.deepEqual(settings, { python: "/opt/venv/bin/python", levels: ["fx"], timeoutSeconds: 5, execution: "full", inlayHints: true, memoryLimitMB: 512, diffLens: true });
 });
 
 test("bad values are replaced by defaults", () => {
-  const settings = from({ levels: [], timeoutSeconds: -1, execution: "sometimes", inlayHints: "yes", memoryLimitMB: 0 });
+  const settings = from({ levels: [], timeoutSeconds: -1, execution: "sometimes", inlayHints: "yes", memoryLimitMB: 0, diffLens: "on" });
   assert.deepEqual(settings, DEFAULT_SETTINGS);
 });
 

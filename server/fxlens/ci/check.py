@@ -1,0 +1,119 @@
+"""`fxlens check PATH...`: files and folders, traced in parallel on warm workers, unchanged files served
+from the cache, the findings in the format asked. Exit status 0 clean, 1 errors found, 2 usage or
+environment (raised as the CLI's error)."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Callable, Optional, TextIO
+
+from fxlens.ci.cache import CheckCache, cache_key, default_cache_dir, fxlens_code, torch_version
+from fxlens.ci.findings import Finding, finding
+from fxlens.ci.formats import FORMATS, render
+from fxlens.ci.parallel import default_jobs, trace_all
+from fxlens.ci.tree import files_to_check
+from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
+from fxlens.report import DEFAULT_LEVELS, LEVELS, FileReport, in_ladder_order
+
+
+class Progress:
+    """`files done / total` on a terminal's stderr, redrawn in place; silent anywhere else (CI logs)."""
+
+    def __init__(self, total: int, stream: TextIO = sys.stderr) -> None:
+        self.total, self.done, self.stream = total, 0, stream
+        self.shown = total > 0 and stream.isatty()
+
+    def step(self, *_: object) -> None:
+        self.done += 1
+        if self.shown:
+            self.stream.write(f"\rfxlens: {self.done}/{self.total} files")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def add_arguments(check: argparse.ArgumentParser) -> None:
+    check.add_argument("paths", nargs="+", metavar="PATH", help="files, or folders to search for Module files")
+    check.add_argument("--level", choices=LEVELS, action="append", metavar="LEVEL",
+                       help=f"check this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)})")
+    check.add_argument("--format", choices=FORMATS, default="text",
+                       help="text (default), json, github (workflow annotations) or sarif (code scanning)")
+    check.add_argument("-o", "--output", metavar="FILE", help="write the findings here instead of stdout")
+    check.add_argument("-j", "--jobs", type=int, default=default_jobs(), metavar="N",
+                       help="files traced at once, one warm worker each (default: the number of cores)")
+    check.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                       help="skip paths matching this glob (repeat; `.gitignore` is always respected)")
+    check.add_argument("--cache-dir", default=default_cache_dir(),
+                       help="where reports of unchanged files are kept (default: %(default)s; env FXLENS_CACHE_DIR)")
+    check.add_argument("--no-cache", action="store_true", help="trace every file, keep nothing")
+
+
+def _read(path: str) -> str:
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
+
+
+def _lookup(texts: dict[str, str], cache: CheckCache, key_of: Callable[[str], str]) -> tuple[dict, dict]:
+    keys = {path: key_of(path) for path in texts}
+    hits: dict[str, FileReport] = {}
+    for path, key in keys.items():
+        report = cache.get(key)
+        if report is not None:
+            hits[path] = report
+    return keys, hits
+
+
+def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception]) -> int:
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        raise usage_error(f"no such file: {missing[0]}")
+    if args.jobs < 1:
+        raise usage_error("-j/--jobs must be at least 1")
+    levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
+    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
+    workspace = os.getcwd()
+    files = files_to_check(args.paths, args.exclude, workspace)
+    texts = {path: _read(path) for path in files}
+    cache = CheckCache(None if args.no_cache else args.cache_dir)
+    torch, code = (torch_version(args.python), fxlens_code()) if cache.folder else ("", "")
+    keys, reports = _lookup(texts, cache, lambda p: cache_key(p, texts[p], workspace, options, args.python, torch, code))
+    progress = Progress(len(files))
+    for _ in reports:
+        progress.step()
+    misses = [(path, texts[path], [workspace]) for path in files if path not in reports]
+    try:
+        traced = asyncio.run(trace_all(misses, args.python, options, args.jobs, progress.step))
+    except WorkerUnavailable as error:
+        raise usage_error(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
+    finally:
+        progress.close()
+    for path, report in traced.items():
+        cache.put(keys[path], report)
+    reports.update(traced)
+    findings: list[Finding] = []
+    for path in files:
+        report, lines = reports[path], texts[path].split("\n")
+        for d in sorted(report.all_diagnostics(), key=lambda d: (d.line, d.col)):
+            findings.append(finding(os.path.relpath(path), d, lines))
+    errors = sum(f.diagnostic.severity == "error" for f in findings)
+    summary = {"files": len(files), "traced": len(traced), "cached": len(files) - len(traced), "errors": errors,
+               "warnings": sum(f.diagnostic.severity == "warning" for f in findings), "jobs": args.jobs}
+    _emit(render(args.format, findings, summary), args.output)
+    if not files:
+        print(f"fxlens: no Python file defining an nn.Module under {', '.join(args.paths)}", file=sys.stderr)
+    cached = f" ({summary['cached']} from the cache)" if summary["cached"] else ""
+    print(f"{len(files)} file(s) checked{cached}, {errors} error(s)", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _emit(text: str, output: Optional[str]) -> None:
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    elif text:
+        print(text)

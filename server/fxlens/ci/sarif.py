@@ -1,0 +1,51 @@
+"""SARIF 2.1.0 for code scanning: one rule per diagnostic category (its help is the explanation and
+fix fxlens gives for it), one result per diagnostic with its region, columns in characters."""
+from __future__ import annotations
+
+from fxlens import __version__
+from fxlens.ci.findings import Finding
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
+INFORMATION_URI = "https://github.com/fxlens/fxlens"
+
+
+def _rule(category: str, example: Finding) -> dict:
+    d = example.diagnostic
+    words = category.replace("-", " ").replace("/", " or ")
+    help_text = "\n\n".join(filter(None, [d.explanation, f"Fix: {d.fix}" if d.fix else ""])) or words
+    return {"id": category, "name": "".join(part.capitalize() for part in category.replace("/", "-").split("-")),
+            "shortDescription": {"text": f"fxlens: {words}"},
+            "fullDescription": {"text": d.explanation or f"torch tracing reported: {words}"},
+            "help": {"text": help_text, "markdown": help_text},
+            "defaultConfiguration": {"level": LEVELS.get(d.severity, "note")}}
+
+
+def _result(f: Finding, rule_index: int) -> dict:
+    d = f.diagnostic
+    text = d.message + (f"\nFix: {d.fix}" if d.fix else "")
+    result = {"ruleId": d.category, "ruleIndex": rule_index, "level": LEVELS.get(d.severity, "note"),
+              "message": {"text": text},
+              "locations": [{"physicalLocation": {
+                  "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                  "region": {"startLine": d.line, "startColumn": f.column,
+                             "endLine": f.end_line, "endColumn": f.end_column}}}]}
+    properties = {k: v for k, v in (("class", d.class_name), ("level", d.level), ("gb_id", d.gb_id)) if v}
+    if properties:
+        result["properties"] = properties
+    return result
+
+
+def sarif_log(findings: list[Finding]) -> dict:
+    rules: dict[str, int] = {}
+    examples: list[Finding] = []
+    for f in findings:
+        if f.diagnostic.category not in rules:
+            rules[f.diagnostic.category] = len(examples)
+            examples.append(f)
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "fxlens", "version": __version__, "informationUri": INFORMATION_URI,
+                            "rules": [_rule(f.diagnostic.category, f) for f in examples]}},
+        "columnKind": "unicodeCodePoints",
+        "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the directory fxlens check ran in"}}},
+        "results": [_result(f, rules[f.diagnostic.category]) for f in findings]}]}
