@@ -50,6 +50,11 @@ class Analysis:
         self.namespace: dict[str, Any] = {}  # the loaded file's globals
         self.functions: dict[int, str] = {}
         self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
+        # class name -> the diagnostic of its hang or crash in an earlier run of this request: left out
+        self.failed: dict[str, dict] = {}
+        # told which class the analysis works on ("" for the file's own level), so that a hang or a
+        # crash is known to cost only that class (beacon.py)
+        self.at_class: Callable[[str], None] = lambda name: None
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -87,18 +92,38 @@ class Analysis:
             needed = builders_of(self.only, [s.name for s in sources], self.code)
             sources = [s for s in sources if s.name in needed]
         # every class needed is built (a child is traced as the instance its parent builds), only some traced
-        examples = self._build_all(sources, loaded)
+        examples = self._build_all([s for s in sources if s.name not in self.failed], loaded)
         wanted = [s for s in sources if self.only is None or s.name in self.only]
         # all before any trace: a forward may change a global another class's fingerprint reads
-        fingerprints = {s.name: self._fingerprint(s, examples[s.name]) for s in wanted
+        fingerprints = {s.name: self._at(s.name, self._fingerprint, s, examples[s.name]) for s in wanted
                         if isinstance(examples.get(s.name), building.Example)}
         for source in sorted(wanted, key=lambda s: s.name != self.first):
             current = fingerprints.get(source.name)
-            if current is not None and self.known.get(source.name) == current:
+            if source.name in self.failed:
+                self._emit_failed(source, emit)
+            elif current is not None and self.known.get(source.name) == current:
                 self.report.unchanged.append(source.name)
             else:
-                self._trace_class(source, examples.get(source.name), current, emit)
+                self._at(source.name, self._trace_class, source, examples.get(source.name), current, emit)
         return self.report
+
+    def _at(self, name: str, step: Callable[..., Any], *args: Any) -> Any:
+        """Run one step of class `name`'s analysis, saying so to the beacon first."""
+        self.at_class(name)
+        try:
+            return step(*args)
+        finally:
+            self.at_class("")
+
+    def _emit_failed(self, source: ClassSource, emit: Emit) -> None:
+        """A class whose hang or crash ended an earlier run: its diagnostic is its result at every level."""
+        diagnostic = Diagnostic(**self.failed[source.name])
+        diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
+        report = ClassReport(source.name, source.line, source.end_line)
+        for level in self.levels:
+            report.levels[level] = LevelResult(level, False, note=f"not traced: {diagnostic.message}")
+        report.levels[self.levels[0]].diagnostics.append(diagnostic)
+        emit({"event": "class", "class": to_json(report)})
 
     def _without_execution(self, emit: Emit) -> FileReport:
         """`execution = off` (an untrusted workspace): read the classes from the syntax tree, run nothing."""
@@ -138,7 +163,7 @@ class Analysis:
         those very instances, with the inputs they really receive, instead of being built alone and fed
         guessed inputs (the user's directive says which model is the real one).
         """
-        examples: dict[str, Any] = {s.name: self._build_one(s, loaded) for s in sources}
+        examples: dict[str, Any] = {s.name: self._at(s.name, self._build_one, s, loaded) for s in sources}
         pending = [s for s in sources if isinstance(examples[s.name], building.Example)]
         done: set[str] = set()
         while pending:
@@ -148,8 +173,8 @@ class Analysis:
             done.add(source.name)
             example = examples[source.name]
             if example.inputs is None:
-                self._infer(example)
-            adopted = self._adopt_children(source.name, example, sources, examples)
+                self._at(source.name, self._infer, example)
+            adopted = self._at(source.name, self._adopt_children, source.name, example, sources, examples)
             pending += [s for s in sources if s.name in adopted and s.name not in done and s not in pending]
         return examples
 
