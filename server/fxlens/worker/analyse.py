@@ -25,6 +25,7 @@ from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import guessed_params, infer_inputs, record_children
 from fxlens.worker import reproduce, trace_fx
+from fxlens.worker.bounds import bound_diagnostic, bound_level
 from fxlens.worker.levels import TABLE, ClassContext, asked
 from fxlens.worker.values import dtype_name, free_sizes
 
@@ -76,8 +77,8 @@ class Analysis:
                                                       "The file does not parse; fxlens keeps the last good result."))
             return self.report
         except BaseException as error:  # anything the user's top level raises
-            self.report.diagnostics.append(classify(error, self.path, self.lines, "load", None,
-                                                    whole_line(1, self.lines)))
+            self.report.diagnostics.append(bound_diagnostic(classify(error, self.path, self.lines, "load", None,
+                                                                     whole_line(1, self.lines))))
             return self.report
         self.functions = qualnames_by_line(loaded.tree)
         for skipped in loaded.skipped:
@@ -119,6 +120,10 @@ class Analysis:
         """A class whose hang or crash ended an earlier run: its diagnostic is its result at every level."""
         diagnostic = Diagnostic(**self.failed[source.name])
         diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
+        if diagnostic.line == 0:  # where in the class is unknown: the class line
+            span = whole_line(source.line, self.lines)
+            diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
+                span.line, span.col, span.end_line, span.end_col)
         report = ClassReport(source.name, source.line, source.end_line)
         for level in self.levels:
             report.levels[level] = LevelResult(level, False, note=f"not traced: {diagnostic.message}")
@@ -303,6 +308,7 @@ class Analysis:
                 f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.")]
             for diagnostic in diagnostics:
                 diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
+                bound_diagnostic(diagnostic)
             for level in self.levels:
                 report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
             report.levels[self.levels[0]].diagnostics.extend(diagnostics)
@@ -325,6 +331,7 @@ class Analysis:
                 result = trace(example, self.path, self.lines, class_span, context)
             except Exception as error:  # fxlens's own bug: this level says so, the other classes still trace
                 result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
+            bound_level(result)
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)

@@ -59,8 +59,12 @@ class Beacon:
         self._write(name=name, line=0)
 
     def note(self, text: str) -> None:
-        """Something the code did that the worker should be able to tell (`RLIMIT_CPU set to 1 s`)."""
-        data = text.encode("utf-8", "replace")[:_MAX_NOTE]
+        """Something the code did that the worker should be able to tell (`RLIMIT_CPU set to (1, 1)`);
+        notes add up, separated by "; "."""
+        size = self._min(int.from_bytes(self.memory[_NOTE_AT:_NOTE_AT + 4], "little"), _MAX_NOTE)
+        earlier = bytes(self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size])
+        data = ((earlier + b"; ") if earlier else b"") + text.encode("utf-8", "replace")
+        data = data[:_MAX_NOTE]
         size = self._len(data)
         self.memory[_NOTE_AT:_NOTE_AT + 4] = size.to_bytes(4, "little")
         self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size] = data

@@ -86,6 +86,19 @@ def _note_own_limits(beacon: Beacon) -> None:
     sys.addaudithook(hook)
 
 
+def _keep_faulthandler(beacon: Beacon) -> None:
+    """In the child faulthandler is fxlens's (the user's stderr is /dev/null there): the code's
+    `faulthandler.disable()` or `enable(file=...)` would only take away the stack of a crash, so they
+    are noted instead of done."""
+    def disable() -> None:
+        beacon.note("faulthandler.disable() called")
+
+    def enable(*args: Any, **kwargs: Any) -> None:
+        beacon.note("faulthandler.enable() called")
+
+    faulthandler.disable, faulthandler.enable = disable, enable
+
+
 def _die_with_trace_child() -> None:
     # a process the user's code forks (os.fork, multiprocessing) dies with the trace child
     prctl_death_signal()
@@ -117,6 +130,7 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
         _report_exits_with_a_stack(dump)
         _report_self_kills_with_a_stack(dump)
         _note_own_limits(beacon)
+        _keep_faulthandler(beacon)
         shield.refuse_signals_to(worker_pid, shield.parent_of(worker_pid))
         shield.unshield(mask)
         channel = Channel(CHANNEL_FD, worker_pid, worker_events_fd)

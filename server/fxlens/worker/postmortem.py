@@ -12,6 +12,7 @@ import sys
 from typing import Any, Optional
 
 from fxlens.report import Diagnostic, FileReport, LevelResult, to_json
+from fxlens.worker.beacon import SAMPLE_SECONDS
 
 __all__ = ["to_json", "refine_event", "too_large", "diagnostic_for_abort", "report_for_lost_child"]
 
@@ -160,9 +161,10 @@ def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool,
         if note.startswith("os.kill"):
             return ("exit", f"the code under trace killed its own process with {_signal_name(number)} {where}",
                     _KEEP_OUT)
-        if number in (signal.SIGKILL, signal.SIGXCPU) and limits_note.startswith("RLIMIT_CPU"):
+        cpu_limit = next((n for n in limits_note.split("; ") if n.startswith("RLIMIT_CPU")), "")
+        if number in (signal.SIGKILL, signal.SIGXCPU) and cpu_limit:
             return ("exit", f"the trace process was stopped by the CPU-time limit the code set on it "
-                            f"({limits_note}) {where}", _KEEP_OUT)
+                            f"({cpu_limit}) {where}", _KEEP_OUT)
         if number == signal.SIGKILL:
             ram_kb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 1024
             budget_kb = min(memory_mb * 1024 if memory_mb > 0 else ram_kb, ram_kb)
@@ -183,9 +185,11 @@ def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool,
                     "(os._exit or a C library exit), before any report", _KEEP_OUT)
 
 
-def _blind_spots(pid: int, dump_fd_gone: bool, samples: int) -> str:
+def _blind_spots(pid: int, dump_fd_gone: bool, samples: int, notes: str) -> str:
     """In plain words, what the code did that kept fxlens from seeing its line ("" when nothing)."""
     found = []
+    if "faulthandler.disable()" in notes:
+        found.append("it turned off faulthandler (faulthandler.disable()), which dumps the stack of a crash")
     if dump_fd_gone:
         found.append("it closed file descriptors it did not open (fxlens's stack-dump file among them)")
     try:
@@ -197,8 +201,9 @@ def _blind_spots(pid: int, dump_fd_gone: bool, samples: int) -> str:
             found.append("it ignores or blocks SIGUSR1 (fxlens's request for a stack dump)")
     except (OSError, ValueError):
         pass
-    if samples == 0:
-        found.append("fxlens's sampling thread never ran (the code held the interpreter from the start)")
+    if samples <= 1:
+        found.append("it ended before fxlens's sampling thread (which looks every "
+                     f"{SAMPLE_SECONDS * 1000:g} ms) saw a line of this file")
     return "; ".join(found)
 
 
@@ -213,8 +218,9 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
     dumped, note = read_dump(job.dump_fd, path)
     working_on, sampled, samples, limits_note = job.beacon.read()
     known = dumped or sampled or None
-    line, col, end_line, end_col = _whole_line(lines, known or 1)
-    blind = "" if known else _blind_spots(job.pid, dump_fd_gone, samples)
+    # line 0 when unknown: the class's line, if a class was running, else the file's first line
+    line, col, end_line, end_col = _whole_line(lines, known) if known else (0, 0, 0, 0)
+    blind = "" if known else _blind_spots(job.pid, dump_fd_gone, samples, limits_note)
     unknown = f" (fxlens could not tell which line was running: {blind})" if blind else ""
     if reason is not None:
         category = "timeout"
@@ -235,5 +241,8 @@ def report_for_lost_child(job: Any, diagnostic: Diagnostic) -> dict:
     """The file-level report for a child that never said `done` (the classes it finished have reached
     the server already)."""
     report = FileReport(os.path.abspath(job.request["path"]), python=sys.version.split()[0])
+    if diagnostic.line == 0:
+        lines = job.request["text"].splitlines()
+        diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = _whole_line(lines, 1)
     report.diagnostics.append(diagnostic)
     return to_json(report)
