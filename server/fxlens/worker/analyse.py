@@ -20,7 +20,7 @@ from fxlens.worker import build as building
 from fxlens.worker import loader
 from fxlens.worker.children import builders_of, in_plain_words
 from fxlens.worker.build_notes import directive_column, directive_failed, guessed_hint, unrecorded_hint
-from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
+from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import guessed_params, infer_inputs, record_children
@@ -86,7 +86,8 @@ class Analysis:
             self.report.diagnostics.append(Diagnostic(
                 span.line, span.col, span.line, span.end_col, "hint", "not-executed",
                 f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
-        sources = [s for s in classes_in(loaded.tree, self.text) if self._is_module(loaded.module, s)]
+        sources = [s for s in the_ones_that_ran(classes_in(loaded.tree, self.text), self.namespace)
+                   if self._is_module(loaded.module, s)]
         self.report.module_classes = [s.name for s in sources]
         if self.only is not None:
             # what the wanted classes need: themselves and the classes that can build them as children
@@ -197,6 +198,9 @@ class Analysis:
             except Exception as error:
                 last_error = error
                 continue
+            unhashable = self._unhashable(source, example.instance)
+            if unhashable is not None:
+                return unhashable
             if device == "cpu":
                 example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
             example.rebuild = functools.cache(partial(self._rebuild_on_cpu, source, loaded))
@@ -204,6 +208,21 @@ class Analysis:
         if source.directive:
             return directive_failed(source, last_error, stage, self.path, self.lines)
         return classify(last_error, self.path, self.lines, "construction", None, whole_line(source.line, self.lines))
+
+    def _unhashable(self, source: ClassSource, instance: nn.Module) -> Optional[Diagnostic]:
+        """torch keeps modules in sets (named_modules, parameters(), export): an instance without a hash,
+        as `@dataclass` makes with eq=True, fails in torch itself, for the user too."""
+        try:
+            hash(instance)
+            return None
+        except TypeError:
+            span = whole_line(source.line, self.lines)
+            return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "construction",
+                              f"{source.name} instances are unhashable (its __hash__ is None, as @dataclass makes it "
+                              "with eq=True), and torch needs hashable modules",
+                              "torch.nn.Module keeps modules in sets: named_modules(), parameters(), state_dict(), "
+                              "tracing and export all fail on an unhashable one, outside fxlens too.",
+                              f"Give {source.name} identity hashing: `@dataclass(eq=False)` (or `unsafe_hash=True`).")
 
     def _construct(self, source: ClassSource, loaded: loader.Loaded, device: str) -> building.Example:
         """The class built on `device` from its directive, or alone (see build.build_alone)."""
@@ -223,6 +242,7 @@ class Analysis:
         inferred = infer_inputs(example.instance, graph, example.build.tensors, example.rebuild)
         if inferred.inputs is not None:
             example.inputs, example.dims = inferred.inputs, inferred.dims
+            example.kwargs = {**(example.kwargs or {}), **inferred.kwargs}
             example.build.inputs_source = "inferred"
             example.build.tensors, example.build.tensors_reason = inferred.tensors, inferred.reason
         elif inferred.error is not None:
