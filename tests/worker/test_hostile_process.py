@@ -121,3 +121,27 @@ async def test_a_huge_argument_is_cut_in_the_report_and_the_rest_traces(worker, 
     assert all(len(code_line) < 5000 for code_line in lookup.code.splitlines())
     assert report.find_class("Fine").levels["aten"].ok
     await recovered(worker, path, pid)
+
+
+async def test_classes_inside_if_and_try_an_unhashable_dataclass_and_keyword_only_inputs(worker, tmp_path):
+    report, _, path, pid = await analyse(worker, tmp_path, "nested_classes.py")
+    assert [c.name for c in report.classes] == ["InTry", "InIf", "Data", "KwOnly"]
+    for name in ("InTry", "InIf", "KwOnly"):
+        assert report.find_class(name).levels["aten"].ok, name
+    (error,) = report.find_class("Data").diagnostics()
+    assert (error.category, error.line) == ("construction", 22) and "unhashable" in error.message
+    assert "eq=False" in error.fix
+    report, _, path, pid = await analyse(worker, tmp_path, "keyword_only.py")
+    inferred = report.find_class("KwInferred")
+    assert inferred.levels["aten"].ok and [a.keyword for a in inferred.build.inputs] == [False, True]
+    await recovered(worker, path, pid)
+
+
+async def test_safe_mode_does_not_run_an_if_whose_test_is_a_call(worker, tmp_path):
+    marker = tmp_path / "setup-ran"
+    report, line, path, pid = await analyse(worker, tmp_path, "if_call.py", MARK=str(marker))
+    assert not marker.exists()
+    (hint,) = [d for d in report.diagnostics if d.category == "not-executed"]
+    assert hint.line == line and "test is a call" in hint.message
+    assert report.find_class("Scaled").levels["aten"].ok
+    await recovered(worker, path, pid)
