@@ -10,6 +10,7 @@ import asyncio
 import time
 from typing import Callable, Optional
 
+from fxlens.engine.quarantine import Quarantine
 from fxlens.engine.worker_client import WorkerClient, WorkerUnavailable
 
 BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -33,6 +34,8 @@ class Supervisor:
         self._failures = 0
         self._started_at = 0.0
         self._stopping = False
+        # the files whose traces killed a worker: held back across restarts (engine/quarantine.py)
+        self.quarantine = Quarantine()
 
     # -- public ----------------------------------------------------------------------------------
 
@@ -78,7 +81,7 @@ class Supervisor:
             await asyncio.sleep(delay)
         else:
             self.on_state("starting", f"starting the worker ({self.python})")
-        client = WorkerClient(self.python or "")
+        client = WorkerClient(self.python or "", quarantine=self.quarantine)
         client.on_exit = lambda code: self._exited(client, code)
         self.starts += 1
         try:
@@ -87,7 +90,10 @@ class Supervisor:
             if client.process is not None and client.process.returncode is None:
                 client.process.kill()  # stopped while torch was still importing
             raise
-        except WorkerUnavailable as error:
+        except Exception as error:  # anything else is no reason to leave `get()` waiting forever
+            if not isinstance(error, WorkerUnavailable):
+                error = WorkerUnavailable(f"the worker ({self.python}) could not start: {type(error).__name__}: "
+                                          f"{error}", "Set fxlens.python to a Python interpreter that has torch.")
             self.error = error
             self.on_state("error", error.message + (f" — {error.fix}" if error.fix else ""))
             if not ready.done():
@@ -104,6 +110,12 @@ class Supervisor:
         if self._stopping or client is not self.client:
             return
         self.client = None
+        if client.lost:
+            # it died while tracing: the files then in flight answer for it (quarantine.py), not the
+            # interpreter; the others must go on being traced, so this never counts towards giving up
+            self._ready = None
+            self._begin(self.backoff[0])
+            return
         if time.monotonic() - self._started_at > HEALTHY_SECONDS:
             self._failures = 0
         if self._failures >= len(self.backoff):

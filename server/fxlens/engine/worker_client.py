@@ -11,10 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
+from fxlens.engine.quarantine import Quarantine
 from fxlens.pass_report import PassReport, pass_from_json
 from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
+# the worker keeps each event far below this (worker/limits.py); a longer line is skipped, not fatal
+LINE_LIMIT = 1 << 26
+# a wrapper script may print a banner before it runs Python: this many lines before `ready` are skipped
+MAX_BANNER_LINES = 100
+# importing torch takes seconds; an interpreter that says nothing for this long is not fxlens's worker
+START_SECONDS = 180.0
 
 
 def _exit_words(code: int) -> str:
@@ -47,9 +54,15 @@ OnClass = Callable[[ClassReport], None]
 
 
 class WorkerClient:
-    def __init__(self, python: str = sys.executable, on_exit: Optional[Callable[[int], None]] = None) -> None:
+    def __init__(self, python: str = sys.executable, on_exit: Optional[Callable[[int], None]] = None,
+                 quarantine: Optional[Quarantine] = None) -> None:
         self.python = python
         self.on_exit = on_exit
+        # shared by the workers a supervisor starts one after another: which files kill them
+        self.quarantine = quarantine or Quarantine()
+        self._requests: dict[int, tuple[str, str]] = {}  # job id -> (path, text) of the traces sent
+        self._deferred: list[tuple[int, dict]] = []  # traces waiting for a suspect's trace to end (or to run alone)
+        self.lost: list[tuple[str, str]] = []  # the traces in flight when this worker died
         self.process: Optional[asyncio.subprocess.Process] = None
         self.info: dict = {}
         self._ids = itertools.count(1)
@@ -72,19 +85,52 @@ class WorkerClient:
             raise WorkerUnavailable(f"cannot run the interpreter {self.python!r}: {error.strerror}",
                                     "Set fxlens.python to a Python interpreter that has torch installed.") from error
         self._stderr = asyncio.create_task(self._drain_stderr())
-        line = await self.process.stdout.readline()
-        if not line:
+        try:
+            first = await asyncio.wait_for(self._first_event(), START_SECONDS)
+        except BaseException as error:
+            # exactly one worker, or none: whatever went wrong, this process does not stay behind
+            if self.process.returncode is None:
+                self.process.kill()
             await self.process.wait()
-            tail = "\n".join(self.stderr_lines[-5:])
-            raise WorkerUnavailable(f"the worker ({self.python}) exited at start: {tail or 'no output'}",
-                                    "Check that this interpreter runs and has torch installed.")
-        first = json.loads(line)
+            if isinstance(error, asyncio.TimeoutError):
+                raise WorkerUnavailable(f"{self.python} started but fxlens's worker did not answer within "
+                                        f"{START_SECONDS:g} s", "Set fxlens.python to a Python interpreter "
+                                        "that has torch installed.") from error
+            raise
         if first.get("event") == "fatal":
             await self.process.wait()
             raise WorkerUnavailable(first["message"], first.get("fix", ""))
         self.info = first
         self._reader = asyncio.create_task(self._read_events())
         return first
+
+    async def _first_event(self) -> dict:
+        """The worker's first message, past any banner a wrapper script prints before Python runs."""
+        assert self.process and self.process.stdout
+        banner: list[str] = []
+        while len(banner) <= MAX_BANNER_LINES:
+            try:
+                line = await self.process.stdout.readline()
+            except ValueError:  # one line longer than LINE_LIMIT: not the worker
+                line = b"?"
+            if not line:
+                await self.process.wait()
+                tail = "\n".join([*banner[-3:], *self.stderr_lines[-5:]])
+                raise WorkerUnavailable(f"the worker ({self.python}) exited at start: {tail or 'no output'}",
+                                        "Check that this interpreter runs and has torch installed.")
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = None
+            if isinstance(event, dict) and event.get("event") in ("ready", "fatal"):
+                if banner:
+                    self.stderr_lines.append(f"{self.python} printed before the worker started: {banner[:3]}")
+                return event
+            banner.append(line.decode(errors="replace").rstrip()[:200])
+        raise WorkerUnavailable(f"{self.python} is not a plain Python interpreter: it printed "
+                                f"{len(banner)} lines that are not fxlens's (first: {banner[0]!r})",
+                                "Set fxlens.python to the Python executable itself (e.g. `.venv/bin/python`), "
+                                "not a script that prints before running it.")
 
     async def _drain_stderr(self) -> None:
         assert self.process and self.process.stderr
@@ -95,7 +141,14 @@ class WorkerClient:
     async def _read_events(self) -> None:
         assert self.process and self.process.stdout
         try:
-            async for raw in self.process.stdout:
+            while True:
+                try:
+                    raw = await self.process.stdout.readline()
+                except ValueError:  # over LINE_LIMIT (asyncio dropped it): that request's error, not the reader's
+                    self.stderr_lines.append("a worker message over the line limit was dropped")
+                    continue
+                if not raw:
+                    break
                 self._dispatch(raw)
         except asyncio.CancelledError:
             # the server's loop is closing (the editor went away without `shutdown`): a worker nobody
@@ -105,9 +158,19 @@ class WorkerClient:
             raise
         finally:
             code = await self.process.wait()
-            for future, _, _ in self._pending.values():
-                if not future.done():
+            self.lost = [self._requests[i] for i, (f, _, _) in self._pending.items()
+                         if i in self._requests and not f.done()]
+            if self.lost:
+                self.quarantine.record_death(self.lost, _exit_words(code))
+            for job_id, (future, _, _) in self._pending.items():
+                if future.done():
+                    continue
+                held = self.quarantine.report_for(*self._requests[job_id]) if job_id in self._requests else None
+                if held is not None:
+                    future.set_result(held)
+                else:
                     future.set_exception(WorkerUnavailable(_exit_words(code)))
+            self._deferred.clear()
             if self.on_exit is not None:
                 self.on_exit(code)
 
@@ -177,8 +240,16 @@ class WorkerClient:
     def _start_job(self, request: dict, on_class: Optional[OnClass]) -> tuple[int, Awaitable[FileReport]]:
         job_id = next(self._ids)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._send({**request, "id": job_id})
+        message = {**request, "id": job_id}
+        held = self.quarantine.report_for(message["path"], message["text"])
+        if held is not None:
+            future.set_result(held)
+            return job_id, self._result(job_id, future)
+        if not self.alive:
+            raise WorkerUnavailable("the worker is not running")
         self._pending[job_id] = (future, on_class, {})
+        self._deferred.append((job_id, message))
+        self._send_deferred()
         return job_id, self._result(job_id, future)
 
     async def run_pass(self, path: str, text: str, options: TraceOptions, class_name: str, pass_request: dict,
@@ -197,15 +268,35 @@ class WorkerClient:
             found = self._passes.pop(job_id, None)
         return report, found
 
+    def _send_deferred(self) -> None:
+        """Send the waiting traces in order; a suspect's trace (see quarantine.py) runs alone."""
+        while self._deferred and self.alive:
+            job_id, message = self._deferred[0]
+            alone = self.quarantine.runs_alone(message["path"])
+            in_flight = [p for i, (p, _) in self._requests.items() if i in self._pending]
+            if in_flight and (alone or any(self.quarantine.runs_alone(p) for p in in_flight)):
+                return
+            self._deferred.pop(0)
+            self._requests[job_id] = (message["path"], message["text"])
+            self._send(message)
+
     async def _result(self, job_id: int, future: asyncio.Future) -> FileReport:
         try:
-            return await future
+            report = await future
+            if job_id in self._requests:
+                self.quarantine.traced(self._requests[job_id][0])
+            return report
         except asyncio.CancelledError:
-            if self.alive:
+            waiting = [entry for entry in self._deferred if entry[0] == job_id]
+            for entry in waiting:
+                self._deferred.remove(entry)
+            if self.alive and not waiting:
                 self._send({"type": "cancel", "id": job_id})
             raise
         finally:
             self._pending.pop(job_id, None)
+            self._requests.pop(job_id, None)
+            self._send_deferred()
 
     async def analyse(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
                       classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,

@@ -24,15 +24,25 @@ class LensTitle:
     tooltip: str = ""
 
 
+# a trace that was stopped, rather than one torch could not make: the lens says which
+_STOPPED = ("timeout", "crash", "exit", "memory", "interrupt", "recursion", "too-large")
+
+
 def _failure_line(result: LevelResult) -> Optional[int]:
     errors = [d for d in result.diagnostics if d.severity == "error"] or result.diagnostics
     return errors[0].line if errors else None
 
 
+def _failure_word(result: LevelResult) -> str:
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if errors and errors[0].category in _STOPPED:
+        return errors[0].category
+    return "cannot build" if any(d.category == "construction" for d in result.diagnostics) else "untraceable"
+
+
 def level_title(level: str, result: LevelResult) -> str:
     if not result.ok:
-        construction = any(d.category == "construction" for d in result.diagnostics)
-        what = "cannot build" if construction else "untraceable"
+        what = _failure_word(result)
         line = _failure_line(result)
         return f"{level}: {what}" + (f" — line {line}" if line is not None else "")
     if result.graphs is not None:

@@ -1,5 +1,5 @@
 import sys
 
-from fxlens.worker.process import main
+from fxlens.worker.startup import main
 
 sys.exit(main())

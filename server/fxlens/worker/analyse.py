@@ -22,11 +22,12 @@ from fxlens.worker import loader
 from fxlens.worker.children import builders_of, in_plain_words
 from fxlens.worker.class_cost import class_cost
 from fxlens.worker.build_notes import directive_column, directive_failed, guessed_hint, unrecorded_hint
-from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line
+from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import guessed_params, infer_inputs, record_children
 from fxlens.worker import reproduce, trace_fx
+from fxlens.worker.bounds import bound_diagnostic, bound_level
 from fxlens.worker.levels import TABLE, ClassContext, asked
 from fxlens.worker.skipped_names import explain_skipped
 from fxlens.worker.values import dtype_name, free_sizes
@@ -57,6 +58,11 @@ class Analysis:
         self.functions: dict[int, str] = {}
         self.skipped: list[loader.Skipped] = []  # statements the execution policy did not run
         self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
+        # class name -> the diagnostic of its hang or crash in an earlier run of this request: left out
+        self.failed: dict[str, dict] = {}
+        # told which class the analysis works on ("" for the file's own level), so that a hang or a
+        # crash is known to cost only that class (beacon.py)
+        self.at_class: Callable[[str], None] = lambda name: None
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -78,8 +84,8 @@ class Analysis:
                                                       "The file does not parse; fxlens keeps the last good result."))
             return self.report
         except BaseException as error:  # anything the user's top level raises
-            self.report.diagnostics.append(classify(error, self.path, self.lines, "load", None,
-                                                    whole_line(1, self.lines)))
+            self.report.diagnostics.append(bound_diagnostic(classify(error, self.path, self.lines, "load", None,
+                                                                     whole_line(1, self.lines))))
             return self.report
         self.functions = qualnames_by_line(loaded.tree)
         self.skipped = loaded.skipped
@@ -88,27 +94,30 @@ class Analysis:
             self.report.diagnostics.append(Diagnostic(
                 span.line, span.col, span.line, span.end_col, "hint", "not-executed",
                 f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
-        sources = [s for s in classes_in(loaded.tree, self.text) if self._is_module(loaded.module, s)]
+        sources = [s for s in the_ones_that_ran(classes_in(loaded.tree, self.text), self.namespace)
+                   if self._is_module(loaded.module, s)]
         self.report.module_classes = [s.name for s in sources]
         if self.only is not None:
             # what the wanted classes need: themselves and the classes that can build them as children
             needed = builders_of(self.only, [s.name for s in sources], self.code)
             sources = [s for s in sources if s.name in needed]
         # every class needed is built (a child is traced as the instance its parent builds), only some traced
-        examples = self._build_all(sources, loaded)
+        examples = self._build_all([s for s in sources if s.name not in self.failed], loaded)
         if self.pass_request is not None:
             self._run_pass(sources, examples, emit)
             return self.report
         wanted = [s for s in sources if self.only is None or s.name in self.only]
         # all before any trace: a forward may change a global another class's fingerprint reads
-        fingerprints = {s.name: self._fingerprint(s, examples[s.name]) for s in wanted
+        fingerprints = {s.name: self._at(s.name, self._fingerprint, s, examples[s.name]) for s in wanted
                         if isinstance(examples.get(s.name), building.Example)}
         for source in sorted(wanted, key=lambda s: s.name != self.first):
             current = fingerprints.get(source.name)
-            if current is not None and self.known.get(source.name) == current:
+            if source.name in self.failed:
+                self._emit_failed(source, emit)
+            elif current is not None and self.known.get(source.name) == current:
                 self.report.unchanged.append(source.name)
             else:
-                self._trace_class(source, examples.get(source.name), current, emit)
+                self._at(source.name, self._trace_class, source, examples.get(source.name), current, emit)
         return self.report
 
     def _run_pass(self, sources: list[ClassSource], examples: dict[str, Any], emit: Emit) -> None:
@@ -121,6 +130,28 @@ class Analysis:
         target = runner.Target(examples.get(source.name), source.name, self.path, self.lines,
                                whole_line(source.line, self.lines), self.namespace, self.execution)
         emit({"event": "pass", "pass": pass_to_json(runner.run(request, target))})
+
+    def _at(self, name: str, step: Callable[..., Any], *args: Any) -> Any:
+        """Run one step of class `name`'s analysis, saying so to the beacon first."""
+        self.at_class(name)
+        try:
+            return step(*args)
+        finally:
+            self.at_class("")
+
+    def _emit_failed(self, source: ClassSource, emit: Emit) -> None:
+        """A class whose hang or crash ended an earlier run: its diagnostic is its result at every level."""
+        diagnostic = Diagnostic(**self.failed[source.name])
+        diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
+        if diagnostic.line == 0:  # where in the class is unknown: the class line
+            span = whole_line(source.line, self.lines)
+            diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
+                span.line, span.col, span.end_line, span.end_col)
+        report = ClassReport(source.name, source.line, source.end_line)
+        for level in self.levels:
+            report.levels[level] = LevelResult(level, False, note=f"not traced: {diagnostic.message}")
+        report.levels[self.levels[0]].diagnostics.append(diagnostic)
+        emit({"event": "class", "class": to_json(report)})
 
     def _without_execution(self, emit: Emit) -> FileReport:
         """`execution = off` (an untrusted workspace): read the classes from the syntax tree, run nothing."""
@@ -160,7 +191,7 @@ class Analysis:
         those very instances, with the inputs they really receive, instead of being built alone and fed
         guessed inputs (the user's directive says which model is the real one).
         """
-        examples: dict[str, Any] = {s.name: self._build_one(s, loaded) for s in sources}
+        examples: dict[str, Any] = {s.name: self._at(s.name, self._build_one, s, loaded) for s in sources}
         pending = [s for s in sources if isinstance(examples[s.name], building.Example)]
         done: set[str] = set()
         while pending:
@@ -170,8 +201,8 @@ class Analysis:
             done.add(source.name)
             example = examples[source.name]
             if example.inputs is None:
-                self._infer(example)
-            adopted = self._adopt_children(source.name, example, sources, examples)
+                self._at(source.name, self._infer, example)
+            adopted = self._at(source.name, self._adopt_children, source.name, example, sources, examples)
             pending += [s for s in sources if s.name in adopted and s.name not in done and s not in pending]
         return examples
 
@@ -189,6 +220,9 @@ class Analysis:
             except Exception as error:
                 last_error = error
                 continue
+            unhashable = self._unhashable(source, example.instance)
+            if unhashable is not None:
+                return unhashable
             if device == "cpu":
                 example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
             example.rebuild = functools.cache(partial(self._rebuild_on_cpu, source, loaded))
@@ -196,6 +230,21 @@ class Analysis:
         if source.directive:
             return directive_failed(source, last_error, stage, self.path, self.lines)
         return classify(last_error, self.path, self.lines, "construction", None, whole_line(source.line, self.lines))
+
+    def _unhashable(self, source: ClassSource, instance: nn.Module) -> Optional[Diagnostic]:
+        """torch keeps modules in sets (named_modules, parameters(), export): an instance without a hash,
+        as `@dataclass` makes with eq=True, fails in torch itself, for the user too."""
+        try:
+            hash(instance)
+            return None
+        except TypeError:
+            span = whole_line(source.line, self.lines)
+            return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "construction",
+                              f"{source.name} instances are unhashable (its __hash__ is None, as @dataclass makes it "
+                              "with eq=True), and torch needs hashable modules",
+                              "torch.nn.Module keeps modules in sets: named_modules(), parameters(), state_dict(), "
+                              "tracing and export all fail on an unhashable one, outside fxlens too.",
+                              f"Give {source.name} identity hashing: `@dataclass(eq=False)` (or `unsafe_hash=True`).")
 
     def _construct(self, source: ClassSource, loaded: loader.Loaded, device: str) -> building.Example:
         """The class built on `device` from its directive, or alone (see build.build_alone)."""
@@ -215,6 +264,7 @@ class Analysis:
         inferred = infer_inputs(example.instance, graph, example.build.tensors, example.rebuild)
         if inferred.inputs is not None:
             example.inputs, example.dims = inferred.inputs, inferred.dims
+            example.kwargs = {**(example.kwargs or {}), **inferred.kwargs}
             example.build.inputs_source = "inferred"
             example.build.tensors, example.build.tensors_reason = inferred.tensors, inferred.reason
         elif inferred.error is not None:
@@ -301,6 +351,7 @@ class Analysis:
             for diagnostic in diagnostics:
                 diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
                 explain_skipped(diagnostic, self.skipped, self.execution)
+                bound_diagnostic(diagnostic)
             for level in self.levels:
                 report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
             report.levels[self.levels[0]].diagnostics.extend(diagnostics)
@@ -324,6 +375,7 @@ class Analysis:
                 result = trace(example, self.path, self.lines, class_span, context)
             except Exception as error:  # fxlens's own bug: this level says so, the other classes still trace
                 result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
+            bound_level(result)
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)

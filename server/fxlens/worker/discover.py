@@ -67,13 +67,47 @@ def _member_lines(cls: ast.ClassDef) -> dict[str, int]:
     return found
 
 
+def top_level_classes(body: list[ast.stmt]) -> list[ast.ClassDef]:
+    """The class statements a module's import defines at its top level, in file order: those of the
+    body and of its top-level `if`/`try` blocks (a `try: import x / except: class Fallback`), not
+    those inside functions, classes, loops or `with` blocks."""
+    found: list[ast.ClassDef] = []
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            found.append(stmt)
+        elif isinstance(stmt, ast.If):
+            found += top_level_classes(stmt.body) + top_level_classes(stmt.orelse)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            found += top_level_classes(stmt.body)
+            for handler in stmt.handlers:
+                found += top_level_classes(handler.body)
+            found += top_level_classes(stmt.orelse) + top_level_classes(stmt.finalbody)
+    return found
+
+
+def the_ones_that_ran(sources: list[ClassSource], namespace: dict) -> list[ClassSource]:
+    """One source per class name: where `if`/`else` (or `try`/`except`) branches define the same name,
+    the statement whose class the module holds (its methods' code lies in that statement), else the last."""
+    by_name: dict[str, list[ClassSource]] = {}
+    for source in sources:
+        by_name.setdefault(source.name, []).append(source)
+
+    def ran(source: ClassSource) -> bool:
+        cls = namespace.get(source.name)
+        lines = [getattr(getattr(v, "__code__", None), "co_firstlineno", 0) for v in vars(cls).values()] \
+            if isinstance(cls, type) else []
+        return any(source.line <= line <= source.end_line for line in lines)
+
+    chosen = {name: next((s for s in found if ran(s)), found[-1]) for name, found in by_name.items()}
+    return [s for s in sources if chosen[s.name] is s]
+
+
 def classes_in(tree: ast.Module, text: str) -> list[ClassSource]:
-    """Top-level class statements, in file order (whether they are Modules is decided at run time)."""
+    """Top-level class statements (see top_level_classes), in file order (whether they are Modules is
+    decided at run time)."""
     lines = text.splitlines()
     result = []
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef):
-            continue
+    for node in top_level_classes(tree.body):
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         directive, directive_line = directive_above(lines, first)
         if directive is None:

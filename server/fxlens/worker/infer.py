@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import torch
@@ -23,6 +23,8 @@ class Inferred:
     error: Optional[BaseException] = None
     tensors: str = "meta"
     reason: str = ""
+    # keyword-only parameters of forward (`forward(self, x, *, mask)`) get their inputs by name
+    kwargs: dict = field(default_factory=dict)
 
 
 def _parameters(instance: nn.Module, required: bool = False) -> list[str]:
@@ -32,8 +34,15 @@ def _parameters(instance: nn.Module, required: bool = False) -> list[str]:
             and (p.default is inspect.Parameter.empty or not required)]
 
 
+def _keyword_only(instance: nn.Module) -> list[str]:
+    """forward's required keyword-only parameters: they come after the positional ones."""
+    signature = inspect.signature(instance.forward)
+    return [p.name for p in signature.parameters.values()
+            if p.kind == p.KEYWORD_ONLY and p.default is inspect.Parameter.empty]
+
+
 def required_forward_params(instance: nn.Module) -> list[str]:
-    return _parameters(instance, required=True)
+    return _parameters(instance, required=True) + _keyword_only(instance)
 
 
 def guessed_params(instance: nn.Module) -> list[str]:
@@ -48,7 +57,7 @@ def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callabl
     """Whether forward runs with every parameter left to its default (a code limit of fxlens's tensors
     counts as running: the levels say what they make of it)."""
     try:
-        devices.run(_call, instance, (), start, rebuild)
+        devices.run(_call, instance, ((), {}), start, rebuild)
     except devices.MetaDeviceLimit:
         return True
     except Exception:  # noqa: BLE001  the user's forward needs an argument after all
@@ -83,33 +92,38 @@ def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "m
         if not options:
             return Inferred()
         per_param.append(options)
+    by_name = _keyword_only(instance)
+    positional = len(params) - len([p for p in params if p in by_name])
     last_error: Optional[BaseException] = None
     unconfirmed: Optional[Inferred] = None
     # all parameters try the same rank index together (forward(x, y) usually wants alike shapes)
     for rank_index in range(max(len(o) for o in per_param)):
         chosen = [options[min(rank_index, len(options) - 1)] for options in per_param]
-        inputs = tuple(guess_inputs.make(value) for value in chosen)
+        made = [guess_inputs.make(value) for value in chosen]
+        inputs = (tuple(made[:positional]), dict(zip(params[positional:], made[positional:])))
         dims = [guess_inputs.dims_of(value) for value in chosen]
         try:
             ran = devices.run(_call, instance, inputs, start, rebuild)
         except devices.MetaDeviceLimit as limit:
             # no tensors fxlens may use could finish the run: keep the first such guess, so that export (which
             # needs no values) still reaches the code and shows what it makes of it
-            unconfirmed = unconfirmed or Inferred(devices.convert(inputs, "meta"), dims, None, start,
+            args, kwargs = devices.convert(inputs, "meta")
+            unconfirmed = unconfirmed or Inferred(args, dims, None, start,
                                                   f"{limit.summary}: these inputs are fxlens's guess, "
-                                                  "unconfirmed by a whole run")
+                                                  "unconfirmed by a whole run", kwargs)
             continue
         except Exception as error:  # the user's forward rejecting this guess is expected
             last_error = error
             continue
-        kept = inputs if ran.tensors == "cpu" else devices.convert(inputs, "meta")
-        return Inferred(kept, dims, None, ran.tensors, ran.reason)
+        args, kwargs = inputs if ran.tensors == "cpu" else devices.convert(inputs, "meta")
+        return Inferred(args, dims, None, ran.tensors, ran.reason, kwargs)
     return unconfirmed or Inferred(error=last_error)
 
 
 def _call(module: nn.Module, inputs: tuple) -> None:
+    args, kwargs = inputs
     with torch.no_grad():
-        module(*inputs)
+        module(*args, **kwargs)
 
 
 class _Enough(BaseException):

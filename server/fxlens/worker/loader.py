@@ -46,6 +46,22 @@ def _is_wrap_call(stmt: ast.stmt) -> bool:
     return name == "wrap"
 
 
+# calls a top-level `if` may test in `safe` mode: they only ask (a builtin predicate, or whether a
+# backend is available: `torch.cuda.is_available()`); any other call in the test is a bare call
+_QUERIES = frozenset(("hasattr", "isinstance", "issubclass", "callable", "getattr", "len", "is_available"))
+
+
+def _runs_a_call(test: ast.expr) -> bool:
+    """Whether evaluating an `if` test calls anything but a query (`if setup():`, `if not main():`)."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name not in _QUERIES:
+                return True
+    return False
+
+
 def _is_docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
 
@@ -59,6 +75,8 @@ def _describe(stmt: ast.stmt) -> str:
         return "a top-level `with` block"
     if isinstance(stmt, ast.Expr):
         return "a top-level call"
+    if isinstance(stmt, ast.If):
+        return "a top-level `if` whose test is a call (and its block)"
     return f"a top-level `{type(stmt).__name__}` statement"
 
 
@@ -68,7 +86,7 @@ def filter_safe(body: list[ast.stmt], skipped: list[Skipped]) -> list[ast.stmt]:
     for stmt in body:
         if isinstance(stmt, _DEFINING) or _is_wrap_call(stmt) or _is_docstring(stmt):
             kept.append(stmt)
-        elif isinstance(stmt, ast.If) and not is_main_guard(stmt):
+        elif isinstance(stmt, ast.If) and not is_main_guard(stmt) and not _runs_a_call(stmt.test):
             stmt.body = filter_safe(stmt.body, skipped) or [ast.Pass()]
             stmt.orelse = filter_safe(stmt.orelse, skipped)
             kept.append(stmt)
@@ -178,7 +196,9 @@ def module_like_classes(tree: ast.Module) -> set[str]:
         elif isinstance(stmt, ast.Import):
             nn_aliases.update(alias.asname for alias in stmt.names if alias.name == "torch.nn" and alias.asname)
     from_nn.discard("functional")
-    classes = [stmt for stmt in tree.body if isinstance(stmt, ast.ClassDef)]
+    from fxlens.worker.discover import top_level_classes
+
+    classes = top_level_classes(tree.body)
     found: set[str] = set()
     changed = True
     while changed:  # a class deriving from a later-found Module class of the file

@@ -11,9 +11,10 @@ import signal
 import sys
 from typing import Any, Optional
 
-from fxlens.report import Diagnostic, FileReport, to_json
+from fxlens.report import Diagnostic, FileReport, LevelResult, to_json
+from fxlens.worker.beacon import SAMPLE_SECONDS
 
-__all__ = ["to_json", "refine_event", "diagnostic_for_abort", "report_for_lost_child"]
+__all__ = ["to_json", "refine_event", "too_large", "diagnostic_for_abort", "report_for_lost_child"]
 
 _KEEP_OUT = ("Keep it out of the module's definitions, `__init__` and `forward` "
              "(e.g. under `if __name__ == \"__main__\":`, which fxlens never runs).")
@@ -55,6 +56,34 @@ def refine_event(event: dict) -> dict:
         if known is not None and diagnostic.get("category") != known[0]:
             diagnostic["category"], diagnostic["explanation"], diagnostic["fix"] = known
     return event
+
+
+def too_large(event: dict, size: int) -> Optional[dict]:
+    """What to send instead of an event over the channel's limit: the class (or the file) fails with a
+    diagnostic saying so; a rehearsal is only an optimisation and is dropped."""
+    from fxlens.worker.limits import MAX_EVENT_BYTES
+
+    what = f"{size / (1 << 20):.1f} MB, over fxlens's limit of {MAX_EVENT_BYTES >> 20} MB"
+    explanation = ("Something this code makes is huge as text: a node's arguments as torch prints them (a long "
+                   "Python list or string passed to an op), a constant, or an error message.")
+    fix = "Keep large Python data out of forward's arguments (make it a tensor buffer), then retrace."
+    kind = event.get("event")
+    if kind == "class":
+        cls = event["class"]
+        line = cls.get("line", 1)
+        levels = {}
+        for name in cls.get("levels", {}):
+            message = f"the report of {cls.get('name')}'s {name} level is {what}"
+            levels[name] = to_json(LevelResult(name, False, diagnostics=[Diagnostic(
+                line, 0, line, 0, "error", "too-large", message, explanation, fix, name, cls.get("name"))]))
+        return {"event": "class", "class": {**{k: cls.get(k) for k in ("name", "line", "end_line")}, "levels": levels}}
+    if kind == "done":
+        report = event["report"]
+        diagnostic = Diagnostic(1, 0, 1, 0, "error", "too-large", f"the report of this file is {what}",
+                                explanation, fix)
+        return {"event": "done", "report": {**report, "diagnostics": [to_json(diagnostic)],
+                                            "classes": [], "unchanged": report.get("unchanged", [])}}
+    return None
 
 
 def _whole_line(lines: list[str], line: int) -> tuple[int, int, int, int]:
@@ -120,7 +149,7 @@ def _signal_name(number: int) -> str:
 
 
 def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool,
-                   note: str = "") -> tuple[str, str, str]:
+                   note: str = "", limits_note: str = "") -> tuple[str, str, str]:
     """(category, message, fix) for a child that died without a report.
 
     `grown_kb` is how much the child's peak resident size exceeded the worker's when it was forked:
@@ -132,6 +161,10 @@ def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool,
         if note.startswith("os.kill"):
             return ("exit", f"the code under trace killed its own process with {_signal_name(number)} {where}",
                     _KEEP_OUT)
+        cpu_limit = next((n for n in limits_note.split("; ") if n.startswith("RLIMIT_CPU")), "")
+        if number in (signal.SIGKILL, signal.SIGXCPU) and cpu_limit:
+            return ("exit", f"the trace process was stopped by the CPU-time limit the code set on it "
+                            f"({cpu_limit}) {where}", _KEEP_OUT)
         if number == signal.SIGKILL:
             ram_kb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 1024
             budget_kb = min(memory_mb * 1024 if memory_mb > 0 else ram_kb, ram_kb)
@@ -152,28 +185,64 @@ def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool,
                     "(os._exit or a C library exit), before any report", _KEEP_OUT)
 
 
-def report_for_lost_child(job: Any, reason: Optional[str], status: int, grown_kb: int) -> dict:
-    """The file-level report for a child that never said `done`: where it stopped (the classes it
-    finished have reached the server already)."""
-    path = os.path.abspath(job.request["path"])
-    report = FileReport(path, python=sys.version.split()[0])
+def _blind_spots(pid: int, dump_fd_gone: bool, samples: int, notes: str) -> str:
+    """In plain words, what the code did that kept fxlens from seeing its line ("" when nothing)."""
+    found = []
+    if "faulthandler.disable()" in notes:
+        found.append("it turned off faulthandler (faulthandler.disable()), which dumps the stack of a crash")
+    if dump_fd_gone:
+        found.append("it closed file descriptors it did not open (fxlens's stack-dump file among them)")
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            masks = {k: int(v, 16) for k, v in (line.split(":\t", 1) for line in status if line[:6] in
+                                                ("SigIgn", "SigBlk", "SigCgt"))}
+        bit = 1 << (signal.SIGUSR1 - 1)
+        if masks.get("SigIgn", 0) & bit or masks.get("SigBlk", 0) & bit:
+            found.append("it ignores or blocks SIGUSR1 (fxlens's request for a stack dump)")
+    except (OSError, ValueError):
+        pass
+    if samples <= 1:
+        found.append("it ended before fxlens's sampling thread (which looks every "
+                     f"{SAMPLE_SECONDS * 1000:g} ms) saw a line of this file")
+    return "; ".join(found)
+
+
+def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb: int,
+                          dump_fd_gone: bool = False) -> tuple[Diagnostic, str]:
+    """The diagnostic for a child that never said `done`, and the class it was working on ("" for the
+    file's top level): where it stopped, from its last stack dump, else from its beacon."""
     if job.aborted is not None:  # the child said why itself
-        report.diagnostics.append(Diagnostic(**job.aborted))
-        return to_json(report)
+        return Diagnostic(**job.aborted), ""
+    path = os.path.abspath(job.request["path"])
     lines = job.request["text"].splitlines()
-    known, note = read_dump(job.dump_fd, path)
-    line, col, end_line, end_col = _whole_line(lines, known or 1)
+    dumped, note = read_dump(job.dump_fd, path)
+    working_on, sampled, samples, limits_note = job.beacon.read()
+    known = dumped or sampled or None
+    # line 0 when unknown: the class's line, if a class was running, else the file's first line
+    line, col, end_line, end_col = _whole_line(lines, known) if known else (0, 0, 0, 0)
+    blind = "" if known else _blind_spots(job.pid, dump_fd_gone, samples, limits_note)
+    unknown = f" (fxlens could not tell which line was running: {blind})" if blind else ""
     if reason is not None:
         category = "timeout"
         message = (f"fxlens stopped the trace: {reason}; this line was still running" if known
-                   else f"fxlens stopped the trace: {reason}")
+                   else f"fxlens stopped the trace: {reason}{unknown}")
         fix = ("Look for an endless loop or a blocking call (sleep, input, network) here; raise "
                "`fxlens.timeoutSeconds` if the code is just slow.")
         explanation = "The trace did not finish in time, so fxlens killed it and everything it started."
     else:
         category, message, fix = describe_death(status, grown_kb, int(job.request.get("memory_mb", 0)),
-                                                known is not None, note)
+                                                known is not None, note, limits_note)
+        message += unknown
         explanation = "The trace process ended without a report; fxlens discarded that run."
-    report.diagnostics.append(Diagnostic(line, col, end_line, end_col, "error", category, message,
-                                         explanation, fix))
+    return Diagnostic(line, col, end_line, end_col, "error", category, message, explanation, fix), working_on
+
+
+def report_for_lost_child(job: Any, diagnostic: Diagnostic) -> dict:
+    """The file-level report for a child that never said `done` (the classes it finished have reached
+    the server already)."""
+    report = FileReport(os.path.abspath(job.request["path"]), python=sys.version.split()[0])
+    if diagnostic.line == 0:
+        lines = job.request["text"].splitlines()
+        diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = _whole_line(lines, 1)
+    report.diagnostics.append(diagnostic)
     return to_json(report)

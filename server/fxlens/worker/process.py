@@ -5,25 +5,29 @@ longer reach: fd 1 is pointed at stderr before anything else runs).
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
 import selectors
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from fxlens.pass_report import pass_from_json
-from fxlens.report import Diagnostic, class_from_json, file_from_json
-from fxlens.worker import imports, isolation, postmortem
+from fxlens.report import Diagnostic, class_from_json, file_from_json, to_json
+from fxlens.worker import imports, isolation, postmortem, shield
+from fxlens.worker.limits import MAX_EVENT_BYTES as CHANNEL_LIMIT
 
 MAX_CHILDREN = 2
-MIN_TORCH = (2, 2)
 DEFAULT_TIMEOUT = 60.0
-# a child's events arrive as lines; one without a newline this long is not fxlens talking
-MAX_EVENT_BYTES = 1 << 28
+# a child's events arrive as lines (the child keeps each under the channel's limit); one without a
+# newline much longer is not fxlens talking
+MAX_EVENT_BYTES = 2 * CHANNEL_LIMIT
+# a class whose hang or crash ended a trace is left out and the file traced again without it, this
+# many times per request at most (each hang costs a whole timeout)
+MAX_CLASS_RETRIES = 2
+# how often a child that closed its channel (closing descriptors it did not open) is looked at
+DEAF_POLL_SECONDS = 0.1
 # a spare rehearses (rehearse.py) at most this much of the last trace's exports: a request that comes
 # meanwhile waits for the graph being exported
 REHEARSAL_SECONDS = 0.25
@@ -47,6 +51,8 @@ class Job:
     recipes: list = field(default_factory=list)  # its exports' graphs, for rehearsing the next trace
     started: bool = False  # the child said it read the request: from here on, its death is the trace's
     attempt: int = 1
+    beacon: Optional[isolation.Beacon] = None
+    deaf: bool = False  # the child closed its channel (and may open it again): watched by polling
 
 
 def _number(value: object, default: float, low: float, high: float) -> float:
@@ -117,9 +123,10 @@ def _child_event(line: bytes) -> Optional[dict]:
 
 
 class Worker:
-    def __init__(self, send: Callable[[dict], None], channel_fd: int = -1) -> None:
+    def __init__(self, send: Callable[[dict], None], channel_fd: int = -1, mask: Optional[set] = None) -> None:
         self.send = send
         self.channel_fd = channel_fd
+        self.mask = mask  # the signal mask a trace child restores (the worker blocks what could end it)
         self.selector = selectors.DefaultSelector()
         self.queue: list[Job] = []
         self.running: dict[int, Job] = {}
@@ -160,7 +167,7 @@ class Worker:
         next trace: out of processes or memory is not forever)."""
         if self.spare is None and not self.stopping:
             try:
-                self.spare = isolation.fork_spare(self._private_fds(), self.recipes)
+                self.spare = isolation.fork_spare(self._private_fds(), self.recipes, self.mask)
             except OSError as error:
                 return error
         return None
@@ -179,8 +186,8 @@ class Worker:
                 isolation.discard(spare)
                 self.recipes = []  # it may have died rehearsing them: the next spare goes without
                 continue
-            job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb = (
-                spare.pid, spare.events_fd, spare.dump_fd, spare.rss_at_fork_kb)
+            job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb, job.beacon = (
+                spare.pid, spare.events_fd, spare.dump_fd, spare.rss_at_fork_kb, spare.beacon)
             os.set_blocking(job.read_fd, False)
             job.deadline = time.monotonic() + job.request["timeout"]
             self.running[job.id] = job
@@ -201,10 +208,24 @@ class Worker:
         try:
             chunk = os.read(job.read_fd, 1 << 20)
         except BlockingIOError:
+            if job.deaf:  # a writer again, with nothing written yet
+                job.deaf = False
+                self.selector.register(job.read_fd, selectors.EVENT_READ, job)
             return
         if not chunk:
+            if job.deaf:
+                return
+            if isolation.running(job.pid):
+                # it closed descriptors it did not open, fxlens's channel among them: it may open the
+                # channel again (child.Channel does), and its death or the deadline still ends it
+                job.deaf = True
+                self.selector.unregister(job.read_fd)
+                return
             self._finish(job, kill=False)
             return
+        if job.deaf:
+            job.deaf = False
+            self.selector.register(job.read_fd, selectors.EVENT_READ, job)
         if b"\n" not in chunk:  # a large event arrives 64 KB at a time: join once, at its end
             job.pieces.append(chunk)
             if sum(map(len, job.pieces)) > MAX_EVENT_BYTES:
@@ -243,9 +264,11 @@ class Worker:
         died before it read the request, give the request to another child once)."""
         if kill and reason is not None:
             isolation.request_stack_dump(job.pid, job.dump_fd)
+        dump_fd_gone = isolation.running(job.pid) and not os.path.exists(f"/proc/{job.pid}/fd/{job.dump_fd}")
         isolation.kill_group(job.pid)
         reaped = isolation.reap(job.pid)
-        self.selector.unregister(job.read_fd)
+        if not job.deaf:
+            self.selector.unregister(job.read_fd)
         os.close(job.read_fd)
         self.running.pop(job.id, None)
         alive = {j.pid for j in self.running.values()} | ({self.spare.pid} if self.spare else set())
@@ -258,9 +281,24 @@ class Worker:
                 self.queue.insert(0, Job(job.id, job.request, attempt=job.attempt + 1))
             else:
                 grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
-                report = postmortem.report_for_lost_child(job, reason, reaped.status, grown_kb)
-                self.send({"id": job.id, "event": "done", "report": report})
+                diagnostic, working_on = postmortem.lost_child_diagnostic(job, reason, reaped.status, grown_kb,
+                                                                          dump_fd_gone)
+                self._after_lost_child(job, diagnostic, working_on)
         os.close(job.dump_fd)
+        if job.beacon is not None:
+            job.beacon.close()
+
+    def _after_lost_child(self, job: Job, diagnostic: Diagnostic, working_on: str) -> None:
+        """One class's hang or crash costs only that class: the file is traced again without it (the
+        class gets the diagnostic as its result), unless the file's own top level was running."""
+        failed = dict(job.request.get("failed") or {})
+        if working_on and working_on not in failed and len(failed) < MAX_CLASS_RETRIES:
+            diagnostic.class_name = working_on
+            failed[working_on] = to_json(diagnostic)
+            self.queue.insert(0, Job(job.id, {**job.request, "failed": failed}))
+            return
+        report = postmortem.report_for_lost_child(job, diagnostic)
+        self.send({"id": job.id, "event": "done", "report": report})
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -278,6 +316,13 @@ class Worker:
                     self.send({"event": "error", "message": f"bad request: {error}"})
         return True
 
+    def _stop_everything(self) -> None:
+        self.stopping = True
+        if 0 in self.selector.get_map():
+            self.selector.unregister(0)
+        for job in list(self.running.values()):
+            self._finish(job, kill=True)
+
     def serve(self) -> None:
         self.selector.register(0, selectors.EVENT_READ, None)
         while not (self.stopping and not self.running):
@@ -289,98 +334,25 @@ class Worker:
                 self._prepare_spare()
             now = time.monotonic()
             timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now
+            if any(j.deaf for j in self.running.values()):
+                timeout = min(timeout, DEAF_POLL_SECONDS)
             for key, _ in self.selector.select(max(timeout, 0.0)):
                 if key.data is None:
                     if not self._read_stdin():
-                        self.stopping = True
-                        self.selector.unregister(0)
-                        for job in list(self.running.values()):
-                            self._finish(job, kill=True)
+                        self._stop_everything()
                 elif self.running.get(key.data.id) is key.data:
                     # (a cancel read from stdin earlier in this same batch may have finished it, and
                     # closed its fd: reading that fd again would fail, or read a newer job's pipe)
                     self._read_child(key.data)
+            if shield.stop_requested():  # a SIGTERM from outside fxlens's process tree: stop cleanly
+                self._stop_everything()
+            for job in [j for j in self.running.values() if j.deaf]:
+                self._read_child(job)  # it may have opened its channel again, or died
+                if job.deaf and not isolation.running(job.pid):
+                    self._finish(job, kill=False)
             for job in list(self.running.values()):
                 if time.monotonic() >= job.deadline:
                     self._finish(job, kill=True, reason=f"it ran longer than {job.request['timeout']:g} s")
         if self.spare is not None:
             isolation.discard(self.spare)
             self.spare = None
-
-
-def _torch_problem() -> Optional[dict]:
-    """Why this interpreter cannot run fxlens's worker (a `fatal` event), or None when it can.
-
-    The version is checked before anything else of torch is imported: an old torch fails those
-    imports, and "cannot import torch.export" would hide the real fix (upgrade)."""
-    here = sys.executable
-    try:
-        import torch
-    except BaseException as error:  # noqa: BLE001  a broken install can raise anything, even SystemExit
-        return {"message": f"torch cannot be imported by {here}: {type(error).__name__}: {error}",
-                "fix": f"Install it (`{here} -m pip install torch`) or set fxlens.python to an interpreter "
-                       "that has it."}
-    version = str(getattr(torch, "__version__", "unknown"))
-    parts = version.split("+")[0].split(".")[:2]
-    major_minor = tuple(int(p) for p in parts if p.isdigit())
-    if len(major_minor) < 2 or major_minor < MIN_TORCH:
-        return {"message": f"torch {version} in {here} is too old for fxlens (it needs torch >= "
-                           f"{MIN_TORCH[0]}.{MIN_TORCH[1]})",
-                "fix": f"Upgrade it: `{here} -m pip install -U torch`, or set fxlens.python to an interpreter "
-                       "with a newer torch."}
-    try:
-        import torch.export  # noqa: F401  (children would each pay for these imports)
-        import torch.fx  # noqa: F401
-        from torch._subclasses import fake_tensor  # noqa: F401
-        from torch.fx.experimental import symbolic_shapes  # noqa: F401
-
-        from fxlens.worker import analyse  # noqa: F401
-
-        _warm_up(torch)
-    except BaseException as error:  # noqa: BLE001
-        return {"message": f"torch {version} in {here} does not work for fxlens: {type(error).__name__}: {error}",
-                "fix": f"Reinstall it: `{here} -m pip install --force-reinstall torch`."}
-    return None
-
-
-def _warm_up(torch) -> None:
-    """Pay torch.export's first-call cost once here, so every forked child starts warm."""
-    with torch.device("meta"):
-        probe = torch.nn.Linear(2, 2)
-        example = (torch.randn(2, 2),)
-    torch.fx.symbolic_trace(probe)
-    torch.export.export(probe, example, strict=False)
-
-
-def main() -> int:
-    channel = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # anything printed from here on goes to stderr, never into the channel
-    sys.stdout = sys.stderr
-    isolation.die_with_parent()
-
-    def send(message: dict) -> None:
-        channel.write(json.dumps(message) + "\n")
-
-    problem = _torch_problem()
-    if problem is not None:
-        send({"event": "fatal", **problem})
-        return 3
-    import torch
-
-    # what torch and the warm-up made is never freed: keep it out of every collection, in the worker and
-    # in each trace child (a 70B-shaped trace spent ~1 s in the collector walking it)
-    gc.freeze()
-    versions = {"python": sys.version.split()[0], "torch": torch.__version__}
-    # every process a trace leaves behind is reparented here (not to init), to be killed and reaped
-    isolation.adopt_orphans()
-    send({"event": "ready", "pid": os.getpid(), "executable": sys.executable, **versions})
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    Worker(send, channel.fileno()).serve()
-    channel.flush()
-    # Tearing down an interpreter that imported torch takes seconds (module finalizers); nothing
-    # is left to clean up (children reaped, stack dumps unlinked), so leave at once
-    os._exit(0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Where a trace child is: the class it works on and the line of the user's file it runs, kept in
+memory it shares with the worker.
+
+A stack dump (faulthandler, on a signal or a crash) needs a file descriptor and a signal handler, and
+user code can close the one (`os.closerange(3, 4096)`) and replace the other. A shared anonymous
+mapping is neither: the worker made it before the fork, and the child's sampling thread writes the
+innermost line of the user's file into it a few times a second, so the worker can still say which
+line a hung or crashed trace was running, whatever the code did to its process.
+"""
+from __future__ import annotations
+
+import mmap
+import struct
+import sys
+import time
+from typing import Optional
+
+_SIZE = 4096
+# sequence (odd while writing), samples taken, innermost line of the user's file, class name length
+_HEADER = struct.Struct("<IIII")
+_NAME_AT = _HEADER.size
+_MAX_NAME = 512
+_NOTE_AT = _NAME_AT + _MAX_NAME
+_MAX_NOTE = _SIZE - _NOTE_AT - 4
+SAMPLE_SECONDS = 0.05
+
+
+class Beacon:
+    """One shared page per trace child (made before the fork; both sides keep their mapping)."""
+
+    def __init__(self) -> None:
+        self.memory = mmap.mmap(-1, _SIZE, flags=mmap.MAP_SHARED)
+        self._pack, self._unpack = _HEADER.pack_into, _HEADER.unpack_from  # the user may patch `struct`
+        import _thread
+
+        self._lock = _thread.allocate_lock()  # the main thread and the sampler both write
+        self._len, self._min = len, min  # builtins, too, may be patched by the time they are used
+
+    def close(self) -> None:
+        self.memory.close()
+
+    # -- the child's side ------------------------------------------------------------------------
+
+    def _write(self, line: Optional[int] = None, name: Optional[str] = None, sampled: bool = False) -> None:
+        with self._lock:
+            self._write_locked(line, name, sampled)
+
+    def _write_locked(self, line: Optional[int], name: Optional[str], sampled: bool) -> None:
+        seq, samples, old_line, length = self._unpack(self.memory, 0)
+        self._pack(self.memory, 0, seq + 1, samples, old_line, length)  # odd: a reader retries
+        if name is not None:
+            data = name.encode("utf-8", "replace")[:_MAX_NAME]
+            length = self._len(data)
+            self.memory[_NAME_AT:_NAME_AT + length] = data
+        self._pack(self.memory, 0, seq + 2, samples + sampled, old_line if line is None else line, length)
+
+    def at_class(self, name: str) -> None:
+        """The analysis starts on class `name` ("" between classes): what a hang or crash costs."""
+        self._write(name=name, line=0)
+
+    def note(self, text: str) -> None:
+        """Something the code did that the worker should be able to tell (`RLIMIT_CPU set to (1, 1)`);
+        notes add up, separated by "; "."""
+        size = self._min(int.from_bytes(self.memory[_NOTE_AT:_NOTE_AT + 4], "little"), _MAX_NOTE)
+        earlier = bytes(self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size])
+        data = ((earlier + b"; ") if earlier else b"") + text.encode("utf-8", "replace")
+        data = data[:_MAX_NOTE]
+        size = self._len(data)
+        self.memory[_NOTE_AT:_NOTE_AT + 4] = size.to_bytes(4, "little")
+        self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size] = data
+
+    def start_sampling(self, path: str) -> None:
+        """A daemon thread that records the innermost line of `path` the main thread runs.
+
+        Everything it calls is bound here, before user code runs (which may patch `time.sleep`,
+        `threading` or `sys`)."""
+        import _thread
+
+        frames, sleep, main = sys._current_frames, time.sleep, _thread.get_ident()
+
+        def sample() -> None:
+            while True:
+                frame = frames().get(main)
+                line = 0
+                while frame is not None:
+                    if frame.f_code.co_filename == path:
+                        line = frame.f_lineno or 0
+                        break
+                    frame = frame.f_back
+                del frame
+                self._write(line=line, sampled=True)
+                sleep(SAMPLE_SECONDS)
+
+        _thread.start_new_thread(sample, ())
+
+    # -- the worker's side -----------------------------------------------------------------------
+
+    def read(self) -> tuple[str, int, int, str]:
+        """(class, line, samples taken, note) as last written; line 0 when unknown."""
+        for _ in range(100):
+            seq, samples, line, length = self._unpack(self.memory, 0)
+            name = bytes(self.memory[_NAME_AT:_NAME_AT + min(length, _MAX_NAME)])
+            if seq % 2 == 0 and self._unpack(self.memory, 0)[0] == seq:
+                break
+        size = min(int.from_bytes(self.memory[_NOTE_AT:_NOTE_AT + 4], "little"), _MAX_NOTE)
+        note = bytes(self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size]).decode("utf-8", "replace")
+        return name.decode("utf-8", "replace"), line, samples, note

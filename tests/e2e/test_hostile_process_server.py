@@ -1,0 +1,103 @@
+"""Issue 17 through the language server (pytest-lsp): a trace that kills the worker, a class that
+hangs beside a good one, an interpreter that prints a banner. Each case: the server answers, the
+diagnostic or lens is at the right line, the next good edit is right, nothing else is left running."""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from lsp_harness import command, start
+from test_hostile_server import GOOD, GOOD_LENS, errors, open_text, stop, tracked, server_pid
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
+from hostile_support import fixture_text, hostile_line, leftovers_besides as leftovers  # noqa: E402
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+
+async def _server(token: str, **settings):
+    lsp = await tracked(token).start()
+    await start(lsp, {"timeoutSeconds": 5, **settings})
+    return lsp
+
+
+async def test_a_file_that_kills_the_worker_is_held_and_other_files_still_trace(tmp_path):
+    token = uuid.uuid4().hex
+    lsp = await _server(token)
+    try:
+        text = fixture_text("kill_parent_shell.py")
+        bad = open_text(lsp, tmp_path / "bad.py", text)
+        await bad.traced()
+        (error,) = errors(bad)
+        assert error.code == "crash" and "stopped tracing this file" in error.message
+        good = open_text(lsp, tmp_path / "good.py", GOOD)
+        await good.traced()
+        assert errors(good) == [] and GOOD_LENS in [lens.command.title for lens in await good.lenses()]
+        info = await command(lsp, "fxlens.debugInfo")
+        assert info["workerPid"] is not None  # restarted, not given up
+        assert leftovers(token, {server_pid(lsp), info["workerPid"]}) == []
+        await bad.traced(bad.change(GOOD))  # an edit tries the file again
+        assert errors(bad) == []
+        assert (await command(lsp, "fxlens.debugInfo"))["workerPid"] == info["workerPid"]
+        await lsp.shutdown_session()
+        assert leftovers(token, set()) == []
+    finally:
+        await stop(lsp)
+
+
+async def test_a_class_that_hangs_gets_its_lens_and_the_good_class_beside_it_is_traced(tmp_path):
+    token = uuid.uuid4().hex
+    lsp = await _server(token)
+    try:
+        text = fixture_text("hang_beside_good.py")
+        doc = open_text(lsp, tmp_path / "two.py", text)
+        await doc.traced()
+        line = hostile_line(text)
+        assert [(d.code, d.range.start.line) for d in errors(doc)] == [("timeout", line - 1)]
+        titles = [lens.command.title for lens in await doc.lenses()]
+        assert f"fx: timeout — line {line}" in titles
+        assert any(t.startswith("fx: 3 nodes") for t in titles), titles
+        await doc.traced(doc.change(GOOD))
+        assert errors(doc) == [] and GOOD_LENS in [lens.command.title for lens in await doc.lenses()]
+        worker = (await command(lsp, "fxlens.debugInfo"))["workerPid"]
+        assert leftovers(token, {server_pid(lsp), worker}) == []
+        await lsp.shutdown_session()
+        assert leftovers(token, set()) == []
+    finally:
+        await stop(lsp)
+
+
+def _script(path: Path, body: str) -> str:
+    path.write_text(body)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["banner then python", "banner only"])
+async def test_an_interpreter_that_prints_a_banner(tmp_path, kind):
+    tail = f'exec "{sys.executable}" "$@"\n' if kind == "banner then python" else "sleep 0.2\n"
+    python = _script(tmp_path / "python-wrapper", f"#!/bin/sh\necho 'Welcome to the project environment'\n{tail}")
+    token = uuid.uuid4().hex
+    lsp = await _server(token, python=python)
+    try:
+        doc = open_text(lsp, tmp_path / "good.py", GOOD)
+        result = await command(lsp, "fxlens.retrace", doc.uri)  # answered either way
+        info = await command(lsp, "fxlens.debugInfo")
+        if kind == "banner then python":
+            assert result["ok"] is True and GOOD_LENS in [lens.command.title for lens in await doc.lenses()]
+            assert leftovers(token, {server_pid(lsp), info["workerPid"]}) == []  # exactly one worker
+        else:
+            assert result["ok"] is False and info["workerPid"] is None
+            (message,) = [m for m in lsp.messages if m.type == types.MessageType.Error]
+            assert "Welcome to the project environment" in message.message
+            assert leftovers(token, {server_pid(lsp)}) == []  # no worker at all
+        await lsp.shutdown_session()
+        assert leftovers(token, set()) == []
+    finally:
+        await stop(lsp)

@@ -1,0 +1,55 @@
+"""Pure pieces of issue 17's hardening: the channel's limit, the quarantine of worker-killing files."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from fxlens.engine.quarantine import Quarantine
+from fxlens.report import class_from_json
+from fxlens.worker.channel import Channel, EventTooLarge
+from fxlens.worker.limits import MAX_EVENT_BYTES, bounded
+from fxlens.worker.postmortem import too_large
+
+
+def test_an_event_over_the_limit_is_not_written_and_fails_its_own_class():
+    read, write = os.pipe()
+    try:
+        channel = Channel(write, os.getpid(), read)
+        huge = {"event": "class", "class": {"name": "Huge", "line": 7, "end_line": 9,
+                                            "levels": {"fx": {"level": "fx", "ok": True, "code": "x" * MAX_EVENT_BYTES}}}}
+        with pytest.raises(EventTooLarge) as raised:
+            channel.send(huge)
+        smaller = too_large(huge, raised.value.size)
+        channel.send(smaller)
+        event = json.loads(os.read(read, 1 << 20))
+    finally:
+        os.close(read), os.close(write)
+    report = class_from_json(event["class"])
+    (diagnostic,) = report.diagnostics()
+    assert (report.name, diagnostic.line, diagnostic.category) == ("Huge", 7, "too-large")
+    assert "over fxlens's limit of 16 MB" in diagnostic.message and not report.levels["fx"].ok
+
+
+def test_bounded_says_how_much_it_left_out():
+    assert bounded("abc", 5) == "abc"
+    assert bounded("a" * 10, 4) == "aaaa… (6 more characters)"
+
+
+def test_a_file_that_kills_the_worker_twice_is_held_and_an_edit_tries_again():
+    quarantine = Quarantine()
+    quarantine.record_death([("/p/bad.py", "v1"), ("/p/good.py", "g")], "the worker was killed (SIGKILL)")
+    assert quarantine.runs_alone("/p/bad.py") and quarantine.runs_alone("/p/good.py")
+    assert quarantine.report_for("/p/bad.py", "v1") is None  # two in flight: nobody is blamed yet
+    quarantine.traced("/p/good.py")
+    assert not quarantine.runs_alone("/p/good.py")
+    for _ in range(2):
+        quarantine.record_death([("/p/bad.py", "v1")], "the worker was killed (SIGKILL)")
+    held = quarantine.report_for("/p/bad.py", "v1")
+    (diagnostic,) = held.diagnostics
+    assert diagnostic.category == "crash" and "killed fxlens's worker process 2 times" in diagnostic.message
+    assert quarantine.report_for("/p/good.py", "g") is None
+    assert quarantine.report_for("/p/bad.py", "v2") is None  # edited: tried again ...
+    quarantine.record_death([("/p/bad.py", "v2")], "the worker was killed (SIGKILL)")
+    assert quarantine.report_for("/p/bad.py", "v2") is not None  # ... and held again after one more death
