@@ -72,7 +72,8 @@ def level_json(report: ClassReport, level: str) -> dict:
     result = report.levels[level]
     return {"class": report.name, "level": level, "ok": result.ok, "note": result.note,
             "inputs": _inputs_json(report), "nodes": [to_json(n) for n in result.nodes],
-            "diagnostics": [to_json(d) for d in result.diagnostics], "schemas": result.schemas}
+            "diagnostics": [to_json(d) for d in result.diagnostics], "schemas": result.schemas,
+            "scopes": result.scopes}
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
