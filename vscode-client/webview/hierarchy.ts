@@ -122,7 +122,8 @@ export function buildHierarchy(report: GraphReport): Hierarchy {
   };
   const groupOf = new Map<string, Group>();
   for (const node of nodes) {
-    groupOf.set(node.id, groupFor(node.scope && known.has(node.scope) ? node.scope : ""));
+    const scope = node.scope ?? "";
+    groupOf.set(node.id, groupFor(known.has(scope) ? scope : parentScope(scope, known)));
   }
   // a parameter (a get_attr, or the placeholder export lifts it to) is drawn beside its readers: in the
   // innermost group that holds all of them, not as one of 800 weights at the top; the forward's own
