@@ -13,7 +13,7 @@ export function failureNode(report: GraphReport): { node: GraphNode; edges: Grap
   }
   const last = [...nodes].reverse().find((n) => n.op !== "output");
   const node: GraphNode = {
-    id: FAILURE_ID, op: "failure", target: error.category, shape: "", dtype: null, scope: last?.scope ?? "",
+    id: FAILURE_ID, op: "failure", target: error.category, shape: "", dtype: null, scope: "",
     label: `✖ fails at line ${error.line}\n${error.category}\n${error.message.split("\n")[0]}`,
     line: error.line, col: error.col, end_line: error.end_line, end_col: error.end_col,
   };
