@@ -132,8 +132,9 @@ test("an untraceable file gets a diagnostic at the failing line", async () => {
 test("Show FX graph opens the drawn graph beside the editor; a click reveals the node's line", async () => {
   await requireFxlensRunning();
   await openFile("model.py");
-  // the second class of the file, ResidualMLP, has the last lens
-  await editor().locator(".codelens-decoration a", { hasText: "Show FX graph" }).last().click();
+  // the second class of the file, ResidualMLP (15 fx nodes): its lens line, not the DOM's last lens
+  // (Monaco keeps view zones in no particular order)
+  await editor().locator(".codelens-decoration", { hasText: /fx: 15 nodes/ }).locator("a", { hasText: "Show FX graph" }).click();
   // VS Code nests a webview's page in two iframes
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await waitForFxlens(graph.locator('svg#graph g.node[data-id="head"]'));
@@ -182,8 +183,8 @@ test("the palette's Show FX graph draws the class around the cursor", async () =
 test("Show FX graph on a GPT-2-shaped file draws its blocks collapsed; a block's click reveals the line that calls it", async () => {
   await requireFxlensRunning();
   await openFile("gpt2_small.py");
-  // GPT, the file's last class, has the last lens
-  const lens = editor().locator(".codelens-decoration a", { hasText: "Show FX graph" }).last();
+  // GPT, the only class of the file with hundreds of fx nodes
+  const lens = editor().locator(".codelens-decoration", { hasText: /fx: \d{3,} nodes/ }).locator("a", { hasText: "Show FX graph" });
   await waitForFxlens(lens);
   await lens.click();
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
