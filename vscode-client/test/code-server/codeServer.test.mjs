@@ -183,10 +183,19 @@ test("the palette's Show FX graph draws the class around the cursor", async () =
 test("Show FX graph on a GPT-2-shaped file draws its blocks collapsed; a block's click reveals the line that calls it", async () => {
   await requireFxlensRunning();
   await openFile("gpt2_small.py");
-  // GPT, the only class of the file with hundreds of fx nodes
-  const lens = editor().locator(".codelens-decoration", { hasText: /fx: \d{3,} nodes/ }).locator("a", { hasText: "Show FX graph" });
-  await waitForFxlens(lens);
-  await lens.click();
+  // traced once GPT, the only class of the file with hundreds of fx nodes, has its lens (below the view)
+  await editor().locator(".codelens-decoration", { hasText: /fx: \d{3,} nodes/ }).first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT });
+  // the cursor into GPT.forward (line 90), then the palette's Show FX graph draws the class around it
+  await editor().locator(".view-line").first().click();
+  await page.keyboard.press("Control+G");
+  await page.keyboard.type("90");
+  await page.keyboard.press("Enter");
+  await page.locator(".statusbar-item", { hasText: /Ln 90,/ }).waitFor();
+  await page.keyboard.press("F1");
+  await page.keyboard.type("fxlens: Show FX graph");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "fxlens: Show FX graph" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".tab", { hasText: "FX graph: GPT (fx)" }).waitFor({ timeout: TRACE_TIMEOUT });
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await waitForFxlens(graph.locator('svg#graph g.group.collapsed[data-group="transformer.h.11"]'));
   assert.equal(await graph.locator("svg#graph g.group.collapsed[data-group^='transformer.h.']").count(), 12);
