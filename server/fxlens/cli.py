@@ -77,7 +77,8 @@ def level_json(report: ClassReport, level: str) -> dict:
     return {"class": report.name, "level": level, "ok": result.ok, "note": result.note,
             "inputs": _inputs_json(report), "nodes": [to_json(n) for n in result.nodes],
             "diagnostics": [to_json(d) for d in result.diagnostics], "schemas": result.schemas,
-            "cost": to_json(report.cost), "rung": rung(result).name if result.ok else None}
+            "cost": to_json(report.cost), "rung": rung(result).name if result.ok else None,
+            "scopes": result.scopes}
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

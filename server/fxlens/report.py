@@ -164,6 +164,9 @@ class LevelResult:
     # the ATen levels' overloads, once per distinct target (not per node): {"aten.sum.dim_IntList":
     # {"schema": "aten::sum.dim_IntList(Tensor self, ...) -> Tensor", "overloads": ["default", ...]}}
     schemas: dict[str, dict] = field(default_factory=dict)
+    # fx level: per submodule instance called ("h.3.attn"), its class and the span of the line that called
+    # it: {"h.3.attn": {"class": "CausalSelfAttention", "line": 70, "col": 16, "end_line": 70, "end_col": 40}}
+    scopes: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass

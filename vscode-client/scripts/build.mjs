@@ -1,12 +1,21 @@
 // Bundles the extension (Node, CommonJS, `vscode` external) and the graph page (browser, IIFE, with
-// dagre inside: the webview loads nothing from outside) with esbuild; unit tests are bundled too.
+// elkjs inside, its layout worker's script as text: the webview loads nothing from outside) with
+// esbuild; unit tests are bundled too.
 import * as esbuild from "esbuild";
-import { copyFileSync, mkdirSync, readdirSync } from "fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "fs";
 import { dirname, join } from "path";
 import { fileURLToPath } from "url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const production = process.argv.includes("--production");
+// `import source from "elk-worker-source"`: elkjs's worker script as a string (webview/elkRunner.ts)
+const elkWorkerSource = {
+  name: "elk-worker-source",
+  setup(build) {
+    build.onResolve({ filter: /^elk-worker-source$/ }, () => ({ path: join(root, "node_modules/elkjs/lib/elk-worker.min.js"), namespace: "elk-worker-text" }));
+    build.onLoad({ filter: /.*/, namespace: "elk-worker-text" }, (args) => ({ contents: readFileSync(args.path, "utf8"), loader: "text" }));
+  },
+};
 const common = { bundle: true, sourcemap: !production, minify: production, logLevel: "warning", absWorkingDir: root };
 
 await Promise.all([
@@ -23,6 +32,7 @@ await Promise.all([
     ...common,
     entryPoints: ["webview/main.ts"],
     outfile: "dist/webview/main.js",
+    plugins: [elkWorkerSource],
     platform: "browser",
     format: "iife",
     target: "chrome114",

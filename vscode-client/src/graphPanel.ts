@@ -1,5 +1,6 @@
 // The graph view beside the editor: fetches fxlens.showGraph results, hands them to the page,
-// follows report changes and the cursor, and reveals a clicked node's source span.
+// follows report changes and the cursor, reveals a clicked node's (or group's call) source span and
+// saves exported drawings.
 import { randomBytes } from "crypto";
 import * as vscode from "vscode";
 import { HostToPage, PageToHost } from "./core/messages";
@@ -137,6 +138,9 @@ export class GraphPanel implements vscode.Disposable {
       case "reveal":
         await this.reveal(message);
         break;
+      case "export":
+        await this.save(message);
+        break;
     }
   }
 
@@ -155,6 +159,21 @@ export class GraphPanel implements vscode.Disposable {
       preserveFocus: false,
     });
     editor.revealRange(selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  /** Saves an exported drawing where the user chooses (next to the model file by default). */
+  private async save(exported: { format: "svg" | "png"; name: string; data: string }): Promise<void> {
+    const folder = this.shown ? vscode.Uri.joinPath(vscode.Uri.parse(this.shown.uri), "..") : undefined;
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: folder ? vscode.Uri.joinPath(folder, exported.name) : undefined,
+      filters: exported.format === "svg" ? { "SVG image": ["svg"] } : { "PNG image": ["png"] },
+    });
+    if (!target) {
+      return;
+    }
+    const bytes = exported.format === "svg" ? Buffer.from(exported.data, "utf8") : Buffer.from(exported.data, "base64");
+    await vscode.workspace.fs.writeFile(target, bytes);
+    vscode.window.showInformationMessage(`fxlens: graph saved to ${target.fsPath}`);
   }
 
   private followCursor(editor: vscode.TextEditor): void {

@@ -1,11 +1,20 @@
-// The graph page: receives reports from the extension, draws them, and reports clicks back.
+// The graph page: receives reports from the extension, draws the open part of their module hierarchy,
+// and reports clicks (reveal a span), level choices and exports back.
 import type { HostToPage, PageToHost } from "../src/core/messages";
-import type { GraphNode, GraphReport, ReportDiagnostic } from "../src/core/report";
+import type { GraphReport, ReportDiagnostic, ReportSpan } from "../src/core/report";
+import { DetailsPane } from "./details";
+import { LayoutRunner } from "./elkRunner";
+import { pngBase64, svgText } from "./exportView";
 import { GraphView } from "./graphView";
-import { layoutGraph } from "./layout";
-import { matchingNodes, nodesOnLine } from "./search";
+import { buildHierarchy, Group, groupPath, Hierarchy } from "./hierarchy";
+import { failureNode, levelChoices } from "./pageReport";
+import { matchingNodes, nodesOfSpan, nodesOnLine } from "./search";
+import { elkGraph, groupKey, Item, placeLayout, representative } from "./visible";
 
 declare function acquireVsCodeApi(): { postMessage(message: PageToHost): void };
+
+// a graph this small reads at once: drawn with every group open
+const OPEN_ALL_BELOW = 60;
 
 const host = acquireVsCodeApi();
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -14,43 +23,63 @@ const title = byId<HTMLSpanElement>("title");
 const levelSelect = byId<HTMLSelectElement>("level");
 const searchBox = byId<HTMLInputElement>("search");
 const searchCount = byId<HTMLSpanElement>("search-count");
+const followBox = byId<HTMLInputElement>("follow");
 const message = byId<HTMLDivElement>("message");
 const diagnosticsList = byId<HTMLUListElement>("diagnostics");
 const graphSection = byId<HTMLElement>("graph-view");
 const textSection = byId<HTMLElement>("text-view");
+const svg = document.getElementById("graph") as unknown as SVGSVGElement;
 
+const runner = new LayoutRunner();
 let report: GraphReport | undefined;
+let hierarchy: Hierarchy | undefined;
+let expanded = new Set<string>();
+let selected: string | undefined; // key of the selected box
+// the span chosen at any level: the nodes of the same span are marked at the level shown
+let chosenSpan: ReportSpan | undefined;
 let cursorLine: number | null = null;
 let matches: string[] = [];
 let matchIndex = -1;
-// counts drawn reports: lets a test (or a person in the webview devtools) see that a redraw happened
+// counts drawings: lets a test (or a person in the webview devtools) see that a redraw happened
 let draws = 0;
 
-const view = new GraphView(document.getElementById("graph") as unknown as SVGSVGElement, revealNode);
+const view = new GraphView(svg, { select: (item) => choose(item, true), toggle: (item) => item.group && toggleGroup(item.group) });
+const details = new DetailsPane(byId("details"), {
+  selectNode: (id) => void revealInGraph(id, false),
+  selectGroup: (id) => {
+    const group = hierarchy?.groups.get(id);
+    group && void showGroup(group);
+  },
+  reveal: (span, label) => postReveal(span, label, false),
+});
 
-function revealNode(node: GraphNode): void {
-  if (node.line === null) {
-    showMessage(`${node.id} (${node.op}) has no source line in this file.`, "info");
+function postReveal(span: ReportSpan, label: string, group: boolean): void {
+  if (span.line === null) {
+    showMessage(`${label} has no source line in this file.`, "info");
     return;
   }
-  host.postMessage({ type: "reveal", node: node.id, line: node.line, col: node.col, end_line: node.end_line, end_col: node.end_col });
+  host.postMessage({ type: "reveal", node: label, line: span.line, col: span.col, end_line: span.end_line, end_col: span.end_col, ...(group ? { group: true } : {}) });
+}
+
+/** Selects a box: its details, the same span at other levels; `reveal` also shows its source. */
+function choose(item: Item, reveal: boolean): void {
+  selected = item.key;
+  if (item.node) {
+    chosenSpan = item.node.line !== null ? item.node : chosenSpan;
+    details.showNode(item.node, hierarchy!, report!);
+    reveal && postReveal(item.node, item.node.id, false);
+  } else if (item.group) {
+    details.showGroup(item.group);
+    const call = item.group.call ?? item.group.nodes.find((n) => n.line !== null);
+    reveal && (call ? postReveal(call, item.group.id, true) : showMessage(`${item.group.id} has no source line in this file.`, "info"));
+  }
+  applyHighlights();
 }
 
 function showMessage(text: string, kind: "info" | "error" | "loading"): void {
   message.textContent = text;
   message.className = `message ${kind}`;
   message.hidden = text === "";
-}
-
-function showLevels(levels: string[], current: string): void {
-  levelSelect.replaceChildren(
-    ...levels.map((level) => {
-      const option = document.createElement("option");
-      option.value = option.textContent = level;
-      option.selected = level === current;
-      return option;
-    }),
-  );
 }
 
 function showDiagnostics(diagnostics: ReportDiagnostic[]): void {
@@ -63,7 +92,7 @@ function showDiagnostics(diagnostics: ReportDiagnostic[]): void {
       where.href = "#";
       where.addEventListener("click", (event) => {
         event.preventDefault();
-        host.postMessage({ type: "reveal", node: "", line: d.line, col: d.col, end_line: d.end_line, end_col: d.end_col });
+        postReveal(d, "", false);
       });
       const text = document.createElement("span");
       text.textContent = ` ${d.severity}: ${d.message}` + (d.explanation ? ` — ${d.explanation}` : "") + (d.fix ? ` Fix: ${d.fix}` : "");
@@ -74,39 +103,203 @@ function showDiagnostics(diagnostics: ReportDiagnostic[]): void {
   diagnosticsList.hidden = diagnostics.length === 0;
 }
 
+/** Lays out what is open and draws it; `keepView` keeps the pan and zoom. */
+async function relayout(keepView: boolean): Promise<void> {
+  const shown = hierarchy;
+  if (!shown) {
+    return;
+  }
+  const started = performance.now();
+  document.body.dataset.layout = "running";
+  const { graph, items } = elkGraph(shown, expanded);
+  let result;
+  try {
+    result = await runner.layout(graph);
+  } catch (error) {
+    showMessage(`The graph could not be laid out: ${error instanceof Error ? error.message : String(error)}`, "error");
+    return;
+  }
+  if (!result || shown !== hierarchy) {
+    return; // a newer layout is on its way
+  }
+  view.draw(placeLayout(result, items), keepView);
+  applyHighlights();
+  document.body.dataset.layout = "done";
+  document.body.dataset.layoutMs = (performance.now() - started).toFixed(1);
+  document.body.dataset.boxes = String(items.size);
+  document.body.dataset.draws = String(++draws);
+}
+
+/** Marks the nodes `ids` with `cssClass`; a collapsed group holding some gets `contains-<cssClass>`. */
+function mark(cssClass: string, ids: Iterable<string>): void {
+  const direct = new Set<string>();
+  const holders = new Set<string>();
+  for (const id of ids) {
+    const key = hierarchy ? representative(hierarchy, expanded, id) : id;
+    (key === id ? direct : holders).add(key);
+  }
+  view.highlight(cssClass, direct);
+  view.highlight(`contains-${cssClass}`, holders);
+}
+
+function applyHighlights(): void {
+  const nodes = report?.graph.nodes ?? [];
+  mark("match", matches);
+  mark("cursor", nodesOnLine(nodes, cursorLine));
+  mark("linked", nodesOfSpan(nodes, chosenSpan).filter((id) => id !== selected));
+  mark("failure", nodes.filter((n) => n.op === "failure").map((n) => n.id));
+  view.highlight("selected", selected ? [selected] : []);
+}
+
+async function toggleGroup(group: Group): Promise<void> {
+  expanded.has(group.id) ? collapse(group) : expanded.add(group.id);
+  await relayout(true);
+  view.centreOn(groupKey(group), true);
+}
+
+function collapse(group: Group): void {
+  expanded.delete(group.id);
+  group.groups.forEach(collapse);
+}
+
+/** Opens the groups around node `id`, draws, selects it and pans to it. */
+async function revealInGraph(id: string, reveal: boolean): Promise<void> {
+  if (!hierarchy) {
+    return;
+  }
+  const closed = groupPath(hierarchy, id).filter((g) => !expanded.has(g.id));
+  closed.forEach((g) => expanded.add(g.id));
+  if (closed.length) {
+    await relayout(true);
+  }
+  const item = view.item(id);
+  if (item) {
+    choose(item, reveal);
+    view.centreOn(id, true);
+  }
+}
+
+async function showGroup(group: Group): Promise<void> {
+  const closed: Group[] = [];
+  for (let g = group.parent; g && g.parent; g = g.parent) {
+    expanded.has(g.id) || closed.push(g);
+  }
+  closed.forEach((g) => expanded.add(g.id));
+  if (closed.length) {
+    await relayout(true);
+  }
+  const item = view.item(groupKey(group));
+  if (item) {
+    choose(item, false);
+    view.centreOn(item.key, true);
+  }
+}
+
 function showReport(next: GraphReport): void {
-  // the same class and level again (the file was edited): keep where the user has panned and zoomed
+  // the same class and level again (the file was edited): keep what is open and the pan and zoom
   const sameGraph = report !== undefined && report.class === next.class && report.level === next.level;
-  report = next;
+  const failure = failureNode(next);
+  report = failure ? { ...next, graph: { nodes: [...next.graph.nodes, failure.node], edges: [...next.graph.edges, ...failure.edges] } } : next;
+  hierarchy = buildHierarchy(report);
+  if (sameGraph) {
+    expanded = new Set([...expanded].filter((id) => hierarchy!.groups.has(id)));
+  } else {
+    expanded = report.graph.nodes.length <= OPEN_ALL_BELOW ? new Set(hierarchy.groups.keys()) : new Set();
+    selected = undefined;
+    details.clear();
+  }
   document.body.dataset.state = next.ok ? "ok" : "failed";
-  title.textContent = `${next.class}`;
-  showLevels(next.levels.length ? next.levels : [next.level], next.level);
+  title.textContent = next.class;
+  levelSelect.replaceChildren(...levelChoices(next));
   showDiagnostics(next.diagnostics ?? []);
   byId("printout").textContent = next.printout;
   byId("code").textContent = next.code;
   byId("table").textContent = next.table;
-  const count = next.graph.nodes.length;
   if (next.ok) {
     showMessage(next.message ?? "", "info");
   } else {
-    showMessage(next.message || `${next.level}: ${next.class} could not be traced at this level — see the problems below.`, "error");
+    const partial = next.graph.nodes.length ? " What traced before the failure is drawn; the failure is marked." : "";
+    showMessage((next.message || `${next.level}: ${next.class} could not be traced at this level — see the problems below.`) + partial, "error");
   }
-  if (count > 0) {
-    view.draw(layoutGraph(next.graph.nodes, next.graph.edges), sameGraph);
-  } else {
-    view.draw({ width: 0, height: 0, nodes: [], edges: [] });
-  }
-  document.body.dataset.nodes = String(count);
-  document.body.dataset.draws = String(++draws);
-  applySearch();
-  view.highlight("cursor", nodesOnLine(next.graph.nodes, cursorLine));
+  document.body.dataset.nodes = String(next.graph.nodes.length);
+  matches = matchingNodes(report.graph.nodes, searchBox.value);
+  matchIndex = -1;
+  showSearchCount();
+  void relayout(sameGraph).then(followCursor);
+}
+
+function showSearchCount(): void {
+  const position = matchIndex >= 0 ? `${matchIndex + 1} of ` : "";
+  searchCount.textContent = searchBox.value.trim() ? `${position}${matches.length} match${matches.length === 1 ? "" : "es"}` : "";
 }
 
 function applySearch(): void {
   matches = report ? matchingNodes(report.graph.nodes, searchBox.value) : [];
   matchIndex = -1;
-  view.highlight("match", matches);
-  searchCount.textContent = searchBox.value.trim() ? `${matches.length} match${matches.length === 1 ? "" : "es"}` : "";
+  showSearchCount();
+  applyHighlights();
+}
+
+async function stepSearch(step: 1 | -1): Promise<void> {
+  if (matches.length === 0) {
+    return;
+  }
+  matchIndex = (matchIndex + step + matches.length) % matches.length;
+  showSearchCount();
+  await revealInGraph(matches[matchIndex], false);
+}
+
+/** Follow mode: pans to what stands for the cursor line's first node. */
+function followCursor(): void {
+  if (!followBox.checked || !hierarchy || !report) {
+    return;
+  }
+  const first = nodesOnLine(report.graph.nodes, cursorLine)[0];
+  first && view.centreOn(representative(hierarchy, expanded, first));
+}
+
+async function exportDrawing(format: "svg" | "png"): Promise<void> {
+  const drawing = view.current;
+  if (!drawing || !report) {
+    return;
+  }
+  const text = svgText(svg, drawing.width, drawing.height);
+  const name = `${report.class}.${report.level}.${format}`;
+  const data = format === "svg" ? text : await pngBase64(text, drawing.width, drawing.height);
+  host.postMessage({ type: "export", format, name, data });
+}
+
+function onKey(event: KeyboardEvent): void {
+  const arrows: Record<string, "up" | "down" | "left" | "right"> = { ArrowUp: "up", ArrowDown: "down", ArrowLeft: "left", ArrowRight: "right" };
+  const item = selected ? view.item(selected) : undefined;
+  if (arrows[event.key]) {
+    const next = item ? view.neighbour(item.key, arrows[event.key]) : view.current?.items.find((i) => !i.expanded)?.key;
+    const target = next ? view.item(next) : undefined;
+    if (target) {
+      choose(target, false);
+      view.centreOn(target.key, true);
+    }
+  } else if (event.key === "Enter" && item) {
+    choose(item, true);
+  } else if (event.key === " " && item?.group) {
+    void toggleGroup(item.group);
+  } else if (event.key === "+" || event.key === "=") {
+    view.zoom(1.25);
+  } else if (event.key === "-") {
+    view.zoom(0.8);
+  } else if (event.key === "0") {
+    view.fit(true);
+  } else if (event.key === "/") {
+    searchBox.focus();
+  } else if (event.key === "Escape") {
+    selected = undefined;
+    chosenSpan = undefined;
+    details.clear();
+    applyHighlights();
+  } else {
+    return;
+  }
+  event.preventDefault();
 }
 
 function handle(data: HostToPage): void {
@@ -122,19 +315,33 @@ function handle(data: HostToPage): void {
       break;
     case "cursor":
       cursorLine = data.line;
-      view.highlight("cursor", report ? nodesOnLine(report.graph.nodes, cursorLine) : []);
+      applyHighlights();
+      followCursor();
       break;
   }
 }
 
 window.addEventListener("message", (event: MessageEvent) => handle(event.data as HostToPage));
+svg.addEventListener("keydown", onKey);
 byId<HTMLButtonElement>("fit").addEventListener("click", () => view.fit(true));
+byId<HTMLButtonElement>("expand-all").addEventListener("click", () => {
+  expanded = new Set(hierarchy?.groups.keys() ?? []);
+  void relayout(true);
+});
+byId<HTMLButtonElement>("collapse-all").addEventListener("click", () => {
+  expanded = new Set();
+  void relayout(false);
+});
+byId<HTMLButtonElement>("search-next").addEventListener("click", () => void stepSearch(1));
+byId<HTMLButtonElement>("search-previous").addEventListener("click", () => void stepSearch(-1));
+byId<HTMLButtonElement>("export-svg").addEventListener("click", () => void exportDrawing("svg"));
+byId<HTMLButtonElement>("export-png").addEventListener("click", () => void exportDrawing("png"));
 levelSelect.addEventListener("change", () => host.postMessage({ type: "level", level: levelSelect.value }));
 searchBox.addEventListener("input", applySearch);
 searchBox.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && matches.length > 0) {
-    matchIndex = (matchIndex + 1) % matches.length;
-    view.centreOn(matches[matchIndex]);
+  if (event.key === "Enter") {
+    event.preventDefault();
+    void stepSearch(event.shiftKey ? -1 : 1);
   }
 });
 for (const tab of document.querySelectorAll<HTMLButtonElement>(".tab")) {

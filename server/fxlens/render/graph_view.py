@@ -1,19 +1,54 @@
-"""The `fxlens.showGraph` result: one class at one level, as text and as data for clients that draw it."""
+"""The `fxlens.showGraph` result: one class at one level, as text and as data for clients that draw it.
+
+The payload is a plain object that only grows: a client reads the keys it knows and ignores the rest,
+so another field on a node or on the level never needs a new client.
+"""
 from __future__ import annotations
 
 from typing import Optional
 
 from fxlens.render.graph_text import graph_data, level_text, node_table, printout
 from fxlens.render.ladder import rung
-from fxlens.report import ClassReport, to_json
+from fxlens.report import LEVEL_INFO, ClassReport, LevelResult, Node, to_json
+
+# per node, what the graph view's details pane and search read beyond graph_data's drawing fields
+_NODE_DETAILS = ("function", "text", "num_users", "flops", "graph", "phase", "saved", "bytes", "overload", "value")
+
+
+def _levels_offered(cls: Optional[ClassReport]) -> list[dict]:
+    """Every level fxlens knows, in ladder order, with whether this class has it traced yet: the graph
+    view's switcher offers them all (asking for an untraced one traces it)."""
+    traced = cls.levels if cls else {}
+    return [{"name": info.name, "what": info.what, "traced": info.name in traced} for info in LEVEL_INFO]
+
+
+def _scopes(cls: ClassReport, result: LevelResult) -> dict[str, dict]:
+    """Each submodule instance's class and call span. Only the fx tracer sees module calls; every level
+    names scopes by the same instance path, so the deeper levels borrow the fx level's."""
+    if result.scopes:
+        return result.scopes
+    fx = cls.levels.get("fx")
+    return fx.scopes if fx is not None else {}
+
+
+def _node_payload(drawn: dict, node: Node) -> dict:
+    return {**drawn, **{key: getattr(node, key, None) for key in _NODE_DETAILS}}
+
+
+def _graph(cls: ClassReport, result: LevelResult) -> dict:
+    graph = graph_data(result)
+    graph["nodes"] = [_node_payload(drawn, node) for drawn, node in zip(graph["nodes"], result.nodes)]
+    return graph
 
 
 def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str = "") -> dict:
     """The command's JSON object; every key is always present so clients need no special cases."""
     payload = {"uri": uri, "class": cls.name if cls else None, "level": level,
-               "levels": list(cls.levels) if cls else [], "ok": False, "printout": "", "code": "",
-               "table": "", "diagnostics": [], "graph": {"nodes": [], "edges": []}, "message": message,
-               "rung": ""}
+               "levels": list(cls.levels) if cls else [], "level_info": _levels_offered(cls), "ok": False,
+               "printout": "", "code": "", "table": "", "diagnostics": [],
+               "graph": {"nodes": [], "edges": []}, "scopes": {}, "schemas": {},
+               # the forward's own inputs, by name: a view tells them from the parameters export lifts
+               "inputs": [i.name for i in cls.build.inputs] if cls else [], "message": message, "rung": ""}
     result = cls.levels.get(level) if cls else None
     if cls is not None and result is None:
         payload["message"] = message or f"level {level!r} was not traced for {cls.name} (it has: {', '.join(cls.levels)})"
@@ -21,8 +56,9 @@ def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str
         return payload
     payload.update(ok=result.ok, printout=printout(result) if result.nodes else "", code=result.code,
                    table=node_table(result) if result.nodes else "",
-                   diagnostics=[to_json(d) for d in result.diagnostics], graph=graph_data(result),
-                   message=message or result.note, rung=rung(result).name if result.ok else "")
+                   diagnostics=[to_json(d) for d in result.diagnostics], graph=_graph(cls, result),
+                   scopes=_scopes(cls, result), schemas=result.schemas, message=message or result.note,
+                   rung=rung(result).name if result.ok else "")
     return payload
 
 

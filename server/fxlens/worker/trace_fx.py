@@ -27,6 +27,17 @@ class SourceMappingTracer(fx.Tracer):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
+        # per submodule instance called: its class and the span of the call (what a graph view's group
+        # box reveals), the first call when an instance is called twice
+        self.scopes: dict[str, dict] = {}
+
+    def call_module(self, m: torch.nn.Module, forward: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        path = self.path_of_module(m)
+        if path not in self.scopes:
+            where = self._innermost_user_frame()
+            span = dict(zip(("line", "col", "end_line", "end_col"), where[1:])) if where else {}
+            self.scopes[path] = {"class": type(m).__name__, **span}
+        return super().call_module(m, forward, args, kwargs)
 
     def create_node(self, *args: Any, **kwargs: Any) -> fx.Node:
         node = super().create_node(*args, **kwargs)
@@ -102,6 +113,7 @@ def _trace_with(tracer: SourceMappingTracer, module: torch.nn.Module, concrete: 
             snapshot.restore(keep_added=True)
         gm = fx.GraphModule(tracer.root, graph, type(module).__name__)
         gm.meta["fxlens_concrete"] = dict(concrete or {})  # what it was specialised on (see _graph_for)
+        gm.meta["fxlens_scopes"] = tracer.scopes
         return gm
     finally:
         snapshot.restore()
@@ -271,4 +283,5 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
         _narrow_get_attr(node, lines)
     diagnostics += limitation_diagnostics(gm, nodes, lines, class_span.line, type(example.instance).__name__)
     note = "" if _HAS_POSITIONS else "whole lines only: column spans need Python >= 3.11"
-    return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started, note)
+    return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started, note,
+                       scopes=gm.meta.get("fxlens_scopes", {}))

@@ -11,5 +11,8 @@ export type HostToPage =
 export type PageToHost =
   | { type: "ready" }
   | { type: "level"; level: string }
-  // a span to select in the editor: report coordinates; a missing end selects to the end of the line
-  | { type: "reveal"; node: string; line: number; col: number | null; end_line: number | null; end_col: number | null };
+  // a span to select in the editor: report coordinates; a missing end selects to the end of the line.
+  // `node` names the node clicked, or the module instance path of a group (`group` true)
+  | { type: "reveal"; node: string; line: number; col: number | null; end_line: number | null; end_col: number | null; group?: boolean }
+  // the drawing to save: SVG text, or a PNG as base64
+  | { type: "export"; format: "svg" | "png"; name: string; data: string };

@@ -16,8 +16,33 @@ export interface GraphNode extends ReportSpan {
   dtype: string | null;
   label: string;
   scope: string;
-  // a graph after a pass (fxlens.runPass): what the pass did to this node
-  change?: "added" | "removed" | "retargeted" | null;
+  // what the details pane and search read; absent in older servers' payloads
+  function?: string | null;
+  text?: string;
+  num_users?: number;
+  flops?: number | null;
+  overload?: string | null;
+  value?: string | null;
+  graph?: number | null;
+  phase?: string | null;
+  // a pass preview: the node the pass adds or removes
+  change?: string;
+  [extra: string]: unknown;
+}
+
+/** A submodule instance the fx tracer saw called: its class and the span of the call. */
+export interface ScopeInfo {
+  class?: string;
+  line?: number;
+  col?: number;
+  end_line?: number;
+  end_col?: number;
+}
+
+export interface LevelOffered {
+  name: string;
+  what: string;
+  traced: boolean;
 }
 
 export interface GraphEdge {
@@ -48,6 +73,14 @@ export interface GraphReport {
   table: string;
   diagnostics: ReportDiagnostic[];
   graph: { nodes: GraphNode[]; edges: GraphEdge[] };
+  // every level fxlens knows, traced for this class or not (newer servers)
+  level_info?: LevelOffered[];
+  // the forward's own inputs by name (the other placeholders of an ATen level are lifted parameters)
+  inputs?: string[];
+  // submodule instance path -> class and call span
+  scopes?: Record<string, ScopeInfo>;
+  // ATen levels: per target, its schema and sibling overloads
+  schemas?: Record<string, { schema?: string; overloads?: string[] }>;
   // why there is no graph (no such class, level not traced) or a note about the level
   message?: string;
 }

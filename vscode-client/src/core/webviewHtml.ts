@@ -1,5 +1,6 @@
 // The graph page's HTML, shared by the extension and the browser test so both run the same CSP:
-// nothing loads but our own script (with a nonce) and stylesheet; no inline script or style.
+// nothing loads but our own script (with a nonce) and stylesheet; no inline script or style. The
+// layout worker starts from a blob: URL of a script inside our own (worker-src blob:).
 
 export interface PageResources {
   cspSource: string;
@@ -16,6 +17,7 @@ export function graphPageHtml(resources: PageResources): string {
     `style-src ${cspSource}`,
     `font-src ${cspSource}`,
     `script-src 'nonce-${nonce}'`,
+    "worker-src blob:",
   ].join("; ");
   return `<!DOCTYPE html>
 <html lang="en">
@@ -30,9 +32,16 @@ export function graphPageHtml(resources: PageResources): string {
 <header class="toolbar">
   <span id="title" class="title">FX graph</span>
   <label>level <select id="level" aria-label="graph level"></select></label>
-  <input id="search" type="search" placeholder="search nodes (name, op, target)" aria-label="search nodes">
-  <span id="search-count" class="muted"></span>
-  <button id="fit" class="tool" title="Fit the whole graph into the view">Fit</button>
+  <input id="search" type="search" placeholder="search: name, op, target, [B, T, 768]" aria-label="search nodes">
+  <button id="search-previous" class="tool" title="Previous match (Shift+Enter)" aria-label="previous match">↑</button>
+  <button id="search-next" class="tool" title="Next match (Enter): opens the groups around it" aria-label="next match">↓</button>
+  <span id="search-count" class="muted" aria-live="polite"></span>
+  <button id="expand-all" class="tool" title="Open every module group">Expand all</button>
+  <button id="collapse-all" class="tool" title="Close every module group">Collapse all</button>
+  <button id="fit" class="tool" title="Fit the whole graph into the view (0)">Fit</button>
+  <label title="Pan to the nodes of the editor's cursor line"><input id="follow" type="checkbox" checked> follow cursor</label>
+  <button id="export-svg" class="tool" title="Save the drawing as SVG">SVG</button>
+  <button id="export-png" class="tool" title="Save the drawing as PNG">PNG</button>
   <nav class="tabs" role="tablist">
     <button id="tab-graph" role="tab" class="tab active" data-tab="graph">Graph</button>
     <button id="tab-text" role="tab" class="tab" data-tab="text">Text</button>
@@ -41,7 +50,10 @@ export function graphPageHtml(resources: PageResources): string {
 <div id="message" class="message" hidden></div>
 <ul id="diagnostics" class="diagnostics" hidden></ul>
 <main>
-  <section id="graph-view" class="view"><svg id="graph" role="img" aria-label="graph"></svg></section>
+  <section id="graph-view" class="view">
+    <svg id="graph" role="application" tabindex="0" aria-label="graph: arrow keys move between boxes, Enter shows the source, Space opens or closes a group"></svg>
+    <aside id="details" class="details" aria-label="details of the selected node" hidden></aside>
+  </section>
   <section id="text-view" class="view" hidden>
     <h3>Printout</h3><pre id="printout"></pre>
     <h3>Generated code</h3><pre id="code"></pre>

@@ -3,9 +3,9 @@
 // configuring nothing of fxlens, sees lenses, hovers, a diagnostic and the graph.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { artifact, launchBrowser } from "../browser.mjs";
+import { artifact, CLIENT_DIR, launchBrowser } from "../browser.mjs";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { copyFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { extensionLog, startCodeServer, testInterpreter } from "./codeServer.mjs";
@@ -68,6 +68,8 @@ const editor = () => page.locator(".editor-group-container.active .monaco-editor
 
 before(async () => {
   codeServer = await startCodeServer({ pythonExtension: testInterpreter() });
+  // a real-size model beside the small ones: the graph view's module hierarchy
+  copyFileSync(join(CLIENT_DIR, "../bench/models/gpt2_small.py"), join(codeServer.workspace, "gpt2_small.py"));
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   page.setDefaultTimeout(UI_TIMEOUT);
@@ -130,8 +132,9 @@ test("an untraceable file gets a diagnostic at the failing line", async () => {
 test("Show FX graph opens the drawn graph beside the editor; a click reveals the node's line", async () => {
   await requireFxlensRunning();
   await openFile("model.py");
-  // the second class of the file, ResidualMLP, has the last lens
-  await editor().locator(".codelens-decoration a", { hasText: "Show FX graph" }).last().click();
+  // the second class of the file, ResidualMLP (15 fx nodes): its lens line, not the DOM's last lens
+  // (Monaco keeps view zones in no particular order)
+  await editor().locator(".codelens-decoration", { hasText: /fx: 15 nodes/ }).locator("a", { hasText: "Show FX graph" }).click();
   // VS Code nests a webview's page in two iframes
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await waitForFxlens(graph.locator('svg#graph g.node[data-id="head"]'));
@@ -175,6 +178,36 @@ test("the palette's Show FX graph draws the class around the cursor", async () =
   await page.locator(".tab", { hasText: "FX graph: Residual (fx)" }).waitFor({ timeout: TRACE_TIMEOUT });
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await graph.locator('svg#graph g.node[data-id="fc"]').waitFor();
+});
+
+test("Show FX graph on a GPT-2-shaped file draws its blocks collapsed; a block's click reveals the line that calls it", async () => {
+  await requireFxlensRunning();
+  await openFile("gpt2_small.py");
+  // traced once GPT, the only class of the file with hundreds of fx nodes, has its lens (below the view)
+  await editor().locator(".codelens-decoration", { hasText: /fx: \d{3,} nodes/ }).first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT });
+  // the cursor into GPT.forward (line 90), then the palette's Show FX graph draws the class around it
+  await editor().locator(".view-line").first().click();
+  await page.keyboard.press("Control+G");
+  await page.keyboard.type("90");
+  await page.keyboard.press("Enter");
+  await page.locator(".statusbar-item", { hasText: /Ln 90,/ }).waitFor();
+  await page.keyboard.press("F1");
+  await page.keyboard.type("fxlens: Show FX graph");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "fxlens: Show FX graph" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".tab", { hasText: "FX graph: GPT (fx)" }).waitFor({ timeout: TRACE_TIMEOUT });
+  const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await waitForFxlens(graph.locator('svg#graph g.group.collapsed[data-group="transformer.h.11"]'));
+  assert.equal(await graph.locator("svg#graph g.group.collapsed[data-group^='transformer.h.']").count(), 12);
+  await page.screenshot({ path: artifact("code-server-graph-gpt2.png") });
+  // the block may lie below the view: click it as its own event
+  await graph.locator('g.group[data-group="transformer.h.5"] text.name').dispatchEvent("click");
+  // GPT.forward: `x = block(x)` is line 92
+  await page.locator(".statusbar-item", { hasText: /Ln 92, Col \d+/ }).waitFor();
+  await graph.locator('g.group[data-group="transformer.h.5"] text.toggle').dispatchEvent("click");
+  await graph.locator('g.group.expanded[data-group="transformer.h.5"]').waitFor();
+  await graph.locator('g.group.collapsed[data-group="transformer.h.5.attn"]').waitFor();
+  await page.screenshot({ path: artifact("code-server-graph-gpt2-block.png") });
 });
 
 test("a settings change reaches the server: inlay hints show the shapes lines assign", async () => {

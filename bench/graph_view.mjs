@@ -1,0 +1,86 @@
+// The graph view at scale, in headless Chromium: real payloads of the bench models (fx and aten), from
+// the report reaching the page to a drawn, interactive graph (collapsed), and opening one block.
+//
+//     node bench/graph_view.mjs            (after `npm run build` in vscode-client; writes a table to stdout)
+//
+// Each open is timed in the page: posting the report (structured-cloned, as VS Code's postMessage
+// does) -> hierarchy -> ELK layout in the worker -> SVG in the DOM -> the next frame painted. "first"
+// is a fresh page (the layout worker starting cold); "again" is the median of reopening it.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openPage } from "../vscode-client/test/webview/page.mjs";
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const MODELS = { "gpt2-12": "transformer.h.5", "gpt2-48": "transformer.h.20", llama70b: "layers.40" };
+const RUNS = 5;
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+const out = mkdtempSync(join(tmpdir(), "fxlens-view-bench-"));
+execFileSync(process.env.FXLENS_TEST_PYTHON ?? "python3", [join(BENCH, "graph_view_reports.py"), out, "--time", ...Object.keys(MODELS)], { stdio: ["ignore", "ignore", "inherit"] });
+
+/** In the page: post `name`'s report and resolve with the ms until the drawing after it is painted. */
+function timeOpen(page, name) {
+  return page.evaluate((name) => new Promise((resolve) => {
+    const before = Number(document.body.dataset.draws ?? 0);
+    const started = performance.now();
+    const observer = new MutationObserver(() => {
+      if (Number(document.body.dataset.draws ?? 0) > before) {
+        observer.disconnect();
+        requestAnimationFrame(() => setTimeout(() => resolve({ ms: performance.now() - started, boxes: Number(document.body.dataset.boxes) })));
+      }
+    });
+    observer.observe(document.body, { attributes: true });
+    window.postMessage({ type: "report", report: window.__bench[name] }, "*");
+  }), name);
+}
+
+function timeToggle(page, group) {
+  return page.evaluate((group) => new Promise((resolve) => {
+    const before = Number(document.body.dataset.draws ?? 0);
+    const started = performance.now();
+    const observer = new MutationObserver(() => {
+      if (Number(document.body.dataset.draws ?? 0) > before) {
+        observer.disconnect();
+        requestAnimationFrame(() => setTimeout(() => resolve({ ms: performance.now() - started, boxes: Number(document.body.dataset.boxes) })));
+      }
+    });
+    observer.observe(document.body, { attributes: true });
+    document.querySelector(`g.group[data-group="${group}"] text.toggle`).dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  }), group);
+}
+
+const rows = [];
+for (const [key, block] of Object.entries(MODELS)) {
+  const payloads = JSON.parse(readFileSync(join(out, `${key}.json`), "utf8"));
+  const serverSeconds = JSON.parse(readFileSync(join(out, `${key}.timing.json`), "utf8"));
+  for (const level of ["fx", "aten"]) {
+    const view = await openPage();
+    await view.page.evaluate((reports) => (window.__bench = reports), { [level]: payloads[level], other: { ...payloads[level], class: "Other" } });
+    const first = await timeOpen(view.page, level);
+    const again = [];
+    for (let i = 0; i < RUNS; i++) {
+      await timeOpen(view.page, "other"); // another class in between: each open is a fresh graph
+      again.push((await timeOpen(view.page, level)).ms);
+    }
+    const opens = [];
+    let opened;
+    for (let i = 0; i < RUNS; i++) {
+      opened = await timeToggle(view.page, block); // open
+      opens.push(opened.ms);
+      await timeToggle(view.page, block); // and close again
+    }
+    rows.push({ key, level, nodes: payloads[level].graph.nodes.length, boxes: first.boxes, server: serverSeconds[level] * 1000, first: first.ms, again: median(again), block, expand: median(opens), expandedBoxes: opened.boxes });
+    if (view.errors.length) {
+      throw new Error(`${key} ${level}: ${view.errors.join("; ")}`);
+    }
+    await view.close();
+  }
+}
+console.log("| model | level | nodes | boxes drawn collapsed | server payload | first open (cold worker) | open again | server + first open | expand one block | boxes drawn |");
+console.log("|---|---|---|---|---|---|---|---|---|---|");
+for (const r of rows) {
+  console.log(`| ${r.key} | ${r.level} | ${r.nodes} | ${r.boxes} | ${r.server.toFixed(0)} ms | ${r.first.toFixed(0)} ms | ${r.again.toFixed(0)} ms | ${(r.server + r.first).toFixed(0)} ms | ${r.expand.toFixed(0)} ms (\`${r.block}\`) | ${r.expandedBoxes} |`);
+}

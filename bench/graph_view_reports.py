@@ -1,0 +1,81 @@
+"""The graph view's input for the bench models: `fxlens graph --json` on each model file, turned into the
+payload the language server's fxlens.showGraph returns (render/graph_view.graph_payload), one per level.
+
+    python bench/graph_view_reports.py OUT_DIR [MODEL_KEY ...]     # keys of bench/specs.py MODELS
+
+writes OUT_DIR/<key>.json = {"fx": payload, "aten": payload, ...} for the model's top class (with
+`--time`, also OUT_DIR/<key>.timing.json: seconds the server takes to render each payload). Used by the
+graph view's benchmark (bench/graph_view.mjs) and its page tests (vscode-client/test/webview).
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from specs import MODELS, ROOT
+
+sys.path.insert(0, str(ROOT / "server"))
+
+from fxlens.render.graph_view import graph_payload  # noqa: E402
+from fxlens.report import Build, ClassReport, InputSpec, level_from_json  # noqa: E402
+
+TOP_CLASS = {"gpt2-12": "GPT", "gpt2-48": "GPT", "llama70b": "Llama", "small": "ResidualMLP"}
+LEVELS = ("fx", "aten")
+
+
+def cli_levels(path: Path, class_name: str, levels: tuple[str, ...]) -> list[dict]:
+    command = [sys.executable, "-m", "fxlens", "graph", str(path), "--class", class_name, "--json"]
+    for level in levels:
+        command += ["--level", level]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=path.parent,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    if done.returncode not in (0, 1):  # 1: a level failed, which the payload shows
+        raise SystemExit(f"fxlens graph failed on {path}:\n{done.stderr}")
+    objects = json.loads(done.stdout)
+    return objects if isinstance(objects, list) else [objects]
+
+
+def payloads(path: Path, class_name: str, levels: tuple[str, ...] = LEVELS) -> dict:
+    objects = cli_levels(path, class_name, levels)
+    inputs = [InputSpec(a["name"]) for a in objects[0].get("inputs", {}).get("args", [])]
+    cls = ClassReport(class_name, 0, 0, Build(inputs=inputs), levels={o["level"]: level_from_json(o) for o in objects})
+    return {level: graph_payload(path.resolve().as_uri(), cls, level) for level in cls.levels}
+
+
+def payload_seconds(path: Path, class_name: str, runs: int = 5) -> dict:
+    """Median time the server spends turning a traced level into this payload (and into JSON)."""
+    objects = cli_levels(path, class_name, LEVELS)
+    cls = ClassReport(class_name, 0, 0, levels={o["level"]: level_from_json(o) for o in objects})
+    timings = {}
+    for level in cls.levels:
+        samples = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            json.dumps(graph_payload(path.resolve().as_uri(), cls, level))
+            samples.append(time.perf_counter() - started)
+        timings[level] = statistics.median(samples)
+    return timings
+
+
+def main(argv: list[str]) -> None:
+    timed = "--time" in argv
+    argv = [a for a in argv if a != "--time"]
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as folder:
+        for key in argv[1:] or ["gpt2-12", "gpt2-48", "llama70b"]:
+            path = MODELS[key].materialise(Path(folder))
+            (out / f"{key}.json").write_text(json.dumps(payloads(path, TOP_CLASS[key])))
+            if timed:
+                (out / f"{key}.timing.json").write_text(json.dumps(payload_seconds(path, TOP_CLASS[key])))
+            print(f"{key}: {out / (key + '.json')}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

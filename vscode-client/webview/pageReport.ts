@@ -1,0 +1,36 @@
+// What the page adds to a report before drawing it: the failure marker of a level that failed part
+// way, and the level switcher's choices. Pure apart from creating <option> elements.
+import type { GraphEdge, GraphNode, GraphReport } from "../src/core/report";
+
+export const FAILURE_ID = "fxlens_failure";
+
+/** A level that failed with a partial graph: a marker node after the last node that traced, naming the line and the reason. */
+export function failureNode(report: GraphReport): { node: GraphNode; edges: GraphEdge[] } | undefined {
+  const error = (report.diagnostics ?? []).find((d) => d.severity === "error");
+  const nodes = report.graph.nodes;
+  if (report.ok || !error || nodes.length === 0) {
+    return undefined;
+  }
+  const last = [...nodes].reverse().find((n) => n.op !== "output");
+  const node: GraphNode = {
+    id: FAILURE_ID, op: "failure", target: error.category, shape: "", dtype: null, scope: "",
+    label: `✖ fails at line ${error.line}\n${error.category}\n${error.message.split("\n")[0]}`,
+    line: error.line, col: error.col, end_line: error.end_line, end_col: error.end_col,
+  };
+  return { node, edges: last ? [{ source: last.id, target: FAILURE_ID }] : [] };
+}
+
+/** Every level fxlens knows (newer servers list them), the ones not traced yet marked as such. */
+export function levelChoices(report: GraphReport): HTMLOptionElement[] {
+  const offered = report.level_info?.length
+    ? report.level_info
+    : (report.levels.length ? report.levels : [report.level]).map((name) => ({ name, what: "", traced: true }));
+  return offered.map((level) => {
+    const option = document.createElement("option");
+    option.value = level.name;
+    option.textContent = level.traced || level.name === report.level ? level.name : `${level.name} (trace on request)`;
+    option.title = level.what;
+    option.selected = level.name === report.level;
+    return option;
+  });
+}
