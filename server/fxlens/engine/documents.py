@@ -7,13 +7,15 @@ into one FileReport whose coordinates are valid for the *current* text.
 """
 from __future__ import annotations
 
-import ast
 import asyncio
 import hashlib
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional
 
+from fxlens import lines as line_model
+from fxlens.engine.parsing import cheap_parse, too_big_to_parse
 from fxlens.engine.shift import LineMap, shift_class, shift_diagnostics
 from fxlens.report import ClassReport, FileReport
 
@@ -31,6 +33,10 @@ class Traced:
     @property
     def parsed(self) -> bool:
         return not any(d.category == "syntax" for d in self.report.diagnostics)
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return line_model.split(self.text)
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,8 @@ class Surroundings:
 
 
 def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    # a text too big to check on the event loop counts as parsing: its importer's trace says if not
+    return too_big_to_parse(text) or cheap_parse(text) is not None
 
 
 def _inside(path: str, root: str) -> bool:
@@ -91,10 +94,20 @@ class Document:
     # whether the text of version `_checked_version` parses (checked when another buffer imports it)
     _checked_version: Optional[int] = None
     _text_parses: bool = False
+    _lines: Optional[list[str]] = None
+    _partial_lines: Optional[list[str]] = None
 
     def edit(self, version: int, text: str) -> None:
         self.version, self.text = version, text
         self._view = None
+        self._lines = None
+
+    @property
+    def lines(self) -> list[str]:
+        """The current text's lines (`fxlens.lines.split`), split once per version."""
+        if self._lines is None:
+            self._lines = line_model.split(self.text)
+        return self._lines
 
     def importable_text(self) -> Optional[str]:
         """The text other buffers import this one as: the current text, or while it does not parse
@@ -107,7 +120,7 @@ class Document:
 
     def add_partial(self, text: str, report: ClassReport) -> None:
         if text != self.partial_text:
-            self.partial, self.partial_text = {}, text
+            self.partial, self.partial_text, self._partial_lines = {}, text, None
         self.partial[report.name] = report
         self._view = None
 
@@ -136,21 +149,24 @@ class Document:
             return View(report, self.version)
         classes: dict[str, ClassReport] = {}
         if self.good is not None:
-            lines = LineMap(self.good.text, self.text)
+            lines = LineMap(self.good.text, self.text, self.good.lines, self.lines)
             for cls in self.good.report.classes:
                 moved = shift_class(cls, lines)
                 if moved is not None:
                     classes[cls.name] = moved
             report.python, report.torch = self.good.report.python, self.good.report.torch
         if self.partial:
-            lines = LineMap(self.partial_text, self.text)
+            if self._partial_lines is None:
+                self._partial_lines = line_model.split(self.partial_text)
+            lines = LineMap(self.partial_text, self.text, self._partial_lines, self.lines)
             for name, cls in self.partial.items():
                 moved = shift_class(cls, lines)
                 if moved is not None:
                     classes[name] = moved
         report.classes = sorted(classes.values(), key=lambda c: c.line)
         if self.last is not None:
-            report.diagnostics = shift_diagnostics(self.last.report.diagnostics, LineMap(self.last.text, self.text))
+            report.diagnostics = shift_diagnostics(self.last.report.diagnostics,
+                                                   LineMap(self.last.text, self.text, self.last.lines, self.lines))
         stale = self.last is not None and not self.last.parsed and self.good is not None
         return View(report, self.version, stale=stale, traced=self.last is not None)
 

@@ -7,21 +7,19 @@ nothing a trace could see changed (the same classes and module code, lines merel
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import replace
 from typing import Optional
 
 from fxlens.engine.documents import Traced
+from fxlens.engine.parsing import cheap_parse
 from fxlens.engine.shift import LineMap, shift_class, shift_report
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.outline import Outline, outline
 
 
 def _outline(text: str) -> Optional[Outline]:
-    try:
-        return outline(ast.parse(text), text)
-    except (SyntaxError, ValueError):
-        return None
+    tree = cheap_parse(text)
+    return None if tree is None else outline(tree, text)
 
 
 def needs_trace(good: Optional[Traced], text: str, options: TraceOptions) -> bool:
@@ -43,7 +41,7 @@ def merge(good: Optional[Traced], fresh: Traced) -> Traced:
     """The fresh report, completed with the previous trace of each class the worker left unchanged."""
     if good is None or not fresh.report.unchanged:
         return fresh
-    lines = LineMap(good.text, fresh.text)
+    lines = LineMap(good.text, fresh.text, good.lines, fresh.lines)
     kept = [moved for c in good.report.classes if c.name in fresh.report.unchanged
             if (moved := shift_class(c, lines)) is not None]
     fresh.report.classes = sorted(fresh.report.classes + kept, key=lambda c: c.line)
@@ -52,6 +50,6 @@ def merge(good: Optional[Traced], fresh: Traced) -> Traced:
 
 def reuse(good: Traced, version: int, text: str) -> Traced:
     """The previous result restamped for a text that differs from it in nothing a trace can see."""
-    report = shift_report(good.report, LineMap(good.text, text))
+    report = shift_report(good.report, LineMap(good.text, text, good.lines))
     return Traced(version, text, replace(report, unchanged=[c.name for c in report.classes]), good.options,
                   good.surroundings)

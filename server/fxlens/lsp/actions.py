@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from fxlens.engine.parsing import cheap_parse
 from fxlens.outline import header_line
 from fxlens.report import ClassReport
 
@@ -20,7 +21,7 @@ GUESSED = "guessed"  # the category of the hint that says a class was built from
 
 def _pin(doc: "Document", cls: ClassReport, top: int, ls: "FxlensServer",
          context: types.CodeActionContext) -> types.CodeAction:
-    lines = doc.text.split("\n")
+    lines = doc.lines
     line_text = lines[top - 1] if top <= len(lines) else ""
     indent = line_text[:len(line_text) - len(line_text.lstrip())]
     where = ls.coords(doc).lsp_range(top, 0)
@@ -42,8 +43,9 @@ def register(ls: "FxlensServer") -> None:
             return []  # positions from an older text: an insertion could land anywhere
         first, last = params.range.start.line + 1, params.range.end.line + 1
         actions = []
+        tree = cheap_parse(doc.text)
         for cls in view.report.classes:
-            top = header_line(doc.text, cls.line)
+            top = header_line(doc.text, cls.line, tree)
             if cls.build.how == GUESSED and cls.build.directive and top <= last and first <= cls.line:
                 actions.append(_pin(doc, cls, top, ls, params.context))
         return actions

@@ -43,7 +43,7 @@ class FxlensServer(LanguageServer):
     # -- helpers every feature uses --------------------------------------------------------------
 
     def coords(self, doc: Document) -> Coords:
-        return Coords(doc.text, self.workspace.position_encoding)
+        return Coords(doc.text, self.workspace.position_encoding, doc.lines)
 
     def document(self, uri: str) -> Optional[Document]:
         return self.documents.get(uri)

@@ -5,6 +5,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
+from fxlens import lines as line_model
+
 DIRECTIVE = "# fxlens:"
 
 
@@ -69,7 +71,7 @@ def _member_lines(cls: ast.ClassDef) -> dict[str, int]:
 
 def classes_in(tree: ast.Module, text: str) -> list[ClassSource]:
     """Top-level class statements, in file order (whether they are Modules is decided at run time)."""
-    lines = text.splitlines()
+    lines = line_model.split(text)
     result = []
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
