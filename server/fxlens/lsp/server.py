@@ -34,6 +34,8 @@ class FxlensServer(LanguageServer):
         self.settings = Settings()
         self.init_options: Any = None
         self.config_generation = 0
+        # the exit status the protocol asks for: 0 only when `shutdown` came before the end
+        self.shutdown_requested = False
         self.documents = Documents()
         self.hooks = EditorHooks(self)
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
@@ -181,6 +183,7 @@ def _did_change_workspace_folders(ls: FxlensServer, params: types.DidChangeWorks
 
 
 async def _shutdown(ls: FxlensServer, params: Any) -> None:
+    ls.shutdown_requested = True
     for doc in ls.documents:
         ls.scheduler.cancel(doc)
     await ls.supervisor.stop()
@@ -209,5 +212,5 @@ def serve(tcp: Optional[str] = None) -> int:
         host, _, port = tcp.rpartition(":")
         ls.start_tcp(host or "127.0.0.1", int(port))
     else:
-        ls.start_io()
-    return 0
+        ls.start_io()  # returns once the client sent `exit` (pygls swallows the SystemExit it raises)
+    return 0 if ls.shutdown_requested else 1
