@@ -150,3 +150,21 @@ def test_the_line_map_only_maps_a_line_to_the_same_text_in_order(old, new, newli
     mapped = [(n, lines_map.line(n)) for n in range(1, len(old) + 1) if lines_map.line(n) is not None]
     assert all(old[a - 1] == new[b - 1] for a, b in mapped)
     assert [b for _, b in mapped] == sorted({b for _, b in mapped})
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces, pieces, st.integers(0, 10**6), st.integers(0, 10**6))
+def test_one_edit_keeps_every_line_it_did_not_touch_and_maps_only_equal_lines(text, new_text, first, second):
+    start, end = sorted((first % (len(text) + 1), second % (len(text) + 1)))
+    edited = text[:start] + new_text + text[end:]
+    lines_map = LineMap(text, edited)
+    old, new = lines.split(text), lines.split(edited)
+    mapped = [(n, lines_map.line(n)) for n in range(1, len(old) + 1) if lines_map.line(n) is not None]
+    assert all(old[a - 1] == new[b - 1] for a, b in mapped)
+    assert [b for _, b in mapped] == sorted({b for _, b in mapped})
+    # the lines wholly before the edit (and its line break's \r, which an inserted \n may join) and
+    # those wholly after it all survive (where a run of equal lines goes is the diff's choice)
+    before = lines.count(text[:max(0, start - 1)]) - 1
+    after = lines.count(text[min(len(text), end + 1):]) - 1
+    untouched = [*range(1, before + 1), *range(len(old) - after + 1, len(old) + 1)]
+    assert all(lines_map.line(n) is not None for n in untouched)

@@ -11,7 +11,6 @@ import asyncio
 import hashlib
 import os
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Optional
 
 from fxlens import lines as line_model
@@ -33,10 +32,6 @@ class Traced:
     @property
     def parsed(self) -> bool:
         return not any(d.category == "syntax" for d in self.report.diagnostics)
-
-    @cached_property
-    def lines(self) -> list[str]:
-        return line_model.split(self.text)
 
 
 @dataclass(frozen=True)
@@ -95,7 +90,6 @@ class Document:
     _checked_version: Optional[int] = None
     _text_parses: bool = False
     _lines: Optional[list[str]] = None
-    _partial_lines: Optional[list[str]] = None
 
     def edit(self, version: int, text: str) -> None:
         self.version, self.text = version, text
@@ -120,7 +114,7 @@ class Document:
 
     def add_partial(self, text: str, report: ClassReport) -> None:
         if text != self.partial_text:
-            self.partial, self.partial_text, self._partial_lines = {}, text, None
+            self.partial, self.partial_text = {}, text
         self.partial[report.name] = report
         self._view = None
 
@@ -149,16 +143,14 @@ class Document:
             return View(report, self.version)
         classes: dict[str, ClassReport] = {}
         if self.good is not None:
-            lines = LineMap(self.good.text, self.text, self.good.lines, self.lines)
+            lines = LineMap(self.good.text, self.text)
             for cls in self.good.report.classes:
                 moved = shift_class(cls, lines)
                 if moved is not None:
                     classes[cls.name] = moved
             report.python, report.torch = self.good.report.python, self.good.report.torch
         if self.partial:
-            if self._partial_lines is None:
-                self._partial_lines = line_model.split(self.partial_text)
-            lines = LineMap(self.partial_text, self.text, self._partial_lines, self.lines)
+            lines = LineMap(self.partial_text, self.text)
             for name, cls in self.partial.items():
                 moved = shift_class(cls, lines)
                 if moved is not None:
@@ -166,7 +158,7 @@ class Document:
         report.classes = sorted(classes.values(), key=lambda c: c.line)
         if self.last is not None:
             report.diagnostics = shift_diagnostics(self.last.report.diagnostics,
-                                                   LineMap(self.last.text, self.text, self.last.lines, self.lines))
+                                                   LineMap(self.last.text, self.text))
         stale = self.last is not None and not self.last.parsed and self.good is not None
         return View(report, self.version, stale=stale, traced=self.last is not None)
 

@@ -41,7 +41,7 @@ def merge(good: Optional[Traced], fresh: Traced) -> Traced:
     """The fresh report, completed with the previous trace of each class the worker left unchanged."""
     if good is None or not fresh.report.unchanged:
         return fresh
-    lines = LineMap(good.text, fresh.text, good.lines, fresh.lines)
+    lines = LineMap(good.text, fresh.text)
     kept = [moved for c in good.report.classes if c.name in fresh.report.unchanged
             if (moved := shift_class(c, lines)) is not None]
     fresh.report.classes = sorted(fresh.report.classes + kept, key=lambda c: c.line)
@@ -50,6 +50,6 @@ def merge(good: Optional[Traced], fresh: Traced) -> Traced:
 
 def reuse(good: Traced, version: int, text: str) -> Traced:
     """The previous result restamped for a text that differs from it in nothing a trace can see."""
-    report = shift_report(good.report, LineMap(good.text, text, good.lines))
+    report = shift_report(good.report, LineMap(good.text, text))
     return Traced(version, text, replace(report, unchanged=[c.name for c in report.classes]), good.options,
                   good.surroundings)

@@ -9,24 +9,18 @@ from __future__ import annotations
 import bisect
 import copy
 from dataclasses import replace
-from typing import Optional, Sequence
+from typing import Optional
 
-from fxlens import lines as line_model
-from fxlens.engine.line_diff import matching_blocks
+from fxlens.engine.line_diff import text_blocks
 from fxlens.report import ClassReport, Diagnostic, FileReport, Node
 
 
 class LineMap:
-    """Old line -> new line, for the lines whose text survived the edit (1-based).
+    """Old line -> new line, for the lines whose text survived the edit (1-based)."""
 
-    `old_lines`/`new_lines`: the texts' `fxlens.lines.split`, when the caller has them already."""
-
-    def __init__(self, old_text: str, new_text: str, old_lines: Optional[Sequence[str]] = None,
-                 new_lines: Optional[Sequence[str]] = None) -> None:
+    def __init__(self, old_text: str, new_text: str) -> None:
         self.identity = old_text == new_text
-        self._blocks = [] if self.identity else matching_blocks(
-            line_model.split(old_text) if old_lines is None else old_lines,
-            line_model.split(new_text) if new_lines is None else new_lines)
+        self._blocks = [] if self.identity else text_blocks(old_text, new_text)
         self._starts = [block.old for block in self._blocks]
 
     def line(self, line: Optional[int]) -> Optional[int]:
