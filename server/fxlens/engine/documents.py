@@ -142,23 +142,29 @@ class Document:
         if self.last is None and not self.partial:
             return View(report, self.version)
         classes: dict[str, ClassReport] = {}
+        maps: dict[int, LineMap] = {}  # the reports often come from one text: map through it once
+
+        def line_map(old_text: str) -> LineMap:
+            if id(old_text) not in maps:
+                maps[id(old_text)] = LineMap(old_text, self.text)
+            return maps[id(old_text)]
+
         if self.good is not None:
-            lines = LineMap(self.good.text, self.text)
+            lines = line_map(self.good.text)
             for cls in self.good.report.classes:
                 moved = shift_class(cls, lines)
                 if moved is not None:
                     classes[cls.name] = moved
             report.python, report.torch = self.good.report.python, self.good.report.torch
         if self.partial:
-            lines = LineMap(self.partial_text, self.text)
+            lines = line_map(self.partial_text)
             for name, cls in self.partial.items():
                 moved = shift_class(cls, lines)
                 if moved is not None:
                     classes[name] = moved
         report.classes = sorted(classes.values(), key=lambda c: c.line)
         if self.last is not None:
-            report.diagnostics = shift_diagnostics(self.last.report.diagnostics,
-                                                   LineMap(self.last.text, self.text))
+            report.diagnostics = shift_diagnostics(self.last.report.diagnostics, line_map(self.last.text))
         stale = self.last is not None and not self.last.parsed and self.good is not None
         return View(report, self.version, stale=stale, traced=self.last is not None)
 
