@@ -14,14 +14,17 @@ from fxlens import lines
 from fxlens.lsp.positions import normalise_encoding, units_to_chars
 
 
-def offset_at(text: str, position: types.Position, encoding: Optional[str], start: Optional[int] = -1) -> int:
+def offset_at(text: str, position: types.Position, encoding: Optional[str]) -> int:
     """The offset of an LSP position; a column past its line's end means the end (as the protocol
-    says), a line past the last means the text's end. `start`: the line's start, when known."""
-    start = lines.line_start(text, position.line) if start == -1 else start
+    says), a line past the last means the text's end."""
+    return _in_line(text, lines.line_start(text, position.line), position.character, encoding)
+
+
+def _in_line(text: str, start: Optional[int], character: int, encoding: Optional[str]) -> int:
     if start is None:
         return len(text)
     end = lines.line_end(text, start)
-    return start + units_to_chars(text[start:end], position.character, normalise_encoding(encoding))
+    return start + units_to_chars(text[start:end], character, normalise_encoding(encoding))
 
 
 def apply_change(text: str, change: types.TextDocumentContentChangeEvent, encoding: Optional[str]) -> str:
@@ -29,7 +32,7 @@ def apply_change(text: str, change: types.TextDocumentContentChangeEvent, encodi
         return change.text  # a whole-document change
     first, last = change.range.start, change.range.end
     line_start = lines.line_start(text, first.line)  # finding a line costs a pass over the text before it
-    start = offset_at(text, first, encoding, line_start)
-    end = offset_at(text, last, encoding, line_start if last.line == first.line else -1)
+    start = _in_line(text, line_start, first.character, encoding)
+    end = _in_line(text, line_start, last.character, encoding) if last.line == first.line else offset_at(text, last, encoding)
     start, end = min(start, end), max(start, end)
     return text[:start] + change.text + text[end:]
