@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SCENARIO_FILES = ("hover", "edit", "cold", "scale", "load", "tree")
+SCENARIO_FILES = ("hover", "edit", "cold", "scale", "load", "tree", "big")
 
 
 @dataclass
@@ -69,6 +69,9 @@ def verdicts(r: dict) -> list[Verdict]:
     if "load" in r:
         p99 = r["load"]["under_load"]["p99_ms"]
         out.append(Verdict("hover p99 under load ≤ 20 ms", f"{p99:.2f} ms", p99 <= 20))
+    for name, b in r.get("big", {}).items():
+        out.append(Verdict(f"hover right after an edit ({name}) < 50 ms (median)",
+                           f"{b['median_first_hover_ms']:.1f} ms", b["median_first_hover_ms"] < 50))
     return out
 
 
@@ -156,6 +159,21 @@ def markdown(r: dict) -> str:
                   f"traced) | {t['median_raw_torch_s']:.2f} s |",
                   f"| ratio fxlens / raw torch · fxlens / import torch | {t['ratio_to_raw_torch']:.2f}× · "
                   f"{t['ratio_to_import_torch']:.2f}× |", ""]
+    if "big" in r:
+        lines += big_files_section(r["big"])
     lines += ["## Targets", "", "| target | measured | |", "|---|---|---|"]
     lines += [f"| {v.target} | {v.measured} | {'pass' if v.passed else '**FAIL**'} |" for v in verdicts(r)]
     return "\n".join(lines) + "\n"
+
+
+def big_files_section(big: dict) -> list[str]:
+    lines = ["## Hover after an edit in a big file (one-character incremental didChange, then hovers until "
+             "the retrace is complete)", "",
+             "| file | lines / chars | first hover after the edit, median (max) | hovers through the retrace p50 / p99 / max ms "
+             "| answered | retrace median |", "|---|---|---|---|---|---|"]
+    for name, b in big.items():
+        through = b["through_retrace"]
+        lines.append(f"| {name} | {b['lines']} / {b['chars']} | {b['median_first_hover_ms']:.1f} ms "
+                     f"({b['max_first_hover_ms']:.1f}) | {through['p50_ms']:.2f} / {through['p99_ms']:.1f} / "
+                     f"{through['max_ms']:.1f} | {b['answered']} of {b['hovers']} | {b['median_retrace_s']:.2f} s |")
+    return lines + [""]

@@ -1,9 +1,9 @@
 """fxlens benchmarks, one command: hover latency (vs jedi-language-server), edit → fresh result and cold
 start (vs raw torch), scale (vs raw torch.export), hover under load, a cold `fxlens check` of a real-model
-tree (vs import torch and raw torch tracing the same classes).
+tree (vs import torch and raw torch tracing the same classes), hover after an edit in big files.
 
     pip install -r bench/requirements.txt     # jedi-language-server, the hover peer
-    python bench/run.py [--only hover,edit,cold,scale,load,tree] [--hovers 1200] [--rounds 5] [--runs 3]
+    python bench/run.py [--only hover,edit,cold,scale,load,tree,big] [--hovers 1200] [--rounds 5] [--runs 3]
                         [--scale-runs 1] [--scale-models gpt2-12,gpt2-48,llama70b]
 
 Every comparison is measured in this one invocation, in turns, on the same machine state. Results go
@@ -26,7 +26,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-SCENARIOS = ("hover", "edit", "cold", "scale", "load", "tree")
+SCENARIOS = ("hover", "edit", "cold", "scale", "load", "tree", "big")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -60,6 +60,7 @@ def check_requirements(scenarios: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
+    from big_files import big_file_hovers
     from check_tree import tree_check
     from edits import cold_start, edit_to_result
     from latency import hover_under_load, hover_vs_jedi
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> dict:
             "scale": lambda: measure(_sub(folder, "scale"), args.scale_runs, args.scale_models),
             "load": lambda: asyncio.run(hover_under_load(_sub(folder, "load"), args.hovers)),
             "tree": lambda: tree_check(args.runs),
+            "big": lambda: asyncio.run(big_file_hovers(_sub(folder, "big"), args.rounds)),
         }
         for name in args.only:
             print(f"== {name} …", flush=True)

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Optional
+
+from fxlens import lines as line_model
 
 
 @dataclass
@@ -16,7 +19,7 @@ class Outline:
 
 
 def outline(tree: ast.Module, text: str) -> Outline:
-    lines = text.split("\n")
+    lines = line_model.split(text)
     taken = [False] * len(lines)
     classes: dict[str, str] = {}
     for node in tree.body:
@@ -34,18 +37,15 @@ def outline(tree: ast.Module, text: str) -> Outline:
     return Outline(classes, rest)
 
 
-def header_line(text: str, class_line: int) -> int:
+def header_line(text: str, class_line: int, tree: Optional[ast.Module] = None) -> int:
     """The first line of the class statement at `class_line`, decorators included: where a
-    `# fxlens:` directive goes. Without a parse (mid-edit), the `@` lines directly above count."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        tree = None
+    `# fxlens:` directive goes. Without a parse (`tree` None: mid-edit), the `@` lines directly above
+    count."""
     if tree is not None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.lineno == class_line:
                 return min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    lines = text.split("\n")
+    lines = line_model.split(text)
     line = class_line
     while line > 1 and lines[line - 2].lstrip().startswith("@"):
         line -= 1

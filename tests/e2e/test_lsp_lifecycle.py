@@ -7,9 +7,11 @@ import signal
 
 import pytest
 import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pytest_lsp import LanguageClient
 
-from lsp_harness import FIXTURES, command, config, open_doc, start
+from lsp_harness import FIXTURES, HANG_GUARD, command, config, open_doc, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -153,3 +155,38 @@ async def test_while_a_retrace_runs_hovers_use_the_old_result_shifted_through_th
     assert edited is None
     await doc.traced()
     assert "operator.sub" in await doc.hover(doc.at(16, "torch.relu"))
+
+
+async def _exit_status(other: LanguageClient) -> int:
+    server = other._server  # the process pytest-lsp started
+    gone = asyncio.get_running_loop().create_future()
+    other.exit(None)
+
+    def check() -> None:  # exit is a notification: watch the process until it has ended
+        if server.returncode is not None:
+            gone.set_result(server.returncode)
+        else:
+            asyncio.get_running_loop().call_later(0.05, check)
+
+    check()
+    return await asyncio.wait_for(gone, 60)
+
+
+async def test_a_request_after_shutdown_is_refused_and_exit_then_succeeds(tmp_path):
+    other = await config().start()
+    await start(other)
+    await other.shutdown_async(None)
+    with pytest.raises(JsonRpcException) as refused:  # (the guard: pygls alone never answers it)
+        await asyncio.wait_for(other.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=(tmp_path / "a.py").as_uri()),
+            position=types.Position(line=0, character=0))), HANG_GUARD)
+    assert refused.value.code == JsonRpcInvalidRequest.CODE
+    assert await _exit_status(other) == 0
+    await other.stop()
+
+
+async def test_exit_without_shutdown_ends_the_server_with_status_1():
+    other = await config().start()
+    await start(other)
+    assert await _exit_status(other) == 1
+    await other.stop()

@@ -18,7 +18,7 @@ def _bench_run():
 
 def test_defaults_select_every_scenario():
     args = _bench_run().parse_args([])
-    assert args.only == ["hover", "edit", "cold", "scale", "load", "tree"]
+    assert args.only == ["hover", "edit", "cold", "scale", "load", "tree", "big"]
     assert args.hovers >= 1000 and args.scale_models == ("gpt2-12", "gpt2-48", "llama70b")
 
 

@@ -59,3 +59,12 @@ def test_relative_interpreter_paths_are_relative_to_the_workspace():
     assert with_root(bare, "/home/me/proj").python == "python3"  # found on PATH
     absolute = parse_settings({"fxlens": {"python": "/usr/bin/python3"}})[0]
     assert with_root(absolute, "/home/me/proj").python == "/usr/bin/python3"
+
+
+def test_values_too_small_to_trace_with_warn_and_are_raised_to_the_smallest_that_works():
+    settings, warnings = parse_settings({"fxlens": {"memoryLimitMB": 0.5, "timeoutSeconds": 0.005}})
+    assert settings.memory_limit_mb == 256 and settings.timeout_seconds == 1.0
+    assert len(warnings) == 2 and all("too small" in w for w in warnings)
+    assert any(w.startswith("fxlens.memoryLimitMB: 0.5") for w in warnings)
+    settings, warnings = parse_settings({"fxlens": {"memoryLimitMB": 256, "timeoutSeconds": 1}})
+    assert (settings.memory_limit_mb, settings.timeout_seconds, warnings) == (256, 1.0, [])

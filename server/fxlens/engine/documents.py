@@ -7,13 +7,14 @@ into one FileReport whose coordinates are valid for the *current* text.
 """
 from __future__ import annotations
 
-import ast
 import asyncio
 import hashlib
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from fxlens import lines as line_model
+from fxlens.engine.parsing import cheap_parse, too_big_to_parse
 from fxlens.engine.shift import LineMap, shift_class, shift_diagnostics
 from fxlens.report import ClassReport, FileReport
 
@@ -53,11 +54,8 @@ class Surroundings:
 
 
 def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    # a text too big to check on the event loop counts as parsing: its importer's trace says if not
+    return too_big_to_parse(text) or cheap_parse(text) is not None
 
 
 def _inside(path: str, root: str) -> bool:
@@ -95,10 +93,19 @@ class Document:
     importable: bool = True
     # how positions move from an older text to a newer one (a notebook follows its cells by identity)
     line_map: Callable[[str, str], LineMap] = LineMap
+    _lines: Optional[list[str]] = None
 
     def edit(self, version: int, text: str) -> None:
         self.version, self.text = version, text
         self._view = None
+        self._lines = None
+
+    @property
+    def lines(self) -> list[str]:
+        """The current text's lines (`fxlens.lines.split`), split once per version."""
+        if self._lines is None:
+            self._lines = line_model.split(self.text)
+        return self._lines
 
     def importable_text(self) -> Optional[str]:
         """The text other buffers import this one as: the current text, or while it does not parse
@@ -139,23 +146,29 @@ class Document:
         if self.last is None and not self.partial:
             return View(report, self.version)
         classes: dict[str, ClassReport] = {}
+        maps: dict[int, LineMap] = {}  # the reports often come from one text: map through it once
+
+        def mapped(old_text: str) -> LineMap:
+            if id(old_text) not in maps:
+                maps[id(old_text)] = self.line_map(old_text, self.text)
+            return maps[id(old_text)]
+
         if self.good is not None:
-            lines = self.line_map(self.good.text, self.text)
+            lines = mapped(self.good.text)
             for cls in self.good.report.classes:
                 moved = shift_class(cls, lines)
                 if moved is not None:
                     classes[cls.name] = moved
             report.python, report.torch = self.good.report.python, self.good.report.torch
         if self.partial:
-            lines = self.line_map(self.partial_text, self.text)
+            lines = mapped(self.partial_text)
             for name, cls in self.partial.items():
                 moved = shift_class(cls, lines)
                 if moved is not None:
                     classes[name] = moved
         report.classes = sorted(classes.values(), key=lambda c: c.line)
         if self.last is not None:
-            report.diagnostics = shift_diagnostics(self.last.report.diagnostics,
-                                                    self.line_map(self.last.text, self.text))
+            report.diagnostics = shift_diagnostics(self.last.report.diagnostics, mapped(self.last.text))
         stale = self.last is not None and not self.last.parsed and self.good is not None
         return View(report, self.version, stale=stale, traced=self.last is not None)
 

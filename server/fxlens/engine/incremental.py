@@ -7,21 +7,19 @@ nothing a trace could see changed (the same classes and module code, lines merel
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import replace
 from typing import Callable, Optional
 
 from fxlens.engine.documents import Traced
+from fxlens.engine.parsing import cheap_parse
 from fxlens.engine.shift import LineMap, shift_class, shift_report
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.outline import Outline, outline
 
 
 def _outline(text: str) -> Optional[Outline]:
-    try:
-        return outline(ast.parse(text), text)
-    except (SyntaxError, ValueError):
-        return None
+    tree = cheap_parse(text)
+    return None if tree is None else outline(tree, text)
 
 
 def needs_trace(good: Optional[Traced], text: str, options: TraceOptions) -> bool:

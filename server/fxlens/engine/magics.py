@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from fxlens import lines as line_model
+
 # cell magics whose body is ordinary Python that IPython runs in the notebook's namespace
 PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 
@@ -73,7 +75,7 @@ class _Scanner:
 
 def neutralise(cell: str) -> str:
     """The cell's text with its IPython-only lines made inert; the same number of lines."""
-    lines = cell.split("\n")
+    lines = line_model.split(cell)
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%"):
         magic = first[2:].split(maxsplit=1)[0] if len(first) > 2 else ""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 from urllib.parse import unquote
 
+from fxlens import lines as line_model
 from fxlens.engine.documents import Document, Documents
 from fxlens.engine.magics import neutralise
 from fxlens.engine.shift import LineMap
@@ -63,7 +64,7 @@ def virtual_module(cells: Iterable[tuple[str, str]]) -> VirtualModule:
     spans, texts, start = [], [], 1
     for uri, text in cells:
         inert = neutralise(text)
-        span = CellSpan(uri, start, tuple(text.split("\n")), tuple(inert.split("\n")))
+        span = CellSpan(uri, start, tuple(line_model.split(text)), tuple(line_model.split(inert)))
         spans.append(span)
         texts.append(inert)
         start = span.end + 1

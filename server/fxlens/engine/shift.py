@@ -6,29 +6,32 @@ still exactly right at its new line number. Anything touching an edited line los
 """
 from __future__ import annotations
 
+import bisect
 import copy
-import difflib
 from dataclasses import replace
 from typing import Optional
 
+from fxlens.engine.line_diff import text_blocks
 from fxlens.report import ClassReport, Diagnostic, FileReport, Node
 
 
 class LineMap:
+    """Old line -> new line, for the lines whose text survived the edit (1-based)."""
+
     def __init__(self, old_text: str, new_text: str) -> None:
         self.identity = old_text == new_text
-        self._map: dict[int, int] = {}
-        if not self.identity:
-            old, new = old_text.split("\n"), new_text.split("\n")
-            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-            for block in matcher.get_matching_blocks():
-                for k in range(block.size):
-                    self._map[block.a + k + 1] = block.b + k + 1
+        self._blocks = [] if self.identity else text_blocks(old_text, new_text)
+        self._starts = [block.old for block in self._blocks]
 
     def line(self, line: Optional[int]) -> Optional[int]:
         if line is None or self.identity:
             return line
-        return self._map.get(line)
+        index = bisect.bisect_right(self._starts, line - 1) - 1
+        if index < 0:
+            return None
+        block = self._blocks[index]
+        offset = line - 1 - block.old
+        return block.new + offset + 1 if offset < block.size else None
 
     def span(self, line: Optional[int], end_line: Optional[int]) -> Optional[tuple[int, int]]:
         """New (line, end_line) if every line of the span survived, unsplit; else None."""
@@ -41,11 +44,14 @@ class LineMap:
         return mapped[0], mapped[-1]
 
     def nearest_before(self, line: int) -> Optional[int]:
-        for candidate in range(line, 0, -1):
-            mapped = self.line(candidate)
-            if mapped is not None:
-                return mapped
-        return None
+        """Where the last surviving line at or above `line` went."""
+        if self.identity:
+            return line
+        index = bisect.bisect_right(self._starts, line - 1) - 1
+        if index < 0:
+            return None
+        block = self._blocks[index]
+        return block.new + min(line - 1 - block.old, block.size - 1) + 1
 
 
 def _moved(d: Diagnostic, span: tuple[int, int]) -> Diagnostic:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from fxlens.engine.parsing import cheap_parse
 from fxlens.lsp import passes
 from fxlens.outline import header_line
 from fxlens.report import ClassReport
@@ -23,7 +24,7 @@ GUESSED = "guessed"  # the category of the hint that says a class was built from
 
 def _pin(doc: "Document", cls: ClassReport, top: int, coords: "Coords | CellCoords", uri: str,
          context: types.CodeActionContext) -> types.CodeAction:
-    lines = doc.text.split("\n")
+    lines = doc.lines
     line_text = lines[top - 1] if top <= len(lines) else ""
     indent = line_text[:len(line_text) - len(line_text.lstrip())]
     edit = types.TextEdit(range=coords.lsp_range(top, 0), new_text=f"{indent}# fxlens: {cls.build.directive}\n")
@@ -49,8 +50,9 @@ def register(ls: "FxlensServer") -> None:
         first, _ = coords.report_position(params.range.start)
         last, _ = coords.report_position(params.range.end)
         actions = []
+        tree = cheap_parse(doc.text)
         for cls in view.report.classes:
-            top = header_line(doc.text, cls.line)
+            top = header_line(doc.text, cls.line, tree)
             if (cls.build.how == GUESSED and cls.build.directive and coords.contains(cls.line) and top <= last
                     and first <= cls.line):
                 actions.append(_pin(doc, cls, top, coords, uri, params.context))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from typing import TYPE_CHECKING, Any, Optional
 
 from lsprotocol import types
@@ -18,6 +17,7 @@ from pygls.uris import from_fs_path
 from fxlens.engine.documents import Document
 from fxlens.engine.worker_client import WorkerUnavailable
 from fxlens.lsp.cells import CellCoords
+from fxlens.lsp.graph_files import GraphFiles
 from fxlens.render.graph_view import graph_document, graph_payload
 from fxlens.report import ClassReport
 
@@ -38,17 +38,9 @@ def _pick_class(doc: Document, name: Optional[str]) -> tuple[Optional[ClassRepor
     return (above[-1] if above else classes[0]), ""
 
 
-def _write_graph(doc: Document, cls: ClassReport, level: str) -> str:
-    folder = os.path.join(tempfile.gettempdir(), f"fxlens-graphs-{os.getuid()}")
-    os.makedirs(folder, exist_ok=True)
+def _write_graph(files: GraphFiles, doc: Document, cls: ClassReport, level: str) -> str:
     stem = os.path.splitext(os.path.basename(doc.path))[0]
-    path = os.path.join(folder, f"{stem}.{cls.name}.{level}.txt")
-    if os.path.exists(path):
-        os.chmod(path, 0o644)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(graph_document(doc.path, cls, level))
-    os.chmod(path, 0o444)  # generated output: read-only so nobody edits it by mistake
-    return path
+    return files.write(f"{stem}.{cls.name}.{level}.txt", graph_document(doc.path, cls, level))
 
 
 def _in_cell(ls: "FxlensServer", doc: Document, uri: str,
@@ -69,6 +61,8 @@ def _text(args: tuple, index: int) -> Optional[str]:
 
 
 def register(ls: "FxlensServer") -> None:
+    files = GraphFiles()
+
     @ls.command("fxlens.showGraph")
     async def show_graph(ls, *args: Any) -> dict:
         uri = _text(args, 0) or ""
@@ -82,7 +76,7 @@ def register(ls: "FxlensServer") -> None:
         uri, cls = _in_cell(ls, doc, uri, cls)
         payload = graph_payload(uri, cls, level, problem)
         if cls is not None and len(args) > 3 and args[3] is True and payload["levels"]:
-            target = from_fs_path(_write_graph(doc, cls, level if level in cls.levels else payload["levels"][0]))
+            target = from_fs_path(_write_graph(files, doc, cls, level if level in cls.levels else payload["levels"][0]))
             payload["document"] = target  # clients that cannot be asked to show it (Neovim 0.7) open it themselves
             if ls.capability("window", "show_document", "support"):
                 await ls.window_show_document_async(types.ShowDocumentParams(uri=target, take_focus=True))

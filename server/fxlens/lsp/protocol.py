@@ -4,19 +4,23 @@ pygls 2.1 raises while decoding such a message inside its read loop: the request
 response (the client waits forever) and a notification turns into an "Error in server" popup.
 Here a bad request gets a JSON-RPC "invalid params" error and a bad notification is logged and
 dropped, which is what the protocol asks for. Likewise a change to a document that was never
-opened (pygls raises KeyError) is logged and ignored.
+opened (pygls raises KeyError) is logged and ignored, and an edit is applied in the editor's line
+model (lsp/sync.py), not pygls's. After `shutdown`, a request gets InvalidRequest (pygls drops it
+and the client waits forever), as the protocol asks.
 """
 from __future__ import annotations
 
 import logging
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Optional
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+
+from fxlens.lsp import sync
 
 log = logging.getLogger("fxlens")
 
@@ -36,9 +40,45 @@ class FxlensProtocol(LanguageServerProtocol):
                 log.warning("dropped %s with params that do not decode: %s", method or "a message", error)
             return _HANDLED
 
+    def handle_message(self, message):
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, types.EXIT) and getattr(message, "id", None) is not None:
+            error = JsonRpcInvalidRequest(f"the server is shut down: {method} after shutdown")
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        super().handle_message(message)
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
         if unquote(params.text_document.uri) not in self.workspace.text_documents:
             log.warning("ignored a change to %s, which is not open", params.text_document.uri)
             return
-        yield from super().lsp_text_document__did_change(params)
+        self._apply_changes(params.text_document, params.content_changes)
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def lsp_notebook_document__did_change(self, params: types.DidChangeNotebookDocumentParams):
+        # pygls would apply the cells' text edits in its own line model: those are applied here instead
+        cells = params.change.cells
+        edits = cells.text_content if cells is not None else None
+        if cells is not None:
+            cells.text_content = None
+        self.workspace.update_notebook_document(params)
+        if cells is not None:
+            cells.text_content = edits  # the handler sees the params as the client sent them
+        for edit in edits or []:
+            if unquote(edit.document.uri) in self.workspace.text_documents:
+                self._apply_changes(edit.document, edit.changes, notebook_uri=params.notebook_document.uri)
+        if (handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    def _apply_changes(self, identifier: types.VersionedTextDocumentIdentifier,
+                       changes: list[types.TextDocumentContentChangeEvent], notebook_uri: Optional[str] = None) -> None:
+        document = self.workspace.get_text_document(identifier.uri)
+        text = document.source
+        for change in changes:
+            text = sync.apply_change(text, change, self.workspace.position_encoding)
+        self.workspace.put_text_document(types.TextDocumentItem(
+            uri=document.uri, language_id=document.language_id or "python",
+            version=identifier.version, text=text), notebook_uri=notebook_uri)

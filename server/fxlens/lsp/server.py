@@ -38,6 +38,8 @@ class FxlensServer(LanguageServer):
         self.settings = Settings()
         self.init_options: Any = None
         self.config_generation = 0
+        # the exit status the protocol asks for: 0 only when `shutdown` came before the end
+        self.shutdown_requested = False
         self.documents = Documents()
         self.notebooks = Notebooks(self.documents)
         self.baselines = Baselines()  # the last commit's graphs, for the "vs HEAD" lens
@@ -56,7 +58,7 @@ class FxlensServer(LanguageServer):
         found = self.notebooks.of_cell(uri) if uri is not None else None
         if found is not None:
             return CellCoords(found[1], self.workspace.position_encoding)
-        return Coords(doc.text, self.workspace.position_encoding)
+        return Coords(doc.text, self.workspace.position_encoding, doc.lines)
 
     def document(self, uri: str) -> Optional[Document]:
         """The open document `uri` names; for a notebook cell, its notebook's."""
@@ -202,6 +204,7 @@ def _did_change_workspace_folders(ls: FxlensServer, params: types.DidChangeWorks
 
 
 async def _shutdown(ls: FxlensServer, params: Any) -> None:
+    ls.shutdown_requested = True
     for doc in ls.documents:
         ls.scheduler.cancel(doc)
     await ls.supervisor.stop()
@@ -230,5 +233,5 @@ def serve(tcp: Optional[str] = None) -> int:
         host, _, port = tcp.rpartition(":")
         ls.start_tcp(host or "127.0.0.1", int(port))
     else:
-        ls.start_io()
-    return 0
+        ls.start_io()  # returns once the client sent `exit` (pygls swallows the SystemExit it raises)
+    return 0 if ls.shutdown_requested else 1

@@ -1,4 +1,5 @@
-"""Typed settings with defaults; a bad value is reported and replaced by its default, never fatal.
+"""Typed settings with defaults; a bad value is reported and replaced by its default, never fatal,
+and a value too small to trace anything with is reported and raised to the smallest that works.
 
 Accepted shapes (clients differ): `{"fxlens": {"python": ...}}`, `{"fxlens.python": ...}` and the
 flat `{"python": ...}` that some clients put in initializationOptions.
@@ -95,6 +96,22 @@ _FIELDS = {
 }
 
 
+# key -> (the smallest value a trace can work with, why): below it every trace would fail, and say
+# "timeout" or "out of memory" about code that is fine
+_MINIMUMS = {
+    "timeoutSeconds": (1.0, "the first export of a small module takes about a second"),
+    "memoryLimitMB": (256, "torch.export alone needs a few hundred megabytes on top of the worker"),
+}
+
+
+def _at_least(key: str, value: Any, parsed: Any, warnings: list[str]) -> Any:
+    if key not in _MINIMUMS or value >= _MINIMUMS[key][0]:
+        return parsed
+    least, why = _MINIMUMS[key]
+    warnings.append(f"fxlens.{key}: {value!r} is too small to trace with ({why}); using {least!r}.")
+    return least
+
+
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     """The settings a client sent (missing keys take defaults) and a warning per bad value."""
     defaults = Settings()
@@ -110,7 +127,7 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             warnings.append(f"fxlens.{key}: {value!r} is not valid (expected {expected}); "
                             f"using the default {getattr(defaults, name)!r}.")
         else:
-            changes[name] = parsed
+            changes[name] = _at_least(key, value, parsed, warnings)
     return replace(defaults, **changes), warnings
 
 

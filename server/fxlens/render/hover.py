@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from fxlens import lines as line_model
 from fxlens.render import cost
 from fxlens.render import nodes as q
 from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text, value_text
@@ -284,7 +285,7 @@ EXECUTION_OFF = ("fxlens runs no code of this file (`fxlens.execution` is `off`,
 
 def execution_off_text(source: str, line: int) -> Optional[str]:
     """The hover while execution is off: said on the lines of a top-level class, silent elsewhere."""
-    lines = source.splitlines()
+    lines = line_model.split(source)
     for index in range(min(line, len(lines)) - 1, -1, -1):
         text = lines[index]
         if text.startswith("class "):

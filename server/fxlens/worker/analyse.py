@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 import torch
 from torch import nn
 
+from fxlens import lines as line_model
 from fxlens.outline import outline
 from fxlens.pass_report import pass_to_json
 from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
@@ -46,7 +47,7 @@ class Analysis:
         self.roots = roots or []  # importable folders (workspace folders)
         self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
         self.text = text
-        self.lines = text.splitlines()
+        self.lines = line_model.split(text)
         self.levels = list(asked(levels)) or ["fx"]  # in ladder order: deeper levels reuse those above
         self.execution = execution
         self.only = set(classes) if classes else None

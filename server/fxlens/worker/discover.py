@@ -5,6 +5,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
+from fxlens import lines as line_model
+
 DIRECTIVE = "# fxlens:"
 
 
@@ -105,7 +107,7 @@ def the_ones_that_ran(sources: list[ClassSource], namespace: dict) -> list[Class
 def classes_in(tree: ast.Module, text: str) -> list[ClassSource]:
     """Top-level class statements (see top_level_classes), in file order (whether they are Modules is
     decided at run time)."""
-    lines = text.splitlines()
+    lines = line_model.split(text)
     result = []
     for node in top_level_classes(tree.body):
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])

@@ -22,6 +22,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from fxlens import lines as line_model
+
 # what a request may carry (the server sends every open buffer; anything past these is dropped)
 MAX_ROOTS = 64
 MAX_BUFFERS = 256
@@ -61,7 +63,8 @@ class Placement:
 
 def seed_linecache(path: str, text: str) -> None:
     # no mtime: linecache.checkcache keeps the entry instead of re-reading the file from disk
-    linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
+    # lines as reading the file gives them: inspect.getsource indexes them by the code's line numbers
+    linecache.cache[path] = (len(text), None, line_model.with_ends(text), path)
 
 
 def standalone_name(path: str) -> str:

@@ -6,6 +6,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Optional
 
+from fxlens import lines as line_model
 from fxlens.worker import imports
 from fxlens.worker.skipped_names import bound_names
 
@@ -123,7 +124,7 @@ def parse(path: str, text: str) -> ast.Module:
 
 
 def _not_python(path: str, text: str, error: Exception) -> SyntaxError:
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(line_model.split(text), 1):
         for col, char in enumerate(line):
             if char == "\0" or "\ud800" <= char <= "\udfff":
                 what = "a NUL byte" if char == "\0" else "bytes that are not UTF-8"

@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 import torch
 import torch.fx as fx
 
+from fxlens import lines as line_model
 from fxlens import pass_catalog
 from fxlens.pass_report import PassInfo, PassReport
 from fxlens.report import Diagnostic, Span
@@ -186,7 +187,7 @@ def _before_only(report: PassReport, original: fx.GraphModule) -> PassReport:
 
 def _lines(request: dict, target: Target) -> list[str]:
     text = request.get("text")
-    return text.splitlines() if isinstance(text, str) else target.lines
+    return line_model.split(text) if isinstance(text, str) else target.lines
 
 
 def _not_built(example: Any, target: Target) -> list[Diagnostic]:
