@@ -36,11 +36,7 @@ def test_groups_read_the_fx_level_scopes_at_every_level():
     assert aten["schemas"]["aten.linear.default"]["schema"].startswith("aten::linear(")
 
 
-def test_node_details_and_a_pass_preview_mark_pass_through():
-    cls = _cls()
-    node = cls.levels["fx"].nodes[1]
-    node.change = "added"  # a field a pass preview adds
-    fx = graph_payload("file:///n.py", cls, "fx")
+def test_node_details_pass_through():
+    fx = graph_payload("file:///n.py", _cls(), "fx")
     drawn = next(n for n in fx["graph"]["nodes"] if n["id"] == "attn_proj")
-    assert (drawn["function"], drawn["text"], drawn["change"]) == ("Attn.forward", "%attn_proj : ...", "added")
-    assert "change" not in fx["graph"]["nodes"][0]
+    assert (drawn["function"], drawn["text"]) == ("Attn.forward", "%attn_proj : ...")
