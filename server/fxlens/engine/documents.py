@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from fxlens import lines as line_model
 from fxlens.engine.parsing import cheap_parse, too_big_to_parse
-from fxlens.engine.shift import LineMap, shift_class, shift_diagnostics
+from fxlens.engine.shift import LineMap, LineMapping, shift_class, shift_diagnostics
 from fxlens.report import ClassReport, FileReport
 
 
@@ -92,7 +92,7 @@ class Document:
     # False for a notebook's virtual module: no other buffer imports it
     importable: bool = True
     # how positions move from an older text to a newer one (a notebook follows its cells by identity)
-    line_map: Callable[[str, str], LineMap] = LineMap
+    line_map: Callable[[str, str], LineMapping] = LineMap
     _lines: Optional[list[str]] = None
 
     def edit(self, version: int, text: str) -> None:
@@ -146,9 +146,9 @@ class Document:
         if self.last is None and not self.partial:
             return View(report, self.version)
         classes: dict[str, ClassReport] = {}
-        maps: dict[int, LineMap] = {}  # the reports often come from one text: map through it once
+        maps: dict[int, LineMapping] = {}  # the reports often come from one text: map through it once
 
-        def mapped(old_text: str) -> LineMap:
+        def mapped(old_text: str) -> LineMapping:
             if id(old_text) not in maps:
                 maps[id(old_text)] = self.line_map(old_text, self.text)
             return maps[id(old_text)]

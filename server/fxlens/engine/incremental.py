@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 from fxlens.engine.documents import Traced
 from fxlens.engine.parsing import cheap_parse
-from fxlens.engine.shift import LineMap, shift_class, shift_report
+from fxlens.engine.shift import LineMap, LineMapping, shift_class, shift_report
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.outline import Outline, outline
 
@@ -37,7 +37,7 @@ def known_fingerprints(good: Optional[Traced], options: TraceOptions) -> dict[st
     return {c.name: c.fingerprint for c in good.report.classes if c.fingerprint}
 
 
-def merge(good: Optional[Traced], fresh: Traced, line_map: Callable[[str, str], LineMap] = LineMap) -> Traced:
+def merge(good: Optional[Traced], fresh: Traced, line_map: Callable[[str, str], LineMapping] = LineMap) -> Traced:
     """The fresh report, completed with the previous trace of each class the worker left unchanged."""
     if good is None or not fresh.report.unchanged:
         return fresh
@@ -48,7 +48,7 @@ def merge(good: Optional[Traced], fresh: Traced, line_map: Callable[[str, str], 
     return fresh
 
 
-def reuse(good: Traced, version: int, text: str, line_map: Callable[[str, str], LineMap] = LineMap) -> Traced:
+def reuse(good: Traced, version: int, text: str, line_map: Callable[[str, str], LineMapping] = LineMap) -> Traced:
     """The previous result restamped for a text that differs from it in nothing a trace can see."""
     report = shift_report(good.report, line_map(good.text, text))
     return Traced(version, text, replace(report, unchanged=[c.name for c in report.classes]), good.options,

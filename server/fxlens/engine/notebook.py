@@ -17,7 +17,7 @@ from urllib.parse import unquote
 from fxlens import lines as line_model
 from fxlens.engine.documents import Document, Documents
 from fxlens.engine.magics import neutralise
-from fxlens.engine.shift import LineMap
+from fxlens.engine.shift import LineMap, LineMapping
 
 # module texts remembered per notebook for carrying results across edits (last, good, partial, current)
 REMEMBERED_TEXTS = 8
@@ -77,7 +77,7 @@ def virtual_path(notebook_path: str) -> str:
     return notebook_path + ".py"
 
 
-class CellLineMap(LineMap):
+class CellLineMap(LineMapping):
     """LineMap between two versions of a notebook's module that follows each cell by its URI: a cell
     that moved keeps its results at its new place; a cell's own edits map like a file's."""
 
@@ -109,7 +109,7 @@ class Notebook:
     # cell URIs that were sent diagnostics: a cell that leaves the notebook has them cleared
     published: set[str] = field(default_factory=set)
 
-    def line_map(self, old_text: str, new_text: str) -> LineMap:
+    def line_map(self, old_text: str, new_text: str) -> LineMapping:
         old, new = self.seen.get(old_text), self.seen.get(new_text)
         if old is None or new is None:
             return LineMap(old_text, new_text)

@@ -15,8 +15,31 @@ from fxlens.engine.line_diff import text_blocks
 from fxlens.report import ClassReport, Diagnostic, FileReport, Node
 
 
-class LineMap:
-    """Old line -> new line, for the lines whose text survived the edit (1-based)."""
+class LineMapping:
+    """Old line -> new line, for the lines that survived (1-based); subclasses say how (`line`)."""
+
+    identity = False
+
+    def line(self, line: Optional[int]) -> Optional[int]:
+        raise NotImplementedError
+
+    def span(self, line: Optional[int], end_line: Optional[int]) -> Optional[tuple[int, int]]:
+        """New (line, end_line) if every line of the span survived, unsplit; else None."""
+        if line is None:
+            return None
+        end_line = line if end_line is None else end_line
+        mapped = [self.line(n) for n in range(line, end_line + 1)]
+        if any(m is None for m in mapped) or mapped[-1] - mapped[0] != end_line - line:
+            return None
+        return mapped[0], mapped[-1]
+
+    def nearest_before(self, line: int) -> Optional[int]:
+        """Where the last surviving line at or above `line` went."""
+        return next((m for m in map(self.line, range(line, 0, -1)) if m is not None), None)
+
+
+class LineMap(LineMapping):
+    """Between two texts: the lines whose text survived the edit."""
 
     def __init__(self, old_text: str, new_text: str) -> None:
         self.identity = old_text == new_text
@@ -33,18 +56,8 @@ class LineMap:
         offset = line - 1 - block.old
         return block.new + offset + 1 if offset < block.size else None
 
-    def span(self, line: Optional[int], end_line: Optional[int]) -> Optional[tuple[int, int]]:
-        """New (line, end_line) if every line of the span survived, unsplit; else None."""
-        if line is None:
-            return None
-        end_line = line if end_line is None else end_line
-        mapped = [self.line(n) for n in range(line, end_line + 1)]
-        if any(m is None for m in mapped) or mapped[-1] - mapped[0] != end_line - line:
-            return None
-        return mapped[0], mapped[-1]
-
     def nearest_before(self, line: int) -> Optional[int]:
-        """Where the last surviving line at or above `line` went."""
+        # by block, not line by line: a 10,000-line class would otherwise cost a scan per edit
         if self.identity:
             return line
         index = bisect.bisect_right(self._starts, line - 1) - 1
@@ -60,7 +73,7 @@ def _moved(d: Diagnostic, span: tuple[int, int]) -> Diagnostic:
     return d
 
 
-def _shift_node(node: Node, lines: LineMap) -> Node:
+def _shift_node(node: Node, lines: LineMapping) -> Node:
     if node.line is None:
         return node
     span = lines.span(node.line, node.end_line)
@@ -74,7 +87,7 @@ def _shift_node(node: Node, lines: LineMap) -> Node:
     return node
 
 
-def shift_class(report: ClassReport, lines: LineMap) -> Optional[ClassReport]:
+def shift_class(report: ClassReport, lines: LineMapping) -> Optional[ClassReport]:
     """The class with its positions carried to the new text. Reports are never mutated once built, so
     what did not move is shared, not copied: a deep copy of a 12-layer GPT took ~30 ms, a hover's
     worth of event-loop time, on every edit."""
@@ -95,13 +108,13 @@ def shift_class(report: ClassReport, lines: LineMap) -> Optional[ClassReport]:
     return moved
 
 
-def shift_diagnostics(items: list[Diagnostic], lines: LineMap) -> list[Diagnostic]:
+def shift_diagnostics(items: list[Diagnostic], lines: LineMapping) -> list[Diagnostic]:
     if lines.identity:
         return list(items)
     return [_moved(d, s) for d in items if (s := lines.span(d.line, d.end_line)) is not None]
 
 
-def shift_report(report: FileReport, lines: LineMap) -> FileReport:
+def shift_report(report: FileReport, lines: LineMapping) -> FileReport:
     if lines.identity:
         return report
     moved = copy.copy(report)

@@ -13,7 +13,7 @@ from typing import Optional
 from lsprotocol import types
 
 from fxlens.engine.notebook import CellSpan
-from fxlens.engine.shift import LineMap, shift_class, shift_report
+from fxlens.engine.shift import LineMapping, shift_class, shift_report
 from fxlens.lsp.positions import Coords
 from fxlens.report import ClassReport, FileReport
 
@@ -67,7 +67,7 @@ class CellCoords:
         return shift_report(report, CellLines(self.cell))
 
 
-class CellLines(LineMap):
+class CellLines(LineMapping):
     """Module line -> line of one cell (None for the other cells' lines), for `shift_class`."""
 
     def __init__(self, cell: CellSpan) -> None:
