@@ -71,7 +71,7 @@ def _diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic:
     text = lines[where - 1] if lines else ""
     start = len(text) - len(text.lstrip())
     asker = "the code sets" if line else "a library this file imports sets"
-    lacks = f", which this machine does not have" if not available(device) else ""
+    lacks = ", which this machine does not have" if not available(device) else ""
     return Diagnostic(
         where, len(text[:start].encode()), where, len(text.encode()), "information", CATEGORY,
         f"{asker} the default device to `{device}`{lacks}: fxlens traced on the meta device and the CPU instead",
