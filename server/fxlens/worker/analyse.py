@@ -19,6 +19,7 @@ from fxlens.outline import outline
 from fxlens.pass_report import pass_to_json
 from fxlens.report import Build, ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker import build as building
+from fxlens.worker import default_device
 from fxlens.worker import loader
 from fxlens.worker.children import builders_of, in_plain_words
 from fxlens.worker.class_cost import class_cost
@@ -71,6 +72,14 @@ class Analysis:
         """The file-level report; every class's report goes out through `emit` as it is made."""
         if self.execution == "off":
             return self._without_execution(emit)
+        # the code's default device never reaches fxlens's runs: see default_device.py
+        with default_device.intercepted(self.path) as asked:
+            try:
+                return self._run_loaded(emit)
+            finally:
+                self.report.diagnostics += asked.diagnostics(self.lines)
+
+    def _run_loaded(self, emit: Emit) -> FileReport:
         try:
             tree = loader.parse(self.path, self.text)
             # read before the user's code runs: it may patch the builtins fxlens's own code uses

@@ -129,6 +129,19 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
 
 
 _NAMES = {"meta": "meta tensors", "fake": "fake tensors", "cpu": "small real CPU tensors"}
+# the meta device's failure for code that makes its own tensors without `device=` (CPU ones)
+MIXES_DEVICES = "mix with tensors the code makes on the CPU (a factory without `device=`)"
+
+
+def only_mixed_devices(reason: str) -> bool:
+    """Whether the meta device failed only for mixing in CPU tensors the code made (its `Ran.reason`, or a
+    MetaDeviceLimit's summary): fake CPU tensors then run it as real ones would, values never read."""
+    return reason.startswith(f"the meta device cannot {MIXES_DEVICES}")
+
+
+def mixed_devices_reason(kind: str) -> str:
+    """The Build's `tensors_reason` of a step rerun on `kind` tensors for mixing devices on meta."""
+    return f"the meta device cannot {MIXES_DEVICES}: ran on {_NAMES[kind]} instead"
 
 
 def _elements(module: nn.Module) -> int:

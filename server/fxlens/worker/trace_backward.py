@@ -20,7 +20,7 @@ from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
 from torch.utils import _pytree as pytree
 
 from fxlens.report import LevelResult, Node, Span
-from fxlens.worker import trace_aten
+from fxlens.worker import devices, trace_aten
 from fxlens.worker.failures import classify, message_text
 from fxlens.worker.values import SampledSizes
 
@@ -124,6 +124,31 @@ def _failed(diagnostic: Any, started: float) -> LevelResult:
     return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
 
 
+def _joint_and_parts(exported: Any, call: tuple) -> tuple[Any, _Loss, Any, Any]:
+    joint_module, loss = joint(exported, tuple(pytree.tree_leaves(call)))
+    return (joint_module, loss, *partition(joint_module))
+
+
+def _differentiated(example: Any, exported: Any) -> tuple[Any, _Loss, Any, Any]:
+    """(joint, loss, forward, backward) of the export. An export on meta tensors of code that mixes in CPU
+    tensors it makes (`self.wpe(torch.arange(T))`) exports, but its backward mixes meta and CPU
+    gradients: such code is exported and differentiated again on fake CPU tensors, as it runs for the user."""
+    call = (tuple(example.inputs), dict(example.kwargs or {}))
+    try:
+        return _joint_and_parts(exported, call)
+    except Exception as error:
+        if devices.meta_limit(error) != devices.MIXES_DEVICES:
+            raise
+
+    def step(module: Any, inputs: tuple) -> tuple[Any, _Loss, Any, Any]:
+        return _joint_and_parts(trace_aten.export(module, inputs[0], None, inputs[1]), inputs)
+
+    ran = devices.run(step, example.instance, call, "fake", getattr(example, "rebuild", None))
+    ran.reason = devices.mixed_devices_reason(ran.tensors)
+    devices.note(example.build, ran)
+    return ran.value
+
+
 def run(example: Any, path: str, lines: list[str], class_span: Span, exported: Any = None,
         export_failed: bool = False) -> LevelResult:
     """`exported`: the aten level's ExportedProgram, if it ran; `export_failed`: it ran and failed."""
@@ -139,9 +164,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     try:
         if exported is None:
             exported = trace_aten.export_for(example)
-        args = tuple(pytree.tree_leaves((tuple(example.inputs), dict(example.kwargs or {}))))
-        joint_module, loss = joint(exported, args)
-        forward_module, backward_module = partition(joint_module)
+        joint_module, loss, forward_module, backward_module = _differentiated(example, exported)
     except Exception as error:
         diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
         if exported is not None and diagnostic.category == "trace":
