@@ -8,6 +8,7 @@ import { pngBase64, svgText } from "./exportView";
 import { GraphView } from "./graphView";
 import { buildHierarchy, Group, groupPath, Hierarchy } from "./hierarchy";
 import { failureNode, levelChoices } from "./pageReport";
+import { PassPane } from "./passPane";
 import { matchingNodes, nodesOfSpan, nodesOnLine } from "./search";
 import { elkGraph, groupKey, Item, placeLayout, representative } from "./visible";
 
@@ -42,6 +43,8 @@ let matches: string[] = [];
 let matchIndex = -1;
 // counts drawings: lets a test (or a person in the webview devtools) see that a redraw happened
 let draws = 0;
+// the pass whose after-graph is drawn (a pass preview), if any
+let shownPass: string | undefined;
 
 const view = new GraphView(svg, { select: (item) => choose(item, true), toggle: (item) => item.group && toggleGroup(item.group) });
 const details = new DetailsPane(byId("details"), {
@@ -51,6 +54,11 @@ const details = new DetailsPane(byId("details"), {
     group && void showGroup(group);
   },
   reveal: (span, label) => postReveal(span, label, false),
+});
+
+const passPane = new PassPane(byId("pass"), {
+  selectNode: (id) => void revealInGraph(id, false),
+  close: () => host.postMessage({ type: "closePass" }),
 });
 
 function postReveal(span: ReportSpan, label: string, group: boolean): void {
@@ -195,9 +203,11 @@ async function showGroup(group: Group): Promise<void> {
   }
 }
 
-function showReport(next: GraphReport): void {
-  // the same class and level again (the file was edited): keep what is open and the pan and zoom
-  const sameGraph = report !== undefined && report.class === next.class && report.level === next.level;
+/** Draws a report; `pass` names the pass whose after-graph it is. */
+function showReport(next: GraphReport, pass: string | undefined): void {
+  // the same class and level (and pass) again, the file was edited: keep what is open and the pan and zoom
+  const sameGraph = report !== undefined && report.class === next.class && report.level === next.level && shownPass === pass;
+  shownPass = pass;
   const failure = failureNode(next);
   report = failure ? { ...next, graph: { nodes: [...next.graph.nodes, failure.node], edges: [...next.graph.edges, ...failure.edges] } } : next;
   hierarchy = buildHierarchy(report);
@@ -305,7 +315,8 @@ function onKey(event: KeyboardEvent): void {
 function handle(data: HostToPage): void {
   switch (data.type) {
     case "report":
-      showReport(data.report);
+      showReport(data.report, data.pass?.pass ?? undefined);
+      passPane.show(data.pass);
       break;
     case "loading":
       showMessage(`Tracing ${data.className || "the module"} (${data.level})…`, "loading");

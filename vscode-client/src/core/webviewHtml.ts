@@ -51,6 +51,7 @@ export function graphPageHtml(resources: PageResources): string {
 <ul id="diagnostics" class="diagnostics" hidden></ul>
 <main>
   <section id="graph-view" class="view">
+    <aside id="pass" class="pass-pane" aria-label="what the pass changed, and the proof" hidden></aside>
     <svg id="graph" role="application" tabindex="0" aria-label="graph: arrow keys move between boxes, Enter shows the source, Space opens or closes a group"></svg>
     <aside id="details" class="details" aria-label="details of the selected node" hidden></aside>
   </section>
