@@ -39,8 +39,13 @@ test("the fusion's preview draws the fused node as added, fc1 and relu as remove
   await showPass(payloads["fuse-linear-relu"]);
   assert.equal(await page.locator('g.node.change-added[data-id="fc1_relu"]').count(), 1);
   assert.deepEqual((await page.locator("g.node.change-removed").evaluateAll((nodes) => nodes.map((n) => n.dataset.id))).sort(), ["fc1", "relu"]);
+  // the groups are the after-graph's: the fused node and the two it replaces make no module box
+  assert.equal(await page.locator("g.group").count(), 0);
   // the nodes the pass kept are drawn unmarked
   assert.equal(await page.locator('g.node[data-id="fc2"]:not([class*="change-"])').count(), 1);
+  // beside the pane, the drawing stays in the window (the diff's long lines scroll inside the pane)
+  const drawn = await page.locator('g.node[data-id="fc1_relu"]').boundingBox();
+  assert.ok(drawn.x > 0 && drawn.x + drawn.width <= 1300, `the fused node is in the window: ${JSON.stringify(drawn)}`);
   const pane = page.locator("#pass");
   assert.equal(await pane.isVisible(), true);
   assert.match(await pane.locator("h3").textContent(), /fuse-linear-relu on TinyNet/);
