@@ -30,6 +30,9 @@ export class GraphPanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   // answers to older requests are dropped: only the latest fetch may draw
   private fetchGeneration = 0;
+  // the split view: a second level of the shown class drawn beside, kept while the class changes
+  private split: { level: string; report: GraphReport | undefined } | undefined;
+  private splitGeneration = 0;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -64,6 +67,7 @@ export class GraphPanel implements vscode.Disposable {
     this.ensurePanel();
     this.fetchGeneration++;
     this.accept(result);
+    void this.refreshSplit();
   }
 
   /** The server has a newer report for `uri`: redraw if that is what the view shows. */
@@ -117,7 +121,30 @@ export class GraphPanel implements vscode.Disposable {
     }
     if (generation === this.fetchGeneration) {
       shown.pass ? this.acceptPass(result) : this.accept(result);
+      await this.refreshSplit();
     }
+  }
+
+  /** Fetches and posts the level drawn beside, if there is a split. */
+  private async refreshSplit(): Promise<void> {
+    const split = this.split;
+    const shown = this.shown;
+    if (!split || !shown) {
+      return;
+    }
+    const generation = ++this.splitGeneration;
+    let result: unknown;
+    try {
+      result = await this.fetchGraph(shown.uri, shown.className, split.level);
+    } catch (error) {
+      result = { message: `fxlens could not get the ${split.level} graph: ${errorText(error)}` };
+    }
+    if (generation !== this.splitGeneration || this.split !== split) {
+      return;
+    }
+    const problem = reportProblem(result);
+    split.report = problem ? undefined : (result as GraphReport);
+    this.post(problem ? { type: "split", report: null, message: problem } : { type: "split", report: split.report! });
   }
 
   private acceptPass(result: unknown): void {
@@ -172,6 +199,17 @@ export class GraphPanel implements vscode.Disposable {
         // the page is new (first open, or re-created after being hidden): give it what it shows
         if (this.shown?.report) {
           this.post({ type: "report", report: this.shown.report, pass: this.shown.preview });
+        }
+        if (this.split?.report) {
+          this.post({ type: "split", report: this.split.report });
+        }
+        break;
+      case "split":
+        this.split = message.level ? { level: message.level, report: undefined } : undefined;
+        if (this.split) {
+          await this.refreshSplit();
+        } else {
+          this.post({ type: "split", report: null });
         }
         break;
       case "level":

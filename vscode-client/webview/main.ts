@@ -7,9 +7,10 @@ import { LayoutRunner } from "./elkRunner";
 import { pngBase64, svgText } from "./exportView";
 import { GraphView } from "./graphView";
 import { buildHierarchy, Group, groupPath, Hierarchy } from "./hierarchy";
-import { failureNode, levelChoices } from "./pageReport";
+import { failureNode, levelChoices, splitChoices } from "./pageReport";
 import { PassPane } from "./passPane";
 import { matchingNodes, nodesOfSpan, nodesOnLine } from "./search";
+import { SplitPane } from "./splitView";
 import { elkGraph, groupKey, Item, placeLayout, representative } from "./visible";
 
 declare function acquireVsCodeApi(): { postMessage(message: PageToHost): void };
@@ -22,6 +23,7 @@ const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) 
 
 const title = byId<HTMLSpanElement>("title");
 const levelSelect = byId<HTMLSelectElement>("level");
+const splitSelect = byId<HTMLSelectElement>("split-level");
 const searchBox = byId<HTMLInputElement>("search");
 const searchCount = byId<HTMLSpanElement>("search-count");
 const followBox = byId<HTMLInputElement>("follow");
@@ -61,6 +63,17 @@ const passPane = new PassPane(byId("pass"), {
   close: () => host.postMessage({ type: "closePass" }),
 });
 
+// a second level beside: a node chosen there marks (and pans to) the same span here
+const split = new SplitPane(byId("split"), byId("split-caption"), document.getElementById("split-graph") as unknown as SVGSVGElement, {
+  choose: (node) => {
+    chosenSpan = node.line !== null ? node : chosenSpan;
+    applyHighlights();
+    const first = report ? nodesOfSpan(report.graph.nodes, chosenSpan)[0] : undefined;
+    first && hierarchy && view.centreOn(representative(hierarchy, expanded, first));
+    postReveal(node, node.id, false);
+  },
+});
+
 function postReveal(span: ReportSpan, label: string, group: boolean): void {
   if (span.line === null) {
     showMessage(`${label} has no source line in this file.`, "info");
@@ -76,6 +89,7 @@ function choose(item: Item, reveal: boolean): void {
     chosenSpan = item.node.line !== null ? item.node : chosenSpan;
     details.showNode(item.node, hierarchy!, report!);
     reveal && postReveal(item.node, item.node.id, false);
+    split.link(chosenSpan);
   } else if (item.group) {
     details.showGroup(item.group);
     const call = item.group.call ?? item.group.nodes.find((n) => n.line !== null);
@@ -221,6 +235,7 @@ function showReport(next: GraphReport, pass: string | undefined): void {
   document.body.dataset.state = next.ok ? "ok" : "failed";
   title.textContent = next.class;
   levelSelect.replaceChildren(...levelChoices(next));
+  splitSelect.replaceChildren(...splitChoices(next, split.level));
   showDiagnostics(next.diagnostics ?? []);
   byId("printout").textContent = next.printout;
   byId("code").textContent = next.code;
@@ -304,6 +319,7 @@ function onKey(event: KeyboardEvent): void {
   } else if (event.key === "Escape") {
     selected = undefined;
     chosenSpan = undefined;
+    split.link(undefined);
     details.clear();
     applyHighlights();
   } else {
@@ -324,8 +340,18 @@ function handle(data: HostToPage): void {
     case "error":
       showMessage(data.message, "error");
       break;
+    case "split": {
+      // the main view gets narrower (or wider): fit its drawing to its new width
+      const wasOpen = !byId("split").hidden;
+      split.show(data.report ?? undefined, data.message);
+      wasOpen !== !byId("split").hidden && view.fit();
+      split.link(chosenSpan);
+      split.cursor(cursorLine);
+      break;
+    }
     case "cursor":
       cursorLine = data.line;
+      split.cursor(cursorLine);
       applyHighlights();
       followCursor();
       break;
@@ -348,6 +374,7 @@ byId<HTMLButtonElement>("search-previous").addEventListener("click", () => void 
 byId<HTMLButtonElement>("export-svg").addEventListener("click", () => void exportDrawing("svg"));
 byId<HTMLButtonElement>("export-png").addEventListener("click", () => void exportDrawing("png"));
 levelSelect.addEventListener("change", () => host.postMessage({ type: "level", level: levelSelect.value }));
+splitSelect.addEventListener("change", () => host.postMessage({ type: "split", level: splitSelect.value || null }));
 searchBox.addEventListener("input", applySearch);
 searchBox.addEventListener("keydown", (event) => {
   if (event.key === "Enter") {
