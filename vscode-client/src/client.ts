@@ -15,6 +15,7 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import { redirectLenses, redirectLens, SERVER_SHOW_GRAPH } from "./core/lensCommands";
+import { passTarget, PassTarget, SERVER_RUN_PASS } from "./core/passPreview";
 import { RestartBudget } from "./core/restartBudget";
 import { FxlensSettings } from "./core/settings";
 import { parseServerStatus, ServerState } from "./core/statusText";
@@ -24,6 +25,9 @@ export interface ClientEvents {
   reportChanged(uri: string, version: number | undefined): void;
   // someone ran the server's fxlens.showGraph as a VS Code command: show what it returned
   graphShown(args: unknown[], result: unknown): void;
+  // a "Run pass …" code action: the graph view runs it and shows the preview (instead of the
+  // read-only markdown document the server opens for editors without a graph view)
+  passRequested(target: PassTarget): Promise<unknown>;
 }
 
 export class FxlensClient {
@@ -127,6 +131,10 @@ export class FxlensClient {
           return resolved ? redirectLens(resolved) : resolved;
         },
         executeCommand: async (command, args, next) => {
+          const target = command === SERVER_RUN_PASS ? passTarget(args) : undefined;
+          if (target) {
+            return this.events.passRequested(target);
+          }
           const result = await next(command, args);
           if (command === SERVER_SHOW_GRAPH) {
             this.events.graphShown(args, result);

@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 import { FxlensClient } from "./client";
 import { classAtLine, showGraphArguments } from "./core/graphTarget";
 import { CLIENT_SHOW_GRAPH, SERVER_SHOW_GRAPH } from "./core/lensCommands";
+import { runPassArguments, SERVER_RUN_PASS } from "./core/passPreview";
 import { readSettings, serverSettings, FxlensSettings } from "./core/settings";
 import { GraphPanel } from "./graphPanel";
 import { onPythonInterpreterChange, probeInterpreter, resolveInterpreter } from "./interpreter";
@@ -19,6 +20,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const panel = new GraphPanel(
     context.extensionUri,
     (uri, className, level) => client.execute(SERVER_SHOW_GRAPH, showGraphArguments(uri, className, level)),
+    (target) => client.execute(SERVER_RUN_PASS, runPassArguments(target)),
     log,
   );
   const client = new FxlensClient(context, log, {
@@ -28,6 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const [uri, className, level] = args as [string, string | undefined, string | undefined];
       panel.showResult(uri, className ?? undefined, level ?? undefined, result);
     },
+    passRequested: (target): Promise<unknown> => panel.showPass(target),
   });
   stopClient = () => client.stop();
   let interpreter = "";

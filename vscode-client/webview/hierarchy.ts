@@ -94,8 +94,10 @@ export function buildHierarchy(report: GraphReport): Hierarchy {
   }
   // groups: every scope with nodes, and every called module that holds such a scope (a Block whose
   // forward only calls its children still frames them)
+  // (a pass preview's groups are those of the graph after the pass: its removed nodes are drawn in them
+  // but make none, or a fused node and the two it replaces would box a leaf module)
   const perScope = new Map<string, number>();
-  nodes.forEach((n) => n.scope && perScope.set(n.scope, (perScope.get(n.scope) ?? 0) + 1));
+  nodes.forEach((n) => n.scope && n.change !== "removed" && perScope.set(n.scope, (perScope.get(n.scope) ?? 0) + 1));
   const holders = new Set<string>();
   for (const scope of perScope.keys()) {
     for (let cut = scope.indexOf("."); cut > 0; cut = scope.indexOf(".", cut + 1)) {

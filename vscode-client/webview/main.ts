@@ -7,8 +7,10 @@ import { LayoutRunner } from "./elkRunner";
 import { pngBase64, svgText } from "./exportView";
 import { GraphView } from "./graphView";
 import { buildHierarchy, Group, groupPath, Hierarchy } from "./hierarchy";
-import { failureNode, levelChoices } from "./pageReport";
+import { failureNode, levelChoices, splitChoices } from "./pageReport";
+import { PassPane } from "./passPane";
 import { matchingNodes, nodesOfSpan, nodesOnLine } from "./search";
+import { SplitPane } from "./splitView";
 import { elkGraph, groupKey, Item, placeLayout, representative } from "./visible";
 
 declare function acquireVsCodeApi(): { postMessage(message: PageToHost): void };
@@ -21,6 +23,7 @@ const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) 
 
 const title = byId<HTMLSpanElement>("title");
 const levelSelect = byId<HTMLSelectElement>("level");
+const splitSelect = byId<HTMLSelectElement>("split-level");
 const searchBox = byId<HTMLInputElement>("search");
 const searchCount = byId<HTMLSpanElement>("search-count");
 const followBox = byId<HTMLInputElement>("follow");
@@ -42,6 +45,8 @@ let matches: string[] = [];
 let matchIndex = -1;
 // counts drawings: lets a test (or a person in the webview devtools) see that a redraw happened
 let draws = 0;
+// the pass whose after-graph is drawn (a pass preview), if any
+let shownPass: string | undefined;
 
 const view = new GraphView(svg, { select: (item) => choose(item, true), toggle: (item) => item.group && toggleGroup(item.group) });
 const details = new DetailsPane(byId("details"), {
@@ -51,6 +56,22 @@ const details = new DetailsPane(byId("details"), {
     group && void showGroup(group);
   },
   reveal: (span, label) => postReveal(span, label, false),
+});
+
+const passPane = new PassPane(byId("pass"), {
+  selectNode: (id) => void revealInGraph(id, false),
+  close: () => host.postMessage({ type: "closePass" }),
+});
+
+// a second level beside: a node chosen there marks (and pans to) the same span here
+const split = new SplitPane(byId("split"), byId("split-caption"), document.getElementById("split-graph") as unknown as SVGSVGElement, {
+  choose: (node) => {
+    chosenSpan = node.line !== null ? node : chosenSpan;
+    applyHighlights();
+    const first = report ? nodesOfSpan(report.graph.nodes, chosenSpan)[0] : undefined;
+    first && hierarchy && view.centreOn(representative(hierarchy, expanded, first));
+    postReveal(node, node.id, false);
+  },
 });
 
 function postReveal(span: ReportSpan, label: string, group: boolean): void {
@@ -68,6 +89,7 @@ function choose(item: Item, reveal: boolean): void {
     chosenSpan = item.node.line !== null ? item.node : chosenSpan;
     details.showNode(item.node, hierarchy!, report!);
     reveal && postReveal(item.node, item.node.id, false);
+    split.link(chosenSpan);
   } else if (item.group) {
     details.showGroup(item.group);
     const call = item.group.call ?? item.group.nodes.find((n) => n.line !== null);
@@ -195,9 +217,11 @@ async function showGroup(group: Group): Promise<void> {
   }
 }
 
-function showReport(next: GraphReport): void {
-  // the same class and level again (the file was edited): keep what is open and the pan and zoom
-  const sameGraph = report !== undefined && report.class === next.class && report.level === next.level;
+/** Draws a report; `pass` names the pass whose after-graph it is. */
+function showReport(next: GraphReport, pass: string | undefined): void {
+  // the same class and level (and pass) again, the file was edited: keep what is open and the pan and zoom
+  const sameGraph = report !== undefined && report.class === next.class && report.level === next.level && shownPass === pass;
+  shownPass = pass;
   const failure = failureNode(next);
   report = failure ? { ...next, graph: { nodes: [...next.graph.nodes, failure.node], edges: [...next.graph.edges, ...failure.edges] } } : next;
   hierarchy = buildHierarchy(report);
@@ -211,6 +235,7 @@ function showReport(next: GraphReport): void {
   document.body.dataset.state = next.ok ? "ok" : "failed";
   title.textContent = next.class;
   levelSelect.replaceChildren(...levelChoices(next));
+  splitSelect.replaceChildren(...splitChoices(next, split.level));
   showDiagnostics(next.diagnostics ?? []);
   byId("printout").textContent = next.printout;
   byId("code").textContent = next.code;
@@ -294,6 +319,7 @@ function onKey(event: KeyboardEvent): void {
   } else if (event.key === "Escape") {
     selected = undefined;
     chosenSpan = undefined;
+    split.link(undefined);
     details.clear();
     applyHighlights();
   } else {
@@ -305,7 +331,8 @@ function onKey(event: KeyboardEvent): void {
 function handle(data: HostToPage): void {
   switch (data.type) {
     case "report":
-      showReport(data.report);
+      showReport(data.report, data.pass?.pass ?? undefined);
+      passPane.show(data.pass);
       break;
     case "loading":
       showMessage(`Tracing ${data.className || "the module"} (${data.level})…`, "loading");
@@ -313,8 +340,18 @@ function handle(data: HostToPage): void {
     case "error":
       showMessage(data.message, "error");
       break;
+    case "split": {
+      // the main view gets narrower (or wider): fit its drawing to its new width
+      const wasOpen = !byId("split").hidden;
+      split.show(data.report ?? undefined, data.message);
+      wasOpen !== !byId("split").hidden && view.fit();
+      split.link(chosenSpan);
+      split.cursor(cursorLine);
+      break;
+    }
     case "cursor":
       cursorLine = data.line;
+      split.cursor(cursorLine);
       applyHighlights();
       followCursor();
       break;
@@ -337,6 +374,7 @@ byId<HTMLButtonElement>("search-previous").addEventListener("click", () => void 
 byId<HTMLButtonElement>("export-svg").addEventListener("click", () => void exportDrawing("svg"));
 byId<HTMLButtonElement>("export-png").addEventListener("click", () => void exportDrawing("png"));
 levelSelect.addEventListener("change", () => host.postMessage({ type: "level", level: levelSelect.value }));
+splitSelect.addEventListener("change", () => host.postMessage({ type: "split", level: splitSelect.value || null }));
 searchBox.addEventListener("input", applySearch);
 searchBox.addEventListener("keydown", (event) => {
   if (event.key === "Enter") {

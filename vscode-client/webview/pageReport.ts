@@ -20,6 +20,16 @@ export function failureNode(report: GraphReport): { node: GraphNode; edges: Grap
   return { node, edges: last ? [{ source: last.id, target: FAILURE_ID }] : [] };
 }
 
+/** The split view's choices: no second level, or any level of the class (`chosen` selected). */
+export function splitChoices(report: GraphReport, chosen: string | undefined): HTMLOptionElement[] {
+  const none = document.createElement("option");
+  none.value = "";
+  none.textContent = "none";
+  const levels = levelChoices(report);
+  [none, ...levels].forEach((option) => (option.selected = option.value === (chosen ?? "")));
+  return [none, ...levels];
+}
+
 /** Every level fxlens knows (newer servers list them), the ones not traced yet marked as such. */
 export function levelChoices(report: GraphReport): HTMLOptionElement[] {
   const offered = report.level_info?.length

@@ -32,6 +32,7 @@ export function graphPageHtml(resources: PageResources): string {
 <header class="toolbar">
   <span id="title" class="title">FX graph</span>
   <label>level <select id="level" aria-label="graph level"></select></label>
+  <label title="Draw a second level beside this one: choosing a node at either marks the nodes of its source span at the other">beside <select id="split-level" aria-label="level drawn beside"></select></label>
   <input id="search" type="search" placeholder="search: name, op, target, [B, T, 768]" aria-label="search nodes">
   <button id="search-previous" class="tool" title="Previous match (Shift+Enter)" aria-label="previous match">↑</button>
   <button id="search-next" class="tool" title="Next match (Enter): opens the groups around it" aria-label="next match">↓</button>
@@ -51,7 +52,12 @@ export function graphPageHtml(resources: PageResources): string {
 <ul id="diagnostics" class="diagnostics" hidden></ul>
 <main>
   <section id="graph-view" class="view">
+    <aside id="pass" class="pass-pane" aria-label="what the pass changed, and the proof" hidden></aside>
     <svg id="graph" role="application" tabindex="0" aria-label="graph: arrow keys move between boxes, Enter shows the source, Space opens or closes a group"></svg>
+    <div id="split" class="split" hidden>
+      <div id="split-caption" class="split-caption muted"></div>
+      <svg id="split-graph" role="application" tabindex="0" aria-label="a second level of the graph, linked by source span"></svg>
+    </div>
     <aside id="details" class="details" aria-label="details of the selected node" hidden></aside>
   </section>
   <section id="text-view" class="view" hidden>
