@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
-from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json
+from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json, ladder_sorted
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
 
@@ -43,6 +43,8 @@ class TraceOptions:
 
 
 OnClass = Callable[[ClassReport], None]
+# the worker's `stage` event: every class of the request now has these (cheap) levels; the deeper follow
+OnStage = Callable[[list[str]], None]
 
 
 class WorkerClient:
@@ -54,6 +56,7 @@ class WorkerClient:
         self._ids = itertools.count(1)
         # job id -> (its future, its callback, its classes so far)
         self._pending: dict[int, tuple[asyncio.Future, Optional[OnClass], dict[str, ClassReport]]] = {}
+        self._on_stage: dict[int, OnStage] = {}
         self._reader: Optional[asyncio.Task] = None
         self._stderr: Optional[asyncio.Task] = None
         self.stderr_lines: list[str] = []
@@ -126,10 +129,12 @@ class WorkerClient:
                 fresh = class_from_json(event["class"])
                 earlier = classes.get(fresh.name)
                 if earlier is not None:
-                    fresh.levels = {**earlier.levels, **fresh.levels}
+                    fresh.levels = ladder_sorted({**earlier.levels, **fresh.levels})
                 classes[fresh.name] = fresh
                 if on_class is not None:
                     on_class(fresh)
+            elif event["event"] == "stage" and event.get("id") in self._on_stage:
+                self._on_stage[event["id"]]([str(level) for level in event["levels"]])
             elif event["event"] == "done" and not future.done():
                 # `done` is the file-level part: the classes came one event at a time
                 report = file_from_json(event["report"])
@@ -152,22 +157,28 @@ class WorkerClient:
     def submit(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
                classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
                known: Optional[dict[str, str]] = None, roots: Optional[list[str]] = None,
-               buffers: Optional[dict[str, str]] = None) -> Awaitable[FileReport]:
+               buffers: Optional[dict[str, str]] = None, on_stage: Optional[OnStage] = None,
+               notes: bool = True) -> Awaitable[FileReport]:
         """Send a trace request at once; awaiting the result gives the report, and cancelling that
         await kills the trace in flight.
 
         `known`: class name -> fingerprint of a trace the caller holds; such a class whose fingerprint is
         unchanged is not traced again but listed in the report's `unchanged`. `roots`: folders to make
         importable (workspace folders; their `src/` too). `buffers`: path -> text of other open
-        buffers, imported instead of those files on disk."""
+        buffers, imported instead of those files on disk. `on_stage`: told when every class has its
+        cheap levels (the deeper ones asked for follow). `notes`: False when the caller holds the
+        classes' cheap levels and asks for deeper ones only (the hints on how a class was built are
+        not repeated on them)."""
         job_id = next(self._ids)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._send({"type": "trace", "id": job_id, "path": os.path.abspath(path), "text": text,
                     "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
                     "memory_mb": options.memory_mb, "first": first, "classes": classes, "known": known or {},
                     "roots": [os.path.abspath(r) for r in roots or []],
-                    "buffers": {os.path.abspath(p): t for p, t in (buffers or {}).items()}})
+                    "buffers": {os.path.abspath(p): t for p, t in (buffers or {}).items()}, "notes": notes})
         self._pending[job_id] = (future, on_class, {})
+        if on_stage is not None:
+            self._on_stage[job_id] = on_stage
         return self._result(job_id, future)
 
     async def _result(self, job_id: int, future: asyncio.Future) -> FileReport:
@@ -179,6 +190,7 @@ class WorkerClient:
             raise
         finally:
             self._pending.pop(job_id, None)
+            self._on_stage.pop(job_id, None)
 
     async def analyse(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
                       classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,

@@ -29,7 +29,8 @@ def register(ls: "FxlensServer") -> None:
         if ls.settings.execution == "off":
             text = execution_off_text(doc.text, line)
         else:
-            text = hover_text(view.report, line, col, markdown=markdown, stale=view.stale)
+            computing = ls.on_demand.hovered(doc, view.report, line, ls.settings.levels)
+            text = hover_text(view.report, line, col, markdown=markdown, stale=view.stale, computing=computing)
         if text is None:
             return None
         kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText

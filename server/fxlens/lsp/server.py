@@ -17,6 +17,7 @@ from pygls.uris import to_fs_path
 
 from fxlens import __version__ as VERSION
 from fxlens.engine.documents import Document, Documents
+from fxlens.engine.on_demand import OnDemand
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
@@ -38,7 +39,9 @@ class FxlensServer(LanguageServer):
         self.hooks = EditorHooks(self)
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
         self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
-                                   surroundings=lambda doc: self.documents.surroundings(doc, self.roots()))
+                                   surroundings=lambda doc: self.documents.surroundings(doc, self.roots()),
+                                   attach=lambda report, text: self.on_demand.attach(report, text))
+        self.on_demand = OnDemand(self.scheduler, on_levels=self.hooks.levels_added)
 
     # -- helpers every feature uses --------------------------------------------------------------
 
@@ -171,6 +174,7 @@ def _did_close(ls: FxlensServer, params: types.DidCloseTextDocumentParams) -> No
     doc = ls.documents.close(params.text_document.uri)
     if doc is not None:
         ls.scheduler.cancel(doc)
+        ls.on_demand.forget(doc)
         ls.hooks.progress.ended(doc)
         diagnostics.clear(ls, doc.uri)
         ls.retrace_neighbours(doc)  # they import the file on disk again
@@ -183,6 +187,7 @@ def _did_change_workspace_folders(ls: FxlensServer, params: types.DidChangeWorks
 async def _shutdown(ls: FxlensServer, params: Any) -> None:
     for doc in ls.documents:
         ls.scheduler.cancel(doc)
+        ls.on_demand.forget(doc)
     await ls.supervisor.stop()
 
 

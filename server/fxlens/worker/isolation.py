@@ -194,10 +194,7 @@ def fork_spare(private_fds: Iterable[int] = (), recipes: Iterable[dict] = ()) ->
         emit({"event": "started"})  # anything that kills this process from now on is the trace's
         request = json.loads(line)
         _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
-        analysis = Analysis(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
-                            request.get("execution", "safe"), request.get("classes"), request.get("first"),
-                            request.get("known"), request.get("roots"), request.get("buffers"))
-        report = analysis.run(emit)
+        report = Analysis.from_request(request).run(emit)
         emit({"event": "done", "report": postmortem.to_json(report)})
         channel.flush()
     except BaseException as error:  # noqa: BLE001  the user's SystemExit/KeyboardInterrupt end up here too

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from fxlens.report import LEVELS, LevelResult, Span, in_ladder_order
+from fxlens.report import DEEP_LEVELS, LEVELS, LevelResult, Span, in_trace_order
 from fxlens.worker import trace_aten, trace_backward, trace_core_aten, trace_dynamo, trace_fx
 
 
@@ -58,5 +58,11 @@ assert set(TABLE) <= set(LEVELS), "every traced level is described in report.LEV
 
 
 def asked(levels: list[str]) -> tuple[str, ...]:
-    """The levels to trace for a request, top of the ladder first (a deeper one reuses those above it)."""
-    return tuple(level for level in in_ladder_order(levels) if level in TABLE)
+    """The levels to trace for a request, in trace order (a deeper one reuses the export of aten)."""
+    return tuple(level for level in in_trace_order(levels) if level in TABLE)
+
+
+def split(levels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(cheap, deep): the levels every class gets first, and those traced once all of those are out."""
+    return (tuple(level for level in levels if level not in DEEP_LEVELS),
+            tuple(level for level in levels if level in DEEP_LEVELS))

@@ -104,7 +104,8 @@ def _child_event(line: bytes) -> Optional[dict]:
     # parse it as the server will: a forged event that the server cannot read would kill its reader
     parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
              "aborted": lambda e: Diagnostic(**e["diagnostic"]),
-             "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None}.get(event.get("event"))
+             "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None,
+             "stage": lambda e: [str(level) for level in e["levels"]]}.get(event.get("event"))
     try:
         if parse is None:
             return None
