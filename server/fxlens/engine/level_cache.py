@@ -26,24 +26,21 @@ class Held:
     report: ClassReport  # the class with only the levels computed on demand
 
 
-def key(cls: ClassReport, text: str) -> tuple[str, str]:
+def key(path: str, cls: ClassReport, text: str) -> tuple[str, str, str]:
+    """Per file too: the same class text in two files gives the same fingerprint, not the same lines."""
     if cls.fingerprint:
-        return cls.name, cls.fingerprint
-    return cls.name, "text:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+        return path, cls.name, cls.fingerprint
+    return path, cls.name, "text:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 class LevelCache:
     def __init__(self, size: int = MAX_CLASSES) -> None:
         self.size = size
-        self._held: OrderedDict[tuple[str, str], Held] = OrderedDict()
+        self._held: OrderedDict[tuple[str, str, str], Held] = OrderedDict()
 
-    def levels(self, cls: ClassReport, text: str) -> tuple[str, ...]:
-        held = self._held.get(key(cls, text))
-        return tuple(held.report.levels) if held is not None else ()
-
-    def put(self, traced: ClassReport, text: str, levels: dict[str, LevelResult]) -> None:
+    def put(self, path: str, traced: ClassReport, text: str, levels: dict[str, LevelResult]) -> None:
         """Keep `levels` of the class as traced from `text` (added to what is already held for it)."""
-        k = key(traced, text)
+        k = key(path, traced, text)
         held = self._held.pop(k, None)
         report = copy.copy(traced)
         report.levels = {**(shift_class(held.report, LineMap(held.text, text)).levels if held else {}), **levels}
@@ -51,13 +48,14 @@ class LevelCache:
         while len(self._held) > self.size:
             self._held.popitem(last=False)
 
-    def attach(self, cls: ClassReport, text: str) -> ClassReport:
+    def attach(self, path: str, cls: ClassReport, text: str) -> ClassReport:
         """`cls` (traced from `text`) with the levels held for its fingerprint that it lacks, their
         positions carried to `text`; `cls` itself when there are none (reports are never mutated)."""
-        held = self._held.get(key(cls, text))
+        k = key(path, cls, text)
+        held = self._held.get(k)
         if held is None or all(level in cls.levels for level in held.report.levels):
             return cls
-        self._held.move_to_end(key(cls, text))
+        self._held.move_to_end(k)
         moved = shift_class(held.report, LineMap(held.text, text))
         if moved is None:  # its `class` line was edited: the fingerprint says the same, the lines do not
             return cls

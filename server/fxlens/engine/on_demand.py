@@ -37,9 +37,9 @@ class OnDemand:
         # what was asked of the worker, newest last: {"uri", "class", "levels"} (fxlens.debugInfo)
         self.requested: list[dict] = []
 
-    def attach(self, report: ClassReport, text: str) -> ClassReport:
+    def attach(self, doc: Document, report: ClassReport, text: str) -> ClassReport:
         """The scheduler's hook: a class just traced, with the levels held for its fingerprint."""
-        return self.cache.attach(report, text)
+        return self.cache.attach(doc.path, report, text)
 
     # -- who wants what --------------------------------------------------------------------------
 
@@ -126,8 +126,9 @@ class OnDemand:
             fresh = report.find_class(name)
             if fresh is None:
                 return
-            self.cache.put(fresh, traced.text, {level: fresh.levels[level] for level in wanted if level in fresh.levels})
-            doc.update_classes(self.cache.attach)
+            self.cache.put(doc.path, fresh, traced.text,
+                           {level: fresh.levels[level] for level in wanted if level in fresh.levels})
+            doc.update_classes(lambda cls, text: self.cache.attach(doc.path, cls, text))
             self.on_levels(doc, name, list(wanted))
             return
 

@@ -19,8 +19,8 @@ from fxlens.report import ClassReport
 DEBOUNCE_SECONDS = 0.25
 
 
-# what the engine's optimisations add to a class report traced from a text (engine/level_cache.py)
-Attach = Callable[[ClassReport, str], ClassReport]
+# what the engine's optimisations add to a class report of a document traced from a text (on_demand.py)
+Attach = Callable[[Document, ClassReport, str], ClassReport]
 
 
 class Hooks(Protocol):
@@ -39,7 +39,7 @@ class Scheduler:
     def __init__(self, supervisor: Supervisor, hooks: Hooks, options: Callable[[], TraceOptions],
                  debounce: float = DEBOUNCE_SECONDS,
                  surroundings: Callable[[Document], Surroundings] = lambda doc: Surroundings(),
-                 attach: Attach = lambda report, text: report) -> None:
+                 attach: Attach = lambda doc, report, text: report) -> None:
         self.supervisor = supervisor
         self.attach = attach
         self.hooks = hooks
@@ -95,7 +95,7 @@ class Scheduler:
         def on_class(report: ClassReport) -> None:
             before = doc.partial.get(report.name) if doc.partial_text == text else None
             arrived = [level for level in report.levels if before is None or level not in before.levels]
-            doc.add_partial(text, self.attach(report, text))
+            doc.add_partial(text, self.attach(doc, report, text))
             self.hooks.class_done(doc, report, arrived)
 
         try:
@@ -114,6 +114,6 @@ class Scheduler:
             self.active -= 1
             self.hooks.busy(self.active)
             self.hooks.ended(doc)
-        report.classes = [self.attach(c, text) for c in report.classes]
+        report.classes = [self.attach(doc, c, text) for c in report.classes]
         doc.finish(merge(good, Traced(version, text, report, options, around.key)))
         self.hooks.finished(doc)

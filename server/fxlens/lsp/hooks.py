@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
 PROGRESS_AFTER_SECONDS = 0.5
-# {uri, version, complete, class, levels}: the client's graph view re-renders. `levels`: those that just
-# arrived for `class`; with no class, every class of the file being traced now has them (the cheap
+# {uri, version, complete, className, levels}: the client's graph view re-renders. `levels`: those that
+# just arrived for `className`; with none, every class of the file being traced now has them (the cheap
 # ones, or at `complete` all asked for)
 REPORT_CHANGED = "fxlens/reportChanged"
 STATUS = "fxlens/status"  # {state: idle | tracing | error, message}: for a status bar
@@ -155,7 +155,7 @@ class EditorHooks:
     def _changed(self, doc: Document, complete: bool, levels: list[str], cls: Optional[str] = None) -> None:
         # `complete`: the whole file is traced (false while classes stream in one by one)
         self.ls.notify(REPORT_CHANGED, {"uri": doc.uri, "version": doc.version, "complete": complete,
-                                        "class": cls, "levels": levels})
+                                        "className": cls, "levels": levels})
         if self.ls.capability("workspace", "code_lens", "refresh_support"):
             self._refresh("lens", self.ls.workspace_code_lens_refresh)
         if self.ls.settings.inlay_hints:

@@ -40,7 +40,7 @@ class FxlensServer(LanguageServer):
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
         self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
                                    surroundings=lambda doc: self.documents.surroundings(doc, self.roots()),
-                                   attach=lambda report, text: self.on_demand.attach(report, text))
+                                   attach=lambda doc, report, text: self.on_demand.attach(doc, report, text))
         self.on_demand = OnDemand(self.scheduler, on_levels=self.hooks.levels_added)
 
     # -- helpers every feature uses --------------------------------------------------------------
