@@ -122,6 +122,8 @@ class Analysis:
             emit({"event": "stage", "levels": list(self.cheap)})
             for one in started:
                 self._trace_levels(one, self.deep, emit)
+        for one in started:
+            one.context.close()
         return self.report
 
     def _without_execution(self, emit: Emit) -> FileReport:
@@ -317,7 +319,7 @@ class Analysis:
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
-        started = Started(source, example, report, class_span, ClassContext())
+        started = Started(source, example, report, class_span, ClassContext(tuple(self.levels)))
         self._trace_levels(started, self.cheap, emit)
         return started
 

@@ -11,16 +11,26 @@ from typing import Any, Callable, Optional
 
 from fxlens.report import DEEP_LEVELS, LEVELS, LevelResult, Span, in_trace_order
 from fxlens.worker import trace_aten, trace_backward, trace_core_aten, trace_dynamo, trace_fx
+from fxlens.worker.beside import Beside
 
 
 @dataclass
 class ClassContext:
+    # the levels this trace runs for the class (a level may leave something behind for a later one)
+    levels: tuple[str, ...] = ()
     # the graphs exported, as rehearsal recipes for the next trace child (see rehearse.py)
     recipes: list[Optional[dict]] = field(default_factory=list)
     # the aten level's ExportedProgram (None: aten did not run, or failed)
     exported: Any = None
     # the aten level's result, once it ran
     aten: Optional[LevelResult] = None
+    # with free sizes: the aten level's process beside, holding the grown program for core-aten
+    beside: Optional[Beside] = None
+
+    def close(self) -> None:
+        if self.beside is not None:
+            self.beside.close()
+            self.beside = None
 
 
 Trace = Callable[[Any, str, list[str], Span, ClassContext], LevelResult]
@@ -34,13 +44,20 @@ def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: 
     def keep(ep: Any) -> None:
         context.exported = ep
 
-    context.aten = trace_aten.run(example, path, lines, class_span, recipes=context.recipes, on_export=keep)
+    def hold(beside: Beside) -> None:
+        context.beside = beside
+
+    then = trace_core_aten.grown_summary if "core-aten" in context.levels else None
+    context.aten = trace_aten.run(example, path, lines, class_span, recipes=context.recipes, on_export=keep,
+                                  grown_then=then, on_grown=hold)
     return context.aten
 
 
 def _core_aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
     failed = context.aten is not None and not context.aten.ok
-    return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed)
+    beside, context.beside = context.beside, None
+    return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed,
+                               beside=beside)
 
 
 def _backward(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
