@@ -131,6 +131,11 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
 _NAMES = {"meta": "meta tensors", "fake": "fake tensors", "cpu": "small real CPU tensors"}
 
 
+def fits_on_cpu(module: nn.Module) -> bool:
+    """Whether `run` may give the module real CPU weights (MAX_CPU_ELEMENTS)."""
+    return _elements(module) <= MAX_CPU_ELEMENTS
+
+
 def _elements(module: nn.Module) -> int:
     return sum(t.numel() for t in module.parameters()) + sum(t.numel() for t in module.buffers())
 

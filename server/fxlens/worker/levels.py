@@ -22,7 +22,8 @@ class ClassContext:
     recipes: list[Optional[dict]] = field(default_factory=list)
     # the aten level's ExportedProgram (None: aten did not run, or failed)
     exported: Any = None
-    # the aten level's result, once it ran
+    # the fx and aten levels' results, once they ran
+    fx: Optional[LevelResult] = None
     aten: Optional[LevelResult] = None
     # with free sizes: the aten level's process beside, holding the grown program for core-aten
     beside: Optional[Beside] = None
@@ -37,7 +38,8 @@ Trace = Callable[[Any, str, list[str], Span, ClassContext], LevelResult]
 
 
 def _fx(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
-    return trace_fx.run(example, path, lines, class_span)
+    context.fx = trace_fx.run(example, path, lines, class_span)
+    return context.fx
 
 
 def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
@@ -66,7 +68,10 @@ def _backward(example: Any, path: str, lines: list[str], class_span: Span, conte
 
 
 def _dynamo(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
-    return trace_dynamo.run(example, path, lines, class_span)
+    # what the fx level found decides the tensors dynamo runs on (ms, where dynamo takes seconds): traced
+    # here, unreported, when this trace did not ask for it (a deeper level computed on demand)
+    fx = context.fx or trace_fx.run(example, path, lines, class_span)
+    return trace_dynamo.run(example, path, lines, class_span, fx)
 
 
 TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten, "core-aten": _core_aten, "backward": _backward,
