@@ -19,7 +19,7 @@ from fxlens.engine.documents import Document
 from fxlens.engine.level_cache import LevelCache
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.worker_client import WorkerUnavailable
-from fxlens.report import DEEP_LEVELS, ClassReport, FileReport, in_ladder_order
+from fxlens.report import DEEP_LEVELS, ClassReport, FileReport, LevelResult, in_ladder_order
 
 MAX_LOGGED = 50
 
@@ -123,12 +123,10 @@ class OnDemand:
                 return  # the hover asks again; the supervisor reports the worker's state
             if report is None:
                 continue  # preempted by an edit's trace: again once it is done
-            fresh = report.find_class(name)
-            if fresh is None:
-                return
-            self.cache.put(doc.path, fresh, traced.text,
-                           {level: fresh.levels[level] for level in wanted if level in fresh.levels})
-            doc.update_classes(lambda cls, text: self.cache.attach(doc.path, cls, text))
+            fresh = report.find_class(name) or cls
+            self.cache.put(doc.path, fresh, traced.text, {level: fresh.levels.get(level) or _lost(level, name, report)
+                                                          for level in wanted})
+            doc.update_classes(lambda held, text: self.cache.attach(doc.path, held, text))
             self.on_levels(doc, name, list(wanted))
             return
 
@@ -153,3 +151,10 @@ class OnDemand:
         finally:
             self._submits.discard(submit)
             self._preempted.discard(submit)
+
+
+def _lost(level: str, name: str, report: FileReport) -> LevelResult:
+    """A level the trace ended without (it crashed, timed out, or the file failed to load): kept as a
+    failed level saying why, so that a hover shows it instead of starting the same trace again."""
+    why = [replace(d, level=level, class_name=name) for d in report.diagnostics if d.severity == "error"]
+    return LevelResult(level, False, diagnostics=why, note=f"the trace computing {level} for {name} ended without it")

@@ -119,7 +119,8 @@ class Analysis:
         for recipe in (r for s in started for r in s.context.recipes if r):  # only the next trace child needs these
             emit({"event": "rehearsal", "recipe": recipe})
         if self.deep and started:
-            emit({"event": "stage", "levels": list(self.cheap)})
+            if self.cheap:
+                emit({"event": "stage", "levels": list(self.cheap)})
             for one in started:
                 self._trace_levels(one, self.deep, emit)
         for one in started:
