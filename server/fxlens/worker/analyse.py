@@ -114,8 +114,8 @@ class Analysis:
             current = fingerprints.get(source.name)
             if current is not None and self.known.get(source.name) == current:
                 self.report.unchanged.append(source.name)
-            else:
-                started += filter(None, [self._trace_class(source, examples.get(source.name), current, emit)])
+            elif (one := self._trace_class(source, examples.get(source.name), current, emit)) is not None:
+                started.append(one)
         for recipe in (r for s in started for r in s.context.recipes if r):  # only the next trace child needs these
             emit({"event": "rehearsal", "recipe": recipe})
         if self.deep and started:
