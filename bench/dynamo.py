@@ -3,10 +3,11 @@
 
     python bench/dynamo.py [MODEL_KEY] [--runs N]     # default gpt2-12, 5 runs
 
-Rows: `MODEL_KEY` = the level on the meta-built model (nothing reads a value: it runs on meta tensors)
-vs explain on the same meta model and inputs; `break` = the test fixture's Gate (`if y.sum() > 0:`), where
-the level first tries meta tensors and then runs on small real CPU ones, vs explain on the CPU-built
-module (what a user would run).
+The level runs as a trace runs it, after the class's fx level (untimed), whose findings say whether the
+forward reads values. Rows: `MODEL_KEY` = the level on the meta-built model (nothing reads a value: it
+runs on meta tensors) vs explain on the same meta model and inputs; `break` = the test fixture's Gate
+(`if y.sum() > 0:`), where the fx level found the forward reading a value, so the level runs on small
+real CPU tensors at once, vs explain on the CPU-built module (what a user would run).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from fxlens.report import Build  # noqa: E402
 from fxlens.worker import trace_dynamo  # noqa: E402
 from fxlens.worker.build import Example  # noqa: E402
 from fxlens.worker.failures import whole_line  # noqa: E402
+from fxlens.worker.levels import TABLE, ClassContext  # noqa: E402
 
 BREAKS = BENCH.parent / "tests" / "fixtures" / "dynamo" / "breaks.py"
 
@@ -38,8 +40,12 @@ def _row(path: str, text: str, instance, inputs, raw_instance, raw_inputs, runs:
     lines = text.splitlines()
     span = whole_line(1, lines)
 
+    example = Example(instance, Build(), inputs=inputs)
+    context = ClassContext(("fx", "dynamo"))
+    TABLE["fx"](example, path, lines, span, context)  # as a trace runs it: after the fx level (untimed)
+
     def level():
-        result = trace_dynamo.run(Example(instance, Build(), inputs=inputs), path, lines, span)
+        result = TABLE["dynamo"](Example(instance, Build(), inputs=inputs), path, lines, span, context)
         assert result.ok, result.diagnostics
         return result
 

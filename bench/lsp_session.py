@@ -106,7 +106,7 @@ class Session:
         if method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
             return {"uri": params.uri, "version": params.version, "count": len(params.diagnostics)}
         if method == "fxlens/reportChanged":
-            return {k: _value(params, k) for k in ("uri", "version", "complete")}
+            return {k: _value(params, k) for k in ("uri", "version", "complete", "className", "levels")}
         if method == "fxlens/status":
             return {k: _value(params, k) for k in ("state", "message")}
         return {}

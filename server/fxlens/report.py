@@ -24,28 +24,50 @@ class LevelInfo:
     # the hover shows it as columns side by side (fx and aten are the same computation, row for row);
     # a folded level gets one line per cursor line: its node count and ops
     columns: bool
+    # takes seconds on big models: traced only after every class's cheap levels are published, and
+    # only when asked for (settings, CLI) or wanted (a hover, the graph view); see TRACE_ORDER
+    deep: bool = False
 
 
-# down the ladder: each level is traced after the ones above it (and may reuse their work)
+# As displayed, the lesson's ladder, top down: symbolic_trace -> dynamo -> (aot_autograd) export ->
+# decompositions -> the joint graph. Each rung uses fewer opcodes than the one above it.
 LEVEL_INFO = (
     LevelInfo("fx", "symbolic_trace: torch.nn modules are leaves (call_module fc, call_method view)", True, True),
+    LevelInfo("dynamo", "torch._dynamo.explain: the graphs torch.compile captures, graph breaks as warnings",
+              False, False, deep=True),
     LevelInfo("aten", "torch.export, non-strict, training IR (aten.linear.default)", True, True),
     LevelInfo("core-aten", "the exported program after run_decompositions() (aten.permute.default + "
-              "aten.addmm.default)", False, False),
+              "aten.addmm.default)", False, False, deep=True),
     LevelInfo("backward", "aot_autograd's joint graph split into forward and backward as torch.compile does; "
-              "what the forward saves for backward", False, False),
-    LevelInfo("dynamo", "torch._dynamo.explain: the graphs torch.compile captures, graph breaks as warnings",
-              False, False),
+              "what the forward saves for backward", False, False, deep=True),
 )
-LEVELS = tuple(info.name for info in LEVEL_INFO)
+LEVELS = tuple(info.name for info in LEVEL_INFO)  # display order (the ladder)
 DEFAULT_LEVELS = tuple(info.name for info in LEVEL_INFO if info.default)
 COLUMN_LEVELS = tuple(info.name for info in LEVEL_INFO if info.columns)
+DEEP_LEVELS = tuple(info.name for info in LEVEL_INFO if info.deep)
+# As traced, which differs: the cheap levels of every class first (published before any deeper one
+# starts), then core-aten and backward, which reuse the aten level's exported program, then dynamo,
+# which shares nothing with them and costs the most (its own import, a run of the real code).
+TRACE_ORDER = ("fx", "aten", "core-aten", "backward", "dynamo")
+assert sorted(TRACE_ORDER) == sorted(LEVELS), "every level has its place in both orders"
 
 
 def in_ladder_order(levels: Any) -> tuple[str, ...]:
-    """The known levels among `levels`, once each, top of the ladder first."""
+    """The known levels among `levels`, once each, in display order (top of the ladder first)."""
     wanted = set(levels)
     return tuple(name for name in LEVELS if name in wanted)
+
+
+def ladder_sorted(levels: dict) -> dict:
+    """A class's levels (name -> result) in display order, whatever order they were traced in."""
+    rank = {name: index for index, name in enumerate(LEVELS)}
+    return {name: levels[name] for name in sorted(levels, key=lambda name: rank.get(name, len(rank)))}
+
+
+def in_trace_order(levels: Any) -> tuple[str, ...]:
+    """The known levels among `levels`, once each, in the order a trace runs them (TRACE_ORDER)."""
+    wanted = set(levels)
+    return tuple(name for name in TRACE_ORDER if name in wanted)
 
 
 @dataclass

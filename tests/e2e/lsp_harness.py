@@ -32,6 +32,8 @@ class Recorder:
 
     def __init__(self) -> None:
         self.reports: list[dict] = []  # fxlens/reportChanged params
+        # reportChanged and publishDiagnostics in the order they came: ("report", params) / ("diagnostics", uri)
+        self.sequence: list[tuple[str, Any]] = []
         self.statuses: list[dict] = []  # fxlens/status params
         self.published: list[types.PublishDiagnosticsParams] = []
         self.lens_refreshes = self.inlay_refreshes = 0
@@ -68,6 +70,7 @@ def make_client() -> LanguageClient:
     def diagnostics(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
         base_diagnostics(client, params)
         record.published.append(params)
+        record.sequence.append(("diagnostics", params.uri))
         record.poke()
 
     @client.feature(types.WINDOW_SHOW_MESSAGE)
@@ -92,7 +95,8 @@ def make_client() -> LanguageClient:
 
     @client.feature("fxlens/reportChanged")
     def report_changed(client: LanguageClient, params: Any) -> None:
-        record.reports.append({k: _value(params, k) for k in ("uri", "version", "complete")})
+        record.reports.append({k: _value(params, k) for k in ("uri", "version", "complete", "className", "levels")})
+        record.sequence.append(("report", record.reports[-1]))
         record.poke()
 
     @client.feature("fxlens/status")

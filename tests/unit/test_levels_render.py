@@ -2,7 +2,8 @@
 from fxlens.lsp.settings import parse_settings
 from fxlens.render.hover import hover_text
 from fxlens.render.lens import class_lenses
-from fxlens.report import DEFAULT_LEVELS, LEVELS, ClassReport, FileReport, LevelResult, Node
+from fxlens.report import (DEFAULT_LEVELS, LEVELS, ClassReport, FileReport, LevelResult, Node, in_ladder_order,
+                           in_trace_order)
 
 
 def _node(name, op, target, line, shape, users=(), scope=""):
@@ -29,7 +30,10 @@ def _net() -> FileReport:
 
 
 def test_the_settings_accept_every_described_level_in_ladder_order():
-    assert LEVELS[:3] == ("fx", "aten", "core-aten") and DEFAULT_LEVELS == ("fx", "aten")
+    # displayed as the lesson's ladder; traced cheap first, then what reuses the export, dynamo last
+    assert LEVELS == ("fx", "dynamo", "aten", "core-aten", "backward") and DEFAULT_LEVELS == ("fx", "aten")
+    assert in_trace_order(LEVELS) == ("fx", "aten", "core-aten", "backward", "dynamo")
+    assert in_ladder_order(["backward", "aten", "dynamo", "fx"]) == ("fx", "dynamo", "aten", "backward")
     settings, warnings = parse_settings({"fxlens": {"levels": ["core-aten", "fx", "aten"]}})
     assert warnings == [] and settings.levels == ("fx", "aten", "core-aten")
     assert settings.trace_options().levels == ("fx", "aten", "core-aten")

@@ -19,7 +19,7 @@ class FakeClient:
         self.release = asyncio.Event()
 
     def submit(self, path, text, options, first=None, classes=None, on_class=None, known=None, roots=None,
-               buffers=None):
+               buffers=None, on_stage=None, notes=True):
         self.calls.append({"text": text, "first": first, "known": known, "roots": roots, "buffers": buffers})
         return self._answer(on_class)
 
@@ -48,7 +48,8 @@ class Hooks:
         self.events: list[str] = []
 
     def started(self, doc): self.events.append("started")
-    def class_done(self, doc, report): self.events.append(f"class {report.name}")
+    def class_done(self, doc, report, levels): self.events.append(f"class {report.name}")
+    def stage_done(self, doc, levels): self.events.append(f"stage {', '.join(levels)}")
     def ended(self, doc): self.events.append("ended")
     def finished(self, doc): self.events.append("finished")
     def unavailable(self, doc, error): self.events.append("unavailable")

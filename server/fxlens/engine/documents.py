@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from fxlens import lines as line_model
@@ -129,6 +129,17 @@ class Document:
         self.partial, self.partial_text = {}, ""
         self.history.append(traced.version)
         del self.history[:-50]
+        self._view = None
+
+    def update_classes(self, update: Callable[[ClassReport, str], ClassReport]) -> None:
+        """Pass every class held (the last good trace's, the trace in flight's) through `update`, with
+        the text it was traced from: how a level computed later joins the reports."""
+        good = self.good
+        if good is not None:
+            self.good = replace(good, report=replace(good.report, classes=[update(c, good.text) for c in good.report.classes]))
+            if self.last is good:
+                self.last = self.good
+        self.partial = {name: update(c, self.partial_text) for name, c in self.partial.items()}
         self._view = None
 
     @property

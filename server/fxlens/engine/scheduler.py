@@ -19,9 +19,16 @@ from fxlens.report import ClassReport
 DEBOUNCE_SECONDS = 0.25
 
 
+# what the engine's optimisations add to a class report of a document traced from a text (on_demand.py)
+Attach = Callable[[Document, ClassReport, str], ClassReport]
+
+
 class Hooks(Protocol):
     def started(self, doc: Document) -> None: ...
-    def class_done(self, doc: Document, report: ClassReport) -> None: ...
+    # `levels`: those that arrived with this event (the report holds every level so far)
+    def class_done(self, doc: Document, report: ClassReport, levels: list[str]) -> None: ...
+    # every class being traced has `levels` (the cheap ones); the deeper levels asked for follow
+    def stage_done(self, doc: Document, levels: list[str]) -> None: ...
     def finished(self, doc: Document) -> None: ...
     def ended(self, doc: Document) -> None: ...
     def unavailable(self, doc: Document, error: WorkerUnavailable) -> None: ...
@@ -31,8 +38,10 @@ class Hooks(Protocol):
 class Scheduler:
     def __init__(self, supervisor: Supervisor, hooks: Hooks, options: Callable[[], TraceOptions],
                  debounce: float = DEBOUNCE_SECONDS,
-                 surroundings: Callable[[Document], Surroundings] = lambda doc: Surroundings()) -> None:
+                 surroundings: Callable[[Document], Surroundings] = lambda doc: Surroundings(),
+                 attach: Attach = lambda doc, report, text: report) -> None:
         self.supervisor = supervisor
+        self.attach = attach
         self.hooks = hooks
         self.options = options
         self.surroundings = surroundings
@@ -84,14 +93,17 @@ class Scheduler:
         self.traces_started += 1
 
         def on_class(report: ClassReport) -> None:
-            doc.add_partial(text, report)
-            self.hooks.class_done(doc, report)
+            before = doc.partial.get(report.name) if doc.partial_text == text else None
+            arrived = [level for level in report.levels if before is None or level not in before.levels]
+            doc.add_partial(text, self.attach(doc, report, text))
+            self.hooks.class_done(doc, report, arrived)
 
         try:
             # the request goes out first: the worker starts while the editor is told
             trace = client.submit(doc.path, text, options, first=doc.class_at(doc.cursor_line), on_class=on_class,
                                   known={} if full else known_fingerprints(good, options),
-                                  roots=list(around.roots), buffers=dict(around.buffers))
+                                  roots=list(around.roots), buffers=dict(around.buffers),
+                                  on_stage=lambda levels: self.hooks.stage_done(doc, levels))
             self.hooks.busy(self.active)
             self.hooks.started(doc)
             report = await trace
@@ -102,5 +114,6 @@ class Scheduler:
             self.active -= 1
             self.hooks.busy(self.active)
             self.hooks.ended(doc)
+        report.classes = [self.attach(doc, c, text) for c in report.classes]
         doc.finish(merge(good, Traced(version, text, report, options, around.key), doc.line_map))
         self.hooks.finished(doc)

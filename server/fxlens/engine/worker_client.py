@@ -13,7 +13,7 @@ from typing import Awaitable, Callable, Optional
 
 from fxlens.engine.quarantine import Quarantine
 from fxlens.pass_report import PassReport, pass_from_json
-from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json
+from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json, ladder_sorted
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
 # the worker keeps each event far below this (worker/limits.py); a longer line is skipped, not fatal
@@ -51,6 +51,8 @@ class TraceOptions:
 
 
 OnClass = Callable[[ClassReport], None]
+# the worker's `stage` event: every class of the request now has these (cheap) levels; the deeper follow
+OnStage = Callable[[list[str]], None]
 
 
 class WorkerClient:
@@ -69,6 +71,7 @@ class WorkerClient:
         # job id -> (its future, its callback, its classes so far)
         self._pending: dict[int, tuple[asyncio.Future, Optional[OnClass], dict[str, ClassReport]]] = {}
         self._passes: dict[int, PassReport] = {}  # job id -> what its graph pass found
+        self._on_stage: dict[int, OnStage] = {}
         self._reader: Optional[asyncio.Task] = None
         self._stderr: Optional[asyncio.Task] = None
         self.stderr_lines: list[str] = []
@@ -191,12 +194,14 @@ class WorkerClient:
                 fresh = class_from_json(event["class"])
                 earlier = classes.get(fresh.name)
                 if earlier is not None:
-                    fresh.levels = {**earlier.levels, **fresh.levels}
+                    fresh.levels = ladder_sorted({**earlier.levels, **fresh.levels})
                 classes[fresh.name] = fresh
                 if on_class is not None:
                     on_class(fresh)
             elif event["event"] == "pass":
                 self._passes[event["id"]] = pass_from_json(event["pass"])
+            elif event["event"] == "stage" and event.get("id") in self._on_stage:
+                self._on_stage[event["id"]]([str(level) for level in event["levels"]])
             elif event["event"] == "done" and not future.done():
                 # `done` is the file-level part: the classes came one event at a time
                 report = file_from_json(event["report"])
@@ -219,7 +224,8 @@ class WorkerClient:
     def submit(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
                classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
                known: Optional[dict[str, str]] = None, roots: Optional[list[str]] = None,
-               buffers: Optional[dict[str, str]] = None) -> Awaitable[FileReport]:
+               buffers: Optional[dict[str, str]] = None, on_stage: Optional[OnStage] = None,
+               notes: bool = True) -> Awaitable[FileReport]:
         """Send a trace request at once; awaiting the result gives the report, and cancelling that
         await kills the trace in flight.
 
@@ -297,6 +303,7 @@ class WorkerClient:
             self._pending.pop(job_id, None)
             self._requests.pop(job_id, None)
             self._send_deferred()
+            self._on_stage.pop(job_id, None)
 
     async def analyse(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
                       classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,

@@ -19,7 +19,7 @@ from fxlens.engine.worker_client import WorkerUnavailable
 from fxlens.lsp.cells import CellCoords
 from fxlens.lsp.graph_files import GraphFiles
 from fxlens.render.graph_view import graph_document, graph_payload
-from fxlens.report import ClassReport
+from fxlens.report import LEVELS, ClassReport
 
 if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
@@ -73,6 +73,9 @@ def register(ls: "FxlensServer") -> None:
         if not doc.view().traced:
             await ls.scheduler.settled(doc)  # first trace still running: the caller asked, so wait for it
         cls, problem = _pick_class(doc, _text(args, 1))
+        if cls is not None and level not in cls.levels and level in LEVELS:  # not asked for: computed now
+            await ls.on_demand.ensure(doc, cls.name, (level,))
+            cls, problem = _pick_class(doc, cls.name)
         uri, cls = _in_cell(ls, doc, uri, cls)
         payload = graph_payload(uri, cls, level, problem)
         if cls is not None and len(args) > 3 and args[3] is True and payload["levels"]:
@@ -109,7 +112,9 @@ def register(ls: "FxlensServer") -> None:
                 "traced": {d.uri: list(d.history) for d in ls.documents},
                 # what the last trace traced, and what it kept from the one before (fingerprints unchanged)
                 "retraced": {d.uri: _retraced(d) for d in ls.documents},
-                "unchanged": {d.uri: d.last.report.unchanged if d.last else None for d in ls.documents}}
+                "unchanged": {d.uri: d.last.report.unchanged if d.last else None for d in ls.documents},
+                # the levels traced on demand (a hover, the graph view), oldest first: {uri, class, levels}
+                "onDemand": list(ls.on_demand.requested)}
 
 
 def _retraced(doc: Document) -> Optional[list[str]]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from lsprotocol import types
 
@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
 PROGRESS_AFTER_SECONDS = 0.5
-REPORT_CHANGED = "fxlens/reportChanged"  # {uri, version, complete}: the client's graph view re-renders
+# {uri, version, complete, className, levels}: the client's graph view re-renders. `levels`: those that
+# just arrived for `className`; with none, every class of the file being traced now has them (the cheap
+# ones, or at `complete` all asked for)
+REPORT_CHANGED = "fxlens/reportChanged"
 STATUS = "fxlens/status"  # {state: idle | tracing | error, message}: for a status bar
 
 
@@ -112,6 +115,7 @@ class EditorHooks:
 
     def busy(self, active: int) -> None:
         self.active = active
+        self.ls.on_demand.busy(active)
         self.status()
 
     def started(self, doc: Document) -> None:
@@ -119,16 +123,26 @@ class EditorHooks:
         if doc.last is not None:
             diagnostics.publish(self.ls, doc)  # the old ones, shifted to the text being traced
 
-    def class_done(self, doc: Document, report: ClassReport) -> None:
+    def class_done(self, doc: Document, report: ClassReport, levels: list[str]) -> None:
         self.progress.class_done(doc, report)
-        self._changed(doc, complete=False)
+        self._changed(doc, complete=False, cls=report.name, levels=levels)
+
+    def stage_done(self, doc: Document, levels: list[str]) -> None:
+        # the cheap levels of every class are in: their diagnostics need not wait for the deeper ones
+        diagnostics.publish(self.ls, doc)
+        self._changed(doc, complete=False, levels=levels)
+
+    def levels_added(self, doc: Document, name: str, levels: list[str]) -> None:
+        """Levels computed on demand joined the report (the file's trace was complete before)."""
+        diagnostics.publish(self.ls, doc)
+        self._changed(doc, complete=True, cls=name, levels=levels)
 
     def ended(self, doc: Document) -> None:
         self.progress.ended(doc)
 
     def finished(self, doc: Document) -> None:
         diagnostics.publish(self.ls, doc)
-        self._changed(doc, complete=True)
+        self._changed(doc, complete=True, levels=list(self.ls.settings.levels))
 
     def unavailable(self, doc: Document, error: WorkerUnavailable) -> None:
         state, _ = self.worker
@@ -138,14 +152,16 @@ class EditorHooks:
 
     # -- refreshes -------------------------------------------------------------------------------
 
-    def _changed(self, doc: Document, complete: bool) -> None:
+    def _changed(self, doc: Document, complete: bool, levels: list[str], cls: Optional[str] = None) -> None:
         # `complete`: the whole file is traced (false while classes stream in one by one)
-        self.ls.notify(REPORT_CHANGED, {"uri": doc.uri, "version": doc.version, "complete": complete})
+        self.ls.notify(REPORT_CHANGED, {"uri": doc.uri, "version": doc.version, "complete": complete,
+                                        "className": cls, "levels": levels})
         book = self.ls.notebooks.of_document(doc)
         if book is not None:  # a graph view shows a notebook's class for the cell that defines it
             cells = {cell.uri for c in doc.view().report.classes if (cell := book.module.cell_at(c.line))}
             for uri in sorted(cells):
-                self.ls.notify(REPORT_CHANGED, {"uri": uri, "version": doc.version, "complete": complete})
+                self.ls.notify(REPORT_CHANGED, {"uri": uri, "version": doc.version, "complete": complete,
+                                                "className": cls, "levels": levels})
         if self.ls.capability("workspace", "code_lens", "refresh_support"):
             self._refresh("lens", self.ls.workspace_code_lens_refresh)
         if self.ls.settings.inlay_hints:

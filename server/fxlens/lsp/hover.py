@@ -35,7 +35,8 @@ def register(ls: "FxlensServer") -> None:
             text = (hover_text(coords.local_report(view.report), *coords.cell_position(params.position), markdown,
                                view.stale) or hover_text(view.report, line, col, markdown=markdown, stale=view.stale))
         else:
-            text = hover_text(view.report, line, col, markdown=markdown, stale=view.stale)
+            computing = ls.on_demand.hovered(doc, view.report, line, ls.settings.levels)
+            text = hover_text(view.report, line, col, markdown=markdown, stale=view.stale, computing=computing)
         if text is None:
             return None
         kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText

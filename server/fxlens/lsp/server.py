@@ -18,6 +18,7 @@ from pygls.uris import to_fs_path
 from fxlens import __version__ as VERSION
 from fxlens.engine.baseline import Baselines
 from fxlens.engine.documents import Document, Documents
+from fxlens.engine.on_demand import OnDemand
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
@@ -46,7 +47,9 @@ class FxlensServer(LanguageServer):
         self.hooks = EditorHooks(self)
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
         self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
-                                   surroundings=lambda doc: self.documents.surroundings(doc, self.roots()))
+                                   surroundings=lambda doc: self.documents.surroundings(doc, self.roots()),
+                                   attach=lambda doc, report, text: self.on_demand.attach(doc, report, text))
+        self.on_demand = OnDemand(self.scheduler, on_levels=self.hooks.levels_added)
         self.pass_runs = PassRuns(self.supervisor, lambda: self.settings.trace_options(),
                                   lambda doc: self.documents.surroundings(doc, self.roots()),
                                   lambda outcome: passes.published(self, outcome))
@@ -194,6 +197,7 @@ def _did_close(ls: FxlensServer, params: types.DidCloseTextDocumentParams) -> No
     if doc is not None:
         ls.scheduler.cancel(doc)
         ls.pass_runs.forget(doc)
+        ls.on_demand.forget(doc)
         ls.hooks.progress.ended(doc)
         diagnostics.clear(ls, doc.uri)
         ls.retrace_neighbours(doc)  # they import the file on disk again
@@ -207,6 +211,7 @@ async def _shutdown(ls: FxlensServer, params: Any) -> None:
     ls.shutdown_requested = True
     for doc in ls.documents:
         ls.scheduler.cancel(doc)
+        ls.on_demand.forget(doc)
     await ls.supervisor.stop()
 
 

@@ -52,8 +52,10 @@ class Out:
         return ("\n\n" if self.markdown else "\n").join(self.blocks)
 
 
-def hover_text(report: FileReport, line: int, col: int, markdown: bool = True, stale: bool = False) -> Optional[str]:
-    """What to show for the cursor at (1-based line, byte column), or None when fxlens has nothing."""
+def hover_text(report: FileReport, line: int, col: int, markdown: bool = True, stale: bool = False,
+               computing: tuple[str, ...] = ()) -> Optional[str]:
+    """What to show for the cursor at (1-based line, byte column), or None when fxlens has nothing.
+    `computing`: the deeper levels of the cursor's class being computed now (said in one folded line)."""
     cls = next((c for c in report.classes if c.line <= line <= c.end_line), None)
     out = Out(markdown)
     if stale:
@@ -61,12 +63,14 @@ def hover_text(report: FileReport, line: int, col: int, markdown: bool = True, s
                  else "(stale: the file does not parse; showing the last good trace)")
     if cls is not None and line == cls.line:
         _class(out, cls)
-        return out.text()
-    failed = _failures(out, report, line)
-    if cls is not None and any(m.line == line for m in cls.members):
-        _members(out, cls, [m for m in cls.members if m.line == line])
-    elif not _line(out, report, cls, line, col) and not failed:
-        return None
+    else:
+        failed = _failures(out, report, line)
+        if cls is not None and any(m.line == line for m in cls.members):
+            _members(out, cls, [m for m in cls.members if m.line == line])
+        elif not _line(out, report, cls, line, col) and not failed:
+            return None
+    if computing:
+        out.line(f"{', '.join(computing)}: computing… hover again")
     return out.text()
 
 

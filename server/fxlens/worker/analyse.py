@@ -1,13 +1,18 @@
 """One analysis of one buffer: load it, build every Module class, trace the levels, emit class reports.
 
 Runs inside the disposable child; `emit` sends one JSON-able event to the worker.
+
+The cheap levels (fx, aten) of every class go out first; then a `stage` event says so, and only then
+are the deeper levels asked for traced, class after class, each reusing what its class's cheap levels
+built (levels.ClassContext: the instance, the exported program). A deeper level therefore never delays
+another class's fx or aten result.
 """
 from __future__ import annotations
 
 import functools
 import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Callable, Optional
 
@@ -23,14 +28,14 @@ from fxlens.worker import default_device
 from fxlens.worker import loader
 from fxlens.worker.children import builders_of, in_plain_words
 from fxlens.worker.class_cost import class_cost
-from fxlens.worker.build_notes import directive_column, directive_failed, guessed_hint, unrecorded_hint
+from fxlens.worker.build_notes import class_notes, directive_column, directive_failed
 from fxlens.worker.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
 from fxlens.worker.failures import classify, whole_line
 from fxlens.worker.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.infer import guessed_params, infer_inputs, record_children
 from fxlens.worker import reproduce, trace_fx
 from fxlens.worker.bounds import bound_diagnostic, bound_level
-from fxlens.worker.levels import TABLE, ClassContext, asked
+from fxlens.worker.levels import TABLE, ClassContext, asked, split
 from fxlens.worker.skipped_names import explain_skipped
 from fxlens.worker.values import dtype_name, free_sizes
 
@@ -41,7 +46,7 @@ class Analysis:
     def __init__(self, path: str, text: str, levels: list[str], execution: str,
                  classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
                  roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None,
-                 pass_request: Optional[dict] = None) -> None:
+                 pass_request: Optional[dict] = None, notes: bool = True) -> None:
         self.path = os.path.abspath(path)
         # a graph pass to run on the one class asked for (worker/passes): instead of tracing the levels
         self.pass_request = pass_request if isinstance(pass_request, dict) else None
@@ -49,7 +54,11 @@ class Analysis:
         self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
         self.text = text
         self.lines = line_model.split(text)
-        self.levels = list(asked(levels)) or ["fx"]  # in ladder order: deeper levels reuse those above
+        self.levels = list(asked(levels)) or ["fx"]  # in trace order: deeper levels reuse the export
+        self.cheap, self.deep = split(tuple(self.levels))
+        # the class-level hints (inputs guessed, arguments guessed) on the first level traced; a request
+        # for deeper levels only, made for a server that holds the class's cheap levels, goes without
+        self.notes = notes
         self.execution = execution
         self.only = set(classes) if classes else None
         self.first = first
@@ -65,6 +74,13 @@ class Analysis:
         # told which class the analysis works on ("" for the file's own level), so that a hang or a
         # crash is known to cost only that class (beacon.py)
         self.at_class: Callable[[str], None] = lambda name: None
+
+    @classmethod
+    def from_request(cls, request: dict) -> "Analysis":
+        return cls(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
+                   request.get("execution", "safe"), request.get("classes"), request.get("first"),
+                   request.get("known"), request.get("roots"), request.get("buffers"),
+                   request.get("pass"), notes=request.get("notes", True) is not False)
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -120,14 +136,27 @@ class Analysis:
         # all before any trace: a forward may change a global another class's fingerprint reads
         fingerprints = {s.name: self._at(s.name, self._fingerprint, s, examples[s.name]) for s in wanted
                         if isinstance(examples.get(s.name), building.Example)}
+        started: list[Started] = []
         for source in sorted(wanted, key=lambda s: s.name != self.first):
             current = fingerprints.get(source.name)
             if source.name in self.failed:
                 self._emit_failed(source, emit)
             elif current is not None and self.known.get(source.name) == current:
                 self.report.unchanged.append(source.name)
-            else:
-                self._at(source.name, self._trace_class, source, examples.get(source.name), current, emit)
+            elif (one := self._at(source.name, self._trace_class, source, examples.get(source.name), current,
+                                    emit)) is not None:
+                started.append(one)
+        for recipe in (r for s in started for r in s.context.recipes if r):  # only the next trace child needs these
+            emit({"event": "rehearsal", "recipe": recipe})
+        if self.deep and started:
+            if self.cheap:
+                emit({"event": "stage", "levels": list(self.cheap)})
+            for one in started:
+                self._at(one.source.name, self._trace_levels, one, self.deep, emit)
+        for one in started:  # after every level is out: counting FLOPs runs forward and backward once more
+            one.report.cost = self._at(one.source.name, class_cost, one.example, one.results.get("backward"))
+            emit({"event": "class", "class": to_json(replace(one.report, levels={}))})
+            one.context.close()
         return self.report
 
     def _run_pass(self, sources: list[ClassSource], examples: dict[str, Any], emit: Emit) -> None:
@@ -344,11 +373,11 @@ class Analysis:
     def _fingerprint(self, source: ClassSource, example: building.Example) -> Optional[str]:
         inputs = (example.inputs, example.kwargs) if example.inputs is not None else None
         return fingerprint(source.name, example.instance, inputs, example.dims, example.build,
-                           example.parent, self.code, self.namespace, self.path, self.levels)
+                           example.parent, self.code, self.namespace, self.path)
 
-    def _trace_class(self, source: ClassSource, example: Any, hashed: Optional[str], emit: Emit) -> None:
-        """Trace one class, emitting its report a level at a time (each event carries the levels done
-        since the last)."""
+    def _trace_class(self, source: ClassSource, example: Any, hashed: Optional[str], emit: Emit) -> Optional["Started"]:
+        """Trace one class's cheap levels, emitting its report a level at a time (each event carries the
+        levels done since the last); what its deeper levels need, None when there is nothing to trace."""
         report = ClassReport(source.name, source.line, source.end_line)
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
@@ -366,7 +395,7 @@ class Analysis:
                 report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
             report.levels[self.levels[0]].diagnostics.extend(diagnostics)
             emit({"event": "class", "class": to_json(report)})
-            return
+            return None
         report.fingerprint = hashed
         report.build = example.build
         report.built_by = example.parent
@@ -377,49 +406,35 @@ class Analysis:
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
-        context = ClassContext()
-        traced: dict[str, LevelResult] = {}
-        for level in self.levels:
+        started = Started(source, example, report, class_span, ClassContext(tuple(self.levels)))
+        self._trace_levels(started, self.cheap, emit)
+        return started
+
+    def _trace_levels(self, started: "Started", levels: tuple[str, ...], emit: Emit) -> None:
+        source, example, report, class_span = started.source, started.example, started.report, started.class_span
+        for level in levels:
             trace = TABLE[level]
             try:
-                result = trace(example, self.path, self.lines, class_span, context)
+                result = trace(example, self.path, self.lines, class_span, started.context)
             except Exception as error:  # fxlens's own bug: this level says so, the other classes still trace
                 result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
             bound_level(result)
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
-            if level == self.levels[0] and example.unrecorded and example.build.inputs_source != "parent":
-                result.diagnostics.append(unrecorded_hint(source, example, class_span))
-            elif example.inputs is None and level == self.levels[0]:
-                result.diagnostics.append(self._no_inputs_hint(source, example, class_span))
-            if example.build.how == "guessed" and level == self.levels[0]:
-                result.diagnostics.append(guessed_hint(source, report.build, class_span))
+            if level == self.levels[0] and self.notes:
+                result.diagnostics += class_notes(source, example, report.build, class_span)
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
                 explain_skipped(diagnostic, self.skipped, self.execution)
-            traced[level] = result
+            started.results[level] = result
             emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
-        # after every level is out: counting FLOPs runs forward and backward once more
-        report.cost = class_cost(example, traced.get("backward"))
-        emit({"event": "class", "class": to_json(replace(report, levels={}))})
-        for recipe in filter(None, context.recipes):  # after the results: only the next trace child needs these
-            emit({"event": "rehearsal", "recipe": recipe})
 
     def _internal(self, error: Exception, level: str, span: Span) -> Diagnostic:
         return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "internal",
                           f"{type(error).__name__}: {error}", "fxlens itself failed while tracing this level; "
                           "this is a bug in fxlens.", "Please report it with this file; other classes are not affected.",
                           level=level)
-
-    def _no_inputs_hint(self, source: ClassSource, example: building.Example, span: Span) -> Diagnostic:
-        problem = example.problems[-1] if example.problems else None
-        why = f" (last attempt: {type(problem).__name__}: {problem})" if problem else ""
-        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "inputs",
-                          f"fxlens could not guess example inputs for {source.name}.forward{why}"[:400],
-                          "Without inputs there are no shapes and no aten level.",
-                          f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.",
-                          class_name=source.name)
 
     def _reproducing(self, source: ClassSource, example: building.Example) -> str:
         """The `# fxlens:` expression that rebuilds this very example ("" for a parent's child)."""
@@ -440,6 +455,18 @@ class Analysis:
                                       line=source.member_lines.get(owner)))
         return members
 
+
+
+@dataclass
+class Started:
+    """A class whose cheap levels are traced: what its deeper levels reuse."""
+
+    source: ClassSource
+    example: building.Example
+    report: ClassReport
+    class_span: Span
+    context: ClassContext
+    results: dict[str, LevelResult] = field(default_factory=dict)  # its levels traced so far
 
 
 def _part_of(rebuild: Optional[Callable[[], nn.Module]], path: str) -> Optional[Callable[[], nn.Module]]:

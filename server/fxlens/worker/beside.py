@@ -9,7 +9,7 @@ import json
 import os
 import posix
 import signal
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 
 class Lost(Exception):
@@ -19,11 +19,15 @@ class Lost(Exception):
 class Beside:
     """`work()` started in a forked process; `result()` waits for what it returned.
 
-    Where fork is unavailable or fails, `work` runs in `result()`, in this process."""
+    With `more`, the process then waits: `more_result()` runs `more()` there, after `work()`, in the
+    same process (so it reuses whatever `work` left behind, an exported program), and `close()` lets it
+    go. Where fork is unavailable or fails, both run in this process when their result is asked for.
+    """
 
-    def __init__(self, work: Callable[[], Any]) -> None:
-        self.work = work
-        self.pid, self.read_fd = 0, -1
+    def __init__(self, work: Callable[[], Any], more: Optional[Callable[[], Any]] = None) -> None:
+        self.work, self.more = work, more
+        self.pid, self.read_fd, self.go_fd = 0, -1, -1
+        self._answers: Optional[Any] = None
         if hasattr(os, "fork"):
             try:
                 self._fork()
@@ -32,41 +36,95 @@ class Beside:
 
     def _fork(self) -> None:
         read_fd, write_fd = os.pipe()
+        go_read, go_write = os.pipe() if self.more is not None else (-1, -1)
         pid = os.fork()
         if pid:
             os.close(write_fd)
-            self.pid, self.read_fd = pid, read_fd
+            if go_read >= 0:
+                os.close(go_read)
+            self.pid, self.read_fd, self.go_fd = pid, read_fd, go_write
             return
         # in the forked process: never return. posix._exit, not os._exit: the trace child patches the
         # latter to record user code exiting, and this is not user code exiting.
         status = 0
         try:
             os.close(read_fd)
+            if go_write >= 0:
+                os.close(go_write)
             with os.fdopen(write_fd, "w") as out:
-                out.write(json.dumps(self.work()))
+                out.write(json.dumps(self.work()) + "\n")
+                out.flush()
+                if self.more is not None and os.read(go_read, 1):
+                    out.write(json.dumps(self.more()) + "\n")
         except BaseException:  # noqa: BLE001  nothing may escape into the trace child's code
             status = 1
         finally:
             posix._exit(status)
 
+    def _answer(self) -> Any:
+        if self._answers is None:
+            self._answers = os.fdopen(self.read_fd, "rb")
+        line = self._answers.readline()
+        try:
+            return json.loads(line)
+        except ValueError:
+            self.close()
+            raise Lost("the process died before it answered") from None
+
     def result(self) -> Any:
         if not self.pid:
             return self.work()
-        chunks = []
-        with os.fdopen(self.read_fd, "rb") as data:
-            for chunk in iter(lambda: data.read(1 << 20), b""):
-                chunks.append(chunk)
-        os.waitpid(self.pid, 0)
         try:
-            return json.loads(b"".join(chunks))
-        except ValueError:
-            raise Lost("the process died before it answered") from None
+            return self._answer()
+        finally:
+            if self.more is None:
+                self.close()
+
+    def start_more(self) -> None:
+        """Have the process run `more()` now (after `result()`); `more_result()` gives what it returned."""
+        assert self.more is not None
+        if self.pid and self.go_fd >= 0:
+            try:
+                os.write(self.go_fd, b"1")
+            except OSError:
+                pass  # it died: more_result() says so
+            os.close(self.go_fd)
+            self.go_fd = -1
+
+    def more_result(self) -> Any:
+        """What `more()` returns, run after `work()` beside this process (call `result()` first)."""
+        assert self.more is not None
+        if not self.pid:
+            return self.more()
+        self.start_more()
+        try:
+            return self._answer()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Let the process go (it exits once it has nothing more to do) and reap it."""
+        if not self.pid:
+            return
+        for fd in (self.go_fd,):
+            if fd >= 0:
+                os.close(fd)
+        self.go_fd = -1
+        if self._answers is not None:
+            self._answers.close()
+        elif self.read_fd >= 0:
+            os.close(self.read_fd)
+        self._answers, self.read_fd = None, -1
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        self.pid = 0
 
     def cancel(self) -> None:
         if self.pid:
-            os.close(self.read_fd)
             try:
                 os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
+            except ProcessLookupError:
                 pass
+            self.close()

@@ -67,3 +67,26 @@ def unrecorded_hint(source: ClassSource, example: Example, span: Span) -> Diagno
                       f"Give {example.parent} (or {source.name}) a directive with inputs that run: "
                       f"`# fxlens: {source.name}(...)(torch.randn(...))`.",
                       class_name=source.name)
+
+
+def class_notes(source: ClassSource, example: Example, build: Build, span: Span) -> list[Diagnostic]:
+    """The hints on how the class was built, for the first level traced: no inputs (recorded or
+    guessed), guessed constructor arguments."""
+    notes = []
+    if example.unrecorded and example.build.inputs_source != "parent":
+        notes.append(unrecorded_hint(source, example, span))
+    elif example.inputs is None:
+        notes.append(_no_inputs_hint(source, example, span))
+    if example.build.how == "guessed":
+        notes.append(guessed_hint(source, build, span))
+    return notes
+
+
+def _no_inputs_hint(source: ClassSource, example: Example, span: Span) -> Diagnostic:
+    problem = example.problems[-1] if example.problems else None
+    why = f" (last attempt: {type(problem).__name__}: {problem})" if problem else ""
+    return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "inputs",
+                      f"fxlens could not guess example inputs for {source.name}.forward{why}"[:400],
+                      "Without inputs there are no shapes and no aten level.",
+                      f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.",
+                      class_name=source.name)

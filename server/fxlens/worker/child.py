@@ -158,10 +158,7 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
         emit({"event": "started"})  # anything that kills this process from now on is the trace's
         request = loads(line)
         _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
-        analysis = Analysis(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
-                            request.get("execution", "safe"), request.get("classes"), request.get("first"),
-                            request.get("known"), request.get("roots"), request.get("buffers"),
-                            request.get("pass"))
+        analysis = Analysis.from_request(request)
         analysis.failed = request.get("failed") or {}
         analysis.at_class = beacon.at_class
         beacon.start_sampling(analysis.path)

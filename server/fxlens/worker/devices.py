@@ -144,6 +144,11 @@ def mixed_devices_reason(kind: str) -> str:
     return f"the meta device cannot {MIXES_DEVICES}: ran on {_NAMES[kind]} instead"
 
 
+def fits_on_cpu(module: nn.Module) -> bool:
+    """Whether `run` may give the module real CPU weights (MAX_CPU_ELEMENTS)."""
+    return _elements(module) <= MAX_CPU_ELEMENTS
+
+
 def _elements(module: nn.Module) -> int:
     return sum(t.numel() for t in module.parameters()) + sum(t.numel() for t in module.buffers())
 

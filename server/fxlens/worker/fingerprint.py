@@ -9,7 +9,9 @@ The hash covers what the worker can see changing between two traces of a buffer:
   globals hold once every class is built, when it is plain data;
 - the instance: every submodule's class, attributes, parameters, buffers and hooks;
 - the inputs (shapes, dtypes, named free sizes; values of CPU tensors) and how the class was built;
-- the levels asked for, and the Python and torch versions.
+- the Python and torch versions.
+Not the levels asked for: a class's fingerprint names its traces at every level alike, so a level
+computed later (on demand) is kept with the others while the fingerprint stands.
 Files that define the class's submodules or what its code imports count by their size and mtime, or
 by their text when it came from an open editor buffer that differs from the disk.
 Anything that cannot be described (a repr that raises, a huge value) gives no fingerprint, and a
@@ -256,14 +258,13 @@ def _same_as_disk(file: str, text: str, stat: Optional[os.stat_result]) -> bool:
 
 
 def fingerprint(name: str, instance: nn.Module, inputs: Optional[tuple], dims: Optional[list], build: Build,
-                built_by: Optional[str], code: CodeIndex, namespace: dict, path: str, levels: list[str]
-                ) -> Optional[str]:
+                built_by: Optional[str], code: CodeIndex, namespace: dict, path: str) -> Optional[str]:
     """`namespace`: the file's module globals, where the names its code imports point."""
     try:
         definitions, foreign = _code_used(name, instance, code)
         imported = [namespace[n] for n in sorted(foreign) if n in namespace]
         description = json.dumps([
-            name, levels, sys.version, torch.__version__, code.effects, definitions,
+            name, sys.version, torch.__version__, code.effects, definitions,
             _global_values([n for n, _ in definitions], namespace),
             [_module_state(p, m) for p, m in instance.named_modules()],
             _describe(inputs) if inputs is not None else None,

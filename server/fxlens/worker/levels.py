@@ -9,38 +9,57 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from fxlens.report import LEVELS, LevelResult, Span, in_ladder_order
+from fxlens.report import DEEP_LEVELS, LEVELS, LevelResult, Span, in_trace_order
 from fxlens.worker import trace_aten, trace_backward, trace_core_aten, trace_dynamo, trace_fx
+from fxlens.worker.beside import Beside
 
 
 @dataclass
 class ClassContext:
+    # the levels this trace runs for the class (a level may leave something behind for a later one)
+    levels: tuple[str, ...] = ()
     # the graphs exported, as rehearsal recipes for the next trace child (see rehearse.py)
     recipes: list[Optional[dict]] = field(default_factory=list)
     # the aten level's ExportedProgram (None: aten did not run, or failed)
     exported: Any = None
-    # the aten level's result, once it ran
+    # the fx and aten levels' results, once they ran
+    fx: Optional[LevelResult] = None
     aten: Optional[LevelResult] = None
+    # with free sizes: the aten level's process beside, holding the grown program for core-aten
+    beside: Optional[Beside] = None
+
+    def close(self) -> None:
+        if self.beside is not None:
+            self.beside.close()
+            self.beside = None
 
 
 Trace = Callable[[Any, str, list[str], Span, ClassContext], LevelResult]
 
 
 def _fx(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
-    return trace_fx.run(example, path, lines, class_span)
+    context.fx = trace_fx.run(example, path, lines, class_span)
+    return context.fx
 
 
 def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
     def keep(ep: Any) -> None:
         context.exported = ep
 
-    context.aten = trace_aten.run(example, path, lines, class_span, recipes=context.recipes, on_export=keep)
+    def hold(beside: Beside) -> None:
+        context.beside = beside
+
+    then = trace_core_aten.grown_summary if "core-aten" in context.levels else None
+    context.aten = trace_aten.run(example, path, lines, class_span, recipes=context.recipes, on_export=keep,
+                                  grown_then=then, on_grown=hold)
     return context.aten
 
 
 def _core_aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
     failed = context.aten is not None and not context.aten.ok
-    return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed)
+    beside, context.beside = context.beside, None
+    return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed,
+                               beside=beside)
 
 
 def _backward(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
@@ -49,7 +68,10 @@ def _backward(example: Any, path: str, lines: list[str], class_span: Span, conte
 
 
 def _dynamo(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
-    return trace_dynamo.run(example, path, lines, class_span)
+    # what the fx level found decides the tensors dynamo runs on (ms, where dynamo takes seconds): traced
+    # here, unreported, when this trace did not ask for it (a deeper level computed on demand)
+    fx = context.fx or trace_fx.run(example, path, lines, class_span)
+    return trace_dynamo.run(example, path, lines, class_span, fx)
 
 
 TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten, "core-aten": _core_aten, "backward": _backward,
@@ -58,5 +80,11 @@ assert set(TABLE) <= set(LEVELS), "every traced level is described in report.LEV
 
 
 def asked(levels: list[str]) -> tuple[str, ...]:
-    """The levels to trace for a request, top of the ladder first (a deeper one reuses those above it)."""
-    return tuple(level for level in in_ladder_order(levels) if level in TABLE)
+    """The levels to trace for a request, in trace order (a deeper one reuses the export of aten)."""
+    return tuple(level for level in in_trace_order(levels) if level in TABLE)
+
+
+def split(levels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(cheap, deep): the levels every class gets first, and those traced once all of those are out."""
+    return (tuple(level for level in levels if level not in DEEP_LEVELS),
+            tuple(level for level in levels if level in DEEP_LEVELS))

@@ -112,7 +112,8 @@ def _child_event(line: bytes) -> Optional[dict]:
     parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
              "aborted": lambda e: Diagnostic(**e["diagnostic"]),
              "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None,
-             "pass": lambda e: pass_from_json(e["pass"])}.get(event.get("event"))
+             "pass": lambda e: pass_from_json(e["pass"]),
+             "stage": lambda e: [str(level) for level in e["levels"]]}.get(event.get("event"))
     try:
         if parse is None:
             return None

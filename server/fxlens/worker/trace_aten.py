@@ -123,25 +123,38 @@ def _summary(ep: Any) -> dict:
 
 
 def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: str,
-                  rebuild: Optional[Callable]) -> Beside:
+                  rebuild: Optional[Callable], then: Optional[Callable[[Any], dict]] = None) -> Beside:
     """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow),
     beside this process.
 
     One export with symbolic sizes (Dim.AUTO) costs ~3x a static one (22 s vs 6.7 s on a 70B-shaped
     decoder), so fxlens exports twice statically and reads B and T off the two runs, as the fx level
-    does. Only plain sizes come back, and the graph as a rehearsal recipe (see rehearse.py).
+    does. Only plain sizes come back, and the graph as a rehearsal recipe (see rehearse.py). `then(ep)`:
+    asked for later (Beside.more_result), on the same grown program, in the same process: a deeper level that
+    needs it grown (core-aten's decompositions) does not export it again.
     """
+    exported: list[Any] = []
+
     def summary() -> dict:
         try:
             started = time.perf_counter()
             with without_stack_traces():  # only sizes come back
-                ep = _export_example(module, inputs, kwargs, rebuild).value
-            return {**_summary(ep), "recipe": recipe(ep, time.perf_counter() - started)}
+                exported.append(_export_example(module, inputs, kwargs, rebuild).value)
+            return {**_summary(exported[0]), "recipe": recipe(exported[0], time.perf_counter() - started)}
         except Exception as error:
             frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
             return {"error": message_text(error), "line": frames[-1][2] if frames else None}
 
-    return Beside(summary)
+    def after() -> dict:
+        if not exported:
+            return {"error": "the export with larger batch/sequence sizes failed"}
+        try:
+            with without_stack_traces():
+                return then(exported[0])
+        except Exception as error:
+            return {"error": message_text(error)}
+
+    return Beside(summary, after if then is not None else None)
 
 
 def _twins(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
@@ -154,16 +167,19 @@ def _twins(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
 
 
 def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: list[Optional[dict]],
-        on_export: Optional[Callable[[Any], None]] = None) -> LevelResult:
+        on_export: Optional[Callable[[Any], None]] = None, grown_then: Optional[Callable[[Any], dict]] = None,
+        on_grown: Optional[Callable[[Beside], None]] = None) -> LevelResult:
     """The level's result; the graphs exported, as rehearsal recipes, are appended to `recipes`, and the
-    ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again)."""
+    ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again).
+    With free sizes and `grown_then`, the process beside that exported the grown inputs is handed to
+    `on_grown`, still holding that program: `grown_then(program)` runs there when asked."""
     started = time.perf_counter()
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
     free = example.dims if example.dims and any(example.dims) else None
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
-    grown = _grown_export(example.instance, *example.unflat(grow(flat, free)), path, rebuild) if free else None
+    grown = _grown_export(example.instance, *example.unflat(grow(flat, free)), path, rebuild, grown_then) if free else None
     try:
         ran = _export_example(example.instance, example.inputs, example.kwargs, rebuild)
     except Exception as error:
@@ -181,6 +197,8 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
         try:
             grown_summary = grown.result()
             recipes.append(grown_summary.get("recipe"))
+            if grown_then is not None and on_grown is not None:
+                on_grown(grown)
             twins, note = _twins(ep, grown_summary)
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"

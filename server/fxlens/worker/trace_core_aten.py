@@ -4,7 +4,9 @@
 It decomposes the aten level's ExportedProgram when that level ran (the export is not repeated) and
 exports on its own otherwise. Decomposed nodes keep the stack trace of the op they came from, so they
 map to the user's line as the aten level's nodes do. Free sizes (B, T) are named the aten level's way:
-beside this process, the grown inputs are exported and decomposed too, and each size read off the pair.
+beside this process, the grown inputs' program is decomposed too, and each size read off the pair. When
+the aten level ran, that is the program its own process beside exported (still holding it): the grown
+inputs are not exported a second time; otherwise they are exported there first.
 """
 from __future__ import annotations
 
@@ -27,6 +29,11 @@ def decompose(ep: Any) -> Any:
     return ep.run_decompositions()
 
 
+def grown_summary(grown_ep: Any) -> dict:
+    """Run beside this process, on the aten level's grown program: its decomposition's sizes."""
+    return trace_aten._summary(decompose(grown_ep))
+
+
 def _grown_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Beside:
     """The grown inputs exported and decomposed beside this process; only plain sizes come back."""
     def summary() -> dict:
@@ -45,9 +52,10 @@ def _failed(diagnostic: Any, started: float) -> LevelResult:
 
 
 def run(example: Any, path: str, lines: list[str], class_span: Span, exported: Any = None,
-        export_failed: bool = False) -> LevelResult:
+        export_failed: bool = False, beside: Optional[Beside] = None) -> LevelResult:
     """`exported`: the aten level's ExportedProgram, if it ran; `export_failed`: it ran and failed (its
-    diagnostic already says where, so this level does not export again to say it twice)."""
+    diagnostic already says where, so this level does not export again to say it twice); `beside`: the
+    aten level's process holding the grown program (see trace_aten.run's `grown_then`)."""
     started = time.perf_counter()
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: torch.export needs them")
@@ -57,7 +65,13 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     free = example.dims if example.dims and any(example.dims) else None
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
-    grown = _grown_decomposed(example.instance, *example.unflat(grow(flat, free)), rebuild) if free else None
+    if not free:
+        grown = None
+    elif exported is not None and beside is not None:
+        beside.start_more()
+        grown = beside
+    else:
+        grown = _grown_decomposed(example.instance, *example.unflat(grow(flat, free)), rebuild)
     try:
         if exported is None:
             exported = trace_aten.export_for(example)
@@ -77,7 +91,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     twins, note, names = {}, "", SampledSizes({})
     if grown is not None:
         try:
-            twins, note = trace_aten._twins(decomposed, grown.result())
+            twins, note = trace_aten._twins(decomposed, grown.more_result() if grown is beside else grown.result())
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
         names = SampledSizes(free_sizes(flat, free))

@@ -26,6 +26,22 @@ from fxlens.worker.values import SampledSizes, describe
 
 LEVEL = "dynamo"
 KINDS = ("meta", "cpu")  # see above: fake tensors undercount graphs and breaks
+# how the fx level shows code that reads a tensor's value: a call reading it, or a failure classified so
+_VALUE_READS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__"})
+_VALUE_FAILURES = frozenset({"data-dependent-control-flow", "item/numpy"})
+
+
+def reads_values(fx: Optional[LevelResult]) -> bool:
+    """Whether the fx level found the forward reading a tensor's value (an `if` on a tensor, `.item()`).
+
+    Dynamo runs such code eagerly, which the meta device cannot: a meta run would fail only after
+    dynamo has captured the graph before it, so the level starts on small real CPU tensors instead (when
+    the module is small enough to have real weights; a shape read also fails fx, and costs a meta run)."""
+    if fx is None:
+        return False
+    if any(d.category in _VALUE_FAILURES for d in fx.diagnostics):
+        return True
+    return any(n.op == "call_method" and n.target in _VALUE_READS for n in fx.nodes)
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<name>\w+?)_at_\d+$")
 
 
@@ -163,14 +179,14 @@ def _diagnostic(found: _Break) -> Diagnostic:
                       level=LEVEL, gb_id=entry.gb_id, hints=entry.hints)
 
 
-def _explained(example: Any) -> devices.Ran:
-    """explain's run on meta tensors, or real CPU ones. A module too large for the CPU whose code only
-    mixes in CPU tensors it makes (`torch.arange(T)`, no value read) runs on fake CPU tensors: measured on
-    torch 2.13, their graphs and breaks are the real CPU run's there."""
+def _explained(example: Any, start: str) -> devices.Ran:
+    """explain's run from `start` (meta, or real CPU tensors when the forward reads values). A module too
+    large for the CPU whose code only mixes in CPU tensors it makes (`torch.arange(T)`, no value read)
+    runs on fake CPU tensors: measured on torch 2.13, their graphs and breaks are the real CPU run's."""
     call = (example.inputs, example.kwargs)
     step = lambda m, inputs: explain(m, *inputs)  # noqa: E731
     try:
-        return devices.run(step, example.instance, call, "meta", getattr(example, "rebuild", None), kinds=KINDS)
+        return devices.run(step, example.instance, call, start, getattr(example, "rebuild", None), kinds=KINDS)
     except devices.MetaDeviceLimit as limit:
         if not devices.only_mixed_devices(limit.summary):
             raise
@@ -183,12 +199,14 @@ def _explained(example: Any) -> devices.Ran:
 # is graphs - 1 (a break after which no tensor op runs, `if x.sum() > 0: return x`, makes no graph), nor
 # its `break_reasons`, which are the compiled graphs' (a break before any tensor op has none): both
 # still break torch.compile(fullgraph=True).
-def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelResult:
+def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optional[LevelResult] = None) -> LevelResult:
+    """`fx`: the class's fx level, which says whether the forward reads values (see reads_values)."""
     started = time.perf_counter()
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: dynamo runs the forward on them")
+    start = "cpu" if reads_values(fx) and devices.fits_on_cpu(example.instance) else "meta"
     try:
-        ran = _explained(example)
+        ran = _explained(example, start)
     except Exception as error:
         diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
         diagnostic.level = LEVEL
