@@ -215,7 +215,7 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
     if job.aborted is not None:  # the child said why itself
         return Diagnostic(**job.aborted), ""
     path = os.path.abspath(job.request["path"])
-    lines = job.line_model.split(job.request["text"])
+    lines = line_model.split(job.request["text"])
     dumped, note = read_dump(job.dump_fd, path)
     working_on, sampled, samples, limits_note = job.beacon.read()
     known = dumped or sampled or None
@@ -243,7 +243,7 @@ def report_for_lost_child(job: Any, diagnostic: Diagnostic) -> dict:
     the server already)."""
     report = FileReport(os.path.abspath(job.request["path"]), python=sys.version.split()[0])
     if diagnostic.line == 0:
-        lines = job.line_model.split(job.request["text"])
+        lines = line_model.split(job.request["text"])
         diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = _whole_line(lines, 1)
     report.diagnostics.append(diagnostic)
     return to_json(report)
