@@ -41,7 +41,7 @@ local ok, err = pcall(function()
   vim.cmd("FxlensGraph ResidualMLP")
   vim.wait(10000, function() return string.find(vim.api.nvim_buf_get_name(0), "ResidualMLP.fx.txt", 1, true) end, 20)
   results.graph_buffer = vim.api.nvim_buf_get_name(0)
-  results.graph_text = table.concat(vim.api.nvim_buf_get_lines(0, 0, 3, false), "\n")
+  results.graph_text = table.concat(vim.api.nvim_buf_get_lines(0, 0, 12, false), "\n")
 end)
 if not ok then table.insert(results.errors, tostring(err)) end
 finish()

@@ -232,8 +232,15 @@ class WorkerClient:
         `known`: class name -> fingerprint of a trace the caller holds; such a class whose fingerprint is
         unchanged is not traced again but listed in the report's `unchanged`. `roots`: folders to make
         importable (workspace folders; their `src/` too). `buffers`: path -> text of other open
-        buffers, imported instead of those files on disk."""
-        return self._start_job(self._request(path, text, options, first, classes, known, roots, buffers), on_class)[1]
+        buffers, imported instead of those files on disk. `on_stage`: told when every class has its
+        cheap levels (the deeper ones asked for follow). `notes`: False when the caller holds the
+        classes' cheap levels and asks for deeper ones only (the hints on how a class was built are
+        not repeated on them)."""
+        request = {**self._request(path, text, options, first, classes, known, roots, buffers), "notes": notes}
+        job_id, result = self._start_job(request, on_class)
+        if on_stage is not None:
+            self._on_stage[job_id] = on_stage
+        return result
 
     def _request(self, path: str, text: str, options: TraceOptions, first: Optional[str], classes: Optional[list[str]],
                  known: Optional[dict[str, str]], roots: Optional[list[str]], buffers: Optional[dict[str, str]]) -> dict:
