@@ -22,6 +22,7 @@ const host = acquireVsCodeApi();
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
 const title = byId<HTMLSpanElement>("title");
+const rung = byId<HTMLSpanElement>("rung");
 const levelSelect = byId<HTMLSelectElement>("level");
 const splitSelect = byId<HTMLSelectElement>("split-level");
 const searchBox = byId<HTMLInputElement>("search");
@@ -235,6 +236,7 @@ function showReport(next: GraphReport, pass: string | undefined): void {
   document.body.dataset.state = next.ok ? "ok" : "failed";
   title.textContent = next.class;
   levelSelect.replaceChildren(...levelChoices(next));
+  rung.textContent = next.rung ?? "";
   splitSelect.replaceChildren(...splitChoices(next, split.level));
   showDiagnostics(next.diagnostics ?? []);
   byId("printout").textContent = next.printout;

@@ -83,6 +83,8 @@ export interface GraphReport {
   schemas?: Record<string, { schema?: string; overloads?: string[] }>;
   // why there is no graph (no such class, level not traced) or a note about the level
   message?: string;
+  // where the level sits on the ladder, read off its opcodes ("above aot_autograd (module level)")
+  rung?: string;
 }
 
 /** Checks the parts of a server answer the graph view relies on; returns a reason when it is unusable. */

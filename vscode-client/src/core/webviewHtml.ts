@@ -32,6 +32,7 @@ export function graphPageHtml(resources: PageResources): string {
 <header class="toolbar">
   <span id="title" class="title">FX graph</span>
   <label>level <select id="level" aria-label="graph level"></select></label>
+  <span id="rung" class="muted" title="Where this graph sits on the ladder, read off its opcodes"></span>
   <label title="Draw a second level beside this one: choosing a node at either marks the nodes of its source span at the other">beside <select id="split-level" aria-label="level drawn beside"></select></label>
   <input id="search" type="search" placeholder="search: name, op, target, [B, T, 768]" aria-label="search nodes">
   <button id="search-previous" class="tool" title="Previous match (Shift+Enter)" aria-label="previous match">↑</button>

@@ -24,6 +24,8 @@ test("GPT-2 opens as a table of contents: its twelve blocks drawn collapsed, ali
   await view.show(fx);
   const blocks = page.locator("g.group.collapsed[data-group^='transformer.h.']");
   assert.equal(await blocks.count(), 12);
+  // the level named by its opcodes, as the lesson reads a graph
+  assert.equal(await page.locator("#rung").textContent(), "above aot_autograd (module level)");
   const third = page.locator("g.group[data-group='transformer.h.3']");
   assert.deepEqual(await third.locator("text.name, text.detail").allTextContents(), ["transformer.h.3: Block · 4 of 12", "36 nodes · (B, T, 768) → (B, T, 768)"]);
   // nothing inside a collapsed block is drawn
