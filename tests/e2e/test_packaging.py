@@ -64,3 +64,17 @@ def test_wheel_in_a_fresh_venv_gives_a_working_fxlens(dist, tmp_path):
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "%stem : [num_users=2] = call_module[target=stem](args = (%x,), kwargs = {})" in run.stdout
+
+
+def test_pipx_install_gives_a_working_fxlens(dist, tmp_path):
+    """`pipx install --system-site-packages fxlens`: the command alone, in pipx's own environment."""
+    (wheel,) = dist.glob("fxlens-*.whl")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"), PIPX_MAN_DIR=str(tmp_path / "man"))
+    install = subprocess.run([sys.executable, "-m", "pipx", "install", "--system-site-packages", str(wheel)],
+                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
+    assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-3000:]
+    run = subprocess.run([str(tmp_path / "bin" / "fxlens"), "graph", str(EXAMPLE), "--class", "ResidualMLP", "--level", "fx"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "%stem : [num_users=2] = call_module[target=stem](args = (%x,), kwargs = {})" in run.stdout
