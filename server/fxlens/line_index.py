@@ -118,12 +118,19 @@ class LineIndex(Sequence[str]):
 
     # -- editing -----------------------------------------------------------------------------------
 
+    def edited_lines(self, start: int, end: int, new_text: str) -> tuple[int, int]:
+        """The first and last line (0-based; last < first for none) that replacing [start, end) of
+        the text, giving `new_text`, changes: every line above keeps its text and number, every
+        line below its text."""
+        first, last = self.line_of(start), self.line_of(end)
+        if end == self.start(last) and _break_ends_at(new_text, end + len(new_text) - len(self.text)):
+            last -= 1  # the edit ends at a line start that stays one: that line is untouched
+        return first, last
+
     def edit(self, start: int, end: int, new_text: str) -> LineEdit:
         """Carry the index to `new_text`, the old text with [start, end) replaced; which lines changed."""
         delta = len(new_text) - len(self.text)
-        first, last = self.line_of(start), self.line_of(end)
-        if end == self.start(last) and _break_ends_at(new_text, end + delta):
-            last -= 1  # the edit ends at a line start that stays one: that line is untouched
+        first, last = self.edited_lines(start, end, new_text)
         # the blocks to recount: from one that starts before the edit (a "\r" before it may join a
         # "\n" it inserts) to the one holding its end, and a short one after that joins them
         head = bisect.bisect_right(self._bases, start) - 1

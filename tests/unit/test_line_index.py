@@ -5,7 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from fxlens import lines
+from fxlens.engine.documents import Document, Traced
 from fxlens.line_index import LineIndex
+from fxlens.report import Diagnostic, FileReport
 
 AWKWARD = ["\x0c", "\x0b", "\x1c", "\x85", "\u2028"]
 BREAKS = ["\n", "\r\n", "\r"]
@@ -65,3 +67,36 @@ def test_a_return_followed_by_an_inserted_newline_becomes_one_break():
     assert list(index) == ["a", "b"] and edit.shift == 0
     index.edit(2, 3, "a\rb")  # and splitting it again
     assert list(index) == ["a", "b"] and index.start(1) == 2
+
+
+# a buffer traced once, then edited many times before the next trace: each report line is carried
+# through the edits one by one (no diff of whole texts), and must land where the editor moved it
+line_texts = st.sampled_from(["a", "b", "x = 1", "", "\x0cd", "e\u2028f", "        y = y + 1"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(line_texts, min_size=1, max_size=30), st.sampled_from(BREAKS),
+       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), pieces), min_size=1, max_size=6))
+def test_a_report_carried_through_edits_stays_on_the_lines_the_editor_moved(texts, newline, changes):
+    text = newline.join(texts)
+    traced = lines.split(text)
+    doc = Document("file:///m.py", "/m.py", 1, text)
+    marks = [Diagnostic(k, 0, k, 0, "hint", "mark", str(k)) for k in range(1, len(traced) + 1)]
+    doc.finish(Traced(1, text, FileReport("/m.py", diagnostics=marks)))
+    origin: list = list(range(1, len(traced) + 1))  # for each current line, the traced line it is (or None)
+    for version, (first, second, inserted) in enumerate(changes, start=2):
+        start, end = sorted((first % (len(text) + 1), second % (len(text) + 1)))
+        edited = text[:start] + inserted + text[end:]
+        # wholly before the edit (and the \r an inserted \n may join) or wholly after it: untouched
+        before = lines.count(text[:max(0, start - 1)]) - 1
+        after = lines.count(text[min(len(text), end + 1):]) - 1
+        middle = lines.count(edited) - before - after
+        origin = origin[:before] + [None] * middle + (origin[len(origin) - after:] if after else [])
+        doc.edit(version, edited)
+        text = edited
+        current = lines.split(text)
+        assert list(doc.lines) == current
+        shown = {d.line: int(d.message) for d in doc.view().report.diagnostics}
+        assert all(current[line - 1] == traced[mark - 1] for line, mark in shown.items())
+        assert sorted(shown.values()) == [shown[line] for line in sorted(shown)]  # in order
+        assert all(shown.get(line) == mark for line, mark in enumerate(origin, start=1) if mark is not None)

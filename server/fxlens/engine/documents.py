@@ -13,9 +13,10 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
-from fxlens import lines as line_model
+from fxlens.engine.line_diff import edit_blocks
 from fxlens.engine.parsing import cheap_parse, too_big_to_parse
-from fxlens.engine.shift import LineMap, LineMapping, shift_class, shift_diagnostics
+from fxlens.engine.shift import BlockMap, LineMap, LineMapping, shift_class, shift_diagnostics
+from fxlens.line_index import LineIndex
 from fxlens.report import ClassReport, FileReport
 
 
@@ -93,19 +94,52 @@ class Document:
     importable: bool = True
     # how positions move from an older text to a newer one (a notebook follows its cells by identity)
     line_map: Callable[[str, str], LineMapping] = LineMap
-    _lines: Optional[list[str]] = None
+    _index: Optional[LineIndex] = None
+    # (older text, how its lines moved into the current text) for each text a report held comes
+    # from: carried through every edit by that edit's own blocks, so no edit diffs whole texts
+    _carried: list[tuple[str, BlockMap]] = field(default_factory=list)
 
     def edit(self, version: int, text: str) -> None:
-        self.version, self.text = version, text
-        self._view = None
-        self._lines = None
+        old = self.text
+        self.version, self._view = version, None
+        if text is old or text == old:
+            return
+        self.text = text
+        held = self._held_texts()
+        carried = [(older, lines) for older, lines in self._carried if any(older is h for h in held)]
+        if any(old is h for h in held):
+            carried.append((old, BlockMap([], identity=True)))
+        if self._index is None and not carried:
+            self._carried = []
+            return  # nothing to carry: the index is built when first asked for
+        if self._index is None or self._index.text is not old:
+            self._index = LineIndex(old)
+        step = edit_blocks(self._index, text)
+        self._carried = [(older, lines.then(step)) for older, lines in carried]
 
     @property
-    def lines(self) -> list[str]:
-        """The current text's lines (`fxlens.lines.split`), split once per version."""
-        if self._lines is None:
-            self._lines = line_model.split(self.text)
-        return self._lines
+    def lines(self) -> LineIndex:
+        """The current text's lines (`fxlens.lines.split`'s, as a sequence), carried through edits."""
+        if self._index is None or self._index.text is not self.text:
+            self._index = LineIndex(self.text)
+        return self._index
+
+    def _held_texts(self) -> list[str]:
+        return [t.text for t in (self.good, self.last) if t is not None] + ([self.partial_text] if self.partial else [])
+
+    def _lines_from(self, old_text: str) -> LineMapping:
+        """How the lines of `old_text`, one of this buffer's earlier texts, moved into the current one."""
+        if self.line_map is not LineMap:
+            return self.line_map(old_text, self.text)  # a notebook follows its cells by identity
+        if old_text is self.text:
+            return LineMap(old_text, old_text)
+        found = next((lines for older, lines in self._carried if older is old_text), None)
+        if found is None:  # not held at the last edit (a trace in flight then): compared once
+            found = LineMap(old_text, self.text)
+            held = self._held_texts()
+            self._carried = [(older, lines) for older, lines in self._carried if any(older is h for h in held)]
+            self._carried.append((old_text, found))
+        return found
 
     def importable_text(self) -> Optional[str]:
         """The text other buffers import this one as: the current text, or while it does not parse
@@ -161,7 +195,7 @@ class Document:
 
         def mapped(old_text: str) -> LineMapping:
             if id(old_text) not in maps:
-                maps[id(old_text)] = self.line_map(old_text, self.text)
+                maps[id(old_text)] = self._lines_from(old_text)
             return maps[id(old_text)]
 
         if self.good is not None:
