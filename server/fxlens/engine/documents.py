@@ -93,7 +93,8 @@ class Document:
     # False for a notebook's virtual module: no other buffer imports it
     importable: bool = True
     # how positions move from an older text to a newer one (a notebook follows its cells by identity)
-    line_map: Callable[[str, str], LineMapping] = LineMap
+    # how lines move between two texts when the buffer has its own rule (a notebook follows its cells)
+    _own_line_map: Optional[Callable[[str, str], LineMapping]] = None
     _index: Optional[LineIndex] = None
     # (older text, how its lines moved into the current text) for each text a report held comes
     # from: carried through every edit by that edit's own blocks, so no edit diffs whole texts
@@ -124,13 +125,24 @@ class Document:
             self._index = LineIndex(self.text)
         return self._index
 
+    @property
+    def line_map(self) -> Callable[[str, str], LineMapping]:
+        """How lines move from an older text of this buffer to a newer one: into the current text by
+        the maps carried through its edits; between two other texts, by comparing them."""
+        return self._own_line_map or self._map_lines
+
+    @line_map.setter
+    def line_map(self, rule: Callable[[str, str], LineMapping]) -> None:
+        self._own_line_map = rule
+
+    def _map_lines(self, old_text: str, new_text: str) -> LineMapping:
+        return self._lines_from(old_text) if new_text is self.text else LineMap(old_text, new_text)
+
     def _held_texts(self) -> list[str]:
         return [t.text for t in (self.good, self.last) if t is not None] + ([self.partial_text] if self.partial else [])
 
     def _lines_from(self, old_text: str) -> LineMapping:
         """How the lines of `old_text`, one of this buffer's earlier texts, moved into the current one."""
-        if self.line_map is not LineMap:
-            return self.line_map(old_text, self.text)  # a notebook follows its cells by identity
         if old_text is self.text:
             return LineMap(old_text, old_text)
         found = next((lines for older, lines in self._carried if older is old_text), None)
@@ -195,7 +207,7 @@ class Document:
 
         def mapped(old_text: str) -> LineMapping:
             if id(old_text) not in maps:
-                maps[id(old_text)] = self._lines_from(old_text)
+                maps[id(old_text)] = self.line_map(old_text, self.text)
             return maps[id(old_text)]
 
         if self.good is not None:
