@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import os
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Callable, Optional
 
 from fxlens.engine.line_diff import edit_blocks
@@ -44,7 +45,7 @@ class Surroundings:
     roots: tuple[str, ...] = ()
     buffers: tuple[tuple[str, str], ...] = ()
 
-    @property
+    @cached_property  # hashing every open buffer's text (5 MB: ~10 ms) once per trace, not per look
     def key(self) -> str:
         if not self.roots and not self.buffers:
             return ""
