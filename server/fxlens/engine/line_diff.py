@@ -15,7 +15,7 @@ from collections import Counter
 from typing import NamedTuple, Optional, Sequence
 
 from fxlens import lines
-from fxlens.line_index import LineIndex
+from fxlens.line_index import LineIndex, breaks
 
 # difflib's cost grows with the product of the stretch's sides (and worse on repeats): 200 x 200
 # repeated lines take ~10 ms
@@ -201,7 +201,8 @@ def common_suffix(a: str, b: str, limit: int) -> int:
 
 
 def _breaks(text: str, start: int, end: int) -> int:
-    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
+    # one count where the text holds no "\r" (most files): a 5 MB text costs ~2.5 ms a count
+    return breaks(text, start, end, "\r" in text)
 
 
 def _last_break(text: str, end: int) -> int:
