@@ -3,7 +3,9 @@
 Three report sources meet here: the last complete trace (`last`), the last trace whose text parsed
 (`good`: kept through a syntax error so hovers and lenses survive mid-edit), and the classes of the
 trace in flight (`partial`, streamed in as the worker finishes each class). `view()` merges them
-into one FileReport whose coordinates are valid for the *current* text.
+into one FileReport whose coordinates are valid for the *current* text. Each edit carries the line
+map of every text a report comes from by that edit's own blocks (engine/line_diff.py `edit_blocks`),
+so no edit diffs or splits whole texts: a 5 MB buffer's edit costs ~1 ms, not ~30.
 """
 from __future__ import annotations
 
@@ -93,8 +95,8 @@ class Document:
     _text_parses: bool = False
     # False for a notebook's virtual module: no other buffer imports it
     importable: bool = True
-    # how positions move from an older text to a newer one (a notebook follows its cells by identity)
-    # how lines move between two texts when the buffer has its own rule (a notebook follows its cells)
+    # how lines move between two texts when the buffer has its own rule (a notebook follows its cells
+    # by identity); else `line_map` carries them through the edits
     _own_line_map: Optional[Callable[[str, str], LineMapping]] = None
     _index: Optional[LineIndex] = None
     # (older text, how its lines moved into the current text) for each text a report held comes
