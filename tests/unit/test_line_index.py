@@ -99,4 +99,5 @@ def test_a_report_carried_through_edits_stays_on_the_lines_the_editor_moved(text
         shown = {d.line: int(d.message) for d in doc.view().report.diagnostics}
         assert all(current[line - 1] == traced[mark - 1] for line, mark in shown.items())
         assert sorted(shown.values()) == [shown[line] for line in sorted(shown)]  # in order
-        assert all(shown.get(line) == mark for line, mark in enumerate(origin, start=1) if mark is not None)
+        # every line no edit touched keeps a result (which of equal lines went is the texts' choice)
+        assert all(line in shown for line, mark in enumerate(origin, start=1) if mark is not None)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable, Optional
 
-from fxlens.engine.line_diff import edit_blocks
+from fxlens.engine.line_diff import changed_span, edit_blocks
 from fxlens.engine.parsing import cheap_parse, too_big_to_parse
 from fxlens.engine.shift import BlockMap, LineMap, LineMapping, shift_class, shift_diagnostics
 from fxlens.line_index import LineIndex
@@ -113,9 +113,11 @@ class Document:
         carried = [(older, lines) for older, lines in self._carried if any(older is h for h in held)]
         if any(old is h for h in held):
             carried.append((old, BlockMap([], identity=True)))
-        if self._index is None and not carried:
+        if not carried:
             self._carried = []
-            return  # nothing to carry: the index is built when first asked for
+            if self._index is not None and self._index.text is old:
+                self._index.edit(*changed_span(old, text), text)  # else it is built when first asked for
+            return
         if self._index is None or self._index.text is not old:
             self._index = LineIndex(old)
         step = edit_blocks(self._index, text)
