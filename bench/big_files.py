@@ -49,6 +49,7 @@ def _edit(session: Session, doc: Doc, line: int, character: int, new: str) -> fl
     lines = doc.text.split("\n")
     lines[line] = lines[line][:character] + new + lines[line][character + 1:]
     doc.text = "\n".join(lines)
+    del lines  # freeing 240,000 strings takes the client ~5 ms: not after the clock starts
     doc.version += 1
     change = types.TextDocumentContentChangePartial(
         range=types.Range(types.Position(line, character), types.Position(line, character + 1)), text=new)

@@ -12,6 +12,8 @@ from lsprotocol import types
 from fxlens import lines
 from fxlens.engine.shift import LineMap
 from fxlens.lsp.positions import UTF8, UTF16, UTF32, Coords
+from fxlens.line_index import LineIndex
+from fxlens.lsp import sync
 from fxlens.lsp.sync import apply_change
 
 # what str.splitlines() splits at and the editor does not, the real line breaks, and text around them
@@ -76,6 +78,7 @@ def test_only_the_editors_breaks_end_lines():
 def test_after_any_incremental_edits_the_servers_text_is_the_editors(text, edits, encoding):
     editor = Editor(text)
     server = text
+    index = LineIndex(text, 4)  # what the server keeps through the edits (small blocks: many of them)
     for first, second, new_text in edits:
         spots = editor.boundaries()
         start, end = sorted((spots[first % len(spots)], spots[second % len(spots)]))
@@ -83,7 +86,9 @@ def test_after_any_incremental_edits_the_servers_text_is_the_editors(text, edits
             range=types.Range(editor.position(start, encoding), editor.position(end, encoding)), text=new_text)
         editor.text = editor.text[:start] + new_text + editor.text[end:]
         server = apply_change(server, change, encoding)
-        assert server == editor.text
+        index = sync.apply(index, change, encoding)
+        assert server == editor.text and index.text == editor.text
+        assert list(index) == lines.split(editor.text)
 
 
 def test_a_column_past_the_line_end_means_the_end_and_a_line_past_the_text_its_end():

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import NamedTuple, Optional, Sequence
 
 from fxlens import lines
+from fxlens.line_index import LineIndex, breaks
 
 # difflib's cost grows with the product of the stretch's sides (and worse on repeats): 200 x 200
 # repeated lines take ~10 ms
@@ -113,8 +114,8 @@ def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def text_blocks(old_text: str, new_text: str) -> list[Block]:
     """`matching_blocks` of the two texts' lines (`fxlens.lines`), without splitting what the texts
     share at their start and end: an edit in a 5 MB file compares ~5 MB in C, and splits a few lines."""
-    prefix = _common_prefix(old_text, new_text)
-    suffix = _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
+    prefix = common_prefix(old_text, new_text)
+    suffix = common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
     cut = _line_start_before(old_text, prefix)
     head = _breaks(old_text, 0, cut)
     old_end = _line_start_after(old_text, len(old_text) - suffix)
@@ -132,10 +133,61 @@ def text_blocks(old_text: str, new_text: str) -> list[Block]:
     return blocks
 
 
+def edit_blocks(index: LineIndex, new_text: str) -> list[Block]:
+    """`text_blocks` of the index's text and `new_text`, carrying the index to `new_text` on the way.
+    The index knows every line's number, so nothing is counted or split but the edited lines: for a
+    one-character edit of a 5 MB file, a compare of the texts in C (~1 ms) and a few lines."""
+    old_count = len(index)
+    start, end = changed_span(index.text, new_text)
+    first, last = index.edited_lines(start, end, new_text)
+    old_middle = _lines_between(index, first, last)
+    shift = index.edit(start, end, new_text).shift
+    new_middle = _lines_between(index, first, last + shift)
+    blocks = [Block(0, 0, first)] if first else []
+    blocks += [Block(first + b.old, first + b.new, b.size) for b in matching_blocks(old_middle, new_middle)]
+    if last + 1 < old_count:
+        blocks.append(Block(last + 1, last + 1 + shift, old_count - last - 1))
+    return blocks
+
+
+def changed_span(old_text: str, new_text: str) -> tuple[int, int]:
+    """[start, end) of `old_text` that `new_text` replaced: all but their common head and tail."""
+    prefix = common_prefix(old_text, new_text)
+    suffix = common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
+    return prefix, len(old_text) - suffix
+
+
+def _lines_between(index: LineIndex, first: int, last: int) -> list[str]:
+    if last < first:
+        return []
+    return lines.split(index.text[index.start(first):index.content_end(last)])
+
+
+def compose(earlier: list[Block], later: list[Block]) -> list[Block]:
+    """The blocks from the first text to the third, given those from the first to the second and
+    from the second to the third (each sorted, as `matching_blocks` gives them)."""
+    out: list[Block] = []
+    at = 0
+    for block in earlier:
+        low, high = block.new, block.new + block.size
+        while at < len(later) and later[at].old + later[at].size <= low:
+            at += 1
+        for step in later[at:]:
+            if step.old >= high:
+                break
+            begin, end = max(low, step.old), min(high, step.old + step.size)
+            old, new = block.old + begin - block.new, step.new + begin - step.old
+            if out and out[-1].old + out[-1].size == old and out[-1].new + out[-1].size == new:
+                out[-1] = Block(out[-1].old, out[-1].new, out[-1].size + end - begin)
+            else:
+                out.append(Block(old, new, end - begin))
+    return out
+
+
 _CHUNK = 4096
 
 
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
     limit, at = min(len(a), len(b)), 0
     while at + _CHUNK <= limit and a[at:at + _CHUNK] == b[at:at + _CHUNK]:
         at += _CHUNK
@@ -144,7 +196,7 @@ def _common_prefix(a: str, b: str) -> int:
     return at
 
 
-def _common_suffix(a: str, b: str, limit: int) -> int:
+def common_suffix(a: str, b: str, limit: int) -> int:
     size = 0
     while size + _CHUNK <= limit and a[len(a) - size - _CHUNK:len(a) - size] == b[len(b) - size - _CHUNK:len(b) - size]:
         size += _CHUNK
@@ -154,7 +206,8 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
 
 
 def _breaks(text: str, start: int, end: int) -> int:
-    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
+    # one count where the text holds no "\r" (most files): a 5 MB text costs ~2.5 ms a count
+    return breaks(text, start, end, "\r" in text)
 
 
 def _last_break(text: str, end: int) -> int:

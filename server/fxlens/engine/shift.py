@@ -11,7 +11,7 @@ import copy
 from dataclasses import replace
 from typing import Optional
 
-from fxlens.engine.line_diff import text_blocks
+from fxlens.engine.line_diff import Block, compose, text_blocks
 from fxlens.report import ClassReport, Diagnostic, FileReport, Node
 
 
@@ -38,13 +38,17 @@ class LineMapping:
         return next((m for m in map(self.line, range(line, 0, -1)) if m is not None), None)
 
 
-class LineMap(LineMapping):
-    """Between two texts: the lines whose text survived the edit."""
+class BlockMap(LineMapping):
+    """By runs of lines that survived unchanged (`line_diff.Block`, sorted)."""
 
-    def __init__(self, old_text: str, new_text: str) -> None:
-        self.identity = old_text == new_text
-        self._blocks = [] if self.identity else text_blocks(old_text, new_text)
-        self._starts = [block.old for block in self._blocks]
+    def __init__(self, blocks: list[Block], identity: bool = False) -> None:
+        self.identity = identity
+        self._blocks = blocks
+        self._starts = [block.old for block in blocks]
+
+    def then(self, blocks: list[Block]) -> "BlockMap":
+        """This map followed by one more edit's (its blocks from this map's new text on)."""
+        return BlockMap(blocks if self.identity else compose(self._blocks, blocks))
 
     def line(self, line: Optional[int]) -> Optional[int]:
         if line is None or self.identity:
@@ -65,6 +69,14 @@ class LineMap(LineMapping):
             return None
         block = self._blocks[index]
         return block.new + min(line - 1 - block.old, block.size - 1) + 1
+
+
+class LineMap(BlockMap):
+    """Between two texts: the lines whose text survived the edit."""
+
+    def __init__(self, old_text: str, new_text: str) -> None:
+        identity = old_text == new_text
+        super().__init__([] if identity else text_blocks(old_text, new_text), identity)
 
 
 def _moved(d: Diagnostic, span: tuple[int, int]) -> Diagnostic:

@@ -2,7 +2,9 @@
 
 pygls applies incremental edits to lines cut with `str.splitlines()`: below a form feed, "\\x85" or
 U+2028 its line numbers are off and an edit lands in the wrong place, so the server's text silently
-stops being the editor's. Here an edit's range is resolved with `fxlens.lines`, like the editor does.
+stops being the editor's. Here an edit's range is resolved with the text's line index
+(`fxlens.line_index`, the one line model), which the edit then carries to the new text: finding a
+line in a 5 MB text by splitting it took ~10 ms per edit, the index finds it in microseconds.
 """
 from __future__ import annotations
 
@@ -10,29 +12,32 @@ from typing import Optional
 
 from lsprotocol import types
 
-from fxlens import lines
+from fxlens.line_index import LineIndex
 from fxlens.lsp.positions import normalise_encoding, units_to_chars
 
 
-def offset_at(text: str, position: types.Position, encoding: Optional[str]) -> int:
+def offset_at(index: LineIndex, position: types.Position, encoding: Optional[str]) -> int:
     """The offset of an LSP position; a column past its line's end means the end (as the protocol
     says), a line past the last means the text's end."""
-    return _in_line(text, lines.line_start(text, position.line), position.character, encoding)
+    if position.line >= len(index):
+        return len(index.text)
+    start = index.start(position.line)
+    end = index.content_end(position.line)
+    return start + units_to_chars(index.text[start:end], position.character, normalise_encoding(encoding))
 
 
-def _in_line(text: str, start: Optional[int], character: int, encoding: Optional[str]) -> int:
-    if start is None:
-        return len(text)
-    end = lines.line_end(text, start)
-    return start + units_to_chars(text[start:end], character, normalise_encoding(encoding))
+def apply(index: LineIndex, change: types.TextDocumentContentChangeEvent, encoding: Optional[str]) -> LineIndex:
+    """The index of the text after `change`: `index` itself, carried through an incremental change
+    (the text is cut and joined in C, only the edited lines are looked at), or a new one for a
+    whole-document change."""
+    if not isinstance(change, types.TextDocumentContentChangePartial):
+        return LineIndex(change.text)
+    text = index.text
+    start, end = sorted((offset_at(index, change.range.start, encoding), offset_at(index, change.range.end, encoding)))
+    index.edit(start, end, text[:start] + change.text + text[end:])
+    return index
 
 
 def apply_change(text: str, change: types.TextDocumentContentChangeEvent, encoding: Optional[str]) -> str:
-    if not isinstance(change, types.TextDocumentContentChangePartial):
-        return change.text  # a whole-document change
-    first, last = change.range.start, change.range.end
-    line_start = lines.line_start(text, first.line)  # finding a line costs a pass over the text before it
-    start = _in_line(text, line_start, first.character, encoding)
-    end = _in_line(text, line_start, last.character, encoding) if last.line == first.line else offset_at(text, last, encoding)
-    start, end = min(start, end), max(start, end)
-    return text[:start] + change.text + text[end:]
+    """The text after one change (for a text with no index at hand)."""
+    return apply(LineIndex(text), change, encoding).text
