@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 from fxlens import lines as line_model
 
@@ -37,15 +37,14 @@ def outline(tree: ast.Module, text: str) -> Outline:
     return Outline(classes, rest)
 
 
-def header_line(text: str, class_line: int, tree: Optional[ast.Module] = None) -> int:
-    """The first line of the class statement at `class_line`, decorators included: where a
-    `# fxlens:` directive goes. Without a parse (`tree` None: mid-edit), the `@` lines directly above
+def header_line(lines: Sequence[str], class_line: int, tree: Optional[ast.Module] = None) -> int:
+    """The first line of the class statement at `class_line` of the text whose lines are `lines`,
+    decorators included: where a `# fxlens:` directive goes. Without a parse (`tree` None: mid-edit), the `@` lines directly above
     count."""
     if tree is not None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.lineno == class_line:
                 return min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    lines = line_model.split(text)
     line = class_line
     while line > 1 and lines[line - 2].lstrip().startswith("@"):
         line -= 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 
+from fxlens.lines import split
 from fxlens.outline import header_line
 from fxlens.render.graph_text import level_text
 from fxlens.render.hover import hover_text
@@ -38,5 +39,5 @@ def test_a_directive_build_has_no_guess_label():
 
 def test_the_pin_goes_above_the_decorators():
     text = "import torch\n\n@register(\n    'unet')\n@other\nclass UNet:\n    pass\n"
-    assert header_line(text, 6, ast.parse(text)) == 3
-    assert header_line(text.replace("    pass", "    pass(("), 6) == 5  # mid-edit: the `@` lines right above
+    assert header_line(split(text), 6, ast.parse(text)) == 3
+    assert header_line(split(text.replace("    pass", "    pass((")), 6) == 5  # mid-edit: the `@` lines right above

@@ -52,7 +52,7 @@ def register(ls: "FxlensServer") -> None:
         actions = []
         tree = cheap_parse(doc.text)
         for cls in view.report.classes:
-            top = header_line(doc.text, cls.line, tree)
+            top = header_line(doc.lines, cls.line, tree)
             if (cls.build.how == GUESSED and cls.build.directive and coords.contains(cls.line) and top <= last
                     and first <= cls.line):
                 actions.append(_pin(doc, cls, top, coords, uri, params.context))

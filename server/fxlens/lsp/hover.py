@@ -29,7 +29,7 @@ def register(ls: "FxlensServer") -> None:
         view = doc.view()
         markdown = _markdown(ls)
         if ls.settings.execution == "off":
-            text = execution_off_text(doc.text, line)
+            text = execution_off_text(doc.lines, line)
         elif isinstance(coords, CellCoords):
             # in the cell's own line numbers when the class is in this cell; else the module's
             text = (hover_text(coords.local_report(view.report), *coords.cell_position(params.position), markdown,

@@ -2,9 +2,8 @@
 produced nodes. Markdown (small tables) or plaintext (aligned columns) for clients without Markdown."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
-from fxlens import lines as line_model
 from fxlens.render import cost
 from fxlens.render import nodes as q
 from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text, value_text
@@ -287,9 +286,8 @@ EXECUTION_OFF = ("fxlens runs no code of this file (`fxlens.execution` is `off`,
                  "workspace), so there is no graph to show. Trust the workspace or set it to `safe`.")
 
 
-def execution_off_text(source: str, line: int) -> Optional[str]:
+def execution_off_text(lines: Sequence[str], line: int) -> Optional[str]:
     """The hover while execution is off: said on the lines of a top-level class, silent elsewhere."""
-    lines = line_model.split(source)
     for index in range(min(line, len(lines)) - 1, -1, -1):
         text = lines[index]
         if text.startswith("class "):
