@@ -91,3 +91,21 @@ def test_diff_lists_a_new_layer_and_a_new_break_and_gates(tmp_path):
 
     # a ref git does not know is a usage error
     assert _diff(root, "no-such-ref").returncode == 2
+
+
+def test_a_class_whose_file_did_not_change_is_compared_when_code_it_imports_did(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "model.py").write_text(BASE)
+    (root / "layers.py").write_text(LAYERS)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "base")
+
+    (root / "layers.py").write_text(LAYERS.replace("return x * 2", "return x * 2 + 1"))
+    run = _diff(root, "--json")
+    assert run.returncode == 0, run.stderr
+    classes = _net(json.loads(run.stdout))  # model.py is listed though only layers.py changed
+    assert classes["Net"]["status"] == "changed" and classes["Untouched"]["status"] == "same"
+    fx = next(level for level in classes["Net"]["levels"] if level["level"] == "fx")
+    assert fx["after"]["nodes"] == fx["before"]["nodes"] + 1  # Scale's `+ 1`, traced through from Net

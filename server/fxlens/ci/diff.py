@@ -1,4 +1,5 @@
-"""`fxlens diff [REF]`: the graphs of the Module classes of the files changed since REF (default HEAD),
+"""`fxlens diff [REF]`: the graphs of the Module classes of the files changed since REF (default HEAD)
+and of the files that import them,
 traced at REF (its tree written to a temporary folder) and in the working tree, compared per class and
 level. Exit status 1 when a `--fail-on` condition holds, 2 on a usage error (not a repository, no such ref)."""
 from __future__ import annotations
@@ -15,7 +16,7 @@ from fxlens.ci.diff_render import diff_json, diff_markdown, diff_text
 from fxlens.ci.git import GitError, changed_python_files, export_tree, resolve, toplevel
 from fxlens.ci.graph_diff import FileDiff, file_diff
 from fxlens.ci.parallel import default_jobs, trace_all
-from fxlens.ci.tree import module_files
+from fxlens.ci.tree import files_to_check, module_files
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
 from fxlens.report import LEVELS, in_ladder_order
 
@@ -50,14 +51,25 @@ def _module_paths(root: str, paths: list[str]) -> list[str]:
     return [p for p in paths if os.path.join(root, p) in found]
 
 
+def _importers(root: str, changed: set[str]) -> list[str]:
+    """The Module files under `root` that import one of the `changed` files, at any depth: a class's
+    graph changes with the code it calls, wherever that code lives."""
+    targets = {os.path.join(root, p) for p in changed}
+    found = []
+    for path in map(os.path.abspath, files_to_check([root], [], root)):
+        if path not in targets and targets.intersection(workspace_imports(path, root)):
+            found.append(os.path.relpath(path, root))
+    return found
+
+
 def compare(ref: str, cwd: str, python: str, options: TraceOptions, jobs: int) -> list[FileDiff]:
     root = toplevel(cwd)
     commit = resolve(ref, root)
     changes = changed_python_files(commit, root)
     with tempfile.TemporaryDirectory(prefix="fxlens-diff-") as old_root:
         export_tree(commit, root, old_root)
-        before = set(_module_paths(old_root, [p for p, s in changes.items() if s != "A"]))
-        after = set(_module_paths(root, [p for p, s in changes.items() if s != "D"]))
+        before = {*_module_paths(old_root, [p for p, s in changes.items() if s != "A"]), *_importers(old_root, set(changes))}
+        after = {*_module_paths(root, [p for p, s in changes.items() if s != "D"]), *_importers(root, set(changes))}
         paths = sorted(before | after)
         jobs_list = [(os.path.join(old_root, p), _read(os.path.join(old_root, p)), [old_root]) for p in paths if p in before]
         jobs_list += [(os.path.join(root, p), _read(os.path.join(root, p)), [root]) for p in paths if p in after]
