@@ -65,6 +65,9 @@ def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
     from torch._dynamo.backends.debugging import ExplainWithBackend
     from torch._dynamo.utils import graph_break_reasons
 
+    # dynamo's first compile in a process turns torch.distributions' argument checks off for good
+    # (TorchPatcher.patch): the levels and classes traced after this one must see the user's setting
+    validate = torch.distributions.Distribution._validate_args
     torch._dynamo.reset()
     try:
         backend = ExplainWithBackend("eager")
@@ -75,6 +78,7 @@ def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
         return Explained(output.graphs, output.graph_count, list(graph_break_reasons), logged)
     finally:
         torch._dynamo.reset()
+        torch.distributions.Distribution.set_default_validate_args(validate)
 
 
 def _function(name: str) -> str:
