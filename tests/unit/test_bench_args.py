@@ -32,3 +32,10 @@ def test_an_unknown_scenario_is_a_usage_error(capsys):
         _bench_run().parse_args(["--only", "hover,typo"])
     assert exit_info.value.code == 2
     assert "typo" in capsys.readouterr().err
+
+
+def test_writing_the_table_keeps_the_sections_other_benchmarks_wrote():
+    old = "# Benchmarks\n\n## Hover\nold rows\n\n## Graph view at scale\nview rows\n\n## Targets\nold\n"
+    table = "# Benchmarks\n\n## Hover\nnew rows\n\n## Targets\nnew\n"
+    written = _bench_run().keep_other_sections(table, old)
+    assert written == "# Benchmarks\n\n## Hover\nnew rows\n\n## Targets\nnew\n\n## Graph view at scale\nview rows\n"
