@@ -236,3 +236,18 @@ async def test_a_skipped_statement_in_an_earlier_cell(client: LanguageClient, tm
     assert failed and failed[0].range.start.line == 3, wide.diagnostics()
     assert "`WIDTH` is set by a top-level loop, which fxlens did not run" in failed[0].message
     book.close()
+
+
+async def test_lines_quoted_in_a_message_are_the_cell_s(client: LanguageClient, tmp_path):
+    model = ("# fxlens: Scaled(factor=2)(torch.randn(2, 8))\nclass Scaled(nn.Module):\n"
+             "    def __init__(self, factor):\n        super().__init__()\n        self.factor = factor * SCALE\n\n"
+             "    def forward(self, x):\n        return x * self.factor")
+    book = Notebook(client, tmp_path / "quoted.ipynb", [("code", IMPORTS), ("code", model)])
+    imports, cell = book.cells
+    book.open()
+    await book.traced()
+    # raised in __init__ (the cell's line 5), called from the directive (its line 1): both said in the cell's lines
+    by_line = {d.range.start.line: d.message for d in cell.diagnostics()}
+    assert "(from the `# fxlens:` directive at line 1)" in by_line[4], by_line
+    assert "(raised at line 5)" in by_line[0], by_line
+    book.close()

@@ -61,3 +61,17 @@ def test_an_edit_inside_a_cell_maps_like_a_file():
     new = virtual_module([("a", "x = 1\nw = 0\ny = 2"), ("b", "z = 3")])
     cells = CellLineMap(old, new)
     assert [cells.line(n) for n in (1, 2, 3)] == [1, 3, 4]
+
+
+def test_lines_quoted_in_messages_are_the_cells():
+    from fxlens.report import Diagnostic
+
+    module = virtual_module([("c1", "import torch\nWIDTH = 4"), ("c2", "# fxlens: Net()(x)\nclass Net:\n    pass")])
+    coords = CellCoords(module.cell("c2"), "utf-16", module)
+    found = Diagnostic(4, 0, 4, 5, "error", "construction", "NameError: x (raised at line 3)",
+                       "The `# fxlens:` directive (line 3) raised; WIDTH is set at line 2.", "see line 40")
+    local = coords.local_diagnostic(found)
+    assert local.message == "NameError: x (raised at line 1)"
+    assert local.explanation == "The `# fxlens:` directive (line 1) raised; WIDTH is set at line 2 of code cell 1."
+    assert local.fix == "see line 40"  # no such line in the notebook: left as it was
+    assert (local.line, local.col) == (4, 0)  # the span stays in module lines: lsp_range converts it

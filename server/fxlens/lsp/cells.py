@@ -4,25 +4,31 @@ Beside lsp/positions.py and built on it: a report position of the virtual module
 line, UTF-8 byte column) becomes an LSP position in the cell that holds the line, counted in the
 cell's own text (a neutralised magic line keeps its real columns); an LSP position in a cell becomes
 the module position. `CellLines` renumbers a class report into its cell's lines for what shows line
-numbers as text (lens titles, the graph view).
+numbers as text (lens titles, the graph view), and the module lines fxlens's messages quote ("the
+directive (line 23)") become the cell's ("line 5", or "line 2 of code cell 1" for another cell's).
 """
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Optional
 
 from lsprotocol import types
 
-from fxlens.engine.notebook import CellSpan
+from fxlens.engine.notebook import CellSpan, VirtualModule
 from fxlens.engine.shift import LineMapping, shift_class, shift_report
 from fxlens.lsp.positions import Coords
-from fxlens.report import ClassReport, FileReport
+from fxlens.report import ClassReport, Diagnostic, FileReport
+
+_QUOTED_LINE = re.compile(r"\b(line) (\d+)\b")
 
 
 class CellCoords:
     """Coords for one cell: the same converters as `Coords`, report side in module lines."""
 
-    def __init__(self, cell: CellSpan, encoding: Optional[str]) -> None:
+    def __init__(self, cell: CellSpan, encoding: Optional[str], module: Optional[VirtualModule] = None) -> None:
         self.cell = cell
+        self.module = module  # the notebook's cells, for the lines messages quote
         self._coords = Coords("\n".join(cell.lines), encoding)
 
     def contains(self, line: Optional[int]) -> bool:
@@ -60,11 +66,37 @@ class CellCoords:
 
     def local_class(self, cls: ClassReport) -> Optional[ClassReport]:
         """The class with every position renumbered to this cell's lines (None if it is not in it)."""
-        return shift_class(cls, CellLines(self.cell))
+        shifted = shift_class(cls, CellLines(self.cell))
+        return self._local_texts(shifted) if shifted is not None else None
 
     def local_report(self, report: FileReport) -> FileReport:
         """The classes defined in this cell and the diagnostics on its lines, in the cell's lines."""
-        return shift_report(report, CellLines(self.cell))
+        shifted = shift_report(report, CellLines(self.cell))
+        return replace(shifted, classes=[self._local_texts(c) for c in shifted.classes],
+                       diagnostics=[self.local_diagnostic(d) for d in shifted.diagnostics])
+
+    def _local_texts(self, cls: ClassReport) -> ClassReport:
+        return replace(cls, levels={name: replace(result, diagnostics=[self.local_diagnostic(d) for d in result.diagnostics])
+                                    for name, result in cls.levels.items()})
+
+    def local_diagnostic(self, d: Diagnostic) -> Diagnostic:
+        """The diagnostic with the module lines its texts quote in cell numbering (its span is not moved)."""
+        return replace(d, message=self.local_text(d.message), explanation=self.local_text(d.explanation),
+                       fix=self.local_text(d.fix))
+
+    def local_text(self, text: str) -> str:
+        if self.module is None or not text:
+            return text
+
+        def cell_line(match: "re.Match[str]") -> str:
+            line = int(match.group(2))
+            cell = self.module.cell_at(line)
+            if cell is None:
+                return match.group(0)
+            local = f"{match.group(1)} {line - cell.start + 1}"
+            return local if cell == self.cell else f"{local} of code cell {self.module.cells.index(cell) + 1}"
+
+        return _QUOTED_LINE.sub(cell_line, text)
 
 
 class CellLines(LineMapping):

@@ -51,7 +51,7 @@ def _in_cell(ls: "FxlensServer", doc: Document, uri: str,
     cell = book.module.cell_at(cls.line) if book is not None and cls is not None else None
     if cell is None:
         return uri, cls
-    return cell.uri, CellCoords(cell, ls.workspace.position_encoding).local_class(cls)
+    return cell.uri, CellCoords(cell, ls.workspace.position_encoding, book.module).local_class(cls)
 
 
 def _text(args: tuple, index: int) -> Optional[str]:

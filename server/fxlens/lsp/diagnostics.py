@@ -47,7 +47,8 @@ def _publish_cells(ls: "FxlensServer", book: Notebook, items: list[Diagnostic]) 
     for d in items:
         cell = book.module.nearest_cell(d.line)
         if cell is not None:
-            per_cell[cell.uri].append(lsp_diagnostic(d, CellCoords(cell, ls.workspace.position_encoding)))
+            coords = CellCoords(cell, ls.workspace.position_encoding, book.module)
+            per_cell[cell.uri].append(lsp_diagnostic(coords.local_diagnostic(d), coords))
     for uri in sorted(book.published - per_cell.keys()):
         clear(ls, uri)
     book.published = set(per_cell)

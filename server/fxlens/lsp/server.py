@@ -60,7 +60,7 @@ class FxlensServer(LanguageServer):
         """The converters for the text `uri` names: the document's, or one cell of a notebook's."""
         found = self.notebooks.of_cell(uri) if uri is not None else None
         if found is not None:
-            return CellCoords(found[1], self.workspace.position_encoding)
+            return CellCoords(found[1], self.workspace.position_encoding, found[0].module)
         return Coords(doc.text, self.workspace.position_encoding, doc.lines)
 
     def document(self, uri: str) -> Optional[Document]:
