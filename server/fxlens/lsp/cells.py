@@ -17,19 +17,19 @@ from lsprotocol import types
 
 from fxlens.engine.notebook import CellSpan, VirtualModule
 from fxlens.engine.shift import LineMapping, shift_class, shift_report
-from fxlens.lsp.positions import Coords
+from fxlens.lsp.positions import Coords, Ranges
 from fxlens.report import ClassReport, Diagnostic, FileReport
 
 _QUOTED_LINE = re.compile(r"\b(line) (\d+)\b")
 
 
-class CellCoords:
+class CellCoords(Ranges):
     """Coords for one cell: the same converters as `Coords`, report side in module lines."""
 
     def __init__(self, cell: CellSpan, encoding: Optional[str], module: Optional[VirtualModule] = None) -> None:
         self.cell = cell
         self.module = module  # the notebook's cells, for the lines messages quote
-        self._coords = Coords("\n".join(cell.lines), encoding)
+        self._coords = Coords("", encoding, cell.lines)  # the cell's own lines, as the editor has them
 
     def contains(self, line: Optional[int]) -> bool:
         return line is not None and self.cell.holds(line)
@@ -43,12 +43,6 @@ class CellCoords:
         if line < self.cell.start:
             return types.Position(line=0, character=0)
         return self._coords.lsp_position(self._local(line), byte_col)
-
-    def lsp_range(self, line: int, col: int, end_line: Optional[int] = None,
-                  end_col: Optional[int] = None) -> types.Range:
-        end_line = line if end_line is None else end_line
-        end_col = col if end_col is None else end_col
-        return types.Range(start=self.lsp_position(line, col), end=self.lsp_position(end_line, end_col))
 
     def line_end(self, line: int) -> types.Position:
         return self._coords.line_end(self._local(line))

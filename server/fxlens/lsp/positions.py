@@ -64,7 +64,20 @@ def normalise_encoding(encoding: Optional[str]) -> str:
     return value if value in (UTF8, UTF16, UTF32) else UTF16
 
 
-class Coords:
+class Ranges:
+    """`lsp_range` from a converter's `lsp_position`: the same for a file and for a notebook cell."""
+
+    def lsp_position(self, line: int, byte_col: int) -> types.Position:
+        raise NotImplementedError
+
+    def lsp_range(self, line: int, col: int, end_line: Optional[int] = None,
+                  end_col: Optional[int] = None) -> types.Range:
+        end_line = line if end_line is None else end_line
+        end_col = col if end_col is None else end_col
+        return types.Range(start=self.lsp_position(line, col), end=self.lsp_position(end_line, end_col))
+
+
+class Coords(Ranges):
     """Converters for one text under one encoding (`lsp_position`, `lsp_range`, `report_position`)."""
 
     def __init__(self, text: str, encoding: Optional[str] = UTF16, lines: Optional[Sequence[str]] = None) -> None:
@@ -79,12 +92,6 @@ class Coords:
     def lsp_position(self, line: int, byte_col: int) -> types.Position:
         index = max(0, min(line - 1, len(self.lines) - 1))
         return types.Position(line=index, character=byte_col_to_units(self._line_text(index), byte_col, self.encoding))
-
-    def lsp_range(self, line: int, col: int, end_line: Optional[int] = None,
-                  end_col: Optional[int] = None) -> types.Range:
-        end_line = line if end_line is None else end_line
-        end_col = col if end_col is None else end_col
-        return types.Range(start=self.lsp_position(line, col), end=self.lsp_position(end_line, end_col))
 
     def line_end(self, line: int) -> types.Position:
         index = max(0, min(line - 1, len(self.lines) - 1))
