@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from fxlens.engine.documents import Document, Surroundings
+from fxlens.engine.scheduler import DEBOUNCE_SECONDS  # a pass re-runs on the traces' rhythm
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
 from fxlens.pass_report import PassReport
 from fxlens.report import Diagnostic, FileReport
-
-DEBOUNCE_SECONDS = 0.25
 
 
 @dataclass(frozen=True)
