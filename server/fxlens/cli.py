@@ -9,6 +9,7 @@ import sys
 from typing import Optional
 
 from fxlens import cli_pass
+from fxlens.cli_files import CliError, load_error, read_file, syntax_error
 from fxlens.ci.check import add_arguments as add_check_arguments, run_check
 from fxlens.ci.diff import add_arguments as add_diff_arguments, run_diff
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
@@ -18,17 +19,6 @@ from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileR
 
 USAGE_ERROR = 2
 _LEVELS_HELP = "; ".join(f"{info.name}: {info.what}" for info in LEVEL_INFO).replace("%", "%%")
-
-
-class CliError(Exception):
-    """A problem the user must fix before fxlens can run (exit status 2)."""
-
-
-def _read(path: str) -> str:
-    if not os.path.isfile(path):
-        raise CliError(f"no such file: {path}")
-    with open(path, "rb") as handle:
-        return handle.read().decode("utf-8", errors="replace")
 
 
 async def _analyse_files(paths: list[str], python: str, options: TraceOptions,
@@ -41,24 +31,9 @@ async def _analyse_files(paths: list[str], python: str, options: TraceOptions,
     try:
         # run from a repository's root, as `python -m` would be: its packages (and `src/`) import
         roots = [os.getcwd()]
-        return [await client.analyse(path, _read(path), options, classes=classes, roots=roots) for path in paths]
+        return [await client.analyse(path, read_file(path), options, classes=classes, roots=roots) for path in paths]
     finally:
         await client.stop()
-
-
-def _syntax_error(report: FileReport) -> Optional[str]:
-    for d in report.diagnostics:
-        if d.category == "syntax":
-            return f"{report.path}:{d.line}:{d.col + 1}: {d.message}"
-    return None
-
-
-def _load_error(report: FileReport) -> Optional[str]:
-    """The file's top level raised (an ImportError, ...): the diagnostic, with its explanation and fix."""
-    failed = [d for d in report.diagnostics if d.category == "load" and d.severity == "error"]
-    if not failed:
-        return None
-    return diagnostics_text(report.path, failed[:1])
 
 
 def _inputs_json(report: ClassReport) -> dict:
@@ -84,13 +59,13 @@ def level_json(report: ClassReport, level: str) -> dict:
 def cmd_graph(args: argparse.Namespace) -> int:
     levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
     options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
-    _read(args.file)
+    read_file(args.file)
     # with --class, the worker builds and traces only what that class needs
     (report,) = asyncio.run(_analyse_files([args.file], args.python, options, [args.cls] if args.cls else None))
-    syntax = _syntax_error(report)
+    syntax = syntax_error(report)
     if syntax:
         raise CliError(f"syntax error: {syntax}")
-    load = _load_error(report)
+    load = load_error(report)
     if load and not report.classes:
         raise CliError(f"the file failed to load:\n{load}")
     if not report.classes and not report.module_classes:

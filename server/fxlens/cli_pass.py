@@ -37,7 +37,7 @@ async def _run(args: argparse.Namespace, text: str, request: dict) -> tuple:
     try:
         await client.start()
     except WorkerUnavailable as error:
-        from fxlens.cli import CliError
+        from fxlens.cli_files import CliError
 
         raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
     try:
@@ -48,19 +48,19 @@ async def _run(args: argparse.Namespace, text: str, request: dict) -> tuple:
 
 
 def cmd_pass(args: argparse.Namespace) -> int:
-    from fxlens.cli import CliError, _load_error, _read, _syntax_error
+    from fxlens.cli_files import CliError, load_error, read_file, syntax_error
 
-    text = _read(args.file)
+    text = read_file(args.file)
     if args.list:
         infos = all_passes(os.path.abspath(args.file), text)
         if args.pass_file:
-            infos += user_passes(os.path.abspath(args.pass_file), _read(args.pass_file))
+            infos += user_passes(os.path.abspath(args.pass_file), read_file(args.pass_file))
         print(json.dumps([info_to_json(i) for i in infos], indent=1) if args.json else pass_list(infos))
         return 0
     if not args.cls or not args.pass_name:
         raise CliError("`fxlens pass` needs --class NAME and --pass NAME (or --list)")
     pass_path = os.path.abspath(args.pass_file or args.file)
-    pass_text = _read(pass_path) if args.pass_file else text
+    pass_text = read_file(pass_path) if args.pass_file else text
     if builtin(args.pass_name):
         request = {"name": args.pass_name, "kind": "builtin"}
     elif any(p.name == args.pass_name for p in user_passes(pass_path, pass_text)):
@@ -70,7 +70,7 @@ def cmd_pass(args: argparse.Namespace) -> int:
         raise CliError(f"no pass {args.pass_name!r} (there are: {names}); mark a function with a "
                        "`# fxlens: pass` comment above its `def`")
     report, found = asyncio.run(_run(args, text, request))
-    problem = _syntax_error(report) or _load_error(report)
+    problem = syntax_error(report) or load_error(report)
     if found is None:
         if problem:
             raise CliError(problem)

@@ -72,6 +72,9 @@ class Analysis(Building):
         # told which class the analysis works on ("" for the file's own level), so that a hang or a
         # crash is known to cost only that class (beacon.py)
         self.at_class: Callable[[str], None] = lambda name: None
+        # what the caller keeps of every program the levels export, emitted as `rehearsal` events (the
+        # trace child keeps rehearsal recipes for the next child); None: nothing is kept
+        self.describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
 
     @classmethod
     def from_request(cls, request: dict) -> "Analysis":
@@ -144,7 +147,7 @@ class Analysis(Building):
             elif (one := self._at(source.name, self._trace_class, source, examples.get(source.name), current,
                                     emit)) is not None:
                 started.append(one)
-        for recipe in (r for s in started for r in s.context.recipes if r):  # only the next trace child needs these
+        for recipe in (r for s in started for r in s.context.programs if r):  # only the next trace child needs these
             emit({"event": "rehearsal", "recipe": recipe})
         if self.deep and started:
             if self.cheap:
@@ -253,7 +256,7 @@ class Analysis(Building):
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
-        started = Started(source, example, report, class_span, ClassContext(tuple(self.levels)))
+        started = Started(source, example, report, class_span, ClassContext(tuple(self.levels), self.describe_program))
         self._trace_levels(started, self.cheap, emit)
         return started
 

@@ -220,15 +220,6 @@ def checked_call(instance: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple,
     return tuple(args), dict(kwargs)
 
 
-def bound_arguments(instance: nn.Module, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """forward's parameter name -> the value the call gives it (a `**kwargs` parameter: a dict of the
-    rest, `*args`: a tuple), defaults left out."""
-    try:
-        return dict(inspect.signature(instance.forward).bind(*args, **kwargs).arguments)
-    except (TypeError, ValueError):
-        return {}
-
-
 def from_directive(source: ClassSource, cls: type, module: types.ModuleType, device: str, column: int = 0
                    ) -> Example:
     """Build and call as the directive says. Raises DirectiveFailed when its expression raises, and

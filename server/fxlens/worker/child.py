@@ -147,7 +147,7 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
                     channel.send(smaller)
 
         from fxlens.worker.analyse import Analysis
-        from fxlens.worker.rehearse import rehearse
+        from fxlens.worker.rehearse import recipe, rehearse
 
         rehearse(recipes, request_read)
         with os.fdopen(request_read, "rb") as requests:
@@ -161,6 +161,7 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
         analysis = Analysis.from_request(request)
         analysis.failed = request.get("failed") or {}
         analysis.at_class = beacon.at_class
+        analysis.describe_program = recipe
         beacon.start_sampling(analysis.path)
         report = analysis.run(emit)
         emit({"event": "done", "report": postmortem.to_json(report)})

@@ -18,8 +18,10 @@ from fxlens.worker.beside import Beside
 class ClassContext:
     # the levels this trace runs for the class (a level may leave something behind for a later one)
     levels: tuple[str, ...] = ()
-    # the graphs exported, as rehearsal recipes for the next trace child (see rehearse.py)
-    recipes: list[Optional[dict]] = field(default_factory=list)
+    # what the caller keeps of each program the levels export (the trace child keeps rehearsal recipes
+    # for the next child): `describe_program(program, seconds)`, its results in `programs`
+    describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
+    programs: list[Optional[dict]] = field(default_factory=list)
     # the aten level's ExportedProgram (None: aten did not run, or failed)
     exported: Any = None
     # the fx and aten levels' results, once they ran
@@ -50,7 +52,8 @@ def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: 
         context.beside = beside
 
     then = trace_core_aten.grown_summary if "core-aten" in context.levels else None
-    context.aten = trace_aten.run(example, path, lines, class_span, recipes=context.recipes, on_export=keep,
+    context.aten = trace_aten.run(example, path, lines, class_span, programs=context.programs,
+                                  describe_program=context.describe_program, on_export=keep,
                                   grown_then=then, on_grown=hold)
     return context.aten
 

@@ -16,18 +16,21 @@ from fxlens.worker import devices
 from fxlens.worker.beside import Beside, Lost
 from fxlens.worker import overloads, specialise
 from fxlens.worker.failures import classify, message_text, user_frames, whole_line
-from fxlens.worker.rehearse import recipe
 from fxlens.worker.trace_fx import target_text
 from fxlens.worker.values import SampledSizes, describe, free_sizes, grow
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
 
+# what a caller keeps of an exported program: `describe(program, seconds_it_took)`, plain data or None
+Describe = Callable[[Any, float], Optional[dict]]
+
+
 def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple], kwargs: Optional[dict] = None) -> Any:
     return torch.export.export(module, inputs, kwargs=kwargs or None, dynamic_shapes=dynamic, strict=False)
 
 
-def _export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Any:
+def export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Any:
     """Export on meta tensors first, whatever the other levels needed: torch.export makes its own fake
     tensors (`.item()` becomes an unbacked size), and its graph is the one rehearsals can rebuild. Code
     that mixes in tensors it makes on the CPU exports on fake CPU tensors, or real ones."""
@@ -37,7 +40,7 @@ def _export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuil
 def export_for(example: Any) -> Any:
     """The example exported (on the cheapest tensors that run it, noted on its Build): what the deeper
     levels build on when the aten level did not run in this trace."""
-    ran = _export_example(example.instance, example.inputs, example.kwargs, getattr(example, "rebuild", None))
+    ran = export_example(example.instance, example.inputs, example.kwargs, getattr(example, "rebuild", None))
     devices.note(example.build, ran)
     return ran.value
 
@@ -118,18 +121,19 @@ def _signature(ep: Any) -> list:
     return [[n.name, n.op, target_text(n)] for n in ep.graph.nodes]
 
 
-def _summary(ep: Any) -> dict:
+def program_summary(ep: Any) -> dict:
     return {"signature": _signature(ep), "sizes": {n.name: _sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
 
 def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: str,
-                  rebuild: Optional[Callable], then: Optional[Callable[[Any], dict]] = None) -> Beside:
+                  rebuild: Optional[Callable], then: Optional[Callable[[Any], dict]] = None,
+                  describe: Optional[Describe] = None) -> Beside:
     """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow),
     beside this process.
 
     One export with symbolic sizes (Dim.AUTO) costs ~3x a static one (22 s vs 6.7 s on a 70B-shaped
     decoder), so fxlens exports twice statically and reads B and T off the two runs, as the fx level
-    does. Only plain sizes come back, and the graph as a rehearsal recipe (see rehearse.py). `then(ep)`:
+    does. Only plain sizes come back, and what `describe(program, seconds)` makes of the graph. `then(ep)`:
     asked for later (Beside.more_result), on the same grown program, in the same process: a deeper level that
     needs it grown (core-aten's decompositions) does not export it again.
     """
@@ -139,8 +143,9 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: st
         try:
             started = time.perf_counter()
             with without_stack_traces():  # only sizes come back
-                exported.append(_export_example(module, inputs, kwargs, rebuild).value)
-            return {**_summary(exported[0]), "recipe": recipe(exported[0], time.perf_counter() - started)}
+                exported.append(export_example(module, inputs, kwargs, rebuild).value)
+            seconds = time.perf_counter() - started
+            return {**program_summary(exported[0]), "described": describe(exported[0], seconds) if describe else None}
         except Exception as error:
             frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
             return {"error": message_text(error), "line": frames[-1][2] if frames else None}
@@ -157,7 +162,7 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: st
     return Beside(summary, after if then is not None else None)
 
 
-def _twins(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
+def twins_in(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
     """Each node's value in the grown export, matched by name; ({}, why) when the graphs differ."""
     if "error" in grown:
         return {}, f"sizes are the example's (exporting with larger batch/sequence sizes failed: {grown['error']})"
@@ -166,10 +171,10 @@ def _twins(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
     return {name: _twin(sizes) for name, sizes in grown["sizes"].items()}, ""
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: list[Optional[dict]],
-        on_export: Optional[Callable[[Any], None]] = None, grown_then: Optional[Callable[[Any], dict]] = None,
+def run(example: Any, path: str, lines: list[str], class_span: Span, programs: list[Optional[dict]],
+        describe_program: Optional[Describe] = None, on_export: Optional[Callable[[Any], None]] = None, grown_then: Optional[Callable[[Any], dict]] = None,
         on_grown: Optional[Callable[[Beside], None]] = None) -> LevelResult:
-    """The level's result; the graphs exported, as rehearsal recipes, are appended to `recipes`, and the
+    """The level's result; what `describe_program` makes of each graph exported is appended to `programs`, and the
     ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again).
     With free sizes and `grown_then`, the process beside that exported the grown inputs is handed to
     `on_grown`, still holding that program: `grown_then(program)` runs there when asked."""
@@ -179,9 +184,10 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
     free = example.dims if example.dims and any(example.dims) else None
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
-    grown = _grown_export(example.instance, *example.unflat(grow(flat, free)), path, rebuild, grown_then) if free else None
+    grown = (_grown_export(example.instance, *example.unflat(grow(flat, free)), path, rebuild, grown_then, describe_program)
+             if free else None)
     try:
-        ran = _export_example(example.instance, example.inputs, example.kwargs, rebuild)
+        ran = export_example(example.instance, example.inputs, example.kwargs, rebuild)
     except Exception as error:
         if grown is not None:
             grown.cancel()
@@ -191,22 +197,24 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, recipes: li
     if on_export is not None:
         on_export(ep)
     devices.note(example.build, ran)
-    recipes.append(recipe(ep, time.perf_counter() - started))
+    if describe_program is not None:
+        programs.append(describe_program(ep, time.perf_counter() - started))
     twins, note, names, grown_summary = {}, "", SampledSizes({}), {}
     if grown is not None:
         try:
             grown_summary = grown.result()
-            recipes.append(grown_summary.get("recipe"))
+            if describe_program is not None:
+                programs.append(grown_summary.get("described"))
             if grown_then is not None and on_grown is not None:
                 on_grown(grown)
-            twins, note = _twins(ep, grown_summary)
+            twins, note = twins_in(ep, grown_summary)
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
         names = SampledSizes(free_sizes(flat, free))
     nodes = nodes_of(ep, path, lines, names, twins)
 
     def grown_nodes() -> list[Node]:  # the grown export again, with source lines: only when graphs differ
-        grown_ep = _export_example(example.instance, *example.unflat(grow(flat, free)), rebuild).value
+        grown_ep = export_example(example.instance, *example.unflat(grow(flat, free)), rebuild).value
         return nodes_of(grown_ep, path, lines, SampledSizes({}), {})
 
     hints = specialise.hints(example, free, grown_summary, nodes, grown_nodes, lines) if note and grown_summary else []

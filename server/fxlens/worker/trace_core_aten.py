@@ -31,7 +31,7 @@ def decompose(ep: Any) -> Any:
 
 def grown_summary(grown_ep: Any) -> dict:
     """Run beside this process, on the aten level's grown program: its decomposition's sizes."""
-    return trace_aten._summary(decompose(grown_ep))
+    return trace_aten.program_summary(decompose(grown_ep))
 
 
 def _grown_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Beside:
@@ -39,7 +39,7 @@ def _grown_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebu
     def summary() -> dict:
         try:
             with trace_aten.without_stack_traces():  # only sizes come back
-                return trace_aten._summary(decompose(trace_aten._export_example(module, inputs, kwargs, rebuild).value))
+                return trace_aten.program_summary(decompose(trace_aten.export_example(module, inputs, kwargs, rebuild).value))
         except Exception as error:
             return {"error": message_text(error)}
 
@@ -91,7 +91,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     twins, note, names = {}, "", SampledSizes({})
     if grown is not None:
         try:
-            twins, note = trace_aten._twins(decomposed, grown.more_result() if grown is beside else grown.result())
+            twins, note = trace_aten.twins_in(decomposed, grown.more_result() if grown is beside else grown.result())
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
         names = SampledSizes(free_sizes(flat, free))

@@ -13,7 +13,6 @@ import torch.fx as fx
 
 from fxlens.report import Diagnostic, LevelResult, Node, Span
 from fxlens.worker import devices, instance_state
-from fxlens.worker.build import bound_arguments
 from fxlens.worker.failures import classify
 from fxlens.worker.limitations import limitation_diagnostics
 from fxlens.worker.values import SampledSizes, describe, free_sizes, grow
@@ -65,6 +64,15 @@ class SourceMappingTracer(fx.Tracer):
 
 
 _CONSTANTS = (type(None), bool, int, float, str)
+
+
+def bound_arguments(instance: torch.nn.Module, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """forward's parameter name -> the value the call gives it (a `**kwargs` parameter: a dict of the
+    rest, `*args`: a tuple), defaults left out."""
+    try:
+        return dict(inspect.signature(instance.forward).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {}
 
 
 def unpassed_constants(instance: torch.nn.Module, args: tuple, kwargs: dict) -> dict[str, Any]:
