@@ -27,10 +27,10 @@ from timing import median_seconds  # noqa: E402
 import torch  # noqa: E402
 
 from fxlens.report import Build  # noqa: E402
-from fxlens.worker import trace_core_aten  # noqa: E402
-from fxlens.worker.build import Example  # noqa: E402
-from fxlens.worker.failures import whole_line  # noqa: E402
-from fxlens.worker.levels import TABLE, ClassContext  # noqa: E402
+from fxlens.worker.levels import core_aten as trace_core_aten  # noqa: E402
+from fxlens.worker.build.construct import Example  # noqa: E402
+from fxlens.worker.failures.classify import whole_line  # noqa: E402
+from fxlens.worker.levels.table import TABLE, ClassContext  # noqa: E402
 
 
 

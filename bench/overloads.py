@@ -24,7 +24,7 @@ import torch  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from fxlens.report import Node  # noqa: E402
-from fxlens.worker import overloads  # noqa: E402
+from fxlens.worker.levels import overloads  # noqa: E402
 
 
 

@@ -16,7 +16,7 @@ OPCODES = ("placeholder", "get_attr", "call_function", "call_module", "call_meth
 
 @dataclass(frozen=True)
 class LevelInfo:
-    """What the server knows of a level: the worker's table (worker/levels.py) holds how it is traced."""
+    """What the server knows of a level: the worker's table (worker/levels/table.py) holds how it is traced."""
 
     name: str
     what: str  # one line, for help texts and the README's table
@@ -220,7 +220,7 @@ class ClassReport:
     built_by: Optional[str] = None
     # the first line of the `# fxlens:` comment above the class, if it has one
     directive_line: Optional[int] = None
-    # a hash of what its trace depends on (worker/fingerprint.py); None: it is traced every time
+    # a hash of what its trace depends on (worker/load/fingerprint.py); None: it is traced every time
     fingerprint: Optional[str] = None
     # parameters, FLOPs and saved memory at the example size (None: not computed yet, or not built)
     cost: Optional[Cost] = None

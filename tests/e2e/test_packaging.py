@@ -33,7 +33,7 @@ def test_wheel_and_sdist_carry_complete_metadata(dist):
         name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         metadata = email.message_from_bytes(archive.read(name))
         assert any(n.endswith(".dist-info/licenses/LICENSE") for n in archive.namelist())
-        assert "fxlens/ci/check.py" in archive.namelist() and "fxlens/worker/__main__.py" in archive.namelist()
+        assert "fxlens/ci/check.py" in archive.namelist() and "fxlens/worker/__main__.py" in archive.namelist() and "fxlens/worker/levels/table.py" in archive.namelist()
     assert metadata["License-Expression"] == "MIT"
     assert metadata["Description-Content-Type"] == "text/markdown" and "## Set-up, two commands" in metadata.get_payload()
     assert "torch" in metadata.get_all("Provides-Extra")

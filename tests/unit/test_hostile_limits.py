@@ -8,9 +8,9 @@ import pytest
 
 from fxlens.engine.quarantine import Quarantine
 from fxlens.report import class_from_json
-from fxlens.worker.channel import Channel, EventTooLarge
-from fxlens.worker.limits import MAX_EVENT_BYTES, bounded
-from fxlens.worker.postmortem import too_large
+from fxlens.worker.process.channel import Channel, EventTooLarge
+from fxlens.worker.failures.limits import MAX_EVENT_BYTES, bounded
+from fxlens.worker.process.postmortem import too_large
 
 
 def test_an_event_over_the_limit_is_not_written_and_fails_its_own_class():

@@ -17,9 +17,11 @@ from torch.fx.passes.shape_prop import ShapeProp
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport
-from fxlens.worker import devices, guess_inputs, trace_fx
-from fxlens.worker.build import BATCH, SEQUENCE
-from fxlens.worker.failures import classify, whole_line
+from fxlens.worker.levels import devices
+from fxlens.worker.build import guess_inputs
+from fxlens.worker.levels import fx as trace_fx
+from fxlens.worker.build.construct import BATCH, SEQUENCE
+from fxlens.worker.failures.classify import classify, whole_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from torch_nodes import defaults_left  # noqa: E402  (raw torch's side, shared with bench/reach.py)
@@ -327,8 +329,8 @@ def test_a_recurrent_model_run_on_cpu_tensors_is_left_on_meta(reports):
 
 
 def test_graphs_exported_from_fake_or_cpu_tensors_make_no_rehearsal_recipe():
-    from fxlens.worker.rehearse import recipe
-    from fxlens.worker.trace_aten import export
+    from fxlens.worker.process.rehearse import recipe
+    from fxlens.worker.levels.aten import export
 
     module = _module("wide_gate")
     with torch.device("meta"):

@@ -15,8 +15,8 @@ from torch import nn
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
-from fxlens.worker import process
-from fxlens.worker.rehearse import _program, recipe, rehearse
+from fxlens.worker.process import warm as process
+from fxlens.worker.process.rehearse import _program, recipe, rehearse
 
 ROOT = Path(__file__).resolve().parents[2]
 NANOGPT = ROOT / "tests" / "fixtures" / "models" / "nanogpt.py"
@@ -110,7 +110,7 @@ def test_a_broken_recipe_warms_nothing_and_raises_nothing():
 
 
 def test_a_recipe_too_big_to_be_worth_it_is_not_exported():
-    from fxlens.worker.rehearse import MAX_NODES
+    from fxlens.worker.process.rehearse import MAX_NODES
     chain = [{"name": f"relu_{i}", "target": "relu.default", "args": [{"node": f"relu_{i - 1}" if i else "x"}],
               "kwargs": {}} for i in range(MAX_NODES)]
     x = {"name": "x", "kind": "USER_INPUT", "shape": [2], "stride": [1], "dtype": "float32", "requires_grad": False}
@@ -163,8 +163,8 @@ async def test_a_rehearsed_trace_reports_what_a_fresh_one_does(tmp_path):
 
 def test_the_probe_traces_every_level_of_both_its_classes_and_leaves_nothing_behind():
     from fxlens.report import class_from_json
-    from fxlens.worker.analyse import Analysis
-    from fxlens.worker.rehearse import PROBE, PROBE_PATH, _trace_probe
+    from fxlens.worker.analysis.analyse import Analysis
+    from fxlens.worker.process.rehearse import PROBE, PROBE_PATH, _trace_probe
 
 
     path, modules = list(sys.path), set(sys.modules)

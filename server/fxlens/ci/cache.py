@@ -21,7 +21,7 @@ from typing import Optional
 from fxlens import __version__
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import FileReport, file_from_json, to_json
-from fxlens.worker.imports import placement, search_roots
+from fxlens.worker.load.imports import placement, search_roots
 
 NOT_KEPT = {"timeout", "crash", "memory", "internal", "exit", "interrupt"}
 CACHE_ENV = "FXLENS_CACHE_DIR"

@@ -1,7 +1,7 @@
 """What an edit leaves standing: whether a trace is needed at all, which earlier traces the worker may
 keep, and the fresh report completed with them.
 
-The worker decides per class (worker/fingerprint.py): it builds every class and traces only those whose
+The worker decides per class (worker/load/fingerprint.py): it builds every class and traces only those whose
 fingerprint differs from the one the last trace had. The server only spares the worker a run when
 nothing a trace could see changed (the same classes and module code, lines merely moved).
 """

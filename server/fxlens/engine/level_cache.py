@@ -1,6 +1,6 @@
 """The levels computed on demand (a hover, the graph view), kept per class fingerprint.
 
-A class's fingerprint (worker/fingerprint.py) names everything its trace depends on, at every level
+A class's fingerprint (worker/load/fingerprint.py) names everything its trace depends on, at every level
 alike: while it stands, a level computed for it once still holds, whatever else the file's edits did
 (another class changed, lines moved above it, the file re-traced from scratch, an edit undone). An edit
 that changes the fingerprint finds nothing here. A class without a fingerprint is kept for its exact

@@ -2,7 +2,7 @@
 innocent files untraced.
 
 A trace runs in a disposable child, and the worker shields itself from the signals a trace can send
-(worker/shield.py); what still gets through (a `kill -9` of the worker from a shell the code starts)
+(worker/process/shield.py); what still gets through (a `kill -9` of the worker from a shell the code starts)
 ends the worker while that file's trace is in flight. Such a death counts against the files then in
 flight: a file in flight alone counts fully, several are each traced alone next time, to tell which
 one did it. A file that killed the worker DEATHS_TO_HOLD times is held: that text gets a diagnostic

@@ -16,7 +16,7 @@ from fxlens.pass_report import PassReport, pass_from_json
 from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json, ladder_sorted
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
-# the worker keeps each event far below this (worker/limits.py); a longer line is skipped, not fatal
+# the worker keeps each event far below this (worker/failures/limits.py); a longer line is skipped, not fatal
 LINE_LIMIT = 1 << 26
 # a wrapper script may print a banner before it runs Python: this many lines before `ready` are skipped
 MAX_BANNER_LINES = 100

@@ -1,5 +1,5 @@
 import sys
 
-from fxlens.worker.startup import main
+from fxlens.worker.process.startup import main
 
 sys.exit(main())

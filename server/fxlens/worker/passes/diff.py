@@ -10,8 +10,8 @@ import torch.fx as fx
 from fxlens.pass_report import NodeChange
 from fxlens.report import OPCODES, Node
 from fxlens.worker.passes.provenance import replaced_names
-from fxlens.worker.trace_fx import nodes_of, target_text
-from fxlens.worker.values import SampledSizes
+from fxlens.worker.levels.fx import nodes_of, target_text
+from fxlens.worker.levels.values import SampledSizes
 
 
 def counts(gm: fx.GraphModule) -> dict[str, int]:

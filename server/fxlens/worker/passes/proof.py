@@ -14,7 +14,7 @@ import torch
 from torch.utils._pytree import tree_flatten_with_path, keystr
 
 from fxlens.pass_report import OutputCheck, Proof
-from fxlens.worker.values import dtype_name
+from fxlens.worker.levels.values import dtype_name
 
 DRAWS = 3
 SEED = 0

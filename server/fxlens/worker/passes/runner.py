@@ -1,7 +1,7 @@
 """One runner for every pass, built-in or the user's: trace the class at the fx level as fxlens does,
 run the pass on a copy, diff before → after, then prove (or disprove) that the outputs are unchanged.
 
-Runs in the disposable trace child (analyse.py hands it the built examples).
+Runs in the disposable trace child (analysis/analyse.py hands it the built examples).
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from fxlens import lines as line_model
 from fxlens import pass_catalog
 from fxlens.pass_report import PassInfo, PassReport
 from fxlens.report import Diagnostic, Span
-from fxlens.worker import trace_fx
-from fxlens.worker.failures import classify, whole_line
-from fxlens.worker.limits import MAX_CPU_ELEMENTS
+from fxlens.worker.levels import fx as trace_fx
+from fxlens.worker.failures.classify import classify, whole_line
+from fxlens.worker.failures.limits import MAX_CPU_ELEMENTS
 from fxlens.worker.passes import TABLE, diff, proof, quantize, user
 from fxlens.worker.passes.provenance import recording
 
@@ -63,7 +63,7 @@ def real_module(example: Any) -> tuple[Optional[torch.nn.Module], str]:
         return None, "fxlens cannot rebuild this instance on the CPU"
     try:
         with torch.random.fork_rng():
-            torch.manual_seed(proof.SEED)  # the same initial weights each run (devices.py seeds alike)
+            torch.manual_seed(proof.SEED)  # the same initial weights each run (levels/devices.py seeds alike)
             return example.rebuild(), ""
     except Exception as error:  # noqa: BLE001  the user's constructor on the CPU: said, not raised
         return None, f"rebuilding it on the CPU failed: {proof.first_line(error)}"

@@ -9,8 +9,8 @@ from typing import Any, Callable, Optional
 
 from fxlens.pass_report import PassInfo
 from fxlens.report import Diagnostic, Span
-from fxlens.worker import loader
-from fxlens.worker.failures import span_of, user_frames, whole_line
+from fxlens.worker.load import loader
+from fxlens.worker.failures.classify import span_of, user_frames, whole_line
 from fxlens.worker.passes.proof import first_line
 
 _ERASED_IN_USE = re.compile(r"Tried to erase Node (\S+) but it still had (\d+) users")

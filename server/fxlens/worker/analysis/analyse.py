@@ -1,0 +1,319 @@
+"""One analysis of one buffer: load it, build every Module class, trace the levels, emit class reports.
+
+Runs inside the disposable child; `emit` sends one JSON-able event to the worker.
+
+The cheap levels (fx, aten) of every class go out first; then a `stage` event says so, and only then
+are the deeper levels asked for traced, class after class, each reusing what its class's cheap levels
+built (levels.table.ClassContext: the instance, the exported program). A deeper level therefore never delays
+another class's fx or aten result.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Optional
+
+import torch
+from torch import nn
+
+from fxlens import lines as line_model
+from fxlens.outline import outline
+from fxlens.pass_report import pass_to_json
+from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
+from fxlens.worker.build import construct as building
+from fxlens.worker.build import default_device
+from fxlens.worker.load import loader
+from fxlens.worker.build.children import builders_of
+from fxlens.worker.levels.cost import class_cost
+from fxlens.worker.build.notes import class_notes
+from fxlens.worker.load.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
+from fxlens.worker.failures.classify import classify, whole_line
+from fxlens.worker.load.fingerprint import CodeIndex, fingerprint, index_code
+from fxlens.worker.build import reproduce
+from fxlens.worker.build.classes import Building
+from fxlens.worker.analysis.bounds import bound_diagnostic, bound_level
+from fxlens.worker.levels.table import TABLE, ClassContext, asked, split
+from fxlens.worker.load.skipped_names import explain_skipped
+from fxlens.worker.levels.values import dtype_name, free_sizes
+
+Emit = Callable[[dict], None]
+
+
+class Analysis(Building):
+    def __init__(self, path: str, text: str, levels: list[str], execution: str,
+                 classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
+                 roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None,
+                 pass_request: Optional[dict] = None, notes: bool = True) -> None:
+        self.path = os.path.abspath(path)
+        # a graph pass to run on the one class asked for (worker/passes): instead of tracing the levels
+        self.pass_request = pass_request if isinstance(pass_request, dict) else None
+        self.roots = roots or []  # importable folders (workspace folders)
+        self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
+        self.text = text
+        self.lines = line_model.split(text)
+        self.levels = list(asked(levels)) or ["fx"]  # in trace order: deeper levels reuse the export
+        self.cheap, self.deep = split(tuple(self.levels))
+        # the class-level hints (inputs guessed, arguments guessed) on the first level traced; a request
+        # for deeper levels only, made for a server that holds the class's cheap levels, goes without
+        self.notes = notes
+        self.execution = execution
+        self.only = set(classes) if classes else None
+        self.first = first
+        # class name -> the fingerprint of its last trace (the server still holds that trace)
+        self.known = known or {}
+        self.code = CodeIndex()
+        self.namespace: dict[str, Any] = {}  # the loaded file's globals
+        self.functions: dict[int, str] = {}
+        self.skipped: list[loader.Skipped] = []  # statements the execution policy did not run
+        self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
+        # class name -> the diagnostic of its hang or crash in an earlier run of this request: left out
+        self.failed: dict[str, dict] = {}
+        # told which class the analysis works on ("" for the file's own level), so that a hang or a
+        # crash is known to cost only that class (process/beacon.py)
+        self.at_class: Callable[[str], None] = lambda name: None
+        # what the caller keeps of every program the levels export, emitted as `rehearsal` events (the
+        # trace child keeps rehearsal recipes for the next child); None: nothing is kept
+        self.describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
+
+    @classmethod
+    def from_request(cls, request: dict) -> "Analysis":
+        return cls(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
+                   request.get("execution", "safe"), request.get("classes"), request.get("first"),
+                   request.get("known"), request.get("roots"), request.get("buffers"),
+                   request.get("pass"), notes=request.get("notes", True) is not False)
+
+    # -- the steps -------------------------------------------------------------------------------
+
+    def run(self, emit: Emit) -> FileReport:
+        """The file-level report; every class's report goes out through `emit` as it is made."""
+        if self.execution == "off":
+            return self._without_execution(emit)
+        # the code's default device never reaches fxlens's runs: see build/default_device.py
+        with default_device.intercepted(self.path) as asked:
+            try:
+                return self._run_loaded(emit)
+            finally:
+                self.report.diagnostics += asked.diagnostics(self.lines)
+
+    def _run_loaded(self, emit: Emit) -> FileReport:
+        try:
+            tree = loader.parse(self.path, self.text)
+            # read before the user's code runs: it may patch the builtins fxlens's own code uses
+            self.code = index_code(tree, self.text, outline(tree, self.text))
+            loaded = loader.load(self.path, self.text, self.execution, tree, self.roots, self.buffers)
+            self.namespace = loaded.module.__dict__
+        except SyntaxError as error:
+            line = error.lineno or 1
+            col = max((error.offset or 1) - 1, 0)
+            self.report.diagnostics.append(Diagnostic(line, col, line, col + 1, "error", "syntax",
+                                                      f"SyntaxError: {error.msg}",
+                                                      "The file does not parse; fxlens keeps the last good result."))
+            return self.report
+        except BaseException as error:  # anything the user's top level raises
+            self.report.diagnostics.append(bound_diagnostic(classify(error, self.path, self.lines, "load", None,
+                                                                     whole_line(1, self.lines))))
+            return self.report
+        self.functions = qualnames_by_line(loaded.tree)
+        self.skipped = loaded.skipped
+        for skipped in loaded.skipped:
+            span = whole_line(skipped.line, self.lines)
+            self.report.diagnostics.append(Diagnostic(
+                span.line, span.col, span.line, span.end_col, "hint", "not-executed",
+                f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
+        sources = [s for s in the_ones_that_ran(classes_in(loaded.tree, self.text), self.namespace)
+                   if self._is_module(loaded.module, s)]
+        self.report.module_classes = [s.name for s in sources]
+        if self.only is not None:
+            # what the wanted classes need: themselves and the classes that can build them as children
+            needed = builders_of(self.only, [s.name for s in sources], self.code)
+            sources = [s for s in sources if s.name in needed]
+        # every class needed is built (a child is traced as the instance its parent builds), only some traced
+        examples = self._build_all([s for s in sources if s.name not in self.failed], loaded)
+        if self.pass_request is not None:
+            self._run_pass(sources, examples, emit)
+            return self.report
+        wanted = [s for s in sources if self.only is None or s.name in self.only]
+        # all before any trace: a forward may change a global another class's fingerprint reads
+        fingerprints = {s.name: self._at(s.name, self._fingerprint, s, examples[s.name]) for s in wanted
+                        if isinstance(examples.get(s.name), building.Example)}
+        started: list[Started] = []
+        for source in sorted(wanted, key=lambda s: s.name != self.first):
+            current = fingerprints.get(source.name)
+            if source.name in self.failed:
+                self._emit_failed(source, emit)
+            elif current is not None and self.known.get(source.name) == current:
+                self.report.unchanged.append(source.name)
+            elif (one := self._at(source.name, self._trace_class, source, examples.get(source.name), current,
+                                    emit)) is not None:
+                started.append(one)
+        for recipe in (r for s in started for r in s.context.programs if r):  # only the next trace child needs these
+            emit({"event": "rehearsal", "recipe": recipe})
+        if self.deep and started:
+            if self.cheap:
+                emit({"event": "stage", "levels": list(self.cheap)})
+            for one in started:
+                self._at(one.source.name, self._trace_levels, one, self.deep, emit)
+        for one in started:  # after every level is out: counting FLOPs runs forward and backward once more
+            one.report.cost = self._at(one.source.name, class_cost, one.example, one.results.get("backward"))
+            emit({"event": "class", "class": to_json(replace(one.report, levels={}))})
+            one.context.close()
+        return self.report
+
+    def _run_pass(self, sources: list[ClassSource], examples: dict[str, Any], emit: Emit) -> None:
+        from fxlens.worker.passes import runner  # torch.ao is imported only when a pass runs
+
+        source = next((s for s in sources if self.only is None or s.name in self.only), None)
+        if source is None:
+            return  # no such Module class: the file report's module_classes say which there are
+        request = {"text": self.text, "path": self.path, **self.pass_request}
+        target = runner.Target(examples.get(source.name), source.name, self.path, self.lines,
+                               whole_line(source.line, self.lines), self.namespace, self.execution)
+        emit({"event": "pass", "pass": pass_to_json(runner.run(request, target))})
+
+    def _at(self, name: str, step: Callable[..., Any], *args: Any) -> Any:
+        """Run one step of class `name`'s analysis, saying so to the beacon first."""
+        self.at_class(name)
+        try:
+            return step(*args)
+        finally:
+            self.at_class("")
+
+    def _emit_failed(self, source: ClassSource, emit: Emit) -> None:
+        """A class whose hang or crash ended an earlier run: its diagnostic is its result at every level."""
+        diagnostic = Diagnostic(**self.failed[source.name])
+        diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
+        if diagnostic.line == 0:  # where in the class is unknown: the class line
+            span = whole_line(source.line, self.lines)
+            diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
+                span.line, span.col, span.end_line, span.end_col)
+        report = ClassReport(source.name, source.line, source.end_line)
+        for level in self.levels:
+            report.levels[level] = LevelResult(level, False, note=f"not traced: {diagnostic.message}")
+        report.levels[self.levels[0]].diagnostics.append(diagnostic)
+        emit({"event": "class", "class": to_json(report)})
+
+    def _without_execution(self, emit: Emit) -> FileReport:
+        """`execution = off` (an untrusted workspace): read the classes from the syntax tree, run nothing."""
+        try:
+            tree = loader.parse(self.path, self.text)
+        except SyntaxError as error:
+            line = min(max(error.lineno or 1, 1), max(len(self.lines), 1))
+            col = max((error.offset or 1) - 1, 0)
+            self.report.diagnostics.append(Diagnostic(line, col, line, col + 1, "error", "syntax",
+                                                      f"SyntaxError: {error.msg}",
+                                                      "The file does not parse; fxlens keeps the last good result."))
+            return self.report
+        modules = loader.module_like_classes(tree)
+        for source in classes_in(tree, self.text):
+            if source.name not in modules or (self.only is not None and source.name not in self.only):
+                continue
+            report = ClassReport(source.name, source.line, source.end_line)
+            for level in self.levels:
+                report.levels[level] = LevelResult(level, False, note="execution is off: no code ran")
+            span = whole_line(source.line, self.lines)
+            report.levels[self.levels[0]].diagnostics.append(Diagnostic(
+                span.line, span.col, span.end_line, span.end_col, "information", "execution-off",
+                "fxlens.execution is `off` (e.g. an untrusted workspace): no code of this file ran, so "
+                "there is no graph", fix="Trust the workspace or set fxlens.execution to `safe`.",
+                level=self.levels[0], class_name=source.name))
+            emit({"event": "class", "class": to_json(report)})
+        return self.report
+
+    def _fingerprint(self, source: ClassSource, example: building.Example) -> Optional[str]:
+        inputs = (example.inputs, example.kwargs) if example.inputs is not None else None
+        return fingerprint(source.name, example.instance, inputs, example.dims, example.build,
+                           example.parent, self.code, self.namespace, self.path)
+
+    def _trace_class(self, source: ClassSource, example: Any, hashed: Optional[str], emit: Emit) -> Optional["Started"]:
+        """Trace one class's cheap levels, emitting its report a level at a time (each event carries the
+        levels done since the last); what its deeper levels need, None when there is nothing to trace."""
+        report = ClassReport(source.name, source.line, source.end_line)
+        class_span = whole_line(source.line, self.lines)
+        if not isinstance(example, building.Example):
+            # a Diagnostic, a failing directive's [error, note at the directive], or why it cannot be built
+            diagnostics = example if isinstance(example, list) else [example if isinstance(example, Diagnostic) else Diagnostic(
+                class_span.line, class_span.col, class_span.end_line, class_span.end_col, "error",
+                "construction", f"fxlens cannot build {source.name}: {example}",
+                "Without an instance there is nothing to trace.",
+                f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.")]
+            for diagnostic in diagnostics:
+                diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
+                explain_skipped(diagnostic, self.skipped, self.execution)
+                bound_diagnostic(diagnostic)
+            for level in self.levels:
+                report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
+            report.levels[self.levels[0]].diagnostics.extend(diagnostics)
+            emit({"event": "class", "class": to_json(report)})
+            return None
+        report.fingerprint = hashed
+        report.build = example.build
+        report.built_by = example.parent
+        report.directive_line = source.directive_line
+        if example.inputs is not None:
+            report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims, example.kwargs)
+            if example.dims:
+                report.build.sizes = free_sizes(example.flat(), example.dims)
+        report.build.directive = self._reproducing(source, example)
+        report.members = self._members(source, example.instance)
+        started = Started(source, example, report, class_span, ClassContext(tuple(self.levels), self.describe_program))
+        self._trace_levels(started, self.cheap, emit)
+        return started
+
+    def _trace_levels(self, started: "Started", levels: tuple[str, ...], emit: Emit) -> None:
+        source, example, report, class_span = started.source, started.example, started.report, started.class_span
+        for level in levels:
+            trace = TABLE[level]
+            try:
+                result = trace(example, self.path, self.lines, class_span, started.context)
+            except Exception as error:  # fxlens's own bug: this level says so, the other classes still trace
+                result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
+            bound_level(result)
+            for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
+                if node.line is not None:
+                    node.function = self.functions.get(node.line, node.function)
+            if level == self.levels[0] and self.notes:
+                result.diagnostics += class_notes(source, example, report.build, class_span)
+            for diagnostic in result.diagnostics:
+                diagnostic.class_name = source.name
+                explain_skipped(diagnostic, self.skipped, self.execution)
+            started.results[level] = result
+            emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
+
+    def _internal(self, error: Exception, level: str, span: Span) -> Diagnostic:
+        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "internal",
+                          f"{type(error).__name__}: {error}", "fxlens itself failed while tracing this level; "
+                          "this is a bug in fxlens.", "Please report it with this file; other classes are not affected.",
+                          level=level)
+
+    def _reproducing(self, source: ClassSource, example: building.Example) -> str:
+        """The `# fxlens:` expression that rebuilds this very example ("" for a parent's child)."""
+        if example.parent:
+            return ""
+        if example.build.how == "directive" and example.build.inputs_source == "directive":
+            return source.directive or ""
+        return reproduce.directive(example.build.directive, example.inputs, example.kwargs)
+
+    def _members(self, source: ClassSource, instance: nn.Module) -> list[Member]:
+        members = []
+        for name, child in instance.named_children():
+            members.append(Member(name, "module", type(child).__name__, line=source.member_lines.get(name)))
+        for kind, items in (("parameter", instance.named_parameters()), ("buffer", instance.named_buffers())):
+            for name, tensor in items:
+                owner = name.split(".")[0]
+                members.append(Member(name, kind, "Tensor", [int(s) for s in tensor.shape], dtype_name(tensor.dtype),
+                                      line=source.member_lines.get(owner)))
+        return members
+
+
+
+@dataclass
+class Started:
+    """A class whose cheap levels are traced: what its deeper levels reuse."""
+
+    source: ClassSource
+    example: building.Example
+    report: ClassReport
+    class_span: Span
+    context: ClassContext
+    results: dict[str, LevelResult] = field(default_factory=dict)  # its levels traced so far

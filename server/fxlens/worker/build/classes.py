@@ -1,0 +1,180 @@
+"""Building every Module class of a loaded file: the construction, the inputs, the children's adoption
+(the half of an Analysis before any level is traced; see analysis/analyse.py).
+"""
+from __future__ import annotations
+
+import functools
+from functools import partial
+from typing import Any, Callable, Optional
+
+from torch import nn
+
+from fxlens.report import Build, Diagnostic
+from fxlens.worker.build import construct as building
+from fxlens.worker.load import loader
+from fxlens.worker.build.children import in_plain_words
+from fxlens.worker.build.notes import directive_column, directive_failed
+from fxlens.worker.load.discover import ClassSource
+from fxlens.worker.failures.classify import classify, whole_line
+from fxlens.worker.build.infer import guessed_params, infer_inputs, record_children
+from fxlens.worker.levels import fx as trace_fx
+
+
+class Building:
+    """The steps that make each class's Example (mixed into Analysis, which holds the state)."""
+
+    def _is_module(self, module: Any, source: ClassSource) -> bool:
+        obj = module.__dict__.get(source.name)
+        return isinstance(obj, type) and issubclass(obj, nn.Module)
+
+    def _build_all(self, sources: list[ClassSource], loaded: loader.Loaded) -> dict[str, Any]:
+        """Each class: its Example, or the Diagnostic saying why it could not be built.
+
+        The models a directive builds go first, then the largest: the children they build are traced as
+        those very instances, with the inputs they really receive, instead of being built alone and fed
+        guessed inputs (the user's directive says which model is the real one).
+        """
+        examples: dict[str, Any] = {s.name: self._at(s.name, self._build_one, s, loaded) for s in sources}
+        pending = [s for s in sources if isinstance(examples[s.name], building.Example)]
+        done: set[str] = set()
+        while pending:
+            pending.sort(key=lambda s: (examples[s.name].build.how != "directive",
+                                        -sum(1 for _ in examples[s.name].instance.modules())))
+            source = pending.pop(0)
+            done.add(source.name)
+            example = examples[source.name]
+            if example.inputs is None:
+                self._at(source.name, self._infer, example)
+            adopted = self._at(source.name, self._adopt_children, source.name, example, sources, examples)
+            pending += [s for s in sources if s.name in adopted and s.name not in done and s not in pending]
+        return examples
+
+    def _build_one(self, source: ClassSource, loaded: loader.Loaded) -> Any:
+        last_error: Optional[BaseException] = None
+        stage = "construction"
+        for device in ("meta", "cpu"):
+            try:
+                example = self._construct(source, loaded, device)
+            except building.CannotBuild as reason:
+                return directive_failed(source, reason, "construction", self.path, self.lines) if source.directive else reason
+            except building.DirectiveFailed as failed:
+                last_error, stage = failed.error, failed.stage
+                continue
+            except Exception as error:
+                last_error = error
+                continue
+            unhashable = self._unhashable(source, example.instance)
+            if unhashable is not None:
+                return unhashable
+            if device == "cpu":
+                example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
+            example.rebuild = functools.cache(partial(self._rebuild_on_cpu, source, loaded))
+            return example
+        if source.directive:
+            return directive_failed(source, last_error, stage, self.path, self.lines)
+        return classify(last_error, self.path, self.lines, "construction", None, whole_line(source.line, self.lines))
+
+    def _unhashable(self, source: ClassSource, instance: nn.Module) -> Optional[Diagnostic]:
+        """torch keeps modules in sets (named_modules, parameters(), export): an instance without a hash,
+        as `@dataclass` makes with eq=True, fails in torch itself, for the user too."""
+        try:
+            hash(instance)
+            return None
+        except TypeError:
+            span = whole_line(source.line, self.lines)
+            return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "construction",
+                              f"{source.name} instances are unhashable (its __hash__ is None, as @dataclass makes it "
+                              "with eq=True), and torch needs hashable modules",
+                              "torch.nn.Module keeps modules in sets: named_modules(), parameters(), state_dict(), "
+                              "tracing and export all fail on an unhashable one, outside fxlens too.",
+                              f"Give {source.name} identity hashing: `@dataclass(eq=False)` (or `unsafe_hash=True`).")
+
+    def _construct(self, source: ClassSource, loaded: loader.Loaded, device: str) -> building.Example:
+        """The class built on `device` from its directive, or alone (see construct.build_alone)."""
+        cls = loaded.module.__dict__[source.name]
+        if source.directive:
+            return building.from_directive(source, cls, loaded.module, device, directive_column(self.lines, source))
+        instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device)
+        return building.Example(instance, build)
+
+    def _rebuild_on_cpu(self, source: ClassSource, loaded: loader.Loaded) -> nn.Module:
+        """The instance `_build_one` made on meta, made again on the CPU (for code that needs values)."""
+        return self._construct(source, loaded, "cpu").instance
+
+    def _infer(self, example: building.Example) -> None:
+        # a failed trace still says where each input flows first; the fx level reports the failure itself
+        example.graph, graph = trace_fx.trace_so_far(example.instance, self.path, guessed_params(example.instance))
+        inferred = infer_inputs(example.instance, graph, example.build.tensors, example.rebuild)
+        if inferred.inputs is not None:
+            example.inputs, example.dims = inferred.inputs, inferred.dims
+            example.kwargs = {**(example.kwargs or {}), **inferred.kwargs}
+            example.build.inputs_source = "inferred"
+            example.build.tensors, example.build.tensors_reason = inferred.tensors, inferred.reason
+        elif inferred.error is not None:
+            example.problems.append(inferred.error)
+
+    def _adopt_children(self, parent_name: str, parent: building.Example, sources: list[ClassSource],
+                        examples: dict[str, Any]) -> list[str]:
+        """Classes of this file that `parent` builds, traced as its instances with the inputs they got;
+        the names adopted.
+
+        A child the parent's run never reached (the run failed first, or the parent has no inputs)
+        is still adopted when it cannot be built alone: fx needs no inputs, and its hint then says
+        why none were recorded."""
+        # by the class itself, not its name: `nn.LayerNorm` is not the file's own `LayerNorm`
+        wanted = {self.namespace[s.name] for s in sources if not s.directive and s.name != parent_name
+                  and not getattr(examples.get(s.name), "parent", None)}
+        if not any(type(sub) in wanted for sub in parent.instance.modules()):
+            return []
+        if parent.inputs is None:
+            calls, failure = {}, self._why_no_inputs(parent_name, parent)
+        else:
+            calls, error = record_children(parent.instance, parent.inputs, parent.kwargs, parent.dims, wanted,
+                                           parent.build.tensors, parent.rebuild)
+            failure = f"running {parent_name} on its inputs failed: {in_plain_words(error)}" if error else ""
+        adopted = []
+        for path, sub in parent.instance.named_modules():
+            name = type(sub).__name__
+            current = examples.get(name)
+            if type(sub) not in wanted or name in adopted:
+                continue
+            build = Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
+                          device=parent.build.device)
+            child = building.Example(sub, build, parent=parent_name, rebuild=part_of(parent.rebuild, path))
+            if id(sub) in calls:
+                args, kwargs, dims = calls[id(sub)]
+                try:
+                    child.inputs, child.kwargs = building.checked_call(sub, args, kwargs)
+                except TypeError:
+                    continue
+                child.dims = dims
+            elif not failure or not self._worse_than_parents(current):
+                continue
+            else:
+                child.build.inputs_source = "none"
+                child.unrecorded = f"no inputs were recorded for `{path}`: {failure}"
+            examples[name] = child
+            adopted.append(name)
+        return adopted
+
+    def _worse_than_parents(self, alone: Any) -> bool:
+        """Whether the instance a parent built (with no inputs recorded) beats the class built alone:
+        when that failed, guessed its arguments, or has no inputs either."""
+        if not isinstance(alone, building.Example) or alone.build.how == "guessed":
+            return True
+        if alone.inputs is None:
+            self._infer(alone)
+        return alone.inputs is None
+
+    def _why_no_inputs(self, parent_name: str, parent: building.Example) -> str:
+        problem = parent.problems[-1] if parent.problems else None
+        if problem is None:
+            return f"fxlens found no example inputs for {parent_name}"
+        return f"running {parent_name} on guessed inputs failed: {in_plain_words(problem)}"
+
+    # -- tracing ---------------------------------------------------------------------------------
+
+
+def part_of(rebuild: Optional[Callable[[], nn.Module]], path: str) -> Optional[Callable[[], nn.Module]]:
+    """The submodule at `path` of the parent's CPU rebuild: a child's own real weights."""
+    return (lambda: rebuild().get_submodule(path)) if rebuild is not None else None

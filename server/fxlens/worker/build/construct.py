@@ -1,0 +1,285 @@
+"""Build a Module class on the meta device and find example inputs for its forward."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import torch
+from torch import nn
+
+from fxlens.report import Build, InputSpec
+from fxlens.worker.build import guess_arguments as guessing
+from fxlens.worker.load.discover import ClassSource, calls_to
+from fxlens.worker.levels.values import dtype_name
+
+BATCH, SEQUENCE, SPATIAL = 2, 8, 16
+
+
+class CannotBuild(Exception):
+    """The class cannot be built from what the file offers (no exception from user code)."""
+
+
+@dataclass
+class Example:
+    instance: nn.Module
+    build: Build
+    # the positional inputs of forward; None: no inputs are known
+    inputs: Optional[tuple] = None
+    # the keyword inputs (keyword-only parameters, `**kwargs`, or what a call passed by name)
+    kwargs: dict = field(default_factory=dict)
+    # per input, positional then keyword in order (see `flat`): {dim index: name} of the sizes that
+    # are free (marked dynamic), or None
+    dims: Optional[list] = None
+    problems: list = field(default_factory=list)
+    # the class whose instance this is, when traced as the child a parent built
+    parent: Optional[str] = None
+    # the fx GraphModule already traced while inferring inputs (the fx level reuses it)
+    graph: Any = None
+    # makes the same module on the CPU, with real weights, for code the meta device cannot run (levels/devices.py)
+    rebuild: Optional[Callable[[], nn.Module]] = None
+    # a child adopted without inputs: why its parent's run recorded none ("" otherwise)
+    unrecorded: str = ""
+
+    def flat(self) -> tuple:
+        """Every input, positional then keyword: what `dims` is aligned with."""
+        return (*(self.inputs or ()), *self.kwargs.values())
+
+    def unflat(self, values: tuple) -> tuple[tuple, dict]:
+        """(args, kwargs) from values aligned with `flat` (e.g. the inputs grown)."""
+        count = len(self.inputs or ())
+        return tuple(values[:count]), dict(zip(self.kwargs, values[count:]))
+
+
+def on_device(device: str, make: Callable[[], Any]) -> Any:
+    with torch.device(device):
+        return make()
+
+
+def evaluate(node: ast.expr, namespace: dict, path: str) -> Any:
+    code = compile(ast.Expression(body=node), path, "eval")
+    return eval(code, namespace)
+
+
+def _required_params(callable_: Any) -> list[inspect.Parameter]:
+    try:
+        signature = inspect.signature(callable_)
+    except (TypeError, ValueError):
+        return []
+    return [p for p in signature.parameters.values()
+            if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _config_candidates(param: inspect.Parameter, namespace: dict, module_name: str) -> list[type]:
+    annotation = param.annotation
+    if isinstance(annotation, str):
+        annotation = namespace.get(annotation)
+    if isinstance(annotation, type) and annotation is not inspect.Parameter.empty:
+        # a config class, not a value type: `int()` is 0 and `torch.Tensor()` empty, never a setting
+        plain = annotation.__module__ == "builtins" or issubclass(annotation, (torch.Tensor, nn.Module))
+        return [] if plain else [annotation]
+    name = param.name.lower()
+    if not any(key in name for key in ("conf", "cfg", "args", "param", "opt", "setting")):
+        return []
+    local = [obj for obj in namespace.values()
+             if isinstance(obj, type) and obj.__module__ == module_name and not issubclass(obj, nn.Module)]
+    return sorted(local, key=lambda c: not dataclasses.is_dataclass(c))
+
+
+def _no_arg_instance(cls: type) -> Optional[Any]:
+    if _required_params(cls):
+        return None
+    try:
+        return cls()
+    except Exception:
+        return None
+
+
+def _guessed_config(cls: type, namespace: dict) -> tuple[Optional[Any], str]:
+    """A config class whose own fields are required (`ModelArgs(d_model, n_layer, vocab_size)`), built
+    from guessed values: (the instance, how a directive spells it), or (None, "")."""
+    if namespace.get(cls.__name__) is not cls:
+        return None, ""  # a directive could not name it
+    try:
+        made = guessing.guess(cls, _required_params(cls), {}, [], None, lambda args, kw: cls(*args, **kw))
+    except guessing.NoGuess:
+        return None, ""
+    return made.instance, made.expression
+
+
+def _spelled(value: Any, namespace: dict) -> Optional[str]:
+    """How a directive names `value` in the file's namespace: `GPTConfig()` for a config instance."""
+    name = type(value).__name__
+    return f"{name}()" if namespace.get(name) is type(value) else None
+
+
+def _file_modules(module: types.ModuleType) -> list[type]:
+    return [obj for obj in vars(module).values() if isinstance(obj, type) and issubclass(obj, nn.Module)
+            and obj.__module__ == module.__name__]
+
+
+def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: ast.Module,
+                device: str) -> tuple[nn.Module, Build]:
+    """Construct `cls` with no arguments, a config object, the arguments of a call found in the file,
+    or else guessed arguments. Build.directive is the constructor expression that reproduces it.
+
+    Raises CannotBuild when nothing fits, or whatever the constructor raises.
+    """
+    namespace = module.__dict__
+    name = cls.__name__
+    required = _required_params(cls)
+    if not required:
+        return on_device(device, cls), Build("no-arguments", device=device, directive=f"{name}()")
+    kwargs: dict[str, Any] = {}
+    guessed_configs: dict[str, str] = {}  # parameter -> `ModelArgs(d_model=64, ...)`
+    for param in required:
+        for candidate in _config_candidates(param, namespace, module.__name__):
+            value = _no_arg_instance(candidate)
+            if value is None:
+                value, text = _guessed_config(candidate, namespace)
+                if value is not None and text:
+                    guessed_configs[param.name] = text
+            if value is not None:
+                kwargs[param.name] = value
+                break
+    spelled = {k: guessed_configs.get(k) or _spelled(v, namespace) for k, v in kwargs.items()}
+    if len(kwargs) == len(required) and guessed_configs:
+        values = ", ".join(f"{k}={spelled[k]}" for k in kwargs)
+        return on_device(device, lambda: cls(**kwargs)), Build("guessed", detail=values, device=device,
+                                                               directive=f"{name}({values})")
+    if len(kwargs) == len(required):
+        described = ", ".join(f"{k}={type(v).__name__}()" for k, v in kwargs.items())
+        ctor = f"{name}({described})" if all(spelled.values()) else ""
+        return on_device(device, lambda: cls(**kwargs)), Build("config", detail=f"{name}({described})",
+                                                               device=device, directive=ctor)
+    for call in calls_to(tree, name):
+        try:
+            args = [evaluate(a, namespace, source_path(module)) for a in call.args]
+            kw = {k.arg: evaluate(k.value, namespace, source_path(module)) for k in call.keywords if k.arg}
+        except Exception:
+            continue
+        return (on_device(device, lambda: cls(*args, **kw)),
+                Build("call-in-file", detail=f"{ast.unparse(call)} (line {call.lineno})", device=device,
+                      directive=ast.unparse(call)))
+    fixed = {k: guessing.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
+    try:
+        made = guessing.guess(cls, required, fixed, _file_modules(module), source.node,
+                              lambda args, kw: on_device(device, lambda: cls(*args, **kw)))
+    except guessing.NoGuess as reason:
+        missing = ", ".join(p.name for p in required if p.name not in kwargs)
+        raise CannotBuild(f"`{name}.__init__` needs {missing}, and the file offers no value for it "
+                          f"(fxlens could not guess one: {reason})") from None
+    values = ", ".join(f"{k}={v}" for k, v in made.arguments.items())
+    return made.instance, Build("guessed", detail=values, device=device, directive=made.expression)
+
+
+def source_path(module: types.ModuleType) -> str:
+    return module.__file__ or "<buffer>"
+
+
+class DirectiveFailed(Exception):
+    """The directive's own expression raised: `stage` is "construction" or "inputs"."""
+
+    def __init__(self, stage: str, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.stage, self.error = stage, error
+
+
+def split_directive(text: str, path: str, line: Optional[int] = None, col: int = 0
+                    ) -> tuple[ast.expr, Optional[list[ast.expr]], list[ast.keyword]]:
+    """`Ctor(args)(inputs)` -> (constructor expression, input expressions); `Ctor(args)` -> inputs None.
+
+    With `line` (and the column the expression starts at), its nodes carry the comment's position, so
+    a traceback through the directive points at the directive's line."""
+    expr = ast.parse(text, filename=path, mode="eval").body
+    if line is not None:
+        for node in ast.walk(expr):
+            if hasattr(node, "lineno"):
+                one_line = node.lineno == getattr(node, "end_lineno", node.lineno) == 1
+                node.lineno = node.end_lineno = line
+                if one_line:
+                    node.col_offset += col
+                    node.end_col_offset = (node.end_col_offset or 0) + col
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
+        return expr.func, expr.args, expr.keywords
+    return expr, None, []
+
+
+def checked_call(instance: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The call as written: keywords stay keywords (export's `kwargs=`), so a `**kwargs` forward gets
+    them by name. Raises TypeError (as the call would) when forward does not accept them."""
+    try:
+        signature = inspect.signature(instance.forward)
+    except (TypeError, ValueError):
+        return tuple(args), dict(kwargs)
+    signature.bind(*args, **kwargs)
+    return tuple(args), dict(kwargs)
+
+
+def from_directive(source: ClassSource, cls: type, module: types.ModuleType, device: str, column: int = 0
+                   ) -> Example:
+    """Build and call as the directive says. Raises DirectiveFailed when its expression raises, and
+    CannotBuild when it builds anything but the class it sits above."""
+    path = source_path(module)
+    ctor, input_exprs, keywords = split_directive(source.directive or "", path, source.directive_line, column)
+    namespace = module.__dict__
+    try:
+        instance = on_device(device, lambda: evaluate(ctor, namespace, path))
+    except Exception as error:
+        raise DirectiveFailed("construction", error) from error
+    if type(instance) is not cls and type(instance).__name__ != source.name:
+        what = type(instance).__name__ if isinstance(instance, nn.Module) else f"{type(instance).__name__}, not an nn.Module"
+        raise CannotBuild(f"the directive above `class {source.name}` builds a `{what}`: "
+                          f"it must build the class it sits above")
+    example = Example(instance, Build("directive", "none", detail=source.directive or "", device=device,
+                                      directive=ast.unparse(ctor)))
+    if input_exprs is not None:
+        try:
+            args = on_device(device, lambda: tuple(evaluate(e, namespace, path) for e in input_exprs))
+            kwargs = on_device(device, lambda: {k.arg: evaluate(k.value, namespace, path) for k in keywords if k.arg})
+            example.inputs, example.kwargs = checked_call(instance, args, kwargs)
+        except Exception as error:
+            raise DirectiveFailed("inputs", error) from error
+        example.build.inputs_source = "directive"
+    return example
+
+
+def _positional_names(instance: nn.Module, count: int) -> list[str]:
+    """The parameter each of `count` positional inputs lands in (`args[1]` past a `*args`)."""
+    try:
+        params = list(inspect.signature(instance.forward).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names: list[str] = []
+    for param in params:
+        if param.kind == param.VAR_POSITIONAL:
+            names += [f"{param.name}[{i}]" for i in range(count - len(names))]
+        elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            names.append(param.name)
+    return names + [f"arg{i}" for i in range(len(names), count)]
+
+
+def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: Optional[dict] = None
+                ) -> list[InputSpec]:
+    """One spec per input, positional first, then the keywords (named as passed, `keyword` set)."""
+    kwargs = kwargs or {}
+    names = _positional_names(instance, len(inputs))[:len(inputs)] + list(kwargs)
+    specs = []
+    for index, (name, value) in enumerate(zip(names, (*inputs, *kwargs.values()))):
+        keyword = index >= len(inputs)
+        if isinstance(value, torch.Tensor):
+            free = (dims[index] if dims and index < len(dims) else None) or {}
+            shape = [free.get(d, size) for d, size in enumerate(value.shape)]
+            specs.append(InputSpec(name, shape, dtype_name(value.dtype), keyword=keyword))
+        elif isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
+            free = (dims[index] if dims and index < len(dims) else None) or [{}] * len(value)
+            parts = [f"Tensor({', '.join(str(f.get(d, s)) for d, s in enumerate(v.shape))}) {dtype_name(v.dtype)}"
+                     for v, f in zip(value, free)]
+            specs.append(InputSpec(name, value=f"tuple[{', '.join(parts)}]", keyword=keyword))
+        else:
+            specs.append(InputSpec(name, value=repr(value)[:80], keyword=keyword))
+    return specs

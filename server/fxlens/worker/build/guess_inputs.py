@@ -1,0 +1,266 @@
+"""Example inputs a forward parameter plausibly takes, by the layer that first consumes it and by its name.
+
+A guess is made as a small real CPU tensor with deterministic values (ids in range of the embedding
+table, masks of ones): fxlens runs it on meta, fake or CPU tensors (see levels/devices.py) as the code needs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import torch
+import torch.fx as fx
+from torch import nn
+
+from fxlens.worker.build.construct import BATCH, SEQUENCE, SPATIAL
+
+
+@dataclass(frozen=True)
+class Guess:
+    """One tensor input: its shape, dtype, free dims ({dim: "B"}) and how its values are filled."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype = torch.float32
+    dims: dict[int, str] = field(default_factory=dict)
+    fill: str = "normal"  # "normal" | "ids" (in [0, high)) | "ones" | "zeros" | "positions" (0..n-1 on the last dim)
+    high: int = 1
+
+    def tensor(self) -> torch.Tensor:
+        count = 1
+        for size in self.shape:
+            count *= size
+        if self.fill == "ids":
+            return (torch.arange(count) % max(self.high, 1)).reshape(self.shape).to(self.dtype)
+        if self.fill == "positions":
+            return torch.arange(self.shape[-1]).expand(self.shape).to(self.dtype).contiguous()
+        if self.fill in ("ones", "zeros"):
+            return getattr(torch, self.fill)(self.shape, dtype=self.dtype)
+        generator = torch.Generator().manual_seed(len(self.shape) * 1000 + count)
+        return torch.randn(self.shape, generator=generator).to(self.dtype)
+
+
+# an input is one tensor, or a tuple of them (an LSTM's `(h, c)`)
+Input = Union[Guess, tuple[Guess, ...]]
+
+
+def make(value: Input) -> Any:
+    return tuple(make(item) for item in value) if isinstance(value, tuple) else value.tensor()
+
+
+def dims_of(value: Input) -> Any:
+    return [item.dims for item in value] if isinstance(value, tuple) else value.dims
+
+
+@dataclass
+class Consumer:
+    """The first leaf module a parameter flows into, where it enters that call, and what follows it."""
+
+    layer: nn.Module
+    # the argument index the value enters as (1 for an RNN's hidden state), and the index inside a tuple there
+    position: tuple[int, ...] = (0,)
+    # the first RNN the layer's output reaches (its `batch_first` sets the layout of token ids)
+    rnn_after: Optional[nn.RNNBase] = None
+
+
+def _layout(rnn: Optional[nn.RNNBase]) -> tuple[tuple[int, int], dict[int, str]]:
+    """(batch, sequence) sizes in the order the RNN reads them, and their names."""
+    if rnn is not None and not rnn.batch_first:
+        return (SEQUENCE, BATCH), {0: "T", 1: "B"}
+    return (BATCH, SEQUENCE), {0: "B", 1: "T"}
+
+
+# attributes that say the sequence length a model was built for, when it adds a fixed positional table
+_CONTEXT_NAMES = ("context_length", "n_ctx", "seq_len", "max_seq_len", "block_size")
+_LONGEST_DECLARED = 4096
+
+
+def _declared(root: nn.Module, names: tuple[str, ...]) -> Any:
+    """The first of `names` set on any submodule or its `config` (`self.context_length`, `config.n_ctx`)."""
+    for module in root.modules():
+        for holder in (module, getattr(module, "config", None)):
+            for name in names:
+                value = getattr(holder, name, None) if holder is not None else None
+                if value is not None and not isinstance(value, bool):
+                    return value
+    return None
+
+
+def _ids(table: nn.Module, rnn: Optional[nn.RNNBase], root: Optional[nn.Module] = None) -> list[Input]:
+    """Token ids: (B, T) in the RNN's layout, then (B,), then the context length the model declares (CLIP
+    adds a positional table of exactly that length)."""
+    sizes, names = _layout(rnn)
+    high = table.num_embeddings
+    found = [Guess(sizes, torch.long, names, "ids", high), Guess((BATCH,), torch.long, {0: "B"}, "ids", high)]
+    context = _declared(root, _CONTEXT_NAMES) if root is not None else None
+    if isinstance(context, int) and SEQUENCE != context and 0 < context <= _LONGEST_DECLARED:
+        batch_dim = 1 if rnn is not None and not rnn.batch_first else 0
+        shape = (context, BATCH) if batch_dim else (BATCH, context)
+        found.append(Guess(shape, torch.long, {batch_dim: "B"}, "ids", high))
+    return found
+
+
+def _rnn_hidden(layer: nn.RNNBase, position: tuple[int, ...]) -> list[Input]:
+    """The hidden state an RNN takes as its second argument: (num_layers * directions, B, hidden)."""
+    stacked = layer.num_layers * (2 if layer.bidirectional else 1)
+    proj = getattr(layer, "proj_size", 0) or layer.hidden_size
+    h = Guess((stacked, BATCH, proj), dims={1: "B"})
+    c = Guess((stacked, BATCH, layer.hidden_size), dims={1: "B"})
+    if not isinstance(layer, nn.LSTM):
+        return [h]
+    if len(position) > 1:  # `self.lstm(x, (h, c))`: the parameter is one of the pair
+        return [h if position[1] == 0 else c]
+    return [(h, c)]
+
+
+# attributes that say the image size a model was built for (timm, torchvision, CLIP)
+_IMAGE_SIZE_NAMES = ("image_size", "img_size", "input_resolution", "image_resolution", "resolution")
+
+
+def _spatial(root: nn.Module, conv: nn.modules.conv._ConvNd) -> list[int]:
+    """The image size the model declares (`image_size`, `img_size`, or its config's), else SPATIAL rounded
+    up to whole strides of the first convolution (a patch embedding takes whole patches)."""
+    rank = len(conv.kernel_size)
+    size = _declared(root, _IMAGE_SIZE_NAMES)
+    if isinstance(size, int) and size > 0:
+        return [size] * rank
+    if isinstance(size, (tuple, list)) and len(size) == rank and all(isinstance(s, int) for s in size):
+        return list(size)
+    sizes = []
+    for kernel, stride in zip(conv.kernel_size, conv.stride):
+        step = max(stride, 1)
+        sizes.append(max(-(-SPATIAL // step) * step, kernel))
+    return sizes
+
+
+def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
+    """Input shapes this layer accepts, lowest rank first, with the free (batch/sequence) dims named."""
+    layer = consumer.layer if consumer else None
+    float_ = torch.float32
+    if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
+        return _ids(layer, consumer.rnn_after, root)
+    if isinstance(layer, nn.Linear):
+        n = layer.in_features
+        return [Guess((BATCH, n), dims={0: "B"}), Guess((BATCH, SEQUENCE, n), dims={0: "B", 1: "T"}),
+                Guess((BATCH, SEQUENCE, SEQUENCE, n), dims={0: "B", 1: "T"})]
+    if isinstance(layer, nn.modules.conv._ConvNd):
+        return [Guess((BATCH, layer.in_channels, *_spatial(root, layer)), float_, {0: "B"})]
+    if isinstance(layer, nn.LayerNorm):
+        ns = tuple(layer.normalized_shape)
+        return [Guess((BATCH, *ns), dims={0: "B"}), Guess((BATCH, SEQUENCE, *ns), dims={0: "B", 1: "T"})]
+    if isinstance(layer, nn.modules.batchnorm._BatchNorm):
+        c = layer.num_features
+        extra = {nn.BatchNorm1d: [(), (SPATIAL,)], nn.BatchNorm2d: [(SPATIAL, SPATIAL)],
+                 nn.BatchNorm3d: [(SPATIAL,) * 3]}.get(type(layer), [()])
+        return [Guess((BATCH, c, *rest), dims={0: "B"}) for rest in extra]
+    if isinstance(layer, nn.RNNBase):
+        if consumer.position[0] >= 1:
+            return _rnn_hidden(layer, consumer.position)
+        (first, second), names = _layout(layer)
+        return [Guess((first, second, layer.input_size), dims=names)]
+    if isinstance(layer, nn.MultiheadAttention):
+        e = layer.embed_dim
+        if layer.batch_first:
+            return [Guess((BATCH, SEQUENCE, e), dims={0: "B", 1: "T"})]
+        return [Guess((SEQUENCE, BATCH, e), dims={0: "T", 1: "B"})]
+    return []
+
+
+_IMAGE_NAMES = {"pixel_values", "img", "imgs", "image", "images"}
+_TIMESTEP_NAMES = {"t", "timestep", "timesteps", "time", "sigma", "sigmas", "noise_level"}
+# HuggingFace-style names: what the parameter is, whatever consumes it first
+_TOKEN_FILLS = {"attention_mask": "ones", "token_type_ids": "zeros", "position_ids": "positions"}
+
+
+def by_name(name: str, root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
+    """Guesses that the parameter's name decides (`input_ids`, `attention_mask`, `pixel_values`), or []."""
+    if name == "input_ids":
+        table = consumer.layer if consumer and isinstance(consumer.layer, nn.Embedding) else first(root, nn.Embedding)
+        if table is not None:
+            return _ids(table, consumer.rnn_after if consumer else None, root)
+    if name in _TIMESTEP_NAMES:  # diffusion models (DiT, diffusers): one timestep per sample
+        return [Guess((BATCH,), torch.float32, {0: "B"}, "positions")]
+    if name in _TOKEN_FILLS:
+        return [Guess((BATCH, SEQUENCE), torch.long, {0: "B", 1: "T"}, _TOKEN_FILLS[name])]
+    if name in _IMAGE_NAMES:
+        conv = consumer.layer if consumer and isinstance(consumer.layer, nn.Conv2d) else first(root, nn.Conv2d)
+        if conv is not None:
+            return [Guess((BATCH, conv.in_channels, *_spatial(root, conv)), dims={0: "B"})]
+        if consumer is None or not by_layer(root, consumer):  # patches cut by einops, not a convolution
+            size = _declared(root, _IMAGE_SIZE_NAMES)
+            side = size if isinstance(size, int) and size > 0 else SPATIAL
+            return [Guess((BATCH, 3, side, side), dims={0: "B"})]
+    return []
+
+
+def first(root: nn.Module, kind: type) -> Optional[nn.Module]:
+    return next((m for m in root.modules() if isinstance(m, kind)), None)
+
+
+def every_kind_of_leaf(root: nn.Module, kinds: int = 6) -> list[Input]:
+    """When nothing says where the input flows (the trace failed before it was used): the guesses of the
+    first leaf of each kind, in the order the model registers them, the first `kinds` kinds."""
+    found: list[Input] = []
+    seen: set[type] = set()
+    rnn = first(root, nn.RNNBase)
+    for module in root.modules():
+        if type(module) in seen or len(seen) >= kinds:
+            continue
+        options = by_layer(root, Consumer(module, rnn_after=rnn))
+        if options:
+            seen.add(type(module))
+            found += [o for o in options if o not in found]
+    return found
+
+
+def _position(user: fx.Node, value: fx.Node) -> tuple[int, ...]:
+    for index, arg in enumerate(user.args):
+        if arg is value:
+            return (index,)
+        if isinstance(arg, (tuple, list)) and value in arg:
+            return (index, list(arg).index(value))
+    return (0,)
+
+
+def _breadth_first(start: fx.Node) -> "list[tuple[fx.Node, fx.Node]]":
+    """(node, the node it was reached from), nearest first."""
+    order, frontier, seen = [], [(start, start)], set()
+    while frontier:
+        node, came_from = frontier.pop(0)
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append((node, came_from))
+        frontier.extend((user, node) for user in node.users)
+    return order
+
+
+# layers that take any shape and keep its rank and channels: the input's shape is the next layer's to say
+_ANY_SHAPE = (nn.modules.pooling._MaxPoolNd, nn.modules.pooling._AvgPoolNd, nn.modules.pooling._AdaptiveAvgPoolNd,
+              nn.modules.pooling._AdaptiveMaxPoolNd, nn.modules.dropout._DropoutNd, nn.Identity, nn.Upsample,
+              nn.ReLU, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.LeakyReLU, nn.ReLU6, nn.Mish, nn.Hardswish)
+
+
+def first_consumer(graph: Union[fx.Graph, fx.GraphModule, None], root: nn.Module, param: str) -> Optional[Consumer]:
+    """The first leaf module the parameter flows into (past layers that take any shape: a U-Net's
+    `MaxPool2d` then `Conv2d`), following the graph (traced whole, or up to a failure) breadth-first."""
+    if isinstance(graph, fx.GraphModule):
+        graph = graph.graph
+    if graph is None:
+        return None
+    start = next((n for n in graph.nodes if n.op == "placeholder" and n.target == param), None)
+    if start is None:
+        return None
+    for node, came_from in _breadth_first(start):
+        if node.op == "call_module":
+            layer = root.get_submodule(node.target)
+            if isinstance(layer, _ANY_SHAPE):
+                continue
+            return Consumer(layer, _position(node, came_from), _rnn_reached(root, node))
+    return None
+
+
+def _rnn_reached(root: nn.Module, start: fx.Node) -> Optional[nn.RNNBase]:
+    for node, _ in _breadth_first(start):
+        if node.op == "call_module" and isinstance(root.get_submodule(node.target), nn.RNNBase):
+            return root.get_submodule(node.target)
+    return None

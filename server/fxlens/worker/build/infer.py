@@ -1,0 +1,256 @@
+"""Guess example inputs from the layers that consume each forward parameter; record real child inputs."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import torch
+import torch.fx as fx
+from torch import nn
+from torch._subclasses.fake_tensor import FakeTensor
+
+from fxlens.worker.levels import devices
+from fxlens.worker.build import guess_inputs
+from fxlens.worker.levels.values import GROWTH, SampledSizes, free_sizes, grow
+
+
+@dataclass
+class Inferred:
+    """Example inputs that forward accepted (None: none did), with their free dims and the tensors they ran on."""
+
+    inputs: Optional[tuple] = None
+    dims: Optional[list] = None
+    error: Optional[BaseException] = None
+    tensors: str = "meta"
+    reason: str = ""
+    # keyword-only parameters of forward (`forward(self, x, *, mask)`) get their inputs by name
+    kwargs: dict = field(default_factory=dict)
+
+
+def _parameters(instance: nn.Module, required: bool = False) -> list[str]:
+    signature = inspect.signature(instance.forward)
+    return [p.name for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and (p.default is inspect.Parameter.empty or not required)]
+
+
+def _keyword_only(instance: nn.Module) -> list[str]:
+    """forward's required keyword-only parameters: they come after the positional ones."""
+    signature = inspect.signature(instance.forward)
+    return [p.name for p in signature.parameters.values()
+            if p.kind == p.KEYWORD_ONLY and p.default is inspect.Parameter.empty]
+
+
+def required_forward_params(instance: nn.Module) -> list[str]:
+    return _parameters(instance, required=True) + _keyword_only(instance)
+
+
+def guessed_params(instance: nn.Module) -> list[str]:
+    """The parameters inference gives a value: the required ones, else (HF's `input_ids=None`) the first."""
+    try:
+        return required_forward_params(instance) or _parameters(instance)[:1]
+    except (TypeError, ValueError):
+        return []
+
+
+def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callable[[], nn.Module]]) -> bool:
+    """Whether forward runs with every parameter left to its default (a code limit of fxlens's tensors
+    counts as running: the levels say what they make of it)."""
+    try:
+        devices.run(_call, instance, ((), {}), start, rebuild)
+    except devices.MetaDeviceLimit:
+        return True
+    except Exception:  # noqa: BLE001  the user's forward needs an argument after all
+        return False
+    return True
+
+
+def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: str) -> list[guess_inputs.Input]:
+    consumer = guess_inputs.first_consumer(graph, instance, param)
+    if consumer is None and index == 0:  # the trace stopped before the input reached a layer
+        return guess_inputs.by_name(param, instance, None) or guess_inputs.every_kind_of_leaf(instance)
+    return guess_inputs.by_name(param, instance, consumer) or guess_inputs.by_layer(instance, consumer)
+
+
+def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "meta",
+                 rebuild: Optional[Callable[[], nn.Module]] = None) -> Inferred:
+    """Try each candidate rank until the module accepts the inputs, on the cheapest tensors that run it.
+
+    The inputs kept are meta tensors, or the real CPU ones when only those ran (their values matter then)."""
+    params = required_forward_params(instance)
+    if not params:
+        if _runs_on_defaults(instance, start, rebuild):
+            return Inferred((), [])
+        # HF-style `forward(self, input_ids=None, ...)`: the defaults alone do not run, so the first
+        # parameter is the input
+        params = _parameters(instance)[:1]
+        if not params:
+            return Inferred((), [])
+    per_param = []
+    for index, param in enumerate(params):
+        options = _options(instance, graph, index, param)
+        if not options:
+            return Inferred()
+        per_param.append(options)
+    by_name = _keyword_only(instance)
+    positional = len(params) - len([p for p in params if p in by_name])
+    last_error: Optional[BaseException] = None
+    unconfirmed: Optional[Inferred] = None
+    # all parameters try the same rank index together (forward(x, y) usually wants alike shapes)
+    for rank_index in range(max(len(o) for o in per_param)):
+        chosen = [options[min(rank_index, len(options) - 1)] for options in per_param]
+        made = [guess_inputs.make(value) for value in chosen]
+        inputs = (tuple(made[:positional]), dict(zip(params[positional:], made[positional:])))
+        dims = [guess_inputs.dims_of(value) for value in chosen]
+        try:
+            ran = devices.run(_call, instance, inputs, start, rebuild)
+        except devices.MetaDeviceLimit as limit:
+            # no tensors fxlens may use could finish the run: keep the first such guess, so that export (which
+            # needs no values) still reaches the code and shows what it makes of it
+            args, kwargs = devices.convert(inputs, "meta")
+            unconfirmed = unconfirmed or Inferred(args, dims, None, start,
+                                                  f"{limit.summary}: these inputs are fxlens's guess, "
+                                                  "unconfirmed by a whole run", kwargs)
+            continue
+        except Exception as error:  # the user's forward rejecting this guess is expected
+            last_error = error
+            continue
+        args, kwargs = inputs if ran.tensors == "cpu" else devices.convert(inputs, "meta")
+        return Inferred(args, dims, None, ran.tensors, ran.reason, kwargs)
+    return unconfirmed or Inferred(error=last_error)
+
+
+def _call(module: nn.Module, inputs: tuple) -> None:
+    args, kwargs = inputs
+    with torch.no_grad():
+        module(*args, **kwargs)
+
+
+class _Enough(BaseException):
+    """Every submodule asked about has been called: the rest of forward is not needed."""
+
+
+def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Optional[set[type]] = None
+                  ) -> tuple[dict[int, tuple[tuple, dict]], Optional[BaseException]]:
+    """Run `instance` once and keep, per submodule, the first arguments it received; and the error that
+    stopped the run, if one did (the calls made before it are kept: those children have their inputs).
+
+    With `wanted` (classes), the run stops as soon as the first instance of each of those classes
+    has been called: on a deep model that is the first layer, not all eighty."""
+    calls: dict[int, tuple[tuple, dict]] = {}
+    firsts: dict[type, int] = {}
+    for path, sub in instance.named_modules():
+        if path and wanted is not None and type(sub) in wanted:
+            firsts.setdefault(type(sub), id(sub))
+    awaited = set(firsts.values()) if wanted is not None else None
+
+    def hook(module: nn.Module, args: tuple, kwargs: dict) -> None:
+        calls.setdefault(id(module), (args, kwargs))
+        if awaited is not None and awaited <= calls.keys():
+            raise _Enough
+
+    handles = [sub.register_forward_pre_hook(hook, with_kwargs=True)
+               for path, sub in instance.named_modules() if path]
+    error: Optional[BaseException] = None
+    try:
+        with torch.no_grad():
+            instance(*args, **kwargs)
+    except _Enough:
+        pass
+    except Exception as failure:  # the user's forward: the parent's own trace reports it
+        error = failure
+    finally:
+        for handle in handles:
+            handle.remove()
+    return calls, error
+
+
+def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[int, str]]:
+    """The dims of a child's tensor that are exactly one of the parent's free sizes (B, T)."""
+    if not (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)) or first.dim() != second.dim():
+        return None
+    named = {d: names.dim(a, b) for d, (a, b) in enumerate(zip(first.shape, second.shape))}
+    return {d: name for d, name in named.items() if name in GROWTH} or None
+
+
+Recorded = dict[int, tuple[tuple, dict, Optional[list]]]
+
+
+def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Optional[list],
+                    wanted: Optional[set[type]] = None, start: str = "meta",
+                    rebuild: Optional[Callable[[], nn.Module]] = None) -> tuple[Recorded, Optional[BaseException]]:
+    """Per submodule: (args, kwargs, free dims of each input, positional then keyword) of its first
+    call; with `wanted` (classes), at least for the first instance of each of those classes. And
+    the error that stopped the parent's run, if any: the children called before it are still there.
+
+    The parent runs on the cheapest tensors that can run it (levels/devices.py); a fake run's recordings come
+    back as meta tensors (fake ones do not outlive their mode).
+    Where the parent's inputs have free dims, a second run with those dims grown tells which of each
+    child's dims follow them, so children read `(B, T, 32)` like their parent.
+    """
+    first, error, start = _recorded(instance, (args, kwargs), wanted, start, rebuild)
+    if error is not None or not dims or not any(dims):
+        return {key: (a, k, None) for key, (a, k) in first.items()}, error
+    flat = (*args, *kwargs.values())
+    names = SampledSizes(free_sizes(flat, dims))
+    grown = grow(flat, dims)
+    second, _, _ = _recorded(instance, (grown[:len(args)], dict(zip(kwargs, grown[len(args):]))), wanted, start,
+                             rebuild)
+    result = {}
+    for key, (a, k) in first.items():
+        other_args, other_kwargs = second.get(key, ((), {}))
+        mine, theirs = (*a, *k.values()), (*other_args, *other_kwargs.values())
+        aligned = len(other_args) == len(a) and list(other_kwargs) == list(k)
+        child_dims = [_free_dims(x, y, names) for x, y in zip(mine, theirs)] if aligned else None
+        result[key] = (a, k, child_dims if child_dims and any(child_dims) else None)
+    return result, None
+
+
+def _recorded(instance: nn.Module, call: tuple[tuple, dict], wanted: Optional[set[type]], start: str,
+              rebuild: Optional[Callable[[], nn.Module]]) -> tuple[dict, Optional[BaseException], str]:
+    """(calls, the error that stopped the run, the tensors it ran on): a run that fails keeps the calls
+    made before the failure, from the last kind of tensors tried."""
+    stopped: dict[str, Any] = {}
+
+    def step(module: nn.Module, converted: tuple[tuple, dict]) -> dict:
+        calls, error = _record_calls(module, converted[0], converted[1], wanted)
+        if error is not None:
+            stopped.update(calls=_outliving(calls), error=error)
+            raise error  # devices.run tries the next kind of tensors when the error is the device's
+        return calls
+
+    try:
+        ran = devices.run(step, instance, call, start, rebuild)
+    except Exception as error:  # noqa: BLE001  the user's forward: the parent's own trace reports it
+        return stopped.get("calls", {}), stopped.get("error", error), start
+    return _outliving(ran.value), None, ran.tensors
+
+
+def _outliving(calls: dict) -> dict:
+    """Recorded calls that outlive a fake run: its tensors as meta ones (a size known only at run time,
+    `u0`, cannot be remade: those calls are dropped)."""
+    if not any(_has_fake(call) for call in calls.values()):
+        return calls
+    return {key: devices.convert(call, "meta") for key, call in calls.items() if _static(call)}
+
+
+def _has_fake(value: Any) -> bool:
+    if isinstance(value, FakeTensor):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_has_fake(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_fake(item) for item in value.values())
+    return False
+
+
+def _static(value: Any) -> bool:
+    """No size known only at run time (`u0`): such a tensor cannot be remade as a meta one."""
+    if isinstance(value, torch.Tensor):
+        return all(isinstance(s, int) for s in value.shape)
+    if isinstance(value, (tuple, list)):
+        return all(_static(item) for item in value)
+    if isinstance(value, dict):
+        return all(_static(item) for item in value.values())
+    return True

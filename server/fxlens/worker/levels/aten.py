@@ -1,0 +1,224 @@
+"""The `aten` level: torch.export (non-strict, training IR), nodes mapped through their stack traces.
+
+Free sizes (B, T) are named from two static exports, not one symbolic export: see _grown_export."""
+from __future__ import annotations
+
+import os
+import re
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
+
+import torch
+
+from fxlens.report import LevelResult, Node, Span
+from fxlens.worker.levels import devices
+from fxlens.worker.levels.beside import Beside, Lost
+from fxlens.worker.levels import overloads
+from fxlens.worker.levels import specialise
+from fxlens.worker.failures.classify import classify, message_text, user_frames, whole_line
+from fxlens.worker.levels.fx import target_text
+from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+
+
+# what a caller keeps of an exported program: `describe(program, seconds_it_took)`, plain data or None
+Describe = Callable[[Any, float], Optional[dict]]
+
+
+def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple], kwargs: Optional[dict] = None) -> Any:
+    return torch.export.export(module, inputs, kwargs=kwargs or None, dynamic_shapes=dynamic, strict=False)
+
+
+def export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Any:
+    """Export on meta tensors first, whatever the other levels needed: torch.export makes its own fake
+    tensors (`.item()` becomes an unbacked size), and its graph is the one rehearsals can rebuild. Code
+    that mixes in tensors it makes on the CPU exports on fake CPU tensors, or real ones."""
+    return devices.run(lambda m, call: export(m, call[0], None, call[1]), module, (inputs, kwargs), "meta", rebuild)
+
+
+def export_for(example: Any) -> Any:
+    """The example exported (on the cheapest tensors that run it, noted on its Build): what the deeper
+    levels build on when the aten level did not run in this trace."""
+    ran = export_example(example.instance, example.inputs, example.kwargs, getattr(example, "rebuild", None))
+    devices.note(example.build, ran)
+    return ran.value
+
+
+@contextmanager
+def without_stack_traces() -> Iterator[None]:
+    """For an export whose nodes are never mapped to source: ~10% faster without their stack traces."""
+    config = torch.fx.config
+    before = config.do_not_emit_stack_traces
+    config.do_not_emit_stack_traces = True
+    try:
+        yield
+    finally:
+        config.do_not_emit_stack_traces = before  # (needed where it ran here, not in a forked process)
+
+
+def innermost_user_line(stack_trace: str, path: str) -> Optional[tuple[str, int]]:
+    """(function, line) of the last frame of `path` in a node's stack trace (innermost is last)."""
+    found = None
+    for match in _FRAME.finditer(stack_trace or ""):
+        if os.path.abspath(match.group("file")) == path:
+            found = (match.group("func"), int(match.group("line")))
+    return found
+
+
+def _scope(node: torch.fx.Node) -> str:
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return ""
+    path = list(stack.values())[-1][0]
+    # export writes "L['self'].h[0].attn" style paths in some versions: normalise to "h.0.attn"
+    path = re.sub(r"^L\['self'\]\.?", "", path)
+    return re.sub(r"\[(\d+)\]", r".\1", path).strip(".")
+
+
+def nodes_of(ep: Any, path: str, lines: list[str], names: SampledSizes, twins: dict[str, Any]) -> list[Node]:
+    result = []
+    for n in ep.graph.nodes:
+        shape, dtype, value = describe(n.meta.get("val"), names, twins.get(n.name))
+        entry = Node(name=n.name, op=n.op, target=target_text(n), num_users=len(n.users),
+                     users=[u.name for u in n.users], text=n.format_node() or "", shape=shape, dtype=dtype,
+                     value=value, scope=_scope(n))
+        if isinstance(n.target, torch._ops.OpOverload):
+            entry.overload = n.target._overloadname
+        where = innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
+        if where:
+            function, line = where
+            span = whole_line(line, lines)
+            entry.function, entry.line, entry.col, entry.end_line, entry.end_col = (
+                function, span.line, span.col, span.end_line, span.end_col)
+        result.append(entry)
+    return result
+
+
+def _sizes(value: Any) -> Any:
+    """Plain data for a node's value in the grown export: only its sizes matter (tensors, ints, tuples)."""
+    if isinstance(value, torch.Tensor):
+        # a size known only at run time (`u0` from `.item()`) has no grown twin to compare with
+        sizes = [s.node.expr if isinstance(s, torch.SymInt) else s for s in value.shape]
+        return {"shape": [int(s) for s in sizes]} if all(getattr(s, "is_number", True) for s in sizes) else None
+    if isinstance(value, (tuple, list)):
+        return [_sizes(item) for item in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def _twin(sizes: Any) -> Any:
+    """Back from plain data to something `describe` compares with (a meta tensor allocates nothing)."""
+    if isinstance(sizes, dict):
+        return torch.empty(sizes["shape"], device="meta")
+    if isinstance(sizes, list):
+        return tuple(_twin(item) for item in sizes)
+    return sizes
+
+
+def _signature(ep: Any) -> list:
+    return [[n.name, n.op, target_text(n)] for n in ep.graph.nodes]
+
+
+def program_summary(ep: Any) -> dict:
+    return {"signature": _signature(ep), "sizes": {n.name: _sizes(n.meta.get("val")) for n in ep.graph.nodes}}
+
+
+def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: str,
+                  rebuild: Optional[Callable], then: Optional[Callable[[Any], dict]] = None,
+                  describe: Optional[Describe] = None) -> Beside:
+    """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow),
+    beside this process.
+
+    One export with symbolic sizes (Dim.AUTO) costs ~3x a static one (22 s vs 6.7 s on a 70B-shaped
+    decoder), so fxlens exports twice statically and reads B and T off the two runs, as the fx level
+    does. Only plain sizes come back, and what `describe(program, seconds)` makes of the graph. `then(ep)`:
+    asked for later (Beside.more_result), on the same grown program, in the same process: a deeper level that
+    needs it grown (core-aten's decompositions) does not export it again.
+    """
+    exported: list[Any] = []
+
+    def summary() -> dict:
+        try:
+            started = time.perf_counter()
+            with without_stack_traces():  # only sizes come back
+                exported.append(export_example(module, inputs, kwargs, rebuild).value)
+            seconds = time.perf_counter() - started
+            return {**program_summary(exported[0]), "described": describe(exported[0], seconds) if describe else None}
+        except Exception as error:
+            frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
+            return {"error": message_text(error), "line": frames[-1][2] if frames else None}
+
+    def after() -> dict:
+        if not exported:
+            return {"error": "the export with larger batch/sequence sizes failed"}
+        try:
+            with without_stack_traces():
+                return then(exported[0])
+        except Exception as error:
+            return {"error": message_text(error)}
+
+    return Beside(summary, after if then is not None else None)
+
+
+def twins_in(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
+    """Each node's value in the grown export, matched by name; ({}, why) when the graphs differ."""
+    if "error" in grown:
+        return {}, f"sizes are the example's (exporting with larger batch/sequence sizes failed: {grown['error']})"
+    if grown["signature"] != _signature(ep):
+        return {}, "sizes are the example's (larger batch/sequence sizes give a different graph)"
+    return {name: _twin(sizes) for name, sizes in grown["sizes"].items()}, ""
+
+
+def run(example: Any, path: str, lines: list[str], class_span: Span, programs: list[Optional[dict]],
+        describe_program: Optional[Describe] = None, on_export: Optional[Callable[[Any], None]] = None, grown_then: Optional[Callable[[Any], dict]] = None,
+        on_grown: Optional[Callable[[Beside], None]] = None) -> LevelResult:
+    """The level's result; what `describe_program` makes of each graph exported is appended to `programs`, and the
+    ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again).
+    With free sizes and `grown_then`, the process beside that exported the grown inputs is handed to
+    `on_grown`, still holding that program: `grown_then(program)` runs there when asked."""
+    started = time.perf_counter()
+    if example.inputs is None:
+        return LevelResult("aten", False, note="no example inputs: torch.export needs them")
+    free = example.dims if example.dims and any(example.dims) else None
+    rebuild = getattr(example, "rebuild", None)
+    flat = example.flat()
+    grown = (_grown_export(example.instance, *example.unflat(grow(flat, free)), path, rebuild, grown_then, describe_program)
+             if free else None)
+    try:
+        ran = export_example(example.instance, example.inputs, example.kwargs, rebuild)
+    except Exception as error:
+        if grown is not None:
+            grown.cancel()
+        diagnostic = classify(error, path, lines, "trace", "aten", class_span)
+        return LevelResult("aten", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
+    ep = ran.value
+    if on_export is not None:
+        on_export(ep)
+    devices.note(example.build, ran)
+    if describe_program is not None:
+        programs.append(describe_program(ep, time.perf_counter() - started))
+    twins, note, names, grown_summary = {}, "", SampledSizes({}), {}
+    if grown is not None:
+        try:
+            grown_summary = grown.result()
+            if describe_program is not None:
+                programs.append(grown_summary.get("described"))
+            if grown_then is not None and on_grown is not None:
+                on_grown(grown)
+            twins, note = twins_in(ep, grown_summary)
+        except Lost:
+            note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
+        names = SampledSizes(free_sizes(flat, free))
+    nodes = nodes_of(ep, path, lines, names, twins)
+
+    def grown_nodes() -> list[Node]:  # the grown export again, with source lines: only when graphs differ
+        grown_ep = export_example(example.instance, *example.unflat(grow(flat, free)), rebuild).value
+        return nodes_of(grown_ep, path, lines, SampledSizes({}), {})
+
+    hints = specialise.hints(example, free, grown_summary, nodes, grown_nodes, lines) if note and grown_summary else []
+    overloads.add_flops(ep.graph, nodes)
+    return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note,
+                       schemas=overloads.schemas(ep.graph))

@@ -1,0 +1,102 @@
+"""The `core-aten` level: the exported program after `run_decompositions()`, core ATen ops only
+(`aten.linear.default` becomes `aten.permute.default` + `aten.addmm.default` in torch 2.13).
+
+It decomposes the aten level's ExportedProgram when that level ran (the export is not repeated) and
+exports on its own otherwise. Decomposed nodes keep the stack trace of the op they came from, so they
+map to the user's line as the aten level's nodes do. Free sizes (B, T) are named the aten level's way:
+beside this process, the grown inputs' program is decomposed too, and each size read off the pair. When
+the aten level ran, that is the program its own process beside exported (still holding it): the grown
+inputs are not exported a second time; otherwise they are exported there first.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Optional
+
+import torch
+
+from fxlens.report import LevelResult, Span
+from fxlens.worker.levels import overloads
+from fxlens.worker.levels import aten as trace_aten
+from fxlens.worker.levels.beside import Beside, Lost
+from fxlens.worker.failures.classify import classify, message_text
+from fxlens.worker.levels.values import SampledSizes, free_sizes, grow
+
+LEVEL = "core-aten"
+
+
+def decompose(ep: Any) -> Any:
+    """torch's own default: the core ATen decomposition table."""
+    return ep.run_decompositions()
+
+
+def grown_summary(grown_ep: Any) -> dict:
+    """Run beside this process, on the aten level's grown program: its decomposition's sizes."""
+    return trace_aten.program_summary(decompose(grown_ep))
+
+
+def _grown_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Beside:
+    """The grown inputs exported and decomposed beside this process; only plain sizes come back."""
+    def summary() -> dict:
+        try:
+            with trace_aten.without_stack_traces():  # only sizes come back
+                return trace_aten.program_summary(decompose(trace_aten.export_example(module, inputs, kwargs, rebuild).value))
+        except Exception as error:
+            return {"error": message_text(error)}
+
+    return Beside(summary)
+
+
+def _failed(diagnostic: Any, started: float) -> LevelResult:
+    diagnostic.level = LEVEL
+    return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
+
+
+def run(example: Any, path: str, lines: list[str], class_span: Span, exported: Any = None,
+        export_failed: bool = False, beside: Optional[Beside] = None) -> LevelResult:
+    """`exported`: the aten level's ExportedProgram, if it ran; `export_failed`: it ran and failed (its
+    diagnostic already says where, so this level does not export again to say it twice); `beside`: the
+    aten level's process holding the grown program (see aten.run's `grown_then`)."""
+    started = time.perf_counter()
+    if example.inputs is None:
+        return LevelResult(LEVEL, False, note="no example inputs: torch.export needs them")
+    if export_failed:
+        return LevelResult(LEVEL, False, note="nothing to decompose: the aten level's export failed (its "
+                                              "diagnostic says where)", seconds=time.perf_counter() - started)
+    free = example.dims if example.dims and any(example.dims) else None
+    rebuild = getattr(example, "rebuild", None)
+    flat = example.flat()
+    if not free:
+        grown = None
+    elif exported is not None and beside is not None:
+        beside.start_more()
+        grown = beside
+    else:
+        grown = _grown_decomposed(example.instance, *example.unflat(grow(flat, free)), rebuild)
+    try:
+        if exported is None:
+            exported = trace_aten.export_for(example)
+        decomposed = decompose(exported)
+    except Exception as error:
+        if grown is not None:
+            grown.cancel()
+        # an export failure is torch.export's, classified as the aten level's are
+        stage_level = "aten" if exported is None else LEVEL
+        diagnostic = classify(error, path, lines, "trace", stage_level, class_span)
+        if exported is not None and diagnostic.category == "trace":
+            diagnostic.explanation = (f"torch.export traced this module, but decomposing its graph to core ATen "
+                                      f"(run_decompositions) raised {type(error).__name__}.")
+            diagnostic.fix = ("The aten level's graph stands; a decomposition that fails is usually an op "
+                              "without a core ATen decomposition (a custom op: register one) or a torch bug.")
+        return _failed(diagnostic, started)
+    twins, note, names = {}, "", SampledSizes({})
+    if grown is not None:
+        try:
+            twins, note = trace_aten.twins_in(decomposed, grown.more_result() if grown is beside else grown.result())
+        except Lost:
+            note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
+        names = SampledSizes(free_sizes(flat, free))
+    nodes = trace_aten.nodes_of(decomposed, path, lines, names, twins)
+    overloads.add_flops(decomposed.graph, nodes)
+    return LevelResult(LEVEL, True, nodes, [], decomposed.graph_module.code, time.perf_counter() - started, note,
+                       schemas=overloads.schemas(decomposed.graph))

@@ -1,0 +1,256 @@
+"""Run user code on the cheapest tensors that can run it: meta, then fake, then small real CPU tensors.
+
+fxlens builds modules on the meta device: no weights are allocated, but no value exists either, so code
+that reads one (`.item()`, `.tolist()`, `if x.sum() > 0:`, `torch.distributions`' argument checks,
+`nonzero`, NumPy) cannot run there. That is a limit of fxlens's meta device, not a bug of the user's, so
+the same step is retried on fake tensors (made from the meta tensors: no memory, and `.item()` gives an
+unbacked size), then on real CPU tensors when the module is small enough to hold its weights.
+
+`run` is the one entry point. A step receives the module with its parameters and buffers swapped for the
+chosen kind (the same Python objects: hooks and submodule identities still hold) and the inputs converted.
+"""
+from __future__ import annotations
+
+import re
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional
+
+import torch
+from torch import nn
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch.nn.utils.stateless import _reparametrize_module
+
+from fxlens.report import Build
+from fxlens.worker.levels import instance_state
+from fxlens.worker.failures.limits import MAX_CPU_ELEMENTS
+
+KINDS = ("meta", "fake", "cpu")
+SEED = 0
+
+# What the meta device cannot do, by the text of the error it raises: (needle, what it cannot do)
+_META_LIMITS = (
+    ("cannot be called on meta tensors", "read a tensor's value (`.item()`, `bool()`, an `if` on a tensor)"),
+    ("Cannot copy out of meta tensor", "copy a tensor's data out (`.tolist()`, `.cpu()`, `.numpy()`)"),
+    ("can't convert meta device type tensor to numpy", "convert a tensor to NumPy"),
+    ("data-independent implementation does not exist", "compute an output whose size depends on values "
+                                                       "(`nonzero`, `unique`, masked selection)"),
+    ("not on the expected device meta", "mix with tensors the code makes on the CPU (a factory without `device=`)"),
+    ("found two different devices", "mix with tensors the code makes on the CPU (a factory without `device=`)"),
+    ("found at least two devices", "mix with tensors the code makes on the CPU (a factory without `device=`)"),
+    ("from the 'Meta' backend", "run an operator that has no meta implementation"),
+)
+# What fake tensors cannot do: decide on a value (they have none either) or leave torch.
+_FAKE_LIMITS = (
+    (("GuardOnDataDependentSymNode", "DataDependentOutputException", "data-dependent"),
+     "decide on a value (they have none either)"),
+    (("not supported for tensor subclasses",), "leave torch (`.numpy()`)"),
+    (("DynamicOutputShapeException", "UnsupportedOperatorException", "FakeTensor"), "run this operator"),
+)
+_WORD_META = re.compile(r"\bmeta\b", re.IGNORECASE)
+
+
+@dataclass
+class Ran:
+    """What a step returned, on which kind of tensors, and why not on meta (empty when it ran on meta)."""
+
+    value: Any
+    tensors: str
+    reason: str = ""
+
+
+class MetaDeviceLimit(Exception):
+    """No kind of tensor fxlens may use could run the step; the message says what each could not do."""
+
+    def __init__(self, summary: str, error: BaseException, errors: str) -> None:
+        super().__init__(f"{summary} ({errors}), so fxlens has no tensors that can run this code")
+        self.summary, self.error = summary, error
+
+
+def meta_limit(error: BaseException) -> Optional[str]:
+    """What the meta device could not do, when `error` is its artefact rather than the user's bug."""
+    text = f"{type(error).__name__}: {error}"
+    for needle, what in _META_LIMITS:
+        if needle in text:
+            return what
+    if _WORD_META.search(str(error)):
+        return "run this step"
+    return None
+
+
+def _fake_limit(error: BaseException) -> Optional[str]:
+    text = f"{type(error).__name__}: {error}"
+    for needles, what in _FAKE_LIMITS:
+        if any(needle in text for needle in needles):
+            return what
+    return meta_limit(error)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+
+
+def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, start: str = "meta",
+        rebuild: Optional[Callable[[], nn.Module]] = None, kinds: tuple[str, ...] = KINDS) -> Ran:
+    """`step(module, inputs)` on the first kind of tensors (from `start`, among `kinds`) that can run it.
+
+    `rebuild` makes the same module on the CPU (its real initial weights); without it, CPU weights are
+    made from the meta tensors' shapes. The user's own errors are raised as they are; when only fxlens's
+    tensors were the problem, a MetaDeviceLimit says what each kind could not do.
+    """
+    state = _state(module)
+    on_meta = any(t.device.type == "meta" for t in state.values())
+    if state and not on_meta and "cpu" in kinds:
+        start = "cpu"  # built on the CPU (the meta device could not build it): its tensors are real
+    order = [kind for kind in kinds if KINDS.index(kind) >= KINDS.index(start)] or [start]
+    reasons: list[str] = []
+    errors: list[str] = []
+    last: Optional[BaseException] = None
+    for kind in order:
+        if kind == "cpu" and on_meta and _elements(module) > MAX_CPU_ELEMENTS:
+            reasons.append(f"the module has {_elements(module) / 1e6:.0f} M parameter elements, too many to "
+                           f"run on real CPU tensors (limit {MAX_CPU_ELEMENTS // 1_000_000} M)")
+            break
+        try:
+            with _swapped(module, kind, rebuild) as convert, instance_state.kept(module):
+                value = step(module, convert(inputs))
+        except Exception as error:
+            limit = meta_limit(error) if kind == "meta" else _fake_limit(error)
+            if kind == "cpu" or not limit:
+                raise  # the user's own error: it fails alike on every kind of tensor
+            last = error
+            reasons.append(f"{'the meta device' if kind == 'meta' else 'fake tensors'} cannot {limit}")
+            errors.append(_first_line(error)[:160])
+            continue
+        return Ran(value, kind, "; ".join(reasons) + (f": ran on {_NAMES[kind]} instead" if reasons else ""))
+    raise MetaDeviceLimit("; ".join(reasons), last or RuntimeError("no tensors to run on"), "; ".join(errors))
+
+
+_NAMES = {"meta": "meta tensors", "fake": "fake tensors", "cpu": "small real CPU tensors"}
+# the meta device's failure for code that makes its own tensors without `device=` (CPU ones)
+MIXES_DEVICES = "mix with tensors the code makes on the CPU (a factory without `device=`)"
+
+
+def only_mixed_devices(reason: str) -> bool:
+    """Whether the meta device failed only for mixing in CPU tensors the code made (its `Ran.reason`, or a
+    MetaDeviceLimit's summary): fake CPU tensors then run it as real ones would, values never read."""
+    return reason.startswith(f"the meta device cannot {MIXES_DEVICES}")
+
+
+def mixed_devices_reason(kind: str) -> str:
+    """The Build's `tensors_reason` of a step rerun on `kind` tensors for mixing devices on meta."""
+    return f"the meta device cannot {MIXES_DEVICES}: ran on {_NAMES[kind]} instead"
+
+
+def fits_on_cpu(module: nn.Module) -> bool:
+    """Whether `run` may give the module real CPU weights (MAX_CPU_ELEMENTS)."""
+    return _elements(module) <= MAX_CPU_ELEMENTS
+
+
+def _elements(module: nn.Module) -> int:
+    return sum(t.numel() for t in module.parameters()) + sum(t.numel() for t in module.buffers())
+
+
+def _state(module: nn.Module) -> dict[str, torch.Tensor]:
+    named = list(module.named_parameters(remove_duplicate=False)) + list(module.named_buffers(remove_duplicate=False))
+    return dict(named)
+
+
+@contextmanager
+def _swapped(module: nn.Module, kind: str, rebuild: Optional[Callable[[], nn.Module]]
+             ) -> Iterator[Callable[[Any], Any]]:
+    """The module's tensors replaced by `kind` ones for the duration; yields the inputs' converter."""
+    state = _state(module)
+    if kind == "meta":
+        yield lambda inputs: convert(inputs, "meta")
+        return
+    with ExitStack() as stack:
+        stack.callback(_refresh_rnn_weights, module)  # runs last, once the module's own tensors are back
+        if kind == "fake":
+            mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
+            swapped = {name: _as_parameter(_fake(mode, t), t) for name, t in state.items()}
+            stack.enter_context(_reparametrize_module(module, swapped))
+            stack.enter_context(mode)
+            yield lambda inputs: convert(inputs, "fake", mode)
+            return
+        stack.enter_context(torch.random.fork_rng())
+        torch.manual_seed(SEED)
+        real = _real_state(state, rebuild)
+        stack.enter_context(_reparametrize_module(module, real))
+        yield lambda inputs: convert(inputs, "cpu")
+
+
+def _refresh_rnn_weights(module: nn.Module) -> None:
+    """An RNN keeps its weights in a second list (`_flat_weights`) that restoring the swapped attributes
+    leaves pointing at the swapped tensors: rebuild it from the attributes."""
+    for sub in module.modules():
+        if isinstance(sub, nn.RNNBase):
+            sub._init_flat_weights()
+
+
+def _real_state(state: dict[str, torch.Tensor], rebuild: Optional[Callable[[], nn.Module]]) -> dict[str, torch.Tensor]:
+    rebuilt = _state(rebuild()) if rebuild is not None else {}
+    real = {}
+    for name, tensor in state.items():
+        if tensor.device.type != "meta":
+            real[name] = tensor
+        elif name in rebuilt and rebuilt[name].shape == tensor.shape:
+            real[name] = rebuilt[name]
+        else:  # positive values: a parameter used as a scale or a standard deviation stays valid
+            real[name] = _cpu_like(tensor, lambda shape, dtype: torch.rand(shape).to(dtype))
+        real[name] = _as_parameter(real[name], tensor)
+    return real
+
+
+def _as_parameter(tensor: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
+    """A parameter stays a parameter (torch.export checks that its state dict holds nn.Parameters)."""
+    if isinstance(original, nn.Parameter) and not isinstance(tensor, nn.Parameter):
+        return nn.Parameter(tensor, requires_grad=original.requires_grad)
+    return tensor
+
+
+def _fake(mode: Any, tensor: torch.Tensor) -> torch.Tensor:
+    """A fake tensor on the CPU made from a meta one (tensors the code makes itself are CPU ones)."""
+    meta = tensor if tensor.device.type == "meta" else tensor.to("meta")
+    return mode.fake_tensor_converter.from_meta_and_device(mode, meta, torch.device("cpu"))
+
+
+def _cpu_like(tensor: torch.Tensor, floats: Callable[[tuple, torch.dtype], torch.Tensor]) -> torch.Tensor:
+    shape = tuple(tensor.shape)
+    if tensor.dtype == torch.bool:
+        return torch.ones(shape, dtype=torch.bool)
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        return floats(shape, tensor.dtype)
+    return torch.zeros(shape, dtype=tensor.dtype)  # an index of 0 is in range of any table
+
+
+def convert(value: Any, kind: str, mode: Any = None) -> Any:
+    """Inputs as `kind` tensors: meta (shapes only), fake (made from meta) or CPU (real values kept; a meta
+    tensor becomes deterministic values: normal floats, zero integers, true booleans)."""
+    if isinstance(value, torch.Tensor):
+        if kind == "meta":
+            if value.device.type == "meta":
+                return value
+            if isinstance(value, FakeTensor):  # recorded in a fake run: only its sizes outlive the run
+                return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
+            return value.to("meta")
+        if kind == "fake":
+            return _fake(mode, value)
+        if value.device.type != "meta":
+            return value
+        return _cpu_like(value, lambda shape, dtype: torch.randn(shape).to(dtype))
+    if isinstance(value, tuple):
+        return tuple(convert(item, kind, mode) for item in value)
+    if isinstance(value, list):
+        return [convert(item, kind, mode) for item in value]
+    if isinstance(value, dict):
+        return {key: convert(item, kind, mode) for key, item in value.items()}
+    return value
+
+
+def note(build: Build, ran: Ran) -> None:
+    """Record on the report's Build the furthest kind of tensors any step of this class needed."""
+    if KINDS.index(ran.tensors) > KINDS.index(build.tensors):
+        build.tensors, build.tensors_reason = ran.tensors, ran.reason

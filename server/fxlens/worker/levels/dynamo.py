@@ -1,0 +1,226 @@
+"""The `dynamo` level: what `torch.compile` captures (`torch._dynamo.explain`), every graph and every
+graph break, the breaks as warnings at the user's line and column in torch's own words.
+
+Dynamo runs the module's Python for real, so a break's eager tail (the `if` on a tensor, `.item()`) needs
+values: where meta tensors cannot run it, devices.run retries on small real CPU tensors. Not on fake
+tensors: measured on torch 2.13, explain under a FakeTensorMode loses the graphs after an `.item()` break
+(1 graph, 0 breaks where real tensors give 2 graphs, 1 break).
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from unittest import mock
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import torch
+
+from fxlens.report import Diagnostic, LevelResult, Node, Span
+from fxlens.worker.levels import devices
+from fxlens.worker.levels import graph_breaks
+from fxlens.worker.failures.classify import classify, whole_line
+from fxlens.worker.levels.aten import innermost_user_line
+from fxlens.worker.levels.fx import target_text
+from fxlens.worker.levels.values import SampledSizes, describe
+
+LEVEL = "dynamo"
+KINDS = ("meta", "cpu")  # see above: fake tensors undercount graphs and breaks
+# how the fx level shows code that reads a tensor's value: a call reading it, or a failure classified so
+_VALUE_READS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__"})
+_VALUE_FAILURES = frozenset({"data-dependent-control-flow", "item/numpy"})
+
+
+def reads_values(fx: Optional[LevelResult]) -> bool:
+    """Whether the fx level found the forward reading a tensor's value (an `if` on a tensor, `.item()`).
+
+    Dynamo runs such code eagerly, which the meta device cannot: a meta run would fail only after
+    dynamo has captured the graph before it, so the level starts on small real CPU tensors instead (when
+    the module is small enough to have real weights; a shape read also fails fx, and costs a meta run)."""
+    if fx is None:
+        return False
+    if any(d.category in _VALUE_FAILURES for d in fx.diagnostics):
+        return True
+    return any(n.op == "call_method" and n.target in _VALUE_READS for n in fx.nodes)
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<name>\w+?)_at_\d+$")
+
+
+@dataclass
+class Explained:
+    """What dynamo made of one call: explain's graphs, and every graph break it met, a graph after it or
+    not (explain's own `break_reasons` are only those a compiled graph carries: a forward whose first
+    statement breaks has none)."""
+
+    graphs: list[Any]
+    graph_count: int
+    reasons: list[Any]
+    logged: graph_breaks.Logged
+
+
+def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
+    """torch._dynamo.explain's run, from a clean dynamo state (its caches would otherwise answer for an
+    earlier version of the same code), keeping dynamo's list of every break reason, which explain's
+    closing reset empties, and the graph-break log."""
+    import torch._dynamo
+    from torch._dynamo.backends.debugging import ExplainWithBackend
+    from torch._dynamo.utils import graph_break_reasons
+
+    # dynamo's first compile in a process turns torch.distributions' argument checks off for good
+    # (TorchPatcher.patch): the levels and classes traced after this one must see the user's setting
+    validate = torch.distributions.Distribution._validate_args
+    torch._dynamo.reset()
+    try:
+        backend = ExplainWithBackend("eager")
+        # as explain itself runs: its flag makes dynamo log every break, not only the first of a kind
+        with graph_breaks.listening() as logged, mock.patch("torch._dynamo.symbolic_convert.explain", True):
+            torch._dynamo.optimize(backend, nopython=False)(module)(*args, **kwargs)
+        output = backend.output()
+        return Explained(output.graphs, output.graph_count, list(graph_break_reasons), logged)
+    finally:
+        torch._dynamo.reset()
+        torch.distributions.Distribution.set_default_validate_args(validate)
+
+
+def _function(name: str) -> str:
+    """A resumed frame is named for where it resumes (`torch_dynamo_resume_in_forward_at_11`): the user's name."""
+    match = _RESUME.match(name)
+    return match.group("name") if match else name
+
+
+def nodes_of(graphs: list[Any], path: str, lines: list[str]) -> list[Node]:
+    result = []
+    for index, graph_module in enumerate(graphs):
+        for n in graph_module.graph.nodes:
+            value = n.meta.get("example_value", n.meta.get("val"))
+            shape, dtype, text = describe(value, SampledSizes({}))
+            entry = Node(name=n.name, op=n.op, target=target_text(n), num_users=len(n.users),
+                         users=[u.name for u in n.users], text=n.format_node() or "", shape=shape, dtype=dtype,
+                         value=text, graph=index)
+            where = (innermost_user_line(n.meta.get("stack_trace", ""), path)
+                     if n.op not in ("placeholder", "output") else None)
+            if where:
+                function, line = where
+                span = whole_line(line, lines)
+                entry.function, entry.line, entry.col, entry.end_line, entry.end_col = (
+                    _function(function), span.line, span.col, span.end_line, span.end_col)
+            result.append(entry)
+    return result
+
+
+@dataclass
+class _Break:
+    span: Span
+    gb_type: Optional[str]
+    message: str  # what torch raised, or explain's reason when its log said nothing
+    count: int = 1
+
+
+def _span(frame: Any, lines: list[str]) -> Span:
+    """The frame's expression (Python >= 3.11 gives columns: 0-based UTF-8, as the report's are)."""
+    if getattr(frame, "colno", None) is not None and getattr(frame, "end_colno", None) is not None:
+        return Span(frame.lineno, frame.colno, frame.end_lineno or frame.lineno, frame.end_colno)
+    return whole_line(frame.lineno, lines)
+
+
+def _innermost(reason: Any, path: str) -> Any:
+    stack = list(reason.user_stack or [])
+    mine = [f for f in stack if os.path.abspath(f.filename) == path]
+    return mine[-1] if mine else (stack[-1] if stack else None)
+
+
+def _uses(reasons: list[Any]) -> int:
+    """How many times one break is reached in a call. A break inside an inlined call is recorded once
+    by each frame that reaches it (the caller breaks at the call, then the callee's own frame breaks),
+    and a frame dynamo already compiled is not traced again: the most reasons any one stack depth
+    records is how many uses reached it (a child used twice: two at depth 2, even when its own frame
+    was traced once)."""
+    depths: dict[int, int] = {}
+    for reason in reasons:
+        depth = len(reason.user_stack or [])
+        depths[depth] = depths.get(depth, 0) + 1
+    return max(depths.values())
+
+
+def _breaks(reasons: list[Any], logged: graph_breaks.Logged, path: str, lines: list[str],
+            class_span: Span) -> list[_Break]:
+    """One per innermost frame of the user's file (a child used 12 times breaks 12 times at one line)."""
+    groups: dict[Any, list[Any]] = {}
+    for reason in reasons:
+        innermost = _innermost(reason, path)
+        # a break with no frame of the user's file (code fxlens cannot place) is told apart by where it is
+        key = (innermost.filename, innermost.lineno, innermost.colno) if innermost else reason.reason
+        groups.setdefault(key, []).append(reason)
+    found = []
+    for group in groups.values():
+        reason = group[0]
+        stack = list(reason.user_stack or [])
+        mine = [f for f in stack if os.path.abspath(f.filename) == path]
+        messages = [m for r in group if r.user_stack for m in logged.at(r.user_stack[-1].filename,
+                                                                        r.user_stack[-1].lineno)]
+        typed = [(graph_breaks.gb_type_in(m), m) for m in messages + [r.reason for r in group]]
+        gb_type, message = next(((t, m) for t, m in typed if t), (None, reason.reason))
+        found.append(_Break(_span(mine[-1], lines) if mine else class_span, gb_type, message, _uses(group)))
+    return found
+
+
+def _diagnostic(found: _Break) -> Diagnostic:
+    entry = graph_breaks.describe(found.gb_type, found.message)
+    times = f" (×{found.count})" if found.count > 1 else ""
+    again = (f" It breaks here {found.count} times in one call: this code runs once per use (a child "
+             f"module used {found.count} times, or a loop)." if found.count > 1 else "")
+    span = found.span
+    if entry is None:  # not in this torch's registry: torch's own message, whole
+        first = found.message.strip().splitlines()[0] if found.message.strip() else "unknown reason"
+        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "graph-break",
+                          f"torch.compile graph break{times}: {first}",
+                          explanation=f"Dynamo stops capturing here and runs this code eagerly: "
+                                      f"{' '.join(found.message.split())}{again}",
+                          level=LEVEL)
+    link = f" More: {entry.link}" if entry.link else ""
+    return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "graph-break",
+                      f"torch.compile graph break{times}: {entry.gb_type} [{entry.gb_id}]",
+                      explanation=f"{entry.explanation}{again}{link}", fix=" ".join(entry.hints),
+                      level=LEVEL, gb_id=entry.gb_id, hints=entry.hints)
+
+
+def _explained(example: Any, start: str) -> devices.Ran:
+    """explain's run from `start` (meta, or real CPU tensors when the forward reads values). A module too
+    large for the CPU whose code only mixes in CPU tensors it makes (`torch.arange(T)`, no value read)
+    runs on fake CPU tensors: measured on torch 2.13, their graphs and breaks are the real CPU run's."""
+    call = (example.inputs, example.kwargs)
+    step = lambda m, inputs: explain(m, *inputs)  # noqa: E731
+    try:
+        return devices.run(step, example.instance, call, start, getattr(example, "rebuild", None), kinds=KINDS)
+    except devices.MetaDeviceLimit as limit:
+        if not devices.only_mixed_devices(limit.summary):
+            raise
+        ran = devices.run(step, example.instance, call, "fake", kinds=("fake",))
+        ran.reason = f"{limit.summary}: ran on fake tensors instead"
+        return ran
+
+
+# The breaks are counted from every break reason dynamo records, not explain's `graph_break_count`, which
+# is graphs - 1 (a break after which no tensor op runs, `if x.sum() > 0: return x`, makes no graph), nor
+# its `break_reasons`, which are the compiled graphs' (a break before any tensor op has none): both
+# still break torch.compile(fullgraph=True).
+def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optional[LevelResult] = None) -> LevelResult:
+    """`fx`: the class's fx level, which says whether the forward reads values (see reads_values)."""
+    started = time.perf_counter()
+    if example.inputs is None:
+        return LevelResult(LEVEL, False, note="no example inputs: dynamo runs the forward on them")
+    start = "cpu" if reads_values(fx) and devices.fits_on_cpu(example.instance) else "meta"
+    try:
+        ran = _explained(example, start)
+    except Exception as error:
+        diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
+        diagnostic.level = LEVEL
+        return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
+    devices.note(example.build, ran)
+    explained = ran.value
+    found = _breaks(explained.reasons, explained.logged, path, lines, class_span)
+    diagnostics = [_diagnostic(b) for b in found]
+    code = "\n".join(f"# graph {i}\n{g.code.strip()}\n" for i, g in enumerate(explained.graphs))
+    return LevelResult(LEVEL, True, nodes_of(explained.graphs, path, lines), diagnostics, code,
+                       time.perf_counter() - started, graphs=explained.graph_count,
+                       breaks=sum(b.count for b in found))

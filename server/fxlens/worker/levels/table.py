@@ -1,0 +1,97 @@
+"""The level table: each level's name (report.LEVEL_INFO, what the server reads) -> its entry point.
+
+Every entry point is `trace(example, path, lines, class_span, context) -> LevelResult`; the context is
+what one class's levels share while it is traced (dropped with the class), so a deeper level reuses
+the work of the ones above it instead of redoing it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from fxlens.report import DEEP_LEVELS, LEVELS, LevelResult, Span, in_trace_order
+from fxlens.worker.levels import aten as trace_aten
+from fxlens.worker.levels import backward as trace_backward
+from fxlens.worker.levels import core_aten as trace_core_aten
+from fxlens.worker.levels import dynamo as trace_dynamo
+from fxlens.worker.levels import fx as trace_fx
+from fxlens.worker.levels.beside import Beside
+
+
+@dataclass
+class ClassContext:
+    # the levels this trace runs for the class (a level may leave something behind for a later one)
+    levels: tuple[str, ...] = ()
+    # what the caller keeps of each program the levels export (the trace child keeps rehearsal recipes
+    # for the next child): `describe_program(program, seconds)`, its results in `programs`
+    describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
+    programs: list[Optional[dict]] = field(default_factory=list)
+    # the aten level's ExportedProgram (None: aten did not run, or failed)
+    exported: Any = None
+    # the fx and aten levels' results, once they ran
+    fx: Optional[LevelResult] = None
+    aten: Optional[LevelResult] = None
+    # with free sizes: the aten level's process beside, holding the grown program for core-aten
+    beside: Optional[Beside] = None
+
+    def close(self) -> None:
+        if self.beside is not None:
+            self.beside.close()
+            self.beside = None
+
+
+Trace = Callable[[Any, str, list[str], Span, ClassContext], LevelResult]
+
+
+def _fx(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    context.fx = trace_fx.run(example, path, lines, class_span)
+    return context.fx
+
+
+def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    def keep(ep: Any) -> None:
+        context.exported = ep
+
+    def hold(beside: Beside) -> None:
+        context.beside = beside
+
+    then = trace_core_aten.grown_summary if "core-aten" in context.levels else None
+    context.aten = trace_aten.run(example, path, lines, class_span, programs=context.programs,
+                                  describe_program=context.describe_program, on_export=keep,
+                                  grown_then=then, on_grown=hold)
+    return context.aten
+
+
+def _core_aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    failed = context.aten is not None and not context.aten.ok
+    beside, context.beside = context.beside, None
+    return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed,
+                               beside=beside)
+
+
+def _backward(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    failed = context.aten is not None and not context.aten.ok
+    return trace_backward.run(example, path, lines, class_span, context.exported, export_failed=failed)
+
+
+def _dynamo(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    # what the fx level found decides the tensors dynamo runs on (ms, where dynamo takes seconds): traced
+    # here, unreported, when this trace did not ask for it (a deeper level computed on demand)
+    fx = context.fx or trace_fx.run(example, path, lines, class_span)
+    return trace_dynamo.run(example, path, lines, class_span, fx)
+
+
+TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten, "core-aten": _core_aten, "backward": _backward,
+                         "dynamo": _dynamo}
+assert set(TABLE) <= set(LEVELS), "every traced level is described in report.LEVEL_INFO"
+
+
+def asked(levels: list[str]) -> tuple[str, ...]:
+    """The levels to trace for a request, in trace order (a deeper one reuses the export of aten)."""
+    return tuple(level for level in in_trace_order(levels) if level in TABLE)
+
+
+def split(levels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(cheap, deep): the levels every class gets first, and those traced once all of those are out."""
+    return (tuple(level for level in levels if level not in DEEP_LEVELS),
+            tuple(level for level in levels if level in DEEP_LEVELS))

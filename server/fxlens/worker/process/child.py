@@ -1,0 +1,177 @@
+"""A trace child's life, from the fork to its exit: set up, wait for one request, analyse it, report.
+
+Everything the child needs is bound before user code runs (the channel's encoder, `os._exit`, the
+beacon's sampler), so what the code does to its process (patches `json`, closes descriptors, replaces
+signal handlers, lowers its limits) can end the trace but not silence or mislead it.
+"""
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import resource
+import signal
+import sys
+from typing import Any, Iterable
+
+from fxlens.worker.process import postmortem
+from fxlens.worker.process import shield
+from fxlens.worker.process.beacon import Beacon
+from fxlens.worker.process.channel import Channel, EventTooLarge
+from fxlens.worker.process.prctl import adopt_orphans, die_with_parent, name_process, prctl_death_signal
+
+CHANNEL_FD = 919  # out of the way of the low fds user code might close or write to
+DEFAULT_MEMORY_MB = 4096
+# exit status of a child whose user code raised SystemExit/KeyboardInterrupt/... past the analysis
+ABORTED_STATUS = 70
+
+
+def _mapped_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _limit_memory(megabytes: int) -> None:
+    """RLIMIT_AS on top of what is already mapped: torch alone maps far more than it uses."""
+    if megabytes <= 0:
+        return
+    limit = _mapped_bytes() + megabytes * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OverflowError):
+        pass  # above what the kernel can express (or the hard limit): the system's limit applies
+
+
+def _report_exits_with_a_stack(dump: Any) -> None:
+    """`os._exit(n)` in user code ends the child without a traceback: dump the stack first, so the
+    worker can point at the line. Only the child's `os` is patched; it dies with the child."""
+    real_exit = os._exit
+
+    def exit_with_stack(status: int) -> None:
+        try:
+            dump.write("os._exit(%d) called\n" % status)
+            dump.flush()
+            faulthandler.dump_traceback(file=dump, all_threads=False)
+        finally:
+            real_exit(status)
+
+    os._exit = exit_with_stack
+
+
+def _report_self_kills_with_a_stack(dump: Any) -> None:
+    """`os.kill(os.getpid(), SIGKILL)` leaves no trace either: note it and the stack (audit hook,
+    installed only in the child) before the signal is sent."""
+    me, group = os.getpid(), os.getpgrp()
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in ("os.kill", "os.killpg") or len(args) < 2:
+            return
+        target = args[0]
+        own = target in (me, 0, -group) if event == "os.kill" else target in (group, 0)
+        if own:
+            dump.write("%s(own process, %s) called\n" % (event, args[1]))
+            dump.flush()
+            faulthandler.dump_traceback(file=dump, all_threads=False)
+
+    sys.addaudithook(hook)
+
+
+def _note_own_limits(beacon: Beacon) -> None:
+    """A limit the code sets on its own process (RLIMIT_CPU, RLIMIT_NOFILE) is why it may die."""
+    names = {getattr(resource, n): n for n in dir(resource) if n.startswith("RLIMIT_")}
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "resource.setrlimit" and len(args) == 2:
+            beacon.note(f"{names.get(args[0], args[0])} set to {args[1]!r}")
+
+    sys.addaudithook(hook)
+
+
+def _keep_faulthandler(beacon: Beacon) -> None:
+    """In the child faulthandler is fxlens's (the user's stderr is /dev/null there): the code's
+    `faulthandler.disable()` or `enable(file=...)` would only take away the stack of a crash, so they
+    are noted instead of done."""
+    def disable() -> None:
+        beacon.note("faulthandler.disable() called")
+
+    def enable(*args: Any, **kwargs: Any) -> None:
+        beacon.note("faulthandler.enable() called")
+
+    faulthandler.disable, faulthandler.enable = disable, enable
+
+
+def _die_with_trace_child() -> None:
+    # a process the user's code forks (os.fork, multiprocessing) dies with the trace child
+    prctl_death_signal()
+
+
+def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int], recipes: Iterable[dict],
+        beacon: Beacon, worker_pid: int, worker_events_fd: int, mask: set) -> None:
+    """In the forked child: never returns."""
+    real_exit = os._exit
+    status = 0
+    emit = None
+    request: dict = {}
+    try:
+        for fd in close:
+            if fd >= 0:
+                os.close(fd)
+        os.setsid()  # its own process group: killing the group takes anything it spawned
+        die_with_parent()
+        adopt_orphans()  # a double-forked grandchild stays ours while the trace runs
+        os.register_at_fork(after_in_child=_die_with_trace_child)
+        os.dup2(events_write, CHANNEL_FD)
+        os.close(events_write)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        dump = os.fdopen(dump_fd, "w")
+        faulthandler.enable(file=dump, all_threads=False)
+        faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
+        _report_exits_with_a_stack(dump)
+        _report_self_kills_with_a_stack(dump)
+        _note_own_limits(beacon)
+        _keep_faulthandler(beacon)
+        shield.refuse_signals_to(worker_pid, shield.parent_of(worker_pid))
+        shield.unshield(mask)
+        channel = Channel(CHANNEL_FD, worker_pid, worker_events_fd)
+        refine, too_large, loads = postmortem.refine_event, postmortem.too_large, json.loads
+        name_process("fxlens-spare")
+
+        def emit(event: dict) -> None:
+            event = refine(event)
+            try:
+                channel.send(event)
+            except EventTooLarge as error:
+                smaller = too_large(event, error.size)
+                if smaller is not None:
+                    channel.send(smaller)
+
+        from fxlens.worker.analysis.analyse import Analysis
+        from fxlens.worker.process.rehearse import recipe, rehearse
+
+        rehearse(recipes, request_read)
+        with os.fdopen(request_read, "rb") as requests:
+            line = requests.readline()
+        if not line:
+            real_exit(0)  # the worker let this spare go unused (shutting down)
+        name_process("fxlens-trace")
+        emit({"event": "started"})  # anything that kills this process from now on is the trace's
+        request = loads(line)
+        _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
+        analysis = Analysis.from_request(request)
+        analysis.failed = request.get("failed") or {}
+        analysis.at_class = beacon.at_class
+        analysis.describe_program = recipe
+        beacon.start_sampling(analysis.path)
+        report = analysis.run(emit)
+        emit({"event": "done", "report": postmortem.to_json(report)})
+    except BaseException as error:  # noqa: BLE001  the user's SystemExit/KeyboardInterrupt end up here too
+        status = ABORTED_STATUS
+        try:
+            if emit is not None and request:
+                emit({"event": "aborted", "diagnostic": postmortem.diagnostic_for_abort(error, request)})
+        except BaseException:  # noqa: BLE001  e.g. out of memory again: the exit status still tells
+            pass
+    finally:
+        real_exit(status)

@@ -1,0 +1,362 @@
+"""The warm worker: imports torch once, then runs each analysis in a forked, killable child.
+
+Messages are JSON lines: requests on stdin, events on the original stdout (which user code can no
+longer reach: fd 1 is pointed at stderr before anything else runs).
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from fxlens.pass_report import pass_from_json
+from fxlens.report import Diagnostic, class_from_json, file_from_json, to_json
+from fxlens.worker.load import imports
+from fxlens.worker.process import isolation
+from fxlens.worker.process import postmortem
+from fxlens.worker.process import shield
+from fxlens.worker.failures.limits import MAX_EVENT_BYTES as CHANNEL_LIMIT
+
+MAX_CHILDREN = 2
+DEFAULT_TIMEOUT = 60.0
+# a child's events arrive as lines (the child keeps each under the channel's limit); one without a
+# newline much longer is not fxlens talking
+MAX_EVENT_BYTES = 2 * CHANNEL_LIMIT
+# a class whose hang or crash ended a trace is left out and the file traced again without it, this
+# many times per request at most (each hang costs a whole timeout)
+MAX_CLASS_RETRIES = 2
+# how often a child that closed its channel (closing descriptors it did not open) is looked at
+DEAF_POLL_SECONDS = 0.1
+# a spare rehearses (rehearse.py) at most this much of the last trace's exports: a request that comes
+# meanwhile waits for the graph being exported
+REHEARSAL_SECONDS = 0.25
+# (what a child sends may come from user code: the worker keeps a bounded amount)
+MAX_RECIPES = 8
+MAX_RECIPE_BYTES = 4 << 20  # a 3,000-node graph (rehearse.MAX_NODES) takes well under 1 MB
+
+
+@dataclass
+class Job:
+    id: int
+    request: dict
+    pid: int = 0
+    read_fd: int = -1
+    pieces: list = field(default_factory=list)  # bytes of the event being received
+    deadline: float = 0.0
+    dump_fd: int = -1
+    done: bool = False
+    aborted: Optional[dict] = None  # the diagnostic a child sent before giving up
+    rss_at_fork_kb: int = 0
+    recipes: list = field(default_factory=list)  # its exports' graphs, for rehearsing the next trace
+    started: bool = False  # the child said it read the request: from here on, its death is the trace's
+    attempt: int = 1
+    beacon: Optional[isolation.Beacon] = None
+    deaf: bool = False  # the child closed its channel (and may open it again): watched by polling
+
+
+def _number(value: object, default: float, low: float, high: float) -> float:
+    """A request option as a number, or its default when missing or nonsense (never a crash)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+    if number != number or number < low:  # NaN, negative, zero
+        return default
+    return min(number, high)  # "never" (inf, 1e300) is the largest sane value, not an overflow
+
+
+def normalise(message: dict) -> dict:
+    request = dict(message)
+    request["timeout"] = _number(message.get("timeout"), DEFAULT_TIMEOUT, 0.01, 7 * 86400.0)
+    request["memory_mb"] = int(_number(message.get("memory_mb"), isolation.DEFAULT_MEMORY_MB, 0, float(1 << 30)))
+    known = message.get("known")
+    request["known"] = ({k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}
+                        if isinstance(known, dict) else {})
+    request["roots"] = imports.valid_roots(message.get("roots"))
+    request["buffers"] = imports.valid_buffers(message.get("buffers"))
+    if request.get("execution") not in ("safe", "full", "off"):
+        request["execution"] = "safe"  # an unknown policy must never mean "run everything"
+    if not isinstance(request.get("path"), str) or not isinstance(request.get("text"), str):
+        raise ValueError("a trace request needs `path` and `text` strings")
+    return request
+
+
+def _check_recipe(recipe: object) -> None:
+    """TypeError unless `recipe` has a rehearsal recipe's shape (what a child sends may come from user code)."""
+    if not (isinstance(recipe, dict) and isinstance(recipe.get("placeholders"), list)
+            and isinstance(recipe.get("nodes"), list) and isinstance(recipe.get("seconds"), (int, float))):
+        raise TypeError("not a rehearsal recipe")
+
+
+def _worth_rehearsing(recipes: list[dict]) -> list[dict]:
+    """The first recipes (the class at the cursor comes first) whose exports fit in the rehearsal time."""
+    kept, seconds = [], 0.0
+    for recipe in recipes[:MAX_RECIPES]:
+        seconds += recipe["seconds"]
+        if seconds > REHEARSAL_SECONDS:
+            break
+        kept.append(recipe)
+    return kept
+
+
+def _child_event(line: bytes) -> Optional[dict]:
+    """A child's event if `line` is one the server can use, else None (it came from user code)."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict):
+        return None
+    # parse it as the server will: a forged event that the server cannot read would kill its reader
+    parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
+             "aborted": lambda e: Diagnostic(**e["diagnostic"]),
+             "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None,
+             "pass": lambda e: pass_from_json(e["pass"]),
+             "stage": lambda e: [str(level) for level in e["levels"]]}.get(event.get("event"))
+    try:
+        if parse is None:
+            return None
+        parse(event)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return event
+
+
+class Worker:
+    def __init__(self, send: Callable[[dict], None], channel_fd: int = -1, mask: Optional[set] = None) -> None:
+        self.send = send
+        self.channel_fd = channel_fd
+        self.mask = mask  # the signal mask a trace child restores (the worker blocks what could end it)
+        self.selector = selectors.DefaultSelector()
+        self.queue: list[Job] = []
+        self.running: dict[int, Job] = {}
+        self.stdin_buffer = b""
+        self.stopping = False
+        self.spare: Optional[isolation.Spare] = None
+        # the graphs the next spare exports while it waits: the last finished trace's
+        self.recipes: list[dict] = []
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def handle(self, message: dict) -> None:
+        kind = message.get("type")
+        if kind == "trace":
+            self.queue.append(Job(int(message["id"]), normalise(message)))
+        elif kind == "cancel":
+            self.cancel(int(message["id"]))
+        elif kind == "shutdown":
+            self.stopping = True
+        elif kind == "ping":
+            self.send({"id": message.get("id"), "event": "pong"})
+
+    def cancel(self, job_id: int) -> None:
+        self.queue = [j for j in self.queue if j.id != job_id]
+        job = self.running.get(job_id)
+        if job is not None:
+            self._finish(job, kill=True)
+        self.send({"id": job_id, "event": "cancelled"})
+
+    # -- children --------------------------------------------------------------------------------
+
+    def _private_fds(self) -> list[int]:
+        """The worker's descriptors a new child must close: the channel, the other traces' pipes and dumps."""
+        return [self.channel_fd, *(fd for j in self.running.values() for fd in (j.read_fd, j.dump_fd))]
+
+    def _prepare_spare(self) -> Optional[OSError]:
+        """Fork the next spare unless there is one; the error if the fork failed (the next try is at the
+        next trace: out of processes or memory is not forever)."""
+        if self.spare is None and not self.stopping:
+            try:
+                self.spare = isolation.fork_spare(self._private_fds(), self.recipes, self.mask)
+            except OSError as error:
+                return error
+        return None
+
+    def _start(self, job: Job) -> None:
+        error: Optional[OSError] = None
+        for _ in range(2):  # a spare that died while waiting is replaced once
+            error = self._prepare_spare() or error
+            spare, self.spare = self.spare, None
+            if spare is None:
+                break
+            try:
+                isolation.hand_over(spare, job.request)
+            except OSError as lost:
+                error = lost
+                isolation.discard(spare)
+                self.recipes = []  # it may have died rehearsing them: the next spare goes without
+                continue
+            job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb, job.beacon = (
+                spare.pid, spare.events_fd, spare.dump_fd, spare.rss_at_fork_kb, spare.beacon)
+            os.set_blocking(job.read_fd, False)
+            job.deadline = time.monotonic() + job.request["timeout"]
+            self.running[job.id] = job
+            self.selector.register(job.read_fd, selectors.EVENT_READ, job)
+            return
+        # out of processes or memory: the request still gets an answer
+        self._answer_unstarted(job, f"fxlens could not start a trace process: {error or 'fork failed'}")
+
+    def _answer_unstarted(self, job: Job, message: str) -> None:
+        report = {"path": os.path.abspath(job.request["path"]), "classes": [], "python": sys.version.split()[0],
+                  "torch": "", "version": 1,
+                  "diagnostics": [{"line": 1, "col": 0, "end_line": 1, "end_col": 0, "severity": "error",
+                                   "category": "crash", "message": message, "explanation": "",
+                                   "fix": "Close other programs or lower the number of open files, then retrace."}]}
+        self.send({"id": job.id, "event": "done", "report": report})
+
+    def _read_child(self, job: Job) -> None:
+        try:
+            chunk = os.read(job.read_fd, 1 << 20)
+        except BlockingIOError:
+            if job.deaf:  # a writer again, with nothing written yet
+                job.deaf = False
+                self.selector.register(job.read_fd, selectors.EVENT_READ, job)
+            return
+        if not chunk:
+            if job.deaf:
+                return
+            if isolation.running(job.pid):
+                # it closed descriptors it did not open, fxlens's channel among them: it may open the
+                # channel again (child.Channel does), and its death or the deadline still ends it
+                job.deaf = True
+                self.selector.unregister(job.read_fd)
+                return
+            self._finish(job, kill=False)
+            return
+        if job.deaf:
+            job.deaf = False
+            self.selector.register(job.read_fd, selectors.EVENT_READ, job)
+        if b"\n" not in chunk:  # a large event arrives 64 KB at a time: join once, at its end
+            job.pieces.append(chunk)
+            if sum(map(len, job.pieces)) > MAX_EVENT_BYTES:
+                self._finish(job, kill=True, reason="it wrote garbage to fxlens's channel")
+            return
+        *lines, rest = b"".join([*job.pieces, chunk]).split(b"\n")
+        job.pieces = [rest]
+        for line in lines:
+            event = _child_event(line)
+            if event is None:
+                continue  # user code wrote to our pipe; only well-formed events count
+            kind = event["event"]
+            if kind == "aborted":
+                job.aborted = event.get("diagnostic")
+                continue
+            if kind == "started":
+                job.started = True
+                continue
+            if kind == "rehearsal":
+                if len(line) <= MAX_RECIPE_BYTES:
+                    job.recipes = _worth_rehearsing([*job.recipes, event["recipe"]])
+                continue
+            if kind == "done":
+                # nothing the child does after its report matters: stop it and whatever it started,
+                # answer, then reap (the kernel takes milliseconds to tear a large process down)
+                job.done = True
+                isolation.kill_group(job.pid)
+                self.recipes = job.recipes or self.recipes
+                self.send({"id": job.id, **event})
+                self._finish(job, kill=True)
+                return
+            self.send({"id": job.id, **event})
+
+    def _finish(self, job: Job, kill: bool, reason: Optional[str] = None) -> None:
+        """Reap the child (and anything it spawned); if it died without a report, make one (or, when it
+        died before it read the request, give the request to another child once)."""
+        if kill and reason is not None:
+            isolation.request_stack_dump(job.pid, job.dump_fd)
+        dump_fd_gone = isolation.running(job.pid) and not os.path.exists(f"/proc/{job.pid}/fd/{job.dump_fd}")
+        isolation.kill_group(job.pid)
+        reaped = isolation.reap(job.pid)
+        if not job.deaf:
+            self.selector.unregister(job.read_fd)
+        os.close(job.read_fd)
+        self.running.pop(job.id, None)
+        alive = {j.pid for j in self.running.values()} | ({self.spare.pid} if self.spare else set())
+        isolation.sweep_orphans(alive)
+        if not job.done and (reason is not None or not kill):
+            self.recipes = []  # (as in _start: what killed it may have been a rehearsal)
+            if not job.started and reason is None and job.attempt < 2:
+                # it died before it read the request (killed while it waited, or rehearsing): nothing of
+                # the user's ran, so the request goes to a fresh spare instead of reporting a crash
+                self.queue.insert(0, Job(job.id, job.request, attempt=job.attempt + 1))
+            else:
+                grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
+                diagnostic, working_on = postmortem.lost_child_diagnostic(job, reason, reaped.status, grown_kb,
+                                                                          dump_fd_gone)
+                self._after_lost_child(job, diagnostic, working_on)
+        os.close(job.dump_fd)
+        if job.beacon is not None:
+            job.beacon.close()
+
+    def _after_lost_child(self, job: Job, diagnostic: Diagnostic, working_on: str) -> None:
+        """One class's hang or crash costs only that class: the file is traced again without it (the
+        class gets the diagnostic as its result), unless the file's own top level was running."""
+        failed = dict(job.request.get("failed") or {})
+        if working_on and working_on not in failed and len(failed) < MAX_CLASS_RETRIES:
+            diagnostic.class_name = working_on
+            failed[working_on] = to_json(diagnostic)
+            self.queue.insert(0, Job(job.id, {**job.request, "failed": failed}))
+            return
+        report = postmortem.report_for_lost_child(job, diagnostic)
+        self.send({"id": job.id, "event": "done", "report": report})
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def _read_stdin(self) -> bool:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            return False
+        self.stdin_buffer += chunk
+        *lines, self.stdin_buffer = self.stdin_buffer.split(b"\n")
+        for line in lines:
+            if line.strip():
+                try:
+                    self.handle(json.loads(line))
+                except (ValueError, KeyError, TypeError) as error:
+                    self.send({"event": "error", "message": f"bad request: {error}"})
+        return True
+
+    def _stop_everything(self) -> None:
+        self.stopping = True
+        if 0 in self.selector.get_map():
+            self.selector.unregister(0)
+        for job in list(self.running.values()):
+            self._finish(job, kill=True)
+
+    def serve(self) -> None:
+        self.selector.register(0, selectors.EVENT_READ, None)
+        while not (self.stopping and not self.running):
+            while self.queue and len(self.running) < MAX_CHILDREN and not self.stopping:
+                self._start(self.queue.pop(0))
+            if not self.running:
+                # while a trace runs, forking (and setting up) the next spare would take the core the
+                # trace's process could use: the spare is made when the worker is idle
+                self._prepare_spare()
+            now = time.monotonic()
+            timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now
+            if any(j.deaf for j in self.running.values()):
+                timeout = min(timeout, DEAF_POLL_SECONDS)
+            for key, _ in self.selector.select(max(timeout, 0.0)):
+                if key.data is None:
+                    if not self._read_stdin():
+                        self._stop_everything()
+                elif self.running.get(key.data.id) is key.data:
+                    # (a cancel read from stdin earlier in this same batch may have finished it, and
+                    # closed its fd: reading that fd again would fail, or read a newer job's pipe)
+                    self._read_child(key.data)
+            if shield.stop_requested():  # a SIGTERM from outside fxlens's process tree: stop cleanly
+                self._stop_everything()
+            for job in [j for j in self.running.values() if j.deaf]:
+                self._read_child(job)  # it may have opened its channel again, or died
+                if job.deaf and not isolation.running(job.pid):
+                    self._finish(job, kill=False)
+            for job in list(self.running.values()):
+                if time.monotonic() >= job.deadline:
+                    self._finish(job, kill=True, reason=f"it ran longer than {job.request['timeout']:g} s")
+        if self.spare is not None:
+            isolation.discard(self.spare)
+            self.spare = None
