@@ -28,7 +28,7 @@ import torch  # noqa: E402
 
 from fxlens.report import Build  # noqa: E402
 from fxlens.worker.levels import core_aten as trace_core_aten  # noqa: E402
-from fxlens.worker.build.construct import Example  # noqa: E402
+from fxlens.worker.construction.build import Example  # noqa: E402
 from fxlens.worker.failures.classify import whole_line  # noqa: E402
 from fxlens.worker.levels.table import TABLE, ClassContext  # noqa: E402
 

@@ -28,7 +28,7 @@ import torch._dynamo  # noqa: E402
 
 from fxlens.report import Build  # noqa: E402
 from fxlens.worker.levels import dynamo as trace_dynamo  # noqa: E402
-from fxlens.worker.build.construct import Example  # noqa: E402
+from fxlens.worker.construction.build import Example  # noqa: E402
 from fxlens.worker.failures.classify import whole_line  # noqa: E402
 from fxlens.worker.levels.table import TABLE, ClassContext  # noqa: E402
 

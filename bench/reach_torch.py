@@ -31,7 +31,7 @@ from reference import CORPUS, ModelFile, envs  # noqa: E402
 import torch  # noqa: E402
 from torch_nodes import defaults_left, export_rows, first_call_of, fx_rows  # noqa: E402
 
-# the example sizes fxlens names B and T (server/fxlens/worker/build/construct.py: BATCH, SEQUENCE)
+# the example sizes fxlens names B and T (server/fxlens/worker/construction/build.py: BATCH, SEQUENCE)
 FREE_SIZES = {"B": 2, "T": 8}
 
 

@@ -3,13 +3,15 @@ module reaching into another's underscore names, and the worker's stages importi
 from __future__ import annotations
 
 import ast
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
 
 # the worker's stages, top to bottom: a stage imports only stages below it (equal ranks: never each other)
-WORKER_STAGES = {"process": 5, "analysis": 4, "passes": 3, "build": 2, "levels": 1, "load": 1, "failures": 0}
+WORKER_STAGES = {"process": 5, "analysis": 4, "passes": 3, "construction": 2, "levels": 1, "load": 1, "failures": 0}
 
 
 @dataclass
@@ -159,3 +161,16 @@ def test_the_finder_sees_circles_and_private_names(tmp_path: Path):
     modules = {"a": Module("a", tmp_path, {"b"}), "b": Module("b", tmp_path, {"c"}), "c": Module("c", tmp_path, {"a"}),
                "d": Module("d", tmp_path, {"a"})}
     assert circles(modules) == [["a", "b", "c"]]
+
+
+def test_every_folder_of_the_package_is_a_package_that_git_keeps():
+    # a folder without __init__.py is left out of the wheel; one named like an ignored path (`build/`)
+    # is left out of the repository
+    folders = {path.parent for path in (SERVER / "fxlens").rglob("*.py") if "__pycache__" not in path.parts}
+    assert all((folder / "__init__.py").is_file() for folder in folders), sorted(
+        str(f) for f in folders if not (f / "__init__.py").is_file())
+    if shutil.which("git") and (SERVER.parent / ".git").exists():
+        inits = [str(folder / "__init__.py") for folder in sorted(folders)]
+        ignored = subprocess.run(["git", "check-ignore", "--no-index", *inits], cwd=SERVER.parent,
+                                 capture_output=True, text=True).stdout.split()
+        assert not ignored, f"git ignores: {ignored}"

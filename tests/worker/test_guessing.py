@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from fxlens.worker.build import guess_arguments as guess
+from fxlens.worker.construction import guess_arguments as guess
 from torch_reference import FIXTURES, analyse, expected, rebuild, reported
 
 ROOT = FIXTURES.parents[2]

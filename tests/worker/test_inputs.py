@@ -18,9 +18,9 @@ from torch.fx.passes.shape_prop import ShapeProp
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport
 from fxlens.worker.levels import devices
-from fxlens.worker.build import guess_inputs
+from fxlens.worker.construction import guess_inputs
 from fxlens.worker.levels import fx as trace_fx
-from fxlens.worker.build.construct import BATCH, SEQUENCE
+from fxlens.worker.construction.build import BATCH, SEQUENCE
 from fxlens.worker.failures.classify import classify, whole_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from torch_nodes import defaults_left, first_call_of  # noqa: E402  (raw torch's side, shared with bench/reach.py)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "building"
-# the sizes fxlens gives free dims in its examples (worker/build/construct.py), to read "B", "2*B" as numbers
+# the sizes fxlens gives free dims in its examples (worker/construction/build.py), to read "B", "2*B" as numbers
 FREE = {"B": 2, "T": 8}
 
 

@@ -21,17 +21,17 @@ from fxlens import lines as line_model
 from fxlens.outline import outline
 from fxlens.pass_report import pass_to_json
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
-from fxlens.worker.build import construct as building
-from fxlens.worker.build import default_device
+from fxlens.worker.construction import build as building
+from fxlens.worker.construction import default_device
 from fxlens.worker.load import loader
-from fxlens.worker.build.children import builders_of
+from fxlens.worker.construction.children import builders_of
 from fxlens.worker.levels.cost import class_cost
-from fxlens.worker.build.notes import class_notes
+from fxlens.worker.construction.notes import class_notes
 from fxlens.worker.load.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
 from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.load.fingerprint import CodeIndex, fingerprint, index_code
-from fxlens.worker.build import reproduce
-from fxlens.worker.build.classes import Building
+from fxlens.worker.construction import reproduce
+from fxlens.worker.construction.classes import Building
 from fxlens.worker.analysis.bounds import bound_diagnostic, bound_level
 from fxlens.worker.levels.table import TABLE, ClassContext, asked, split
 from fxlens.worker.load.skipped_names import explain_skipped
@@ -89,7 +89,7 @@ class Analysis(Building):
         """The file-level report; every class's report goes out through `emit` as it is made."""
         if self.execution == "off":
             return self._without_execution(emit)
-        # the code's default device never reaches fxlens's runs: see build/default_device.py
+        # the code's default device never reaches fxlens's runs: see construction/default_device.py
         with default_device.intercepted(self.path) as asked:
             try:
                 return self._run_loaded(emit)

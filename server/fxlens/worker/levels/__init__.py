@@ -3,7 +3,7 @@ level (fx, aten, core_aten, backward, dynamo), and what they share: devices (the
 run user code), values (describing traced values), overloads and graph-break texts, the class cost,
 specialisation hints, the process beside that exports grown sizes.
 
-May import: failures and fxlens's shared modules. Never load, build, analysis, process or passes; an
+May import: failures and fxlens's shared modules. Never load, construction, analysis, process or passes; an
 optimisation (a rehearsal, a cache) hooks in through the table's ClassContext, it is never imported
 here. A new level is one module here and one row in table.TABLE.
 """

@@ -3,7 +3,7 @@ build from guessed arguments, a child traced without the inputs its parent could
 from __future__ import annotations
 
 from fxlens.report import Build, Diagnostic, Span
-from fxlens.worker.build.construct import CannotBuild, Example
+from fxlens.worker.construction.build import CannotBuild, Example
 from fxlens.worker.load.discover import DIRECTIVE, ClassSource
 from fxlens.worker.failures.classify import classify, whole_line
 

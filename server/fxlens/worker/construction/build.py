@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from fxlens.report import Build, InputSpec
-from fxlens.worker.build import guess_arguments as guessing
+from fxlens.worker.construction import guess_arguments as guessing
 from fxlens.worker.load.discover import ClassSource, calls_to
 from fxlens.worker.levels.values import dtype_name
 

@@ -11,7 +11,7 @@ from torch import nn
 from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlens.worker.levels import devices
-from fxlens.worker.build import guess_inputs
+from fxlens.worker.construction import guess_inputs
 from fxlens.worker.levels.values import GROWTH, SampledSizes, free_sizes, grow
 
 

@@ -12,7 +12,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxlens.worker.build.construct import BATCH, SEQUENCE, SPATIAL
+from fxlens.worker.construction.build import BATCH, SEQUENCE, SPATIAL
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,13 @@ from typing import Any, Callable, Optional
 from torch import nn
 
 from fxlens.report import Build, Diagnostic
-from fxlens.worker.build import construct as building
+from fxlens.worker.construction import build as building
 from fxlens.worker.load import loader
-from fxlens.worker.build.children import in_plain_words
-from fxlens.worker.build.notes import directive_column, directive_failed
+from fxlens.worker.construction.children import in_plain_words
+from fxlens.worker.construction.notes import directive_column, directive_failed
 from fxlens.worker.load.discover import ClassSource
 from fxlens.worker.failures.classify import classify, whole_line
-from fxlens.worker.build.infer import guessed_params, infer_inputs, record_children
+from fxlens.worker.construction.infer import guessed_params, infer_inputs, record_children
 from fxlens.worker.levels import fx as trace_fx
 
 
@@ -90,7 +90,7 @@ class Building:
                               f"Give {source.name} identity hashing: `@dataclass(eq=False)` (or `unsafe_hash=True`).")
 
     def _construct(self, source: ClassSource, loaded: loader.Loaded, device: str) -> building.Example:
-        """The class built on `device` from its directive, or alone (see construct.build_alone)."""
+        """The class built on `device` from its directive, or alone (see build.build_alone)."""
         cls = loaded.module.__dict__[source.name]
         if source.directive:
             return building.from_directive(source, cls, loaded.module, device, directive_column(self.lines, source))

@@ -1,0 +1,106 @@
+"""Rules that decide reach on code nobody here wrote (issue #22), each checked against raw torch on the
+same module: the fx level is `symbolic_trace(module)` (defaults stay placeholders, frozen only where the
+plain trace fails), every forward gets inputs (labelled with where each comes from), and directives
+see the file's namespace plus `torch`."""
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from fxlens.engine.worker_client import TraceOptions, WorkerClient
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reach"
+
+
+def _analyse(path: Path, levels=("fx", "aten")):
+    async def go():
+        client = WorkerClient()
+        await client.start()
+        try:
+            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=levels))
+        finally:
+            await client.stop()
+
+    return asyncio.run(go())
+
+
+@pytest.fixture(scope="module")
+def forwards():
+    return _analyse(FIXTURES / "forwards.py")
+
+
+@pytest.fixture(scope="module")
+def module():
+    spec = importlib.util.spec_from_file_location("reach_forwards", FIXTURES / "forwards.py")
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def _rows(nodes):
+    return [(n.name, n.op, n.target if isinstance(n.target, str) else n.target) for n in nodes]
+
+
+def _torch_rows(graph: torch.fx.Graph):
+    return [(n.name, n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target))
+            for n in graph.nodes]
+
+
+def test_defaults_stay_placeholders_as_symbolic_trace_makes_them(forwards, module):
+    raw = torch.fx.symbolic_trace(module.Gated()).graph
+    fx = forwards.find_class("Gated").levels["fx"]
+    assert fx.ok and _rows(fx.nodes) == _torch_rows(raw)
+    assert [n.name for n in fx.nodes if n.op == "placeholder"] == ["x", "scale", "bias"]
+    assert not [d for d in fx.diagnostics if d.category == "frozen-argument"]
+
+
+def test_defaults_are_frozen_only_where_the_plain_trace_fails_and_the_class_says_so(forwards, module):
+    with pytest.raises(torch.fx.proxy.TraceError):
+        torch.fx.symbolic_trace(module.Switched())
+    raw = torch.fx.symbolic_trace(module.Switched(), concrete_args={"use_gate": False}).graph
+    fx = forwards.find_class("Switched").levels["fx"]
+    assert fx.ok and _rows(fx.nodes) == _torch_rows(raw)
+    [note] = [d for d in fx.diagnostics if d.message.startswith("defaults frozen")]
+    assert note.message == "defaults frozen: use_gate=False" and note.severity == "information"
+    assert note.line == forwards.find_class("Switched").line
+    assert "concrete_args={'use_gate': False}" in note.fix and "TraceError" in note.explanation
+
+
+def test_every_tensor_input_of_a_multi_input_forward_is_guessed_and_labelled(forwards, module):
+    cls = forwards.find_class("Conditioned")
+    specs = {spec.name: spec for spec in cls.build.inputs}
+    assert list(specs) == ["x", "context", "t_emb", "pos"]
+    assert specs["x"].shape == ["B", 32] and specs["context"].shape == ["B", 12]
+    assert specs["x"].source == "first used by Linear" and specs["context"].source == "first used by Linear"
+    assert specs["t_emb"].source == specs["pos"].source == "no layer consumes it: shaped like `x`"
+    # the same module and inputs, traced by torch itself
+    inputs = [torch.randn(2, 32), torch.randn(2, 12), torch.randn(2, 32), torch.randn(2, 32)]
+    program = torch.export.export(module.Conditioned(), tuple(inputs), strict=False)
+    aten = cls.levels["aten"]
+    assert aten.ok and [(n.op, n.target) for n in aten.nodes] == [
+        (n.op, str(n.target) if n.op == "call_function" else n.target) for n in program.graph.nodes]
+
+
+def test_a_forward_that_only_measures_its_input_gets_a_small_float_tensor(forwards, module):
+    cls = forwards.find_class("Spread")
+    [spec] = cls.build.inputs
+    assert spec.shape == ["B", 16] and spec.dtype == "float32"
+    assert spec.source == "no layer consumes it: a small float tensor"
+    program = torch.export.export(module.Spread(), (torch.randn(2, 16),), strict=False)
+    assert cls.levels["aten"].ok and len(cls.levels["aten"].nodes) == len(program.graph.nodes)
+
+
+def test_directives_see_the_files_namespace_plus_torch():
+    report = _analyse(FIXTURES / "aliased.py", levels=("fx",))
+    scale = report.find_class("Scale")
+    assert scale.build.how == "directive" and scale.levels["fx"].ok
+    assert [spec.shape for spec in scale.build.inputs] == [[2, 5]]
+    misbuilt = report.find_class("Misbuilt")
+    [error] = [d for d in misbuilt.diagnostics() if d.severity == "error"]
+    assert error.category == "construction" and "unknown_factor" in error.message
+    assert error.line == next(i for i, line in enumerate((FIXTURES / "aliased.py").read_text().splitlines(), 1)
+                              if "unknown_factor" in line)
