@@ -2,5 +2,6 @@
 editor buffers, what the execution policy runs, what the source says about each class (span, directive),
 and each class's fingerprint.
 
-May import: fxlens's shared modules only (report, lines, outline). Knows nothing of building or tracing.
+May import: failures (a package `__init__` that fails is described as one) and fxlens's shared modules.
+Knows nothing of construction or tracing.
 """

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import ast
+import os
 import types
 from dataclasses import dataclass, field
 from typing import Optional
 
 from fxlens import lines as line_model
 from fxlens.worker.load import imports
+from fxlens.worker.load.package_init import StandIn, import_past_failing_inits
 from fxlens.worker.load.skipped_names import bound_names
 
 # Top-level statements that define things rather than do things.
@@ -27,6 +29,8 @@ class Loaded:
     module: types.ModuleType
     tree: ast.Module
     skipped: list[Skipped] = field(default_factory=list)
+    # package `__init__`s that failed on their own and how the file got past them (package_init.py)
+    stand_ins: list[StandIn] = field(default_factory=list)
 
 
 def is_main_guard(stmt: ast.stmt) -> bool:
@@ -162,8 +166,13 @@ def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None
     finder = imports.BufferFinder(where, own, buffers or {})
     imports.install(finder)
     seed_linecache(path, text)
+    def by_path() -> imports.BufferFinder:
+        alone = imports.Placement(imports.standalone_name(path), os.path.dirname(path))
+        imports.make_importable([alone.root])
+        return imports.BufferFinder(alone, own, buffers or {})
+
     try:
-        module = imports.import_own(finder)
+        module, stand_ins = import_past_failing_inits(finder, imports.has_relative_imports(tree), by_path)
     except SyntaxError as error:
         if error.filename in (path, None):
             raise
@@ -171,7 +180,7 @@ def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None
         # failing at its import line, not a syntax error of this file
         raise ImportError(f"{error.filename}:{error.lineno}: {type(error).__name__}: {error.msg}",
                           path=error.filename) from error
-    return Loaded(module, tree, skipped)
+    return Loaded(module, tree, skipped, stand_ins)
 
 
 def _dotted(node: ast.expr) -> str:
