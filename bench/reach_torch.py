@@ -29,7 +29,7 @@ sys.path.insert(0, str(BENCH.parent / "tests" / "fixtures" / "repos"))
 from reference import CORPUS, ModelFile, envs  # noqa: E402
 
 import torch  # noqa: E402
-from torch_nodes import defaults_left, export_rows, first_call_of, fx_rows  # noqa: E402
+from torch_nodes import export_rows, first_call_of, fx_concrete_args, fx_rows  # noqa: E402
 
 # the example sizes fxlens names B and T (server/fxlens/worker/construction/build.py: BATCH, SEQUENCE)
 FREE_SIZES = {"B": 2, "T": 8}
@@ -66,8 +66,8 @@ def truth(model: ModelFile, module) -> dict:
             out[name] = {"reference_error": error_text(error)}
             continue
         try:
-            # the parameters the example leaves to their defaults are concrete, as HF's own tracer does
-            concrete = defaults_left(instance, args, kwargs) or None
+            # symbolic_trace as it is; the defaults frozen only where that fails (as fxlens does)
+            concrete = fx_concrete_args(instance, args, kwargs)
             entry["fx_nodes"] = len(torch.fx.symbolic_trace(instance, concrete_args=concrete).graph.nodes)
             entry["fx_ok"] = True
         except Exception as error:  # noqa: BLE001 - the answer we came for
@@ -163,7 +163,7 @@ def rebuild(job: dict, module, path: str) -> dict:
                 instance, args, kwargs = build(job["recipe"], module, device)
                 positional = _positional(instance, args, kwargs)
                 if level == "fx":
-                    rows = fx_rows(instance, positional, path, partial, defaults_left(instance, args, kwargs))
+                    rows = fx_rows(instance, positional, path, partial, fx_concrete_args(instance, args, kwargs))
                 else:
                     rows = export_rows(torch.export.export(instance, args, kwargs, strict=False), path)
                 out[level] = {"rows": [list(r) for r in rows], "device": device, "partial": partial,

@@ -6,6 +6,7 @@ node's stack trace, `shape`/`dtype` those of a single tensor value (None otherwi
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 from typing import NamedTuple, Optional
@@ -50,6 +51,17 @@ def defaults_left(instance: torch.nn.Module, args: tuple, kwargs: dict) -> dict:
     return {name: p.default for name, p in signature.parameters.items()
             if name not in passed and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
             and type(p.default) in (type(None), bool, int, float, str)}
+
+
+def fx_concrete_args(instance: torch.nn.Module, args: tuple, kwargs: dict) -> Optional[dict]:
+    """The `concrete_args` torch needs: none when `symbolic_trace(instance)` traces as it is; when it
+    fails, the defaults the call leaves (`defaults_left`), which fxlens then freezes and says so."""
+    try:
+        # on a copy: a forward that assigns to `self` (`self.mask = self.mask.to(x)`) leaves a Proxy there
+        torch.fx.symbolic_trace(copy.deepcopy(instance))
+        return None
+    except Exception:  # noqa: BLE001  the plain trace fails: the frozen one is what fxlens shows
+        return defaults_left(instance, args, kwargs) or None
 
 
 def fx_graph(instance: torch.nn.Module, concrete_args: Optional[dict] = None) -> torch.fx.GraphModule:

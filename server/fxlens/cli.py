@@ -39,7 +39,7 @@ async def _analyse_files(paths: list[str], python: str, options: TraceOptions,
 def _inputs_json(report: ClassReport) -> dict:
     def one(spec: InputSpec) -> dict:
         return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {}),
-                **({"keyword": True} if spec.keyword else {})}
+                **({"keyword": True} if spec.keyword else {}), **({"source": spec.source} if spec.source else {})}
 
     return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,
             "tensors": report.build.tensors, "tensors_reason": report.build.tensors_reason,

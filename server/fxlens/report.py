@@ -137,6 +137,8 @@ class InputSpec:
     dtype: Optional[str] = None
     value: Optional[str] = None  # for non-tensor inputs
     keyword: bool = False  # passed by name (forward(..., mask=...)), not by position
+    # where a guessed input's shape comes from ("first used by Linear", "by its name `t`"); "" otherwise
+    source: str = ""
 
 
 @dataclass

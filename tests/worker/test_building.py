@@ -5,6 +5,7 @@ import asyncio
 import textwrap
 
 import pytest
+import torch
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
@@ -153,13 +154,18 @@ def test_unbuildable_class_gets_a_directive_hint_at_the_class_line(reports):
     assert "needs thing" in diagnostic.message and "# fxlens: Mystery(" in diagnostic.fix
 
 
-def test_without_inputs_the_fx_level_still_runs_and_asks_for_a_directive(reports):
+def test_a_forward_no_layer_consumes_gets_a_small_float_tensor_labelled(reports):
+    # (issue #22: such a forward had no inputs, and so no aten graph)
     opaque = reports["no_inputs"].find_class("Opaque")
     assert opaque.levels["fx"].ok
     assert [n.target for n in opaque.levels["fx"].nodes if n.op == "call_method"] == ["flip"]
-    assert not opaque.levels["aten"].ok
-    (hint,) = opaque.levels["fx"].diagnostics
-    assert hint.category == "inputs" and "# fxlens: Opaque(" in hint.fix
+    [spec] = opaque.build.inputs
+    assert spec.shape == ["B", 16] and spec.source == "no layer consumes it: a small float tensor"
+    namespace: dict = {}
+    exec(textwrap.dedent(SOURCES["no_inputs"]), namespace)
+    program = torch.export.export(namespace["Opaque"](), (torch.randn(2, 16),), strict=False)
+    assert opaque.levels["aten"].ok and [n.target for n in opaque.levels["aten"].nodes if n.op == "call_function"] == [
+        str(n.target) for n in program.graph.nodes if n.op == "call_function"]
 
 
 def test_a_size_known_only_at_run_time_is_shown_not_fatal(reports):

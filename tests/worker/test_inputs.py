@@ -24,7 +24,7 @@ from fxlens.worker.construction.build import BATCH, SEQUENCE
 from fxlens.worker.failures.classify import classify, whole_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from torch_nodes import defaults_left  # noqa: E402  (raw torch's side, shared with bench/reach.py)
+from torch_nodes import fx_concrete_args  # noqa: E402  (raw torch's side, shared with bench/reach.py)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "inputs"
 FILES = ["word_language_model", "gru_policy", "hf_style", "needs_values", "wide_gate"]
@@ -123,7 +123,7 @@ def assert_fx_matches_torch(report: ClassReport, file: str):
     tracer.record_stack_traces = True
     inputs = _inputs(report, device)
     # the parameters the inputs leave to a constant default are concrete, as HF's tracer does
-    gm = torch.fx.GraphModule(instance, tracer.trace(instance, concrete_args=defaults_left(instance, inputs, {}) or None))
+    gm = torch.fx.GraphModule(instance, tracer.trace(instance, concrete_args=fx_concrete_args(instance, inputs, {})))
     ShapeProp(gm).propagate(*inputs)
     result = report.levels["fx"]
     assert result.ok

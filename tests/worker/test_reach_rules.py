@@ -55,19 +55,17 @@ def test_defaults_stay_placeholders_as_symbolic_trace_makes_them(forwards, modul
     fx = forwards.find_class("Gated").levels["fx"]
     assert fx.ok and _rows(fx.nodes) == _torch_rows(raw)
     assert [n.name for n in fx.nodes if n.op == "placeholder"] == ["x", "scale", "bias"]
-    assert not [d for d in fx.diagnostics if d.category == "frozen-argument"]
+    assert not [d for d in fx.diagnostics if d.category == "frozen-argument"] and "frozen" not in fx.note
 
 
-def test_defaults_are_frozen_only_where_the_plain_trace_fails_and_the_class_says_so(forwards, module):
+def test_defaults_are_frozen_only_where_the_plain_trace_fails_and_the_level_says_so(forwards, module):
     with pytest.raises(torch.fx.proxy.TraceError):
         torch.fx.symbolic_trace(module.Switched())
     raw = torch.fx.symbolic_trace(module.Switched(), concrete_args={"use_gate": False}).graph
     fx = forwards.find_class("Switched").levels["fx"]
     assert fx.ok and _rows(fx.nodes) == _torch_rows(raw)
-    [note] = [d for d in fx.diagnostics if d.message.startswith("defaults frozen")]
-    assert note.message == "defaults frozen: use_gate=False" and note.severity == "information"
-    assert note.line == forwards.find_class("Switched").line
-    assert "concrete_args={'use_gate': False}" in note.fix and "TraceError" in note.explanation
+    assert fx.note.startswith("defaults frozen: use_gate=False (symbolic_trace fails with them traced as inputs: TraceError")
+    assert "concrete_args={'use_gate': False}" in fx.note
 
 
 def test_every_tensor_input_of_a_multi_input_forward_is_guessed_and_labelled(forwards, module):
@@ -104,3 +102,32 @@ def test_directives_see_the_files_namespace_plus_torch():
     assert error.category == "construction" and "unknown_factor" in error.message
     assert error.line == next(i for i, line in enumerate((FIXTURES / "aliased.py").read_text().splitlines(), 1)
                               if "unknown_factor" in line)
+
+
+def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so():
+    path = FIXTURES / "asks_for_gpu.py"
+    spec = importlib.util.spec_from_file_location("asks_for_gpu", path)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    if not torch.cuda.is_available():  # what the user meets on this machine without fxlens
+        with pytest.raises((AssertionError, RuntimeError)):
+            loaded.OnGpu()
+    report = _analyse(path)
+    lines = path.read_text().splitlines()
+    asked = sorted(d.line for d in report.diagnostics if d.category == "default-device")
+    if not torch.cuda.is_available():
+        # each line that asks; under `with torch.device("cuda"):`, the line inside that makes the tensors
+        expected = [i + 1 if "with torch.device" in line else i for i, line in enumerate(lines, 1) if "cuda" in line]
+        assert asked == expected
+    for name, kinds in (("OnGpu", ["placeholder", "call_method", "call_module", "get_attr", "call_function", "output"]),
+                        ("InGpuContext", ["placeholder", "call_module", "call_method", "output"])):
+        cls = report.find_class(name)
+        assert cls.levels["fx"].ok and cls.levels["aten"].ok, name
+        assert [n.op for n in cls.levels["fx"].nodes] == kinds
+    # a lazy module is materialised by the first run: torch gives the same graph after one call
+    lazy = loaded.Lazy()
+    lazy(torch.randn(2, 8))
+    raw = torch.export.export(lazy, (torch.randn(2, 8),), strict=False)
+    aten = report.find_class("Lazy").levels["aten"]
+    assert aten.ok and [str(n.target) for n in aten.nodes if n.op == "call_function"] == [
+        str(n.target) for n in raw.graph.nodes if n.op == "call_function"]

@@ -19,7 +19,7 @@ from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport, FileReport
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from torch_nodes import defaults_left, first_call_of  # noqa: E402  (raw torch's side, shared with bench/reach.py)
+from torch_nodes import first_call_of, fx_concrete_args  # noqa: E402  (raw torch's side, shared with bench/reach.py)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "building"
 # the sizes fxlens gives free dims in its examples (worker/construction/build.py), to read "B", "2*B" as numbers
@@ -117,8 +117,8 @@ def _shape(value: Any) -> Optional[list]:
 def fx_nodes(instance: torch.nn.Module, args: Optional[tuple], kwargs: dict, path: Path) -> list[tuple]:
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
-    # the parameters the call leaves to a constant default are concrete, as HF's tracer does
-    concrete = defaults_left(instance, args, kwargs) if args is not None else None
+    # symbolic_trace as it is; only where that fails, the defaults the call leaves frozen (as fxlens does)
+    concrete = fx_concrete_args(instance, args, kwargs) if args is not None else None
     graph = tracer.trace(instance, concrete_args=concrete or None)
     gm = torch.fx.GraphModule(tracer.root if hasattr(tracer, "root") else instance, graph)
     values = _Values(gm)

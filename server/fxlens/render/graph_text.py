@@ -93,6 +93,12 @@ def inputs_text(report: ClassReport) -> str:
     return f"built: {build.how}, inputs {build.inputs_source}: {args}{tensors}{detail}"
 
 
+def input_sources_text(report: ClassReport) -> str:
+    """Where each guessed input's shape comes from ("" when no input was guessed)."""
+    said = [f"{spec.name} — {spec.source}" for spec in report.build.inputs if spec.source]
+    return "inputs guessed: " + "; ".join(said) if said else ""
+
+
 def tensors_text(report: ClassReport) -> str:
     """Why the example did not run on meta tensors ("" when it did)."""
     reason = report.build.tensors_reason
@@ -105,7 +111,7 @@ def level_text(path: str, report: ClassReport, level: str) -> str:
     header = f"== {report.name} ({level}) — {inputs_text(report)}"
     if result is None:
         return header + "\n(level not run)"
-    parts = [header] + ([tensors_text(report)] if tensors_text(report) else [])
+    parts = [header] + [text for text in (input_sources_text(report), tensors_text(report)) if text]
     compact = cost_compact(report)
     if compact:
         parts.append(compact)

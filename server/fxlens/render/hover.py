@@ -6,7 +6,7 @@ from typing import Optional, Sequence
 
 from fxlens.render import cost
 from fxlens.render import nodes as q
-from fxlens.render.graph_text import inputs_text, shape_text, short_dtype, tensors_text, value_text
+from fxlens.render.graph_text import input_sources_text, inputs_text, shape_text, short_dtype, tensors_text, value_text
 from fxlens.render.ladder import rung
 from fxlens.render.lens import level_title, size_text
 from fxlens.report import COLUMN_LEVELS, LEVELS, OPCODES, ClassReport, FileReport, Member, Node
@@ -101,8 +101,9 @@ def _failures(out: Out, report: FileReport, line: int) -> bool:
 
 def _class(out: Out, cls: ClassReport) -> None:
     out.line(f"{out.bold(cls.name)} — {inputs_text(cls)}")
-    if tensors_text(cls):
-        out.line(tensors_text(cls))
+    for said in (input_sources_text(cls), tensors_text(cls)):
+        if said:
+            out.line(said)
     if cls.build.how == "guessed":
         out.line(f"{out.bold('Guessed')}: nothing in the file says what to pass to {out.code(cls.name + '(...)')}, so fxlens "
                  f"guessed {cls.build.detail}. Pin them (a code action on the class does it): "

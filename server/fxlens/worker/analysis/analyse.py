@@ -32,6 +32,7 @@ from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.load.fingerprint import CodeIndex, fingerprint, index_code
 from fxlens.worker.construction import reproduce
 from fxlens.worker.construction.classes import Building
+from fxlens.worker.load.package_init import stand_in_diagnostic
 from fxlens.worker.analysis.bounds import bound_diagnostic, bound_level
 from fxlens.worker.levels.table import TABLE, ClassContext, asked, split
 from fxlens.worker.load.skipped_names import explain_skipped
@@ -114,6 +115,7 @@ class Analysis(Building):
             self.report.diagnostics.append(bound_diagnostic(classify(error, self.path, self.lines, "load", None,
                                                                      whole_line(1, self.lines))))
             return self.report
+        self.report.diagnostics += [stand_in_diagnostic(s, loaded.tree, self.lines) for s in loaded.stand_ins]
         self.functions = qualnames_by_line(loaded.tree)
         self.skipped = loaded.skipped
         for skipped in loaded.skipped:
@@ -251,7 +253,8 @@ class Analysis(Building):
         report.built_by = example.parent
         report.directive_line = source.directive_line
         if example.inputs is not None:
-            report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims, example.kwargs)
+            report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims, example.kwargs,
+                                                       example.reasons)
             if example.dims:
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)

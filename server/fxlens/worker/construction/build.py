@@ -35,6 +35,8 @@ class Example:
     # are free (marked dynamic), or None
     dims: Optional[list] = None
     problems: list = field(default_factory=list)
+    # per input of `flat()`: where its guess comes from (inference's labels; [] for a directive's inputs)
+    reasons: list = field(default_factory=list)
     # the class whose instance this is, when traced as the child a parent built
     parent: Optional[str] = None
     # the fx GraphModule already traced while inferring inputs (the fx level reuses it)
@@ -57,6 +59,12 @@ class Example:
 def on_device(device: str, make: Callable[[], Any]) -> Any:
     with torch.device(device):
         return make()
+
+
+def directive_namespace(module: types.ModuleType) -> dict:
+    """What a directive sees: the file's namespace plus `torch` (the file's own names win), so that
+    `# fxlens: M()(torch.randn(2, 3))` works in a file that imports torch as `th`."""
+    return {"torch": torch, **module.__dict__}
 
 
 def evaluate(node: ast.expr, namespace: dict, path: str) -> Any:
@@ -226,7 +234,7 @@ def from_directive(source: ClassSource, cls: type, module: types.ModuleType, dev
     CannotBuild when it builds anything but the class it sits above."""
     path = source_path(module)
     ctor, input_exprs, keywords = split_directive(source.directive or "", path, source.directive_line, column)
-    namespace = module.__dict__
+    namespace = directive_namespace(module)
     try:
         instance = on_device(device, lambda: evaluate(ctor, namespace, path))
     except Exception as error:
@@ -263,10 +271,18 @@ def _positional_names(instance: nn.Module, count: int) -> list[str]:
     return names + [f"arg{i}" for i in range(len(names), count)]
 
 
-def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: Optional[dict] = None
-                ) -> list[InputSpec]:
-    """One spec per input, positional first, then the keywords (named as passed, `keyword` set)."""
+def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: Optional[dict] = None,
+                reasons: Optional[list] = None) -> list[InputSpec]:
+    """One spec per input, positional first, then the keywords (named as passed, `keyword` set), each
+    with where its guess came from when `reasons` says."""
     kwargs = kwargs or {}
+    specs = _specs(instance, inputs, dims, kwargs)
+    for spec, reason in zip(specs, reasons or []):
+        spec.source = reason or ""
+    return specs
+
+
+def _specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: dict) -> list[InputSpec]:
     names = _positional_names(instance, len(inputs))[:len(inputs)] + list(kwargs)
     specs = []
     for index, (name, value) in enumerate(zip(names, (*inputs, *kwargs.values()))):

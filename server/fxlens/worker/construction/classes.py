@@ -108,6 +108,7 @@ class Building:
         if inferred.inputs is not None:
             example.inputs, example.dims = inferred.inputs, inferred.dims
             example.kwargs = {**(example.kwargs or {}), **inferred.kwargs}
+            example.reasons = inferred.reasons
             example.build.inputs_source = "inferred"
             example.build.tensors, example.build.tensors_reason = inferred.tensors, inferred.reason
         elif inferred.error is not None:

@@ -9,7 +9,10 @@ what a trace makes would depend on the machine fxlens runs on.
 
 So while fxlens runs a file, `torch.set_default_device` records what was asked and where, and changes
 nothing: tensors the code makes without `device=` are CPU ones, as on a machine without an accelerator.
-Each line that asks gets one information diagnostic saying so.
+Code that asks for an accelerator this machine lacks in so many words (`device="cuda"`, `.cuda()`,
+`.to("cuda")`, `with torch.device("cuda")`) gets the meta device instead, for what construction and
+forward create: the graph's operators are the same. Each line that asks gets one information
+diagnostic saying so.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from fxlens.report import Diagnostic
 
@@ -32,6 +36,8 @@ class Asked:
 
     path: str
     by_line: dict[int, str] = field(default_factory=dict)
+    # lines that asked for an accelerator this machine lacks, for a tensor or a module (not the default)
+    redirected: dict[int, str] = field(default_factory=dict)
 
     def record(self, device: Any) -> None:
         if device is None:
@@ -42,11 +48,58 @@ class Asked:
         self.by_line.setdefault(_calling_line(self.path), str(chosen))
 
     def diagnostics(self, lines: list[str]) -> list[Diagnostic]:
-        return [_diagnostic(line, device, lines) for line, device in sorted(self.by_line.items())]
+        return ([_diagnostic(line, device, lines) for line, device in sorted(self.by_line.items())]
+                # (a request with no line of the file on the stack is fxlens's own re-run of the code)
+                + [_redirect_diagnostic(line, device, lines) for line, device in sorted(self.redirected.items())
+                   if line and line not in self.by_line])
 
 
-def _calling_line(path: str) -> int:
-    frame = sys._getframe(2)
+def _lacked(device: Any) -> bool:
+    """Whether `device` names an accelerator this machine does not have (an invalid one: False, so
+    that torch raises its own error)."""
+    if isinstance(device, torch.device):
+        return not available(device.type)
+    if not isinstance(device, str):  # None, an index, a traced value: nothing to redirect
+        return False
+    try:
+        chosen = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        return False
+    return not available(chosen.type)
+
+
+class _LackedToMeta(TorchFunctionMode):
+    """Tensors asked for on a missing accelerator are made on meta; moving to one stays where it is."""
+
+    def __init__(self, asked: Asked) -> None:
+        super().__init__()
+        self.asked = asked
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = getattr(func, "__name__", "")
+        if name == "cuda" and args and isinstance(args[0], torch.Tensor):
+            self._record("cuda")
+            return args[0]
+        if name == "to" and args and isinstance(args[0], torch.Tensor):
+            moved = [a for a in args[1:] if _lacked(a)] + ([kwargs["device"]] if _lacked(kwargs.get("device")) else [])
+            if moved:
+                self._record(moved[0])
+                args = (args[0], *[a for a in args[1:] if not _lacked(a)])
+                kwargs.pop("device", None)
+                if len(args) == 1 and not kwargs:
+                    return args[0]
+        elif _lacked(kwargs.get("device")):
+            self._record(kwargs["device"])
+            kwargs["device"] = "meta"
+        return func(*args, **kwargs)
+
+    def _record(self, device: Any) -> None:
+        self.asked.redirected.setdefault(_calling_line(self.asked.path, 3), str(torch.device(device)))
+
+
+def _calling_line(path: str, depth: int = 2) -> int:
+    frame = sys._getframe(depth)
     while frame is not None:
         if frame.f_code.co_filename == path:
             return frame.f_lineno
@@ -83,6 +136,19 @@ def _diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic:
             "with torch itself.")
 
 
+def _redirect_diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic:
+    where = line if 1 <= line <= len(lines) else 1
+    text = lines[where - 1] if lines else ""
+    start = len(text) - len(text.lstrip())
+    return Diagnostic(
+        where, len(text[:start].encode()), where, len(text.encode()), "information", CATEGORY,
+        f"this line asks for `{device}`, which this machine does not have: fxlens made those tensors on the meta device",
+        explanation="Without the accelerator, `device=\"cuda\"`, `.cuda()`, `.to(\"cuda\")` and "
+                    "`with torch.device(\"cuda\")` fail in torch itself; the graph's operators are the same on "
+                    "every device, so fxlens builds and runs them on meta (no weights are allocated).",
+        fix="Nothing to fix for fxlens. On a machine with the accelerator the same code runs there.")
+
+
 @contextmanager
 def intercepted(path: str) -> Iterator[Asked]:
     """While inside, `torch.set_default_device` only records what the code asks (see the module's docstring)."""
@@ -90,6 +156,7 @@ def intercepted(path: str) -> Iterator[Asked]:
     original = torch.set_default_device
     torch.set_default_device = asked.record
     try:
-        yield asked
+        with _LackedToMeta(asked):
+            yield asked
     finally:
         torch.set_default_device = original

@@ -5,7 +5,7 @@ table, masks of ones): fxlens runs it on meta, fake or CPU tensors (see levels/d
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Union
 
 import torch
@@ -24,6 +24,8 @@ class Guess:
     dims: dict[int, str] = field(default_factory=dict)
     fill: str = "normal"  # "normal" | "ids" (in [0, high)) | "ones" | "zeros" | "positions" (0..n-1 on the last dim)
     high: int = 1
+    # where the guess comes from, as the user reads it ("first used by Linear"); not part of its identity
+    why: str = field(default="", compare=False)
 
     def tensor(self) -> torch.Tensor:
         count = 1
@@ -49,6 +51,30 @@ def make(value: Input) -> Any:
 
 def dims_of(value: Input) -> Any:
     return [item.dims for item in value] if isinstance(value, tuple) else value.dims
+
+
+def why_of(value: Input) -> str:
+    return (value[0].why if value else "") if isinstance(value, tuple) else value.why
+
+
+def labelled(values: list[Input], why: str) -> list[Input]:
+    """The guesses, each saying `why` unless it already says where it comes from."""
+    def one(value: Input) -> Input:
+        if isinstance(value, tuple):
+            return tuple(one(item) for item in value)
+        return value if value.why else replace(value, why=why)
+    return [one(value) for value in values]
+
+
+def unconsumed(sibling: list[Input], param: str, first_param: str) -> list[Input]:
+    """A parameter nothing in forward feeds to a layer (it is only measured, reduced, added or passed
+    on): shaped like the first parameter's guesses (inputs that meet usually broadcast), then a small
+    float tensor."""
+    alike = [] if param == first_param else labelled(
+        [replace(v, why="") if isinstance(v, Guess) else v for v in sibling if isinstance(v, Guess)],
+        f"no layer consumes it: shaped like `{first_param}`")
+    small = "no layer consumes it: a small float tensor"
+    return alike + [Guess((BATCH, 16), dims={0: "B"}, why=small), Guess((BATCH, SEQUENCE, 16), dims={0: "B", 1: "T"}, why=small)]
 
 
 @dataclass

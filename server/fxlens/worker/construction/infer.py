@@ -26,6 +26,8 @@ class Inferred:
     reason: str = ""
     # keyword-only parameters of forward (`forward(self, x, *, mask)`) get their inputs by name
     kwargs: dict = field(default_factory=dict)
+    # per input, positional then keyword: where its guess comes from ("first used by Linear")
+    reasons: list = field(default_factory=list)
 
 
 def _parameters(instance: nn.Module, required: bool = False) -> list[str]:
@@ -68,9 +70,15 @@ def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callabl
 
 def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: str) -> list[guess_inputs.Input]:
     consumer = guess_inputs.first_consumer(graph, instance, param)
+    named = guess_inputs.labelled(guess_inputs.by_name(param, instance, consumer), f"by its name `{param}`")
+    if named:
+        return named
     if consumer is None and index == 0:  # the trace stopped before the input reached a layer
-        return guess_inputs.by_name(param, instance, None) or guess_inputs.every_kind_of_leaf(instance)
-    return guess_inputs.by_name(param, instance, consumer) or guess_inputs.by_layer(instance, consumer)
+        return guess_inputs.labelled(guess_inputs.every_kind_of_leaf(instance),
+                                     "the trace stopped before it reached a layer: the first layers' shapes")
+    if consumer is None:
+        return []
+    return guess_inputs.labelled(guess_inputs.by_layer(instance, consumer), f"first used by {type(consumer.layer).__name__}")
 
 
 def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "meta",
@@ -87,12 +95,10 @@ def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "m
         params = _parameters(instance)[:1]
         if not params:
             return Inferred((), [])
-    per_param = []
+    per_param: list[list[guess_inputs.Input]] = []
     for index, param in enumerate(params):
         options = _options(instance, graph, index, param)
-        if not options:
-            return Inferred()
-        per_param.append(options)
+        per_param.append(options or guess_inputs.unconsumed(per_param[0] if per_param else [], param, params[0]))
     by_name = _keyword_only(instance)
     positional = len(params) - len([p for p in params if p in by_name])
     last_error: Optional[BaseException] = None
@@ -103,6 +109,7 @@ def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "m
         made = [guess_inputs.make(value) for value in chosen]
         inputs = (tuple(made[:positional]), dict(zip(params[positional:], made[positional:])))
         dims = [guess_inputs.dims_of(value) for value in chosen]
+        reasons = [guess_inputs.why_of(value) for value in chosen]
         try:
             ran = devices.run(_call, instance, inputs, start, rebuild)
         except devices.MetaDeviceLimit as limit:
@@ -111,13 +118,13 @@ def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "m
             args, kwargs = devices.convert(inputs, "meta")
             unconfirmed = unconfirmed or Inferred(args, dims, None, start,
                                                   f"{limit.summary}: these inputs are fxlens's guess, "
-                                                  "unconfirmed by a whole run", kwargs)
+                                                  "unconfirmed by a whole run", kwargs, reasons)
             continue
         except Exception as error:  # the user's forward rejecting this guess is expected
             last_error = error
             continue
         args, kwargs = inputs if ran.tensors == "cpu" else devices.convert(inputs, "meta")
-        return Inferred(args, dims, None, ran.tensors, ran.reason, kwargs)
+        return Inferred(args, dims, None, ran.tensors, ran.reason, kwargs, reasons)
     return unconfirmed or Inferred(error=last_error)
 
 

@@ -14,7 +14,7 @@ import torch.fx as fx
 from fxlens.report import Diagnostic, LevelResult, Node, Span
 from fxlens.worker.levels import devices
 from fxlens.worker.levels import instance_state
-from fxlens.worker.failures.classify import classify
+from fxlens.worker.failures.classify import classify, message_text
 from fxlens.worker.levels.limitations import limitation_diagnostics
 from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow
 
@@ -128,14 +128,38 @@ def _trace_with(tracer: SourceMappingTracer, module: torch.nn.Module, concrete: 
         snapshot.restore()
 
 
-def _graph_for(example: Any, path: str) -> fx.GraphModule:
-    """The example's graph: the one traced for input guessing, unless the inputs leave constant defaults
-    to specialise on (then traced again with them concrete)."""
+def _graph_for(example: Any, path: str) -> tuple[fx.GraphModule, Optional[BaseException]]:
+    """The example's graph as `symbolic_trace(module)` makes it: every parameter a placeholder, those
+    with defaults too. Only when that fails and the call leaves parameters to constant defaults is the
+    module traced again with them frozen (`concrete_args`, as HuggingFace's tracer does): then the plain
+    trace's error comes along, for the note that says so."""
+    if example.graph is not None and example.graph.meta.get("fxlens_concrete") == {}:
+        return example.graph, None
+    try:
+        return trace(example.instance, path, {}), None
+    except Exception as error:  # noqa: BLE001  raised below unless freezing the defaults lets it through
+        plain = error
     concrete = (unpassed_constants(example.instance, example.inputs, example.kwargs)
                 if example.inputs is not None else {})
-    if example.graph is not None and example.graph.meta.get("fxlens_concrete") == concrete:
-        return example.graph
-    return trace(example.instance, path, concrete)
+    frozen = None
+    if concrete:
+        try:
+            frozen = trace(example.instance, path, concrete)
+        except Exception:  # noqa: BLE001  torch's own failure (the plain trace's) is the one to report
+            frozen = None
+    if frozen is None:
+        raise plain
+    return frozen, plain
+
+
+def _defaults_frozen(gm: fx.GraphModule, plain: BaseException) -> str:
+    """The level's note when the defaults had to be frozen: which, why, and the call that gives this graph."""
+    frozen = gm.meta["fxlens_concrete"]
+    said = ", ".join(f"{name}={value!r}" for name, value in frozen.items())
+    args = ", ".join(f"{name!r}: {value!r}" for name, value in frozen.items())
+    return (f"defaults frozen: {said} (symbolic_trace fails with them traced as inputs: "
+            f"{message_text(plain)[:200]}); this is the graph of "
+            f"`torch.fx.symbolic_trace(m, concrete_args={{{args}}})`")
 
 
 class ValueRecorder(fx.Interpreter):
@@ -274,7 +298,7 @@ def _propagate(gm: torch.nn.Module, inputs: tuple) -> dict[str, Any]:
 def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelResult:
     started = time.perf_counter()
     try:
-        gm = _graph_for(example, path)
+        gm, plain_failure = _graph_for(example, path)
     except Exception as error:
         diagnostic = classify(error, path, lines, "trace", "fx", class_span)
         return LevelResult("fx", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
@@ -291,6 +315,9 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
     for node in nodes:
         _narrow_get_attr(node, lines)
     diagnostics += limitation_diagnostics(gm, nodes, lines, class_span.line, type(example.instance).__name__)
-    note = "" if _HAS_POSITIONS else "whole lines only: column spans need Python >= 3.11"
+    notes = [] if _HAS_POSITIONS else ["whole lines only: column spans need Python >= 3.11"]
+    if plain_failure is not None:
+        notes.insert(0, _defaults_frozen(gm, plain_failure))
+    note = "; ".join(notes)
     return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started, note,
                        scopes=gm.meta.get("fxlens_scopes", {}))
