@@ -123,3 +123,24 @@ def test_only_graph_breaks_of_two_classes_keep_torch_s_words():
 def test_words():
     assert [words([]), words(["fx"]), words(["fx", "aten"]), words(["fx", "aten", "backward"])] == \
         ["", "fx", "fx and aten", "fx, aten and backward"]
+
+
+def test_the_lsp_diagnostic_carries_each_level_in_related_information_or_in_its_message():
+    from fxlens.lsp.diagnostics import lsp_diagnostic
+    from fxlens.lsp.positions import Coords
+    text = "\n".join(["x = 1"] * 12 + ["        if y.mean() > 0:", ""])
+    (cause,) = merge(_all_levels())
+    d = lsp_diagnostic(cause, Coords(text), "file:///m.py")
+    assert d.message == cause.diagnostic.message + f"\nfix: {FIX}"
+    assert [info.message.split(": ")[0] for info in d.related_information] == \
+        ["fx", "dynamo", "aten", "core-aten", "backward"]
+    assert {info.location.uri for info in d.related_information} == {"file:///m.py"}
+    assert all(info.location.range == d.range for info in d.related_information)
+    assert (d.range.start.line, d.range.start.character, d.code) == (12, 11, "data-dependent-control-flow")
+    assert d.source == "fxlens (Branchy · fx, dynamo, aten, core-aten, backward)"
+    bare = lsp_diagnostic(cause, Coords(text), "file:///m.py", related=False)  # a client without relatedInformation
+    assert bare.related_information is None
+    assert bare.message.split("\n")[1:6] == [related_text(p) for p in cause.parts]
+    (alone,) = merge([_fx()])
+    single = lsp_diagnostic(alone, Coords(text), "file:///m.py")
+    assert single.related_information is None and single.source == "fxlens (Branchy · fx)"
