@@ -77,7 +77,7 @@ class Cause:
         """`Gate, fx` for one level's diagnostic; `Gate: fx, aten, dynamo` for a merged one; "" for none."""
         classes, levels = ", ".join(self.classes), ", ".join(self.levels)
         if not self.merged:
-            return ", ".join(filter(None, [classes, levels])) if classes and levels else ""
+            return f"{classes}, {levels}" if classes and levels else ""
         return f"{classes}: {levels}" if classes and levels else classes or levels
 
 
@@ -168,8 +168,7 @@ def _one(parts: list[Diagnostic]) -> Cause:
 
 def merge(diagnostics: Iterable[Diagnostic]) -> list[Cause]:
     """The causes among `diagnostics`: those sharing a span and a cause merged into one, in the order
-    their first diagnostic came. Exact copies (one class traced alone and inside its parent, a level
-    computed again on demand) are kept once."""
+    their first diagnostic came; an exact copy (the same level's diagnostic held twice) is kept once."""
     groups: dict[tuple, list[Diagnostic]] = {}
     for d in diagnostics:
         parts = groups.setdefault((d.line, d.col, d.end_line, d.end_col, cause_of(d)), [])
