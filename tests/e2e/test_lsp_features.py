@@ -104,8 +104,10 @@ async def test_diagnostics_appear_and_clear(client: LanguageClient, tmp_path):
     doc = open_doc(client, "untraceable.py", tmp_path)
     await doc.traced()
     errors = [d for d in doc.diagnostics() if d.severity == types.DiagnosticSeverity.Error]
-    assert {d.range.start.line for d in errors} == {12}
-    assert any("control flow" in d.message for d in errors)
+    # fx and aten fail at this `if` for one reason: one diagnostic, fx's own text in its related information
+    assert [d.range.start.line for d in errors] == [12]
+    assert errors[0].message.startswith("fx and aten cannot trace this data-dependent branch")
+    assert any("control flow" in info.message for info in errors[0].related_information)
     titles = [lens.command.title for lens in await doc.lenses()]
     assert "fx: untraceable — line 13" in titles
     fixed = doc.text.replace("        if y.sum() > 0:\n            return y\n        return -y",
@@ -124,7 +126,8 @@ async def test_hover_on_the_failing_line_shows_the_failure_and_its_fix(client: L
     await doc.traced()
     text = await doc.hover(doc.at(13, "y.sum()"))  # no level made a node here: both fail at this `if`
     assert text is not None
-    assert "**fx: fails here** in Gate · `data-dependent-control-flow`" in text
+    assert "**fx and aten cannot trace this data-dependent branch** in Gate · `data-dependent-control-flow`" in text
+    assert "**fx:**" in text and "**aten:** the branch depends on a value computed from the input" in text
     assert "symbolically traced variables cannot be used as inputs to control flow" in text
     assert "fix: Compute both sides and select with `torch.where(cond, a, b)`" in text
 

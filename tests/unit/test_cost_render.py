@@ -80,3 +80,19 @@ def test_schemas_and_flops_survive_the_trip_to_the_server():
 
 def test_flops_are_written_with_decimal_prefixes():
     assert [flops_text(n) for n in (48, 1_234_567, 2.5e9, 7e12)] == ["48 FLOP", "1.2 MFLOP", "2.5 GFLOP", "7.0 TFLOP"]
+
+
+def test_saved_for_backward_speaks_the_editor_s_words_and_reads_a_backward_level_computed_later():
+    from fxlens.render.cost import class_cost_lines
+    from fxlens.report import Cost
+    cls = ClassReport("Net", 5, 12, cost=Cost(parameters=16, trainable=16, forward_flops=96, backward_flops=192))
+    (editor,) = [t for t in class_cost_lines(cls) if t.startswith("saved for backward")]
+    assert "`fxlens.levels` setting" in editor and "--level" not in editor
+    (cli,) = [t for t in class_cost_lines(cls, "cli") if t.startswith("saved for backward")]
+    assert cli.endswith("(add `--level backward`)")
+    # the backward level came on demand (a hover), after the cost was counted: what it saves is shown
+    saved = Node("relu", "call_function", "aten.relu.default", 1, saved=True, bytes=24)
+    cls.levels["backward"] = LevelResult("backward", True, [saved, Node("mm", "call_function", "aten.mm.default", 0)])
+    lines = class_cost_lines(cls)
+    assert "saves 24 B for backward (1 value, torch.compile's min-cut partition) at the example size" in lines[2]
+    assert not any(t.startswith("saved for backward") for t in lines)

@@ -9,8 +9,9 @@ import os
 import subprocess
 from pathlib import Path
 
+from fxlens.ci.findings import findings
+from fxlens.ci.formats import json_document
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
-from fxlens.report import to_json
 from test_cli import fxlens
 
 BLOCK = '''import torch
@@ -77,7 +78,8 @@ async def _each_alone(root: Path, files: list[str]) -> list[dict]:
         for name in files:
             path = root / name
             report = await client.analyse(str(path), path.read_text(), TraceOptions(levels=("fx",)), roots=[str(root)])
-            found += [{"path": name, **to_json(d)} for d in sorted(report.all_diagnostics(), key=lambda d: (d.line, d.col))]
+            # (one finding per cause, as `fxlens check` gives them: render/causes.py)
+            found += json_document(findings(name, report.all_diagnostics(), path.read_text().split("\n")), {})["diagnostics"]
         return found
     finally:
         await client.stop()

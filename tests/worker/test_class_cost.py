@@ -119,7 +119,10 @@ def test_a_gpt_at_its_inferred_sizes_costs_what_flop_counter_mode_counts():
     assert cls.cost.parameters == sum(p.numel() for p in instance.parameters())
     assert cls.cost.saved_bytes is None  # the backward level was not asked for
     text = hover_text(report, cls.line, 6, markdown=False)
-    assert "at the example size (B=2, T=8)" in text and "add the `backward` level" in text
+    assert "at the example size (B=2, T=8)" in text
+    # the editor's words (a setting), not the CLI's flag
+    assert "saved for backward: the `backward` level is not traced yet (hover again once it is computed, or add " \
+           "`backward` to the `fxlens.levels` setting)" in text and "--level" not in text
 
 
 def test_cli_json_and_header_carry_the_cost():

@@ -10,7 +10,7 @@ import sys
 from typing import Callable, Optional, TextIO
 
 from fxlens.ci.cache import CheckCache, cache_key, default_cache_dir, fxlens_code, torch_version
-from fxlens.ci.findings import Finding, finding
+from fxlens.ci.findings import Finding, findings as file_findings
 from fxlens.ci.formats import FORMATS, render
 from fxlens.ci.parallel import default_jobs, trace_all
 from fxlens.ci.tree import files_to_check
@@ -97,9 +97,7 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     reports.update(traced)
     findings: list[Finding] = []
     for path in files:
-        report, lines = reports[path], texts[path].split("\n")
-        for d in sorted(report.all_diagnostics(), key=lambda d: (d.line, d.col)):
-            findings.append(finding(os.path.relpath(path), d, lines))
+        findings += file_findings(os.path.relpath(path), reports[path].all_diagnostics(), texts[path].split("\n"))
     errors = sum(f.diagnostic.severity == "error" for f in findings)
     summary = {"files": len(files), "traced": len(traced), "cached": len(files) - len(traced), "errors": errors,
                "warnings": sum(f.diagnostic.severity == "warning" for f in findings), "jobs": args.jobs}

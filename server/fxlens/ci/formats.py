@@ -6,6 +6,7 @@ import json
 
 from fxlens.ci.findings import Finding
 from fxlens.ci.sarif import sarif_log
+from fxlens.render.causes import plain, related_text
 from fxlens.render.graph_text import diagnostic_line
 from fxlens.report import to_json
 
@@ -14,12 +15,20 @@ FORMATS = ("text", "json", "github", "sarif")
 _GITHUB_COMMANDS = {"error": "error", "warning": "warning", "information": "notice"}
 
 
+def _level_texts(f: Finding) -> list[str]:
+    """A merged finding's levels, each with its own text (`aten: ...`); none for a single diagnostic."""
+    cause = f.whole
+    return [related_text(part, len(cause.classes)) for part in cause.parts] if cause.merged else []
+
+
 def text_lines(findings: list[Finding]) -> list[str]:
+    """One line per finding, `path:line:col: severity: message [category] (Class, level)`; a merged
+    finding's levels follow, indented, so every line that starts with the path is one finding."""
     lines = []
     for f in findings:
-        d = f.diagnostic
-        where = f" ({d.class_name}, {d.level})" if d.class_name and d.level else ""
-        lines.append(diagnostic_line(f.path, d) + where)
+        where = f.whole.where()
+        lines.append(diagnostic_line(f.path, f.diagnostic) + (f" ({where})" if where else ""))
+        lines += [f"    {text}" for text in _level_texts(f)]
     return lines
 
 
@@ -39,8 +48,9 @@ def github_lines(findings: list[Finding]) -> list[str]:
         command = _GITHUB_COMMANDS.get(d.severity)
         if command is None:
             continue
-        title = f"fxlens {d.category}" + (f" ({d.class_name}, {d.level})" if d.class_name and d.level else "")
-        message = d.message + (f"\nfix: {d.fix}" if d.fix else "")
+        where = f.whole.where()
+        title = f"fxlens {d.category}" + (f" ({where})" if where else "")
+        message = "\n".join([d.message, *_level_texts(f)]) + (f"\nfix: {d.fix}" if d.fix else "")
         properties = {"file": f.path, "line": d.line, "col": f.column, "endLine": f.end_line,
                       "endColumn": f.end_column, "title": title}
         joined = ",".join(f"{k}={_escape_property(str(v))}" for k, v in properties.items())
@@ -48,8 +58,17 @@ def github_lines(findings: list[Finding]) -> list[str]:
     return lines
 
 
+def _json(f: Finding) -> dict:
+    """The report's fields (`level`: the first level of the ladder it holds for), then `levels` and, for a
+    merged finding, each level's own diagnostic in `related` (with `plain`: torch's guard message in plain
+    words, or null)."""
+    cause = f.whole
+    related = [{**to_json(part), "plain": plain(part)} for part in cause.parts] if cause.merged else []
+    return {"path": f.path, **to_json(f.diagnostic), "levels": list(cause.levels), "related": related}
+
+
 def json_document(findings: list[Finding], summary: dict) -> dict:
-    return {"diagnostics": [{"path": f.path, **to_json(f.diagnostic)} for f in findings], "summary": summary}
+    return {"diagnostics": [_json(f) for f in findings], "summary": summary}
 
 
 def render(kind: str, findings: list[Finding], summary: dict) -> str:

@@ -1,9 +1,11 @@
 """SARIF 2.1.0 for code scanning: one rule per diagnostic category (its help is the explanation and
-fix fxlens gives for it), one result per diagnostic with its region, columns in characters."""
+fix fxlens gives for it), one result per cause with its region, columns in characters; the levels a
+merged cause holds for are its relatedLocations (the same region, each level's own text)."""
 from __future__ import annotations
 
 from fxlens import __version__
 from fxlens.ci.findings import Finding
+from fxlens.render.causes import related_text
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
@@ -21,16 +23,24 @@ def _rule(category: str, example: Finding) -> dict:
             "defaultConfiguration": {"level": LEVELS.get(d.severity, "note")}}
 
 
+def _location(f: Finding) -> dict:
+    return {"physicalLocation": {
+        "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": f.diagnostic.line, "startColumn": f.column,
+                   "endLine": f.end_line, "endColumn": f.end_column}}}
+
+
 def _result(f: Finding, rule_index: int) -> dict:
-    d = f.diagnostic
+    d, cause = f.diagnostic, f.whole
     text = d.message + (f"\nFix: {d.fix}" if d.fix else "")
     result = {"ruleId": d.category, "ruleIndex": rule_index, "level": LEVELS.get(d.severity, "note"),
-              "message": {"text": text},
-              "locations": [{"physicalLocation": {
-                  "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
-                  "region": {"startLine": d.line, "startColumn": f.column,
-                             "endLine": f.end_line, "endColumn": f.end_column}}}]}
-    properties = {k: v for k, v in (("class", d.class_name), ("level", d.level), ("gb_id", d.gb_id)) if v}
+              "message": {"text": text}, "locations": [_location(f)]}
+    if cause.merged:
+        result["relatedLocations"] = [{**_location(f), "id": index, "message": {"text": related_text(part, len(cause.classes))}}
+                                      for index, part in enumerate(cause.parts)]
+    properties = {k: v for k, v in (("class", ", ".join(cause.classes)), ("level", d.level), ("gb_id", d.gb_id)) if v}
+    if cause.merged:
+        properties["levels"] = list(cause.levels)
     if properties:
         result["properties"] = properties
     return result

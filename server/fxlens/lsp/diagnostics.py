@@ -10,6 +10,7 @@ from fxlens.engine.documents import Document
 from fxlens.engine.notebook import Notebook
 from fxlens.lsp.cells import CellCoords
 from fxlens.lsp.positions import Coords
+from fxlens.render.causes import Cause, merge, related_text
 from fxlens.report import Diagnostic
 
 if TYPE_CHECKING:
@@ -19,12 +20,24 @@ SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.Diagnostic
             "information": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
 
 
-def lsp_diagnostic(d: Diagnostic, coords: Union[Coords, CellCoords]) -> types.Diagnostic:
-    where = " · ".join(filter(None, [d.class_name, d.level]))
-    message = d.message + (f"\nfix: {d.fix}" if d.fix else "")
-    return types.Diagnostic(range=coords.lsp_range(d.line, d.col, d.end_line, d.end_col), message=message,
+def lsp_diagnostic(cause: Cause, coords: Union[Coords, CellCoords], uri: str, related: bool = True) -> types.Diagnostic:
+    """One cause as one LSP diagnostic: each level's own text in relatedInformation (same file and
+    span), or in the message's lines for a client that does not show related information."""
+    d = cause.diagnostic
+    span = coords.lsp_range(d.line, d.col, d.end_line, d.end_col)
+    texts = [related_text(part, len(cause.classes)) for part in cause.parts] if cause.merged else []
+    message = "\n".join([d.message, *([] if related else texts)]) + (f"\nfix: {d.fix}" if d.fix else "")
+    where = " · ".join(filter(None, [", ".join(cause.classes), ", ".join(cause.levels)]))
+    return types.Diagnostic(range=span, message=message,
                             severity=SEVERITY.get(d.severity, types.DiagnosticSeverity.Information),
-                            code=d.category, source=f"fxlens ({where})" if where else "fxlens")
+                            code=d.category, source=f"fxlens ({where})" if where else "fxlens",
+                            related_information=[types.DiagnosticRelatedInformation(
+                                location=types.Location(uri=uri, range=span), message=text)
+                                for text in texts] if related and texts else None)
+
+
+def _related(ls: "FxlensServer") -> bool:
+    return bool(ls.capability("text_document", "publish_diagnostics", "related_information"))
 
 
 def publish(ls: "FxlensServer", doc: Document) -> None:
@@ -34,8 +47,9 @@ def publish(ls: "FxlensServer", doc: Document) -> None:
     if book is not None:
         _publish_cells(ls, book, view.report.all_diagnostics())
         return
-    coords = ls.coords(doc)
-    items = [lsp_diagnostic(d, coords) for d in [*view.report.all_diagnostics(), *ls.pass_runs.diagnostics(doc.path)]]
+    coords, related = ls.coords(doc), _related(ls)
+    causes = merge([*view.report.all_diagnostics(), *ls.pass_runs.diagnostics(doc.path)])
+    items = [lsp_diagnostic(cause, coords, doc.uri, related) for cause in causes]
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=items,
                                                                         version=view.version))
 
@@ -44,11 +58,13 @@ def _publish_cells(ls: "FxlensServer", book: Notebook, items: list[Diagnostic]) 
     """A notebook's diagnostics, each to the cell that holds its line; a cell that left the notebook
     is cleared."""
     per_cell: dict[str, list[types.Diagnostic]] = {cell.uri: [] for cell in book.module.cells}
-    for d in items:
-        cell = book.module.nearest_cell(d.line)
+    related = _related(ls)
+    for cause in merge(items):
+        cell = book.module.nearest_cell(cause.diagnostic.line)
         if cell is not None:
             coords = CellCoords(cell, ls.workspace.position_encoding, book.module)
-            per_cell[cell.uri].append(lsp_diagnostic(coords.local_diagnostic(d), coords))
+            local = Cause(coords.local_diagnostic(cause.diagnostic), tuple(map(coords.local_diagnostic, cause.parts)))
+            per_cell[cell.uri].append(lsp_diagnostic(local, coords, cell.uri, related))
     for uri in sorted(book.published - per_cell.keys()):
         clear(ls, uri)
     book.published = set(per_cell)

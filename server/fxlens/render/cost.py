@@ -93,9 +93,27 @@ def _parameters(cost: Cost) -> str:
     return count_text(cost.parameters) + (f" ({count_text(frozen)} frozen)" if frozen else "")
 
 
-def class_cost_lines(cls: ClassReport) -> list[str]:
+# how a reader gets a level traced, in the words of where they read it: the editor's setting (a hover on
+# the class computes the deeper levels anyway), the CLI's flag
+ADD_LEVEL = {"editor": "hover again once it is computed, or add `{level}` to the `fxlens.levels` setting",
+             "cli": "add `--level {level}`"}
+
+
+def _saved(cls: ClassReport) -> Optional[tuple[int, int]]:
+    """(bytes, values) the forward saves for backward: the cost's, or the backward level's when it came
+    later (computed on demand for a hover) than the cost."""
+    cost, held = cls.cost, cls.levels.get("backward")
+    if cost is not None and cost.saved_bytes is not None:
+        return cost.saved_bytes, cost.saved_values or 0
+    if held is not None and held.ok:
+        saved = [n for n in held.nodes if n.saved]
+        return sum(n.bytes or 0 for n in saved), len(saved)
+    return None
+
+
+def class_cost_lines(cls: ClassReport, surface: str = "editor") -> list[str]:
     """The class hover's cost: parameters, forward and backward FLOPs, what the forward saves for backward,
-    all at the example size."""
+    all at the example size. `surface`: "editor" or "cli", whose words say how to add a level."""
     cost = cls.cost
     if cost is None:
         return []
@@ -105,11 +123,13 @@ def class_cost_lines(cls: ClassReport) -> list[str]:
         backward = (f" + {flops_text(cost.backward_flops)} backward" if cost.backward_flops is not None
                     else " (no backward: nothing requires grad)")
         lines.append(f"≈ {flops_text(cost.forward_flops)} forward{backward} {at}")
-    if cost.saved_bytes is not None:
-        lines.append(f"saves {_bytes_text(cost.saved_bytes)} for backward ({cost.saved_values} value"
-                     f"{'s' if cost.saved_values != 1 else ''}, torch.compile's min-cut partition) {at}")
-    elif cost.trainable:
-        lines.append("saved for backward: add the `backward` level (`fxlens.levels`, `--level backward`)")
+    saved = _saved(cls)
+    if saved is not None:
+        lines.append(f"saves {_bytes_text(saved[0])} for backward ({saved[1]} value"
+                     f"{'s' if saved[1] != 1 else ''}, torch.compile's min-cut partition) {at}")
+    elif cost.trainable and "backward" not in cls.levels:  # (a failed backward level says why itself)
+        lines.append("saved for backward: the `backward` level is not traced yet ("
+                     + ADD_LEVEL.get(surface, ADD_LEVEL["editor"]).format(level="backward") + ")")
     if cost.note:
         lines.append(cost.note)
     return lines

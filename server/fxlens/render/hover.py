@@ -6,6 +6,7 @@ from typing import Optional, Sequence
 
 from fxlens.render import cost
 from fxlens.render import nodes as q
+from fxlens.render.causes import Cause, merge, plain
 from fxlens.render.graph_text import input_sources_text, inputs_text, shape_text, short_dtype, tensors_text, value_text
 from fxlens.render.ladder import rung
 from fxlens.render.lens import level_title, size_text
@@ -76,25 +77,40 @@ def hover_text(report: FileReport, line: int, col: int, markdown: bool = True, s
 # -- a line where a level fails ------------------------------------------------------------------
 
 def _failures(out: Out, report: FileReport, line: int) -> bool:
-    """The failures on this line, each once with the levels it holds for (a class with no `forward`
-    fails alike at fx and aten); even a line that made no node says what broke there and the fix."""
-    shown: dict[tuple, list[str]] = {}
-    for d in report.all_diagnostics():
-        if d.severity in ("error", "warning", "information") and d.line <= line <= (d.end_line or d.line):
-            levels = shown.setdefault((d.severity, d.category, d.message, d.explanation, d.fix, d.class_name), [])
-            if d.level and d.level not in levels:
-                levels.append(d.level)
-    for (severity, category, message, explanation, fix, class_name), levels in shown.items():
-        where = f" in {class_name}" if class_name else ""
-        title = f"{', '.join(levels)}: " if levels else ""
-        title += {"error": "fails here", "warning": "warning"}.get(severity, "note")
-        out.line(f"{out.bold(title)}{where} · {out.code(category)}")
+    """The failures on this line, one per cause (render/causes.py): what fails there in plain words,
+    then each level's own text (torch's guard messages after their plain words), the why and the fix."""
+    on_line = [d for d in report.all_diagnostics()
+               if d.severity in ("error", "warning", "information") and d.line <= line <= (d.end_line or d.line)]
+    causes = merge(on_line)
+    for cause in causes:
+        d = cause.diagnostic
+        where = f" in {cause.classes[0]}" if len(cause.classes) == 1 else ""  # several: the title names them
+        if cause.merged:
+            title = d.message
+        else:
+            title = (f"{d.level}: " if d.level else "") + {"error": "fails here", "warning": "warning"}.get(d.severity, "note")
+        out.line(f"{out.bold(title)}{where} · {out.code(d.category)}")
+        _parts(out, cause)
+        if d.explanation:
+            out.line(f"why: {d.explanation}")
+        if d.fix:
+            out.line(f"fix: {d.fix}")
+    return bool(causes)
+
+
+def _parts(out: Out, cause: Cause) -> None:
+    """Each level's text once: levels with the same text share it (`aten, core-aten, backward:`)."""
+    texts: dict[str, list[str]] = {}
+    for part in cause.parts:
+        who = " · ".join(filter(None, [part.class_name if len(cause.classes) > 1 else None, part.level]))
+        texts.setdefault(part.message, []).append(who)
+    for message, who in texts.items():
+        said = plain(next(p for p in cause.parts if p.message == message))
+        named = ", ".join(filter(None, who))
+        label = out.bold(f"{named}:") if cause.merged and named else ""
+        if label or said:
+            out.line(" ".join(filter(None, [label, said])))
         out.verbatim(message)
-        if explanation:
-            out.line(f"why: {explanation}")
-        if fix:
-            out.line(f"fix: {fix}")
-    return bool(shown)
 
 
 # -- the class line ------------------------------------------------------------------------------
