@@ -143,7 +143,8 @@ class InputSpec:
 
 @dataclass
 class Build:
-    # "directive" | "no-arguments" | "config" | "call-in-file" | "guessed" | "parent" | "unbuilt"
+    # "directive" | "no-arguments" | "config" | "call-in-file" | "found" (a call in another file of the
+    # package: `detail` says which, and what shrank) | "guessed" | "parent" | "unbuilt"
     how: str = "unbuilt"
     # "directive" | "inferred" | "parent" | "none"
     inputs_source: str = "none"

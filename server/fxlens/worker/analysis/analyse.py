@@ -23,6 +23,7 @@ from fxlens.pass_report import pass_to_json
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker.construction import build as building
 from fxlens.worker.construction import default_device
+from fxlens.worker.construction import elsewhere
 from fxlens.worker.load import loader
 from fxlens.worker.construction.children import builders_of
 from fxlens.worker.levels.cost import class_cost
@@ -50,6 +51,7 @@ class Analysis(Building):
         # a graph pass to run on the one class asked for (worker/passes): instead of tracing the levels
         self.pass_request = pass_request if isinstance(pass_request, dict) else None
         self.roots = roots or []  # importable folders (workspace folders)
+        self.calls_elsewhere = elsewhere.Index()  # the calls of the class's package's other files (read once)
         self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
         self.text = text
         self.lines = line_model.split(text)

@@ -6,12 +6,13 @@ import dataclasses
 import inspect
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 from torch import nn
 
 from fxlens.report import Build, InputSpec
+from fxlens.worker.construction import elsewhere
 from fxlens.worker.construction import guess_arguments as guessing
 from fxlens.worker.load.discover import ClassSource, calls_to
 from fxlens.worker.levels.values import dtype_name
@@ -131,9 +132,11 @@ def _file_modules(module: types.ModuleType) -> list[type]:
 
 
 def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: ast.Module,
-                device: str) -> tuple[nn.Module, Build]:
+                device: str, roots: Sequence[str] = (), index: Optional[elsewhere.Index] = None
+                ) -> tuple[nn.Module, Build]:
     """Construct `cls` with no arguments, a config object, the arguments of a call found in the file,
-    or else guessed arguments. Build.directive is the constructor expression that reproduces it.
+    a call found in another file of its package (elsewhere.py), or else guessed arguments.
+    Build.directive is the constructor expression that reproduces it ("" for a build elsewhere).
 
     Raises CannotBuild when nothing fits, or whatever the constructor raises.
     """
@@ -173,6 +176,10 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
         return (on_device(device, lambda: cls(*args, **kw)),
                 Build("call-in-file", detail=f"{ast.unparse(call)} (line {call.lineno})", device=device,
                       directive=ast.unparse(call)))
+    found = elsewhere.build_elsewhere(index or elsewhere.Index(), cls, _file_modules(module), source_path(module),
+                                      list(roots), lambda make: on_device(device, make))
+    if found is not None:
+        return found.instance, Build("found", detail=found.detail, device=device)
     fixed = {k: guessing.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
     try:
         made = guessing.guess(cls, required, fixed, _file_modules(module), source.node,

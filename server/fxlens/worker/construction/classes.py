@@ -94,7 +94,8 @@ class Building:
         cls = loaded.module.__dict__[source.name]
         if source.directive:
             return building.from_directive(source, cls, loaded.module, device, directive_column(self.lines, source))
-        instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device)
+        instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device, self.roots,
+                                               self.calls_elsewhere)
         return building.Example(instance, build)
 
     def _rebuild_on_cpu(self, source: ClassSource, loaded: loader.Loaded) -> nn.Module:

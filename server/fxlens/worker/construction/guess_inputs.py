@@ -183,6 +183,10 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
             return _rnn_hidden(layer, consumer.position)
         (first, second), names = _layout(layer)
         return [Guess((first, second, layer.input_size), dims=names)]
+    if isinstance(layer, (nn.TransformerEncoder, nn.TransformerDecoder)) and len(layer.layers):
+        layer = layer.layers[0]
+    if isinstance(layer, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)):
+        layer = layer.self_attn
     if isinstance(layer, nn.MultiheadAttention):
         e = layer.embed_dim
         if layer.batch_first:

@@ -1,0 +1,227 @@
+"""Constructions found in the class's package: the calls that build it in another file of the workspace.
+
+Real model files rarely build their own classes: a factory (`def build_b(): return Model(encoder=...)`),
+a registry (`@register_model def vit_small(): return ViT(depth=12, ...)`), a config table, a script's
+`__main__` block or a test does, in another file. When a class cannot be built alone, fxlens reads
+(never runs) the Python files of its package, finds each call to the class by name, and evaluates the
+first that works in that file's module, imported as Python imports it:
+- a call whose arguments the module's own names give is evaluated as it is (a config table, `__main__`);
+- a call inside a function that takes no required argument is reached by calling that function (a
+  factory or registry entry), which builds the class on the way;
+and the layer counts it asks for (`depth=12`, `config.n_layer = 24`) are shrunk to 2, since the graph
+of two blocks shows what the graph of twelve does. Every build says which call made it and what shrank.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import importlib
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional
+
+from torch import nn
+
+from fxlens.worker.load import imports
+
+# the files read for one class at most, and their size: a package, not a whole site-packages
+MAX_FILES = 400
+MAX_FILE_BYTES = 1 << 20
+SKIPPED_FOLDERS = {"node_modules", "site-packages", "dist-packages", "build", "dist", "__pycache__", "venv", ".venv"}
+# constructor arguments and config fields that count layers (shrunk to SHRUNK_LAYERS)
+LAYER_COUNTS = {"depth", "depths", "n_layer", "n_layers", "num_layers", "num_hidden_layers", "layers", "n_blocks",
+                "num_blocks", "num_encoder_layers", "num_decoder_layers", "encoder_layers", "decoder_layers"}
+SHRUNK_LAYERS = 2
+
+
+@dataclass
+class Site:
+    """One call to the class, in a file of its package."""
+
+    path: str
+    line: int
+    call: ast.Call
+    function: Optional[ast.FunctionDef]  # the function the call sits in (None: the module's top level)
+
+    def where(self, root: str) -> str:
+        return f"{os.path.relpath(self.path, root)}:{self.line}"
+
+
+@dataclass
+class Found:
+    instance: nn.Module
+    detail: str  # "built by `build_b()` in pkg/factory.py:14, depth 12 → 2"
+
+
+def package_folder(path: str) -> str:
+    """The top package's folder holding `path` (its own folder outside any package)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    top = folder
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        top, folder = folder, os.path.dirname(folder)
+    return top
+
+
+def _python_files(folder: str, own: str) -> Iterator[str]:
+    count = 0
+    for current, folders, files in os.walk(folder):
+        folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
+        for name in sorted(files):
+            path = os.path.join(current, name)
+            if name.endswith(".py") and path != own and os.path.getsize(path) <= MAX_FILE_BYTES:
+                count += 1
+                if count > MAX_FILES:
+                    return
+                yield path
+
+
+def _calls(tree: ast.Module) -> Iterator[tuple[ast.Call, Optional[ast.FunctionDef]]]:
+    def visit(node: ast.AST, function: Optional[ast.FunctionDef]) -> Iterator[tuple[ast.Call, Optional[ast.FunctionDef]]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Call) and isinstance(child.func, (ast.Name, ast.Attribute)):
+                yield child, function
+            yield from visit(child, child if isinstance(child, ast.FunctionDef) else function)
+    yield from visit(tree, None)
+
+
+class Index:
+    """The calls of each package's files, by the name called: read once per analysis, whatever the
+    number of classes that look (a package of hundreds of files is parsed once)."""
+
+    def __init__(self) -> None:
+        self._by_folder: dict[str, dict[str, list[Site]]] = {}
+
+    def sites(self, name: str, own_path: str) -> list[Site]:
+        """Every call to `name(...)` or `x.name(...)` in the other Python files of the class's package,
+        top-level calls first (they need no function to run), then by file and line."""
+        folder = package_folder(own_path)
+        if folder not in self._by_folder:
+            self._by_folder[folder] = _read(folder, os.path.abspath(own_path))
+        return self._by_folder[folder].get(name, [])
+
+
+def _called_name(call: ast.Call) -> str:
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    return call.func.attr if isinstance(call.func, ast.Attribute) else ""
+
+
+def _read(folder: str, own: str) -> dict[str, list[Site]]:
+    by_name: dict[str, list[Site]] = {}
+    for path in _python_files(folder, own):
+        text = imports.served_text(path)
+        try:
+            if text is None:
+                with open(path, encoding="utf-8") as handle:
+                    text = handle.read()
+            tree = ast.parse(text, filename=path)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # a file that does not parse builds nothing
+        for call, function in _calls(tree):
+            by_name.setdefault(_called_name(call), []).append(Site(path, call.lineno, call, function))
+    for found in by_name.values():
+        found.sort(key=lambda s: (s.function is not None, s.path, s.line))
+    return by_name
+
+
+def _shrunk(value: Any, changes: list[str], name: str = "") -> Any:
+    """`value` with its layer counts (an int argument, or a config object's field) at SHRUNK_LAYERS."""
+    if name in LAYER_COUNTS and isinstance(value, int) and not isinstance(value, bool) and value > SHRUNK_LAYERS:
+        changes.append(f"{name} {value} → {SHRUNK_LAYERS}")
+        return SHRUNK_LAYERS
+    if name in LAYER_COUNTS and isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value) and max(value) > SHRUNK_LAYERS:
+        changes.append(f"{name} {list(value)} → {[min(v, SHRUNK_LAYERS) for v in value]}")
+        return type(value)(min(v, SHRUNK_LAYERS) for v in value)
+    fields = vars(value) if hasattr(value, "__dict__") and not isinstance(value, (nn.Module, type)) else {}
+    counts = {k: v for k, v in fields.items() if k in LAYER_COUNTS}
+    if counts:
+        shrunk_fields = {k: _shrunk(v, changes, k) for k, v in counts.items()}
+        if any(shrunk_fields[k] is not counts[k] for k in counts):
+            try:
+                clone = dataclasses.replace(value, **shrunk_fields) if dataclasses.is_dataclass(value) else copy.copy(value)
+            except (TypeError, ValueError):
+                clone = copy.copy(value)
+            for key, shrunk_value in shrunk_fields.items():
+                setattr(clone, key, shrunk_value)
+            return clone
+    return value
+
+
+def _module_of(path: str, roots: list[str]) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), filename=path)
+    where = imports.placement(path, tree, roots)
+    imports.make_importable([where.root])
+    return importlib.import_module(where.name)
+
+
+def _capturing(cls: type, shrinkable: list[type], changes: list[str]) -> tuple[list[nn.Module], Callable[[], None]]:
+    """While installed, every call to a class of `shrinkable` (the file's classes) has its layer counts
+    shrunk, and every instance of `cls` is kept."""
+    made: list[nn.Module] = []
+    originals = {kind: kind.__dict__["__init__"] for kind in {cls, *shrinkable} if "__init__" in kind.__dict__}
+
+    def shrinking(kind: type, original: Callable[..., None]) -> Callable[..., None]:
+        def init(self: nn.Module, *args: Any, **kwargs: Any) -> None:
+            if type(self) is kind:
+                kwargs = {k: _shrunk(v, changes, k) for k, v in kwargs.items()}
+                args = tuple(_shrunk(a, changes) for a in args)
+            original(self, *args, **kwargs)
+            if type(self) is cls and self not in made:
+                made.append(self)
+        return init
+
+    for kind, original in originals.items():
+        kind.__init__ = shrinking(kind, original)
+
+    def restore() -> None:
+        for kind, original in originals.items():
+            kind.__init__ = original
+    return made, restore
+
+
+def _takes_nothing(function: ast.FunctionDef) -> bool:
+    arguments = function.args
+    required = len(arguments.posonlyargs) + len(arguments.args) - len(arguments.defaults)
+    return required == 0 and all(d is not None for d in arguments.kw_defaults)
+
+
+def _build_at(site: Site, cls: type, shrinkable: list[type], roots: list[str],
+              on_device: Callable[[Callable[[], Any]], Any]) -> tuple[Optional[nn.Module], list[str], str]:
+    """(the instance the site's call makes, what shrank, how it was reached as the user reads it)."""
+    namespace = _module_of(site.path, roots).__dict__
+    changes: list[str] = []
+    made, restore = _capturing(cls, shrinkable, changes)
+    how = f"`{ast.unparse(site.call)[:80]}`"
+    try:
+        try:
+            code = compile(ast.Expression(body=site.call), site.path, "eval")
+            on_device(lambda: eval(code, namespace))
+        except NameError:
+            # the call's arguments are the function's locals: run the function (a factory, a registry entry)
+            function = namespace.get(site.function.name) if site.function is not None else None
+            if not callable(function) or not _takes_nothing(site.function):
+                raise
+            how = f"`{site.function.name}()`"
+            on_device(function)
+    finally:
+        restore()
+    return (made[0] if made else None), list(dict.fromkeys(changes)), how
+
+
+def build_elsewhere(index: Index, cls: type, shrinkable: list[type], own_path: str, roots: list[str],
+                    on_device: Callable[[Callable[[], Any]], Any]) -> Optional[Found]:
+    """The class built by the first call in its package that builds it, or None; the layer counts of
+    `shrinkable` classes (those of the class's file) shrunk on the way."""
+    root = os.path.dirname(package_folder(own_path))
+    for site in index.sites(cls.__name__, own_path):
+        try:
+            instance, shrunk, how = _build_at(site, cls, shrinkable, roots, on_device)
+        except Exception:  # noqa: BLE001  a call that does not work here: the next one may
+            continue
+        if instance is not None:
+            detail = f"built by {how} in {site.where(root)}" + (f", {', '.join(shrunk)}" if shrunk else "")
+            return Found(instance, detail)
+    return None
