@@ -131,3 +131,29 @@ def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so():
     aten = report.find_class("Lazy").levels["aten"]
     assert aten.ok and [str(n.target) for n in aten.nodes if n.op == "call_function"] == [
         str(n.target) for n in raw.graph.nodes if n.op == "call_function"]
+
+
+def test_a_parents_line_that_only_calls_children_says_what_it_calls():
+    from fxlens.render.hover import hover_text
+
+    path = FIXTURES / "stacked.py"
+    report = _analyse(path, levels=("fx",))
+    lines = path.read_text().splitlines()
+    spec = importlib.util.spec_from_file_location("stacked", path)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    graph = torch.fx.symbolic_trace(loaded.Stack()).graph
+
+    def made_inside(path_prefix):  # torch's own count: nodes created inside that submodule's call
+        return sum(1 for n in graph.nodes if any(k == path_prefix or k.startswith(path_prefix + ".")
+                                                 for k in n.meta.get("nn_module_stack", {})))
+
+    loop = next(i for i, line in enumerate(lines, 1) if "x = block(x)" in line)
+    text = hover_text(report, loop, 12, markdown=False)
+    assert text == f"line {loop} calls Block ×3 ({made_inside('blocks.0')} fx nodes each), (B, 24) f32 → (B, 24) f32"
+    final = next(i for i, line in enumerate(lines, 1) if "return self.final(x)" in line)
+    assert hover_text(report, final, 15, markdown=False) == (
+        f"line {final} calls Norm ({made_inside('final')} fx nodes), (B, 24) f32 → (B, 24) f32")
+    linked = hover_text(report, loop, 12, markdown=True)
+    block_line = report.find_class("Block").line
+    assert f"[`Block`]({path.as_uri()}#L{block_line})" in linked

@@ -2,9 +2,11 @@
 produced nodes. Markdown (small tables) or plaintext (aligned columns) for clients without Markdown."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional, Sequence
 
 from fxlens.render import cost
+from fxlens.render.calls import call_text, calls_on_line
 from fxlens.render import nodes as q
 from fxlens.render.causes import Cause, merge, plain
 from fxlens.render.graph_text import input_sources_text, inputs_text, shape_text, short_dtype, tensors_text, value_text
@@ -67,11 +69,23 @@ def hover_text(report: FileReport, line: int, col: int, markdown: bool = True, s
         failed = _failures(out, report, line)
         if cls is not None and any(m.line == line for m in cls.members):
             _members(out, cls, [m for m in cls.members if m.line == line])
-        elif not _line(out, report, cls, line, col) and not failed:
+        elif not _line(out, report, cls, line, col) and not _child_calls(out, report, cls, line) and not failed:
             return None
     if computing:
         out.line(f"{', '.join(computing)}: computing… hover again")
     return out.text()
+
+
+def _child_calls(out: Out, report: FileReport, cls: Optional[ClassReport], line: int) -> bool:
+    """A parent's line whose nodes all sit on a child's lines (`x = block(x)`): what it calls."""
+    found = calls_on_line(cls, line) if cls is not None else []
+    for call in found:
+        child = report.find_class(call.class_name)
+        named = out.code(call.class_name)
+        if child is not None and out.markdown:
+            named = f"[{named}]({Path(report.path).as_uri()}#L{child.line})"
+        out.line(f"{out.bold(f'line {line}')} calls " + call_text(call).replace(call.class_name, named, 1))
+    return bool(found)
 
 
 # -- a line where a level fails ------------------------------------------------------------------
