@@ -78,3 +78,22 @@ def test_the_files_own_failing_import_stays_an_error_at_its_line(reports):
     errors = [d for d in _load_notes(report) if d.severity == "error"]
     assert [(d.line, d.message) for d in errors] == [(4, "ModuleNotFoundError: No module named 'shop.text.tokenizer_missing'")]
     assert not report.classes
+
+
+def test_a_failing_import_of_the_file_itself_names_the_chain_at_the_files_import_line():
+    path = ROOT / "uses_tools.py"
+
+    async def go():
+        client = WorkerClient()
+        await client.start()
+        try:
+            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=("fx",)), roots=[str(ROOT)])
+        finally:
+            await client.stop()
+
+    report = asyncio.run(go())
+    [error] = [d for d in report.diagnostics if d.category == "load"]
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("import tools"))
+    assert error.line == line and error.message == "ModuleNotFoundError: No module named 'fxlens_absent_toolkit'"
+    assert ("The import chain: uses_tools.py:5 → tools/__init__.py:1 → tools/helpers.py:1 → "
+            "`import fxlens_absent_toolkit`.") in error.explanation

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import traceback
 import sys
 import types
 from typing import Any, Iterator, Optional
@@ -155,6 +156,26 @@ def forward_decorators(lines: list[str], class_line: int) -> Optional[Span]:
     return None
 
 
+MAX_CHAIN = 8
+
+
+def import_chain(exc: ImportError, path: str) -> str:
+    """`model.py:3 → pkg/__init__.py:2 → pkg/predictor.py:1 → import torchvision`: the imports from the
+    file's own line to the one that failed (import machinery left out), paths from their common folder."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
+    start = next((i for i, f in enumerate(frames) if os.path.abspath(f.filename) == os.path.abspath(path)), None)
+    if start is None:
+        return ""
+    frames = [f for f in frames[start:] if "importlib" not in f.filename][:MAX_CHAIN]
+    if len(frames) < 2 and not getattr(exc, "name", None):
+        return ""
+    base = os.path.commonpath([os.path.dirname(os.path.abspath(f.filename)) for f in frames])
+    steps = [f"{os.path.relpath(f.filename, base)}:{f.lineno}" for f in frames]
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        steps.append(f"`import {exc.name}`")
+    return " → ".join(steps)
+
+
 def classify(exc: BaseException, path: str, lines: list[str], stage: str, level: Optional[str],
              fallback_span: Span) -> Diagnostic:
     """One error diagnostic for `exc`, at the innermost line of `path` that led to it (the class line,
@@ -172,5 +193,8 @@ def classify(exc: BaseException, path: str, lines: list[str], stage: str, level:
         category, explanation, fix = fallback(failure)
     if category == "decorated-forward" and not frames:
         span = forward_decorators(lines, fallback_span.line) or span
+    if stage == "load" and isinstance(exc, ImportError):
+        chain = import_chain(exc, path)
+        explanation = f"{explanation} The import chain: {chain}." if chain else explanation
     return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", category,
                       failure.text, explanation, fix, level)
