@@ -6,6 +6,7 @@ from __future__ import annotations
 import email
 import os
 import subprocess
+import sysconfig
 import sys
 import tarfile
 import zipfile
@@ -47,12 +48,24 @@ def test_wheel_and_sdist_carry_complete_metadata(dist):
     assert {"README.md", "LICENSE", "pyproject.toml", "server/fxlens/cli.py"} <= names
 
 
+def _see_the_running_site(env_python: Path) -> None:
+    """Give a fresh environment this interpreter's packages (torch). `--system-site-packages` gives it the
+    base interpreter's site, which lacks them when the tests themselves run in a virtual environment."""
+    if sys.prefix == sys.base_prefix:
+        return  # the system site is this interpreter's own
+    site = subprocess.run([str(env_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    paths = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    (Path(site) / "fxlens_tests_running_site.pth").write_text("\n".join(paths) + "\n")
+
+
 def test_wheel_in_a_fresh_venv_gives_a_working_fxlens(dist, tmp_path):
     (wheel,) = dist.glob("fxlens-*.whl")
     venv = tmp_path / "venv"
     # the system site provides torch (2.13 CPU, as installed for the tests): pip must never fetch it
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     python = venv / "bin" / "python"
+    _see_the_running_site(python)
     install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], capture_output=True,
                              text=True, timeout=900)
     assert install.returncode == 0, install.stderr[-3000:]
@@ -74,6 +87,7 @@ def test_pipx_install_gives_a_working_fxlens(dist, tmp_path):
     install = subprocess.run([sys.executable, "-m", "pipx", "install", "--system-site-packages", str(wheel)],
                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
     assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-3000:]
+    _see_the_running_site(next((tmp_path / "pipx" / "venvs").glob("fxlens*")) / "bin" / "python")
     run = subprocess.run([str(tmp_path / "bin" / "fxlens"), "graph", str(EXAMPLE), "--class", "ResidualMLP", "--level", "fx"],
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stderr
