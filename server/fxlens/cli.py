@@ -12,6 +12,7 @@ from fxlens import cli_pass
 from fxlens.cli_files import CliError, load_error, read_file, syntax_error
 from fxlens.ci.check import add_arguments as add_check_arguments, run_check
 from fxlens.ci.diff import add_arguments as add_diff_arguments, run_diff
+from fxlens.ci.merge import add_arguments as add_merge_arguments, run_merge
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
 from fxlens.render.graph_text import diagnostics_text, level_text
 from fxlens.render.ladder import rung
@@ -97,6 +98,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return run_diff(args, CliError)
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    return run_merge(args, CliError)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from fxlens.lsp.server import serve
 
@@ -132,6 +137,10 @@ def parser() -> argparse.ArgumentParser:
     add_diff_arguments(diff)
     common(diff)
     diff.set_defaults(run=cmd_diff)
+
+    merge = sub.add_parser("merge", help="join the JSON or SARIF of `fxlens check --shard K/N` runs into one result")
+    add_merge_arguments(merge)
+    merge.set_defaults(run=cmd_merge)
 
     cli_pass.register(sub, common)
 

@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Callable, Optional, TextIO
 
+from fxlens.ci.shards import parse_shard, read_costs, record_costs, split
 from fxlens.ci.cache import CheckCache, cache_key, default_cache_dir, fxlens_code, torch_version
 from fxlens.ci.findings import Finding, findings as file_findings
 from fxlens.ci.formats import FORMATS, render
@@ -51,6 +52,8 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--cache-dir", default=default_cache_dir(),
                        help="where reports of unchanged files are kept (default: %(default)s; env FXLENS_CACHE_DIR)")
     check.add_argument("--no-cache", action="store_true", help="trace every file, keep nothing")
+    check.add_argument("--shard", metavar="K/N", help="check only the K-th of N stable parts of the files "
+                       "(split by path hash, or balanced by the cache's recorded costs); join them with `fxlens merge`")
 
 
 def _read(path: str) -> str:
@@ -78,8 +81,15 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout)
     workspace = os.getcwd()
     files = files_to_check(args.paths, args.exclude, workspace)
-    texts = {path: _read(path) for path in files}
     cache = CheckCache(None if args.no_cache else args.cache_dir)
+    if args.shard:
+        try:
+            index, count = parse_shard(args.shard)
+        except ValueError as error:
+            raise usage_error(str(error)) from error
+        by_name = {_shard_name(path): path for path in files}
+        files = [by_name[name] for name in split(list(by_name), count, read_costs(cache.folder))[index - 1]]
+    texts = {path: _read(path) for path in files}
     torch, code = (torch_version(args.python), fxlens_code()) if cache.folder else ("", "")
     keys, reports = _lookup(texts, cache, lambda p: cache_key(p, texts[p], workspace, options, args.python, torch, code))
     progress = Progress(len(files))
@@ -94,6 +104,8 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
         progress.close()
     for path, report in traced.items():
         cache.put(keys[path], report)
+    record_costs(cache.folder, {_shard_name(path): sum(level.seconds for cls in report.classes for level in cls.levels.values())
+                                for path, report in traced.items()})
     reports.update(traced)
     findings: list[Finding] = []
     for path in files:
@@ -107,6 +119,11 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     cached = f" ({summary['cached']} from the cache)" if summary["cached"] else ""
     print(f"{len(files)} file(s) checked{cached}, {errors} error(s)", file=sys.stderr)
     return 1 if errors else 0
+
+
+def _shard_name(path: str) -> str:
+    """The name a shard knows a file by: the same on every machine of a CI matrix."""
+    return os.path.relpath(path).replace(os.sep, "/")
 
 
 def _emit(text: str, output: Optional[str]) -> None:
