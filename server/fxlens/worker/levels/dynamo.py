@@ -13,7 +13,8 @@ import re
 import time
 from unittest import mock
 from dataclasses import dataclass
-from typing import Any, Optional
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
 
 import torch
 
@@ -58,6 +59,19 @@ class Explained:
     logged: graph_breaks.Logged
 
 
+@contextmanager
+def _no_function_modes() -> Iterator[None]:
+    """The call as torch.compile makes it for the user: dynamo traces into the Python of every active
+    TorchFunctionMode (fxlens's own, which makes tensors asked on a missing GPU on meta, would add breaks of
+    its own), so none is active while it runs."""
+    popped = [torch._C._pop_torch_function_stack() for _ in range(torch._C._len_torch_function_stack())]
+    try:
+        yield
+    finally:
+        for mode in reversed(popped):
+            torch._C._push_on_torch_function_stack(mode)
+
+
 def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
     """torch._dynamo.explain's run, from a clean dynamo state (its caches would otherwise answer for an
     earlier version of the same code), keeping dynamo's list of every break reason, which explain's
@@ -73,7 +87,8 @@ def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
     try:
         backend = ExplainWithBackend("eager")
         # as explain itself runs: its flag makes dynamo log every break, not only the first of a kind
-        with graph_breaks.listening() as logged, mock.patch("torch._dynamo.symbolic_convert.explain", True):
+        with graph_breaks.listening() as logged, mock.patch("torch._dynamo.symbolic_convert.explain", True), \
+                _no_function_modes():
             torch._dynamo.optimize(backend, nopython=False)(module)(*args, **kwargs)
         output = backend.output()
         return Explained(output.graphs, output.graph_count, list(graph_break_reasons), logged)
