@@ -24,7 +24,7 @@ FILES = {
     "corpus": MODELS / "corpus.py",
     "convnet": MODELS / "convnet.py",
     "failures": MODELS / "failures.py",
-    "nanogpt": MODELS / "nanogpt.py",
+    "tiny_gpt": MODELS / "tiny_gpt.py",
     "example": ROOT / "examples" / "residual_mlp.py",
 }
 # classes with a `# fxlens:` directive that both torch levels trace
@@ -111,7 +111,7 @@ def test_child_module_nodes_map_to_the_child_line(reports):
 
 
 def test_config_file_traces_every_class_with_real_shapes(reports):
-    report = reports["nanogpt"]
+    report = reports["tiny_gpt"]
     names = {c.name for c in report.classes}
     assert names == {"LayerNorm", "CausalSelfAttention", "MLP", "Block", "GPT"}
     for cls in report.classes:
@@ -179,4 +179,4 @@ def test_spans_functions_and_directive_line(reports):
     linear = next(n for n in seed.levels["aten"].nodes if n.name == "linear")
     assert linear.function == "Seed.forward"  # export's own stack trace says only `forward`
     assert seed.directive_line == 5
-    assert reports["nanogpt"].find_class("GPT").directive_line is None
+    assert reports["tiny_gpt"].find_class("GPT").directive_line is None
