@@ -131,7 +131,7 @@ def test_einops_layers_fail_fx_at_the_users_line_and_export_agrees(runs, rebuilt
     key = "patchnet/patchnet/layers.py"
     lines = FILES[key].file.read_text().splitlines()
     for name, line_text in (("Patchify", "return self.to_tokens(images)"),
-                            ("SelfAttention", 'q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads)')):
+                            ("SelfAttention", 'q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in (q, k, v))')):
         levels = _class(runs, key, name)
         errors = [d for d in levels["fx"]["diagnostics"] if d["severity"] == "error"]
         assert errors and errors[0]["category"] == "einops-on-proxy", levels["fx"]["diagnostics"]
