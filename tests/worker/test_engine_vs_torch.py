@@ -118,13 +118,13 @@ def test_config_file_traces_every_class_with_real_shapes(reports):
         assert cls.levels["fx"].ok and cls.levels["aten"].ok, cls.name
     gpt = report.find_class("GPT")
     assert gpt.build.how == "config" and gpt.build.inputs_source == "inferred"
-    assert [(i.name, i.shape, i.dtype) for i in gpt.build.inputs] == [("idx", ["B", "T"], "int64")]
+    assert [(i.name, i.shape, i.dtype) for i in gpt.build.inputs] == [("tokens", ["B", "T"], "int64")]
     assert gpt.levels["aten"].nodes[-2].shape == ["B", "T", 128]  # the logits
     block = report.find_class("Block")
     assert block.build.how == "parent" and block.built_by == "GPT"
     assert [i.shape for i in block.build.inputs] == [["B", "T", 32]]
     attention = {n.name: n for n in report.find_class("CausalSelfAttention").levels["fx"].nodes}
-    assert attention["view"].shape == ["B", "T", 4, 8]
+    assert attention["view"].shape == ["B", "T", 3, 4, 8]  # (batch, length, q/k/v, heads, head width)
 
 
 def test_inferred_conv_inputs_have_a_symbolic_batch(reports):

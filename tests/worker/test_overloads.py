@@ -107,7 +107,7 @@ def test_the_attention_line_s_hover_names_its_overload_and_its_flops_per_instanc
     from fxlens.render.hover import hover_text
     line = next(i for i, text in enumerate(TINY_GPT.read_text().splitlines(), 1) if "scaled_dot_product" in text)
     nodes = [n for n in gpt.find_class("GPT").levels["aten"].nodes
-             if n.line == line and n.scope == "transformer.h.0.attn"]
+             if n.line == line and n.scope == "blocks.0.attn"]
     text = hover_text(gpt, line, 12)
     assert f"`{torch.ops.aten.scaled_dot_product_attention.default._schema}`" in text
     assert f"≈ {flops_text(sum(n.flops for n in nodes))} each at the example size (B=2, T=8)" in text
