@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { openPage } from "../vscode-client/test/webview/page.mjs";
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
-const MODELS = { "gpt2-12": "transformer.h.5", "gpt2-48": "transformer.h.20", llama70b: "layers.40" };
+const MODELS = { "gpt2-12": "blocks.5", "gpt2-48": "blocks.20", llama70b: "layers.40" };
 const RUNS = 5;
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 

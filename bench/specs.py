@@ -44,7 +44,7 @@ class ModelSpec:
 
 
 GPT_BUILD, GPT_INPUTS = "GPT(GPTConfig())", "(torch.zeros(2, 8, dtype=torch.long),)"
-GPT_EDIT = ("x = self.transformer.ln_f(x)", "x = self.transformer.ln_f(x) * 2.0")
+GPT_EDIT = ("x = self.norm(x)", "x = self.norm(x) * 2.0")
 
 MODELS = {
     "small": ModelSpec("small", ROOT / "examples" / "residual_mlp.py", "ResidualMLP(width=16, depth=2)",

@@ -1,99 +1,89 @@
-"""GPT-2 small (124M parameters, 12 layers), nanoGPT-shaped: every class takes a config object."""
-import math
+"""A decoder shaped like GPT-2 small (12 layers, width 768, 12 heads, 1024 learned positions, a 50257-token
+vocabulary; pre-norm blocks with a GELU MLP; the output head shares the token table): the model fxlens's
+benchmarks and graph-view tests trace. Every class takes the one config object."""
 from dataclasses import dataclass
 
 import torch
-import torch.nn as nn
-from torch.nn import functional as F
+import torch.nn.functional as F
+from torch import nn
 
 
 @dataclass
 class GPTConfig:
-    block_size: int = 1024
     vocab_size: int = 50257
+    n_positions: int = 1024
+    n_embd: int = 768
     n_layer: int = 12
     n_head: int = 12
-    n_embd: int = 768
-    dropout: float = 0.0
-    bias: bool = True
-
-
-class LayerNorm(nn.Module):
-    def __init__(self, ndim, bias):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(ndim))
-        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
-
-    def forward(self, input):
-        return F.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
+    mlp_ratio: int = 4
+    norm_eps: float = 1e-5
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, config):
+    """All heads' queries, keys and values from one projection; causal scaled-dot-product attention."""
+
+    def __init__(self, config: GPTConfig):
         super().__init__()
-        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
-        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
-        self.n_head = config.n_head
-        self.n_embd = config.n_embd
+        if config.n_embd % config.n_head:
+            raise ValueError(f"width {config.n_embd} does not split into {config.n_head} heads")
+        self.heads = config.n_head
+        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd)
+        self.out = nn.Linear(config.n_embd, config.n_embd)
 
     def forward(self, x):
-        B, T, C = x.size()
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)
-        return self.c_proj(y)
+        batch, length, width = x.shape
+        qkv = self.qkv(x).view(batch, length, 3, self.heads, width // self.heads)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (batch, heads, length, head width)
+        mixed = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(mixed.transpose(1, 2).reshape(batch, length, width))
 
 
 class MLP(nn.Module):
-    def __init__(self, config):
+    def __init__(self, config: GPTConfig):
         super().__init__()
-        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
-        self.gelu = nn.GELU()
-        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        hidden = config.mlp_ratio * config.n_embd
+        self.fc_in = nn.Linear(config.n_embd, hidden)
+        self.act = nn.GELU(approximate="tanh")
+        self.fc_out = nn.Linear(hidden, config.n_embd)
 
     def forward(self, x):
-        return self.c_proj(self.gelu(self.c_fc(x)))
+        return self.fc_out(self.act(self.fc_in(x)))
 
 
 class Block(nn.Module):
-    def __init__(self, config):
+    def __init__(self, config: GPTConfig):
         super().__init__()
-        self.ln_1 = LayerNorm(config.n_embd, bias=config.bias)
+        self.norm1 = nn.LayerNorm(config.n_embd, eps=config.norm_eps)
         self.attn = CausalSelfAttention(config)
-        self.ln_2 = LayerNorm(config.n_embd, bias=config.bias)
+        self.norm2 = nn.LayerNorm(config.n_embd, eps=config.norm_eps)
         self.mlp = MLP(config)
 
     def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        x = x + self.mlp(self.ln_2(x))
-        return x
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
 
 
 class GPT(nn.Module):
-    def __init__(self, config):
+    def __init__(self, config: GPTConfig):
         super().__init__()
         self.config = config
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(config.vocab_size, config.n_embd),
-            wpe=nn.Embedding(config.block_size, config.n_embd),
-            h=nn.ModuleList([Block(config) for _ in range(config.n_layer)]),
-            ln_f=LayerNorm(config.n_embd, bias=config.bias),
-        ))
-        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.tokens = nn.Embedding(config.vocab_size, config.n_embd)
+        self.positions = nn.Embedding(config.n_positions, config.n_embd)
+        self.blocks = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
+        self.norm = nn.LayerNorm(config.n_embd, eps=config.norm_eps)
+        self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.head.weight = self.tokens.weight
 
-    def forward(self, idx):
-        b, t = idx.size()
-        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
-        x = self.transformer.wte(idx) + self.transformer.wpe(pos)
-        for block in self.transformer.h:
+    def forward(self, ids):
+        where = torch.arange(ids.shape[1], device=ids.device)
+        x = self.tokens(ids) + self.positions(where)
+        for block in self.blocks:
             x = block(x)
-        x = self.transformer.ln_f(x)
-        return self.lm_head(x)
+        x = self.norm(x)
+        return self.head(x)
 
 
 if __name__ == "__main__":
-    model = GPT(GPTConfig())
-    print(sum(p.numel() for p in model.parameters()))
+    with torch.device("meta"):
+        model = GPT(GPTConfig())
+    print(f"{sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters")

@@ -44,12 +44,13 @@ class Rotary(nn.Module):
         length = q.shape[-2]
         # torch.narrow, not self.cos[:length]: slicing a plain buffer with a traced size breaks fx
         cos, sin = torch.narrow(self.cos, 0, 0, length), torch.narrow(self.sin, 0, 0, length)
-        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        return q * cos + quarter_turn(q) * sin, k * cos + quarter_turn(k) * sin
 
 
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+def quarter_turn(x):
+    """(a, b) -> (-b, a) across the two halves of the last dim: the 90-degree turn the rotary formula adds."""
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat([-second, first], dim=-1)
 
 
 class Attention(nn.Module):

@@ -35,24 +35,24 @@ async def test_an_unsaved_edit_of_an_imported_module_retraces_the_module_that_im
         await client.initialize_session(types.InitializeParams(
             capabilities=capabilities(),
             workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(workspace)), name="segmentation")]))
-        model = open_file(client, workspace / "seg" / "unet" / "unet_model.py")
+        model = open_file(client, workspace / "seg" / "unet" / "model.py")
         await model.traced()
         assert not [d for d in model.diagnostics() if d.code == "load"]
         before = fx_title(await model.lenses())
-        parts = open_file(client, workspace / "seg" / "unet" / "unet_parts.py")
+        parts = open_file(client, workspace / "seg" / "unet" / "blocks.py")
         await parts.traced()
 
         record = client.fx
         reports_of_model = lambda: [r for r in record.reports if r["uri"] == model.uri and r["complete"]]  # noqa: E731
         seen = len(reports_of_model())
         on_disk = parts.path.read_text()
-        parts.change(parts.text.replace("        return self.double_conv(x)",
-                                        "        return self.double_conv(x) * 0.5"))
+        parts.change(parts.text.replace("        return self.body(x)",
+                                        "        return self.body(x) * 0.5"))
         await record.until(lambda: len(reports_of_model()) > seen, "model.py traced again after parts.py changed")
 
         after = fx_title(await model.lenses())
         count = lambda title: int(title.split()[1])  # noqa: E731  "fx: 123 nodes (...)"
-        assert count(after) == count(before) + 7  # a multiplication in each of the 7 DoubleConvs
+        assert count(after) == count(before) + 7  # a multiplication in each of the 7 ConvStages
         assert parts.path.read_text() == on_disk  # nothing was saved
         await client.shutdown_session()
     finally:

@@ -324,11 +324,11 @@ MODELS = FIXTURES.parents[0] / "models"
 
 @pytest.fixture(scope="module")
 def built_alone():
-    return analyse([MODELS / "nanogpt.py", MODELS / "convnet.py"])
+    return analyse([MODELS / "tiny_gpt.py", MODELS / "convnet.py"])
 
 
 @pytest.mark.parametrize("file_key,class_name,how,directive", [
-    ("nanogpt", "GPT", "config", "GPT(config=GPTConfig())(torch.zeros(2, 8, dtype=torch.int64))"),
+    ("tiny_gpt", "GPT", "config", "GPT(config=GPTConfig())(torch.zeros(2, 8, dtype=torch.int64))"),
     ("convnet", "ConvNet", "no-arguments", "ConvNet()(torch.randn(2, 3, 16, 16))"),
 ])
 def test_every_build_but_a_childs_carries_the_directive_that_rebuilds_it(built_alone, file_key, class_name, how,

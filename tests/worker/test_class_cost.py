@@ -24,7 +24,7 @@ from fxlens.render.lens import class_lenses
 
 ROOT = Path(__file__).resolve().parents[2]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"
-GPT = ROOT / "tests" / "fixtures" / "models" / "nanogpt.py"
+GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 
 
 def _analyse(path: Path, levels: tuple[str, ...]):

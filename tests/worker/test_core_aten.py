@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from torch_nodes import export_rows  # noqa: E402  (raw torch's node lists, shared with the other levels' tests)
 
 LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
-NANOGPT = ROOT / "tests" / "fixtures" / "models" / "nanogpt.py"
+TINY_GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 
 
 def _analyse(path: Path, levels: tuple[str, ...], classes=None):
@@ -98,7 +98,7 @@ def test_free_batch_size_reads_B(ladder):
 
 
 def test_free_batch_and_sequence_sizes_of_a_gpt():
-    gpt = _analyse(NANOGPT, ("aten", "core-aten"), classes=["GPT"]).find_class("GPT")
+    gpt = _analyse(TINY_GPT, ("aten", "core-aten"), classes=["GPT"]).find_class("GPT")
     result = gpt.levels["core-aten"]
     assert result.ok and not result.note
     assert result.nodes[-2].shape == ["B", "T", 128]  # the logits, as at the aten level

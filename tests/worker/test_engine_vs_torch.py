@@ -24,7 +24,7 @@ FILES = {
     "corpus": MODELS / "corpus.py",
     "convnet": MODELS / "convnet.py",
     "failures": MODELS / "failures.py",
-    "nanogpt": MODELS / "nanogpt.py",
+    "tiny_gpt": MODELS / "tiny_gpt.py",
     "example": ROOT / "examples" / "residual_mlp.py",
 }
 # classes with a `# fxlens:` directive that both torch levels trace
@@ -111,20 +111,20 @@ def test_child_module_nodes_map_to_the_child_line(reports):
 
 
 def test_config_file_traces_every_class_with_real_shapes(reports):
-    report = reports["nanogpt"]
+    report = reports["tiny_gpt"]
     names = {c.name for c in report.classes}
     assert names == {"LayerNorm", "CausalSelfAttention", "MLP", "Block", "GPT"}
     for cls in report.classes:
         assert cls.levels["fx"].ok and cls.levels["aten"].ok, cls.name
     gpt = report.find_class("GPT")
     assert gpt.build.how == "config" and gpt.build.inputs_source == "inferred"
-    assert [(i.name, i.shape, i.dtype) for i in gpt.build.inputs] == [("idx", ["B", "T"], "int64")]
+    assert [(i.name, i.shape, i.dtype) for i in gpt.build.inputs] == [("tokens", ["B", "T"], "int64")]
     assert gpt.levels["aten"].nodes[-2].shape == ["B", "T", 128]  # the logits
     block = report.find_class("Block")
     assert block.build.how == "parent" and block.built_by == "GPT"
     assert [i.shape for i in block.build.inputs] == [["B", "T", 32]]
     attention = {n.name: n for n in report.find_class("CausalSelfAttention").levels["fx"].nodes}
-    assert attention["view"].shape == ["B", "T", 4, 8]
+    assert attention["view"].shape == ["B", "T", 3, 4, 8]  # (batch, length, q/k/v, heads, head width)
 
 
 def test_inferred_conv_inputs_have_a_symbolic_batch(reports):
@@ -179,4 +179,4 @@ def test_spans_functions_and_directive_line(reports):
     linear = next(n for n in seed.levels["aten"].nodes if n.name == "linear")
     assert linear.function == "Seed.forward"  # export's own stack trace says only `forward`
     assert seed.directive_line == 5
-    assert reports["nanogpt"].find_class("GPT").directive_line is None
+    assert reports["tiny_gpt"].find_class("GPT").directive_line is None

@@ -18,7 +18,7 @@ FILES = ["vit", "resnet", "switches"]
 GUESSED = [("vit", "ViT"), ("resnet", "ResNet"), ("switches", "ConvNormAct"), ("switches", "UNet")]
 # every class of those files: guessed ones and the children their guessed instance builds
 TRACED = GUESSED + [("vit", "Transformer"), ("vit", "Attention"), ("vit", "FeedForward"), ("resnet", "BasicBlock"),
-                    ("switches", "DoubleConv"), ("switches", "Down"), ("switches", "Up")]
+                    ("switches", "ConvPair"), ("switches", "Downscale"), ("switches", "Upscale")]
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from torch_nodes import fx_concrete_args  # noqa: E402  (raw torch's side, shared with bench/reach.py)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "inputs"
-FILES = ["word_language_model", "gru_policy", "hf_style", "needs_values", "wide_gate"]
+FILES = ["recurrent_lm", "gru_policy", "hf_style", "needs_values", "wide_gate"]
 SIZES = {"B": BATCH, "T": SEQUENCE}
 
 
@@ -161,15 +161,15 @@ def _specs(report: ClassReport):
 # -- recurrent models ---------------------------------------------------------------------------------
 
 def test_rnn_language_model_gets_sequence_first_ids_and_an_lstm_state(reports):
-    lm = _cls(reports, "word_language_model", "RNNModel")
+    lm = _cls(reports, "recurrent_lm", "RecurrentLM")
     assert lm.build.inputs_source == "inferred" and lm.build.tensors == "meta"
     # batch_first=False: (T, B) ids; the hidden state is (h, c), each (num_layers, B, nhid)
-    assert _specs(lm) == [("input", ["T", "B"], "int64"),
-                          ("hidden", "tuple[Tensor(2, B, 48) float32, Tensor(2, B, 48) float32]")]
+    assert _specs(lm) == [("tokens", ["T", "B"], "int64"),
+                          ("state", "tuple[Tensor(2, B, 48) float32, Tensor(2, B, 48) float32]")]
     decoded = next(n for n in lm.levels["fx"].nodes if n.target == "decoder")
     assert decoded.shape == ["T", "B", 1000]
-    assert_fx_matches_torch(lm, "word_language_model")
-    assert_aten_matches_torch(lm, "word_language_model")
+    assert_fx_matches_torch(lm, "recurrent_lm")
+    assert_aten_matches_torch(lm, "recurrent_lm")
 
 
 def test_gru_policy_follows_batch_first_and_gets_its_state(reports):
@@ -187,15 +187,15 @@ def test_a_state_with_a_default_is_left_to_it(reports):
 
 
 def test_embedding_ids_are_in_range_deterministic_and_not_all_zero():
-    module = _module("word_language_model")
+    module = _module("recurrent_lm")
     with torch.device("meta"):
-        lm = module.RNNModel()
-    gm = trace_fx.trace(lm, str(FIXTURES / "word_language_model.py"))
-    consumer = guess_inputs.first_consumer(gm, lm, "input")
+        lm = module.RecurrentLM()
+    gm = trace_fx.trace(lm, str(FIXTURES / "recurrent_lm.py"))
+    consumer = guess_inputs.first_consumer(gm, lm, "tokens")
     (ids, *_), again = guess_inputs.by_layer(lm, consumer), guess_inputs.by_layer(lm, consumer)[0]
     values = guess_inputs.make(ids)
     assert values.dtype == torch.long and values.shape == (SEQUENCE, BATCH)
-    assert 0 <= int(values.min()) and int(values.max()) < lm.ntoken and int(values.max()) > 0
+    assert 0 <= int(values.min()) and int(values.max()) < lm.vocab and int(values.max()) > 0
     assert torch.equal(values, guess_inputs.make(again))
 
 

@@ -14,7 +14,7 @@ from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 ROOT = Path(__file__).resolve().parents[2]
 LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
-NANOGPT = ROOT / "tests" / "fixtures" / "models" / "nanogpt.py"
+TINY_GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 
 
 def _analyse(path: Path, levels: tuple[str, ...], classes=None):
@@ -90,14 +90,14 @@ def test_node_flops_sum_to_flop_counter_on_the_module(ladder, level, name, input
 
 @pytest.fixture(scope="module")
 def gpt():
-    return _analyse(NANOGPT, ("fx", "aten", "core-aten"), classes=["GPT"])
+    return _analyse(TINY_GPT, ("fx", "aten", "core-aten"), classes=["GPT"])
 
 
 @pytest.mark.parametrize("level", ["aten", "core-aten"])
 def test_a_gpt_s_flops_attention_included_equal_flop_counter_on_the_module(gpt, level):
     cls = gpt.find_class("GPT")
     assert cls.build.directive == "GPT(config=GPTConfig())(torch.zeros(2, 8, dtype=torch.int64))"
-    module = _module(NANOGPT)
+    module = _module(TINY_GPT)
     expected = _torch_flops(module.GPT(module.GPTConfig()), torch.zeros(2, 8, dtype=torch.int64))
     assert sum(n.flops or 0 for n in cls.levels[level].nodes) == expected
 
@@ -105,9 +105,9 @@ def test_a_gpt_s_flops_attention_included_equal_flop_counter_on_the_module(gpt, 
 def test_the_attention_line_s_hover_names_its_overload_and_its_flops_per_instance(gpt):
     from fxlens.render.cost import flops_text
     from fxlens.render.hover import hover_text
-    line = next(i for i, text in enumerate(NANOGPT.read_text().splitlines(), 1) if "scaled_dot_product" in text)
+    line = next(i for i, text in enumerate(TINY_GPT.read_text().splitlines(), 1) if "scaled_dot_product" in text)
     nodes = [n for n in gpt.find_class("GPT").levels["aten"].nodes
-             if n.line == line and n.scope == "transformer.h.0.attn"]
+             if n.line == line and n.scope == "blocks.0.attn"]
     text = hover_text(gpt, line, 12)
     assert f"`{torch.ops.aten.scaled_dot_product_attention.default._schema}`" in text
     assert f"≈ {flops_text(sum(n.flops for n in nodes))} each at the example size (B=2, T=8)" in text

@@ -26,10 +26,9 @@ RAW_TORCH = Path(__file__).resolve().parent / "raw_torch_nodes.py"
 # (repository, file, the module name Python gives it from the repository root, sys.path a user's
 # `python -m` / script run has, class with a directive)
 CASES = {
-    "relative-imports": ("segmentation", "seg/unet/unet_model.py", "seg.unet.unet_model", [""], "UNet"),
+    "relative-imports": ("segmentation", "seg/unet/model.py", "seg.unet.model", [""], "UNet"),
     "registry": ("model_zoo", "zoo/resnet.py", "zoo.resnet", [""], "ResNet"),
-    "sibling-package": ("rl_baselines", "cleanrl/ppo_continuous_action.py", "ppo_continuous_action",
-                        ["", "cleanrl"], "Agent"),
+    "sibling-package": ("rl_baselines", "algos/gaussian_ppo.py", "gaussian_ppo", ["", "algos"], "Policy"),
     "src-layout": ("tinylm_src", "src/tinylm/model.py", "tinylm.model", ["src"], "TinyLM"),
     "src-layout-script": ("tinylm_src", "scripts/distill.py", "distill", ["src", "scripts"], "Student"),
     "namespace-relative": ("detection", "plugins/heads.py", "plugins.heads", [""], "BoxHead"),
@@ -117,27 +116,27 @@ async def test_the_edited_file_keeps_the_safe_policy_when_its_package_imports_it
 
 @on_the_worker
 async def test_an_unsaved_buffer_of_an_imported_module_shows_in_the_graph(client, tmp_path):
-    """unet_parts.py is open with an unsaved edit: unet_model.py's graph is built from it."""
+    """blocks.py is open with an unsaved edit: model.py's graph is built from it."""
     disk = copy_repository("segmentation", tmp_path / "disk")
-    parts = disk / "seg" / "unet" / "unet_parts.py"
-    edited = parts.read_text().replace("        return self.double_conv(x)", "        return self.double_conv(x) * 0.5")
-    model = disk / "seg" / "unet" / "unet_model.py"
+    parts = disk / "seg" / "unet" / "blocks.py"
+    edited = parts.read_text().replace("        return self.body(x)", "        return self.body(x) * 0.5")
+    model = disk / "seg" / "unet" / "model.py"
     report = await client.analyse(str(model), model.read_text(), TraceOptions(), roots=[str(disk)],
                                   buffers={str(parts): edited})
     assert load_errors(report) == []
     saved = copy_repository("segmentation", tmp_path / "saved")
-    (saved / "seg" / "unet" / "unet_parts.py").write_text(edited)
-    expected = raw_torch(saved, "seg.unet.unet_model", [""], "UNet")
+    (saved / "seg" / "unet" / "blocks.py").write_text(edited)
+    expected = raw_torch(saved, "seg.unet.model", [""], "UNet")
     fx = nodes(report, "UNet", "fx")
     assert fx == expected["fx"] and nodes(report, "UNet", "aten") == expected["aten"]
-    assert sum(n[2] == "operator.mul" for n in fx) == 7  # one per DoubleConv: inc, 3 down, 3 up
+    assert sum(n[2] == "operator.mul" for n in fx) == 7  # one per ConvStage: the stem, 3 contractions, 3 expansions
 
 
 @on_the_worker
 async def test_the_fingerprint_follows_the_text_of_an_imported_buffer(client, tmp_path):
     disk = copy_repository("segmentation", tmp_path)
-    parts = disk / "seg" / "unet" / "unet_parts.py"
-    model = disk / "seg" / "unet" / "unet_model.py"
+    parts = disk / "seg" / "unet" / "blocks.py"
+    model = disk / "seg" / "unet" / "model.py"
     options, roots = TraceOptions(levels=("fx",)), [str(disk)]
 
     async def trace(parts_text=None, known=None):
@@ -149,7 +148,7 @@ async def test_the_fingerprint_follows_the_text_of_an_imported_buffer(client, tm
     assert known["UNet"]
     opened = await trace(parts.read_text(), known)  # opening a file is not a change
     assert opened.unchanged == ["UNet"]
-    halved = parts.read_text().replace("        return self.double_conv(x)", "        return self.double_conv(x) * 0.5")
+    halved = parts.read_text().replace("        return self.body(x)", "        return self.body(x) * 0.5")
     edited = await trace(halved, known)
     assert edited.unchanged == [] and edited.find_class("UNet").fingerprint != known["UNet"]
     assert "operator.mul" in [n.target for n in edited.find_class("UNet").levels["fx"].nodes]
@@ -208,22 +207,22 @@ def test_the_cli_reports_a_file_that_fails_to_load_as_that_error(tmp_path):
 @on_the_worker
 async def test_an_imported_buffer_that_does_not_parse_fails_the_import_line_not_this_file(client, tmp_path):
     disk = copy_repository("segmentation", tmp_path)
-    parts = disk / "seg" / "unet" / "unet_parts.py"
-    model = disk / "seg" / "unet" / "unet_model.py"
-    half_typed = parts.read_text().replace("        return self.double_conv(x)", "        return self.double_conv(x")
+    parts = disk / "seg" / "unet" / "blocks.py"
+    model = disk / "seg" / "unet" / "model.py"
+    half_typed = parts.read_text().replace("        return self.body(x)", "        return self.body(x")
     report = await client.analyse(str(model), model.read_text(), TraceOptions(), roots=[str(disk)],
                                   buffers={str(parts): half_typed})
     (error,) = report.diagnostics
-    assert (error.category, error.line) == ("load", 3)  # `from .unet_parts import *`
+    assert (error.category, error.line) == ("load", 6)  # `from .blocks import Contract, ConvStage, Expand`
     assert error.message.startswith(f"ImportError: {parts}:") and "SyntaxError" in error.message
 
 
 @on_the_worker
 async def test_a_buffer_reached_through_an_import_of_an_import_counts_too(client, tmp_path):
-    """unet_model imports unet_parts, which imports seg.utils: an unsaved edit of utils.py is in UNet's graph."""
+    """model.py imports blocks.py, which imports seg.utils: an unsaved edit of utils.py is in UNet's graph."""
     disk = copy_repository("segmentation", tmp_path)
     utils = disk / "seg" / "utils.py"
-    model = disk / "seg" / "unet" / "unet_model.py"
+    model = disk / "seg" / "unet" / "model.py"
     options, roots = TraceOptions(levels=("fx",)), [str(disk)]
     first = await client.analyse(str(model), model.read_text(), options, roots=roots,
                                  buffers={str(utils): utils.read_text()})

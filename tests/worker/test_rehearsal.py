@@ -19,7 +19,7 @@ from fxlens.worker.process import warm as process
 from fxlens.worker.process.rehearse import _program, recipe, rehearse
 
 ROOT = Path(__file__).resolve().parents[2]
-NANOGPT = ROOT / "tests" / "fixtures" / "models" / "nanogpt.py"
+TINY_GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 
 
 class Mixed(nn.Module):
@@ -43,14 +43,14 @@ def _on_meta(make):
         return make()
 
 
-def _nanogpt():
+def _tiny_gpt():
     namespace: dict = {}
-    exec(compile(NANOGPT.read_text(), str(NANOGPT), "exec"), namespace)
+    exec(compile(TINY_GPT.read_text(), str(TINY_GPT), "exec"), namespace)
     model = _on_meta(lambda: namespace["GPT"](namespace["GPTConfig"]()))
     return model, (torch.zeros(2, 8, dtype=torch.long, device="meta"),)
 
 
-MODELS = {"mixed": lambda: (_on_meta(Mixed), (torch.randn(4, 8, device="meta"),)), "nanogpt": _nanogpt}
+MODELS = {"mixed": lambda: (_on_meta(Mixed), (torch.randn(4, 8, device="meta"),)), "tiny_gpt": _tiny_gpt}
 
 
 def _no_request() -> int:
@@ -148,9 +148,9 @@ async def test_a_rehearsed_trace_reports_what_a_fresh_one_does(tmp_path):
     worker = WorkerClient()
     await worker.start()
     try:
-        path = str(tmp_path / "nanogpt.py")
+        path = str(tmp_path / "tiny_gpt.py")
         # the first trace runs in a spare with nothing to rehearse, the second in one that rehearsed the first
-        fresh, rehearsed = [await worker.analyse(path, NANOGPT.read_text(), TraceOptions()) for _ in range(2)]
+        fresh, rehearsed = [await worker.analyse(path, TINY_GPT.read_text(), TraceOptions()) for _ in range(2)]
     finally:
         await worker.stop()
 
@@ -196,13 +196,13 @@ async def test_a_spare_killed_while_it_waits_is_replaced_and_the_next_trace_runs
     worker = WorkerClient()
     info = await worker.start()
     try:
-        path = str(tmp_path / "nanogpt.py")
-        await worker.analyse(path, NANOGPT.read_text(), TraceOptions())
+        path = str(tmp_path / "tiny_gpt.py")
+        await worker.analyse(path, TINY_GPT.read_text(), TraceOptions())
         # the worker forks the next spare once idle: wait for it to exist, then kill it
         while not (spare := _spare_of(info["pid"])):
             await asyncio.sleep(0.01)
         os.kill(spare, signal.SIGKILL)
-        again = await worker.analyse(path, NANOGPT.read_text(), TraceOptions())
+        again = await worker.analyse(path, TINY_GPT.read_text(), TraceOptions())
     finally:
         await worker.stop()
     assert [d.message for d in again.diagnostics if d.severity == "error"] == []

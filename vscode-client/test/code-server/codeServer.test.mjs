@@ -185,28 +185,28 @@ test("Show FX graph on a GPT-2-shaped file draws its blocks collapsed; a block's
   await openFile("gpt2_small.py");
   // traced once GPT, the only class of the file with hundreds of fx nodes, has its lens (below the view)
   await editor().locator(".codelens-decoration", { hasText: /fx: \d{3,} nodes/ }).first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT });
-  // the cursor into GPT.forward (line 90), then the palette's Show FX graph draws the class around it
+  // the cursor into GPT.forward (line 79), then the palette's Show FX graph draws the class around it
   await editor().locator(".view-line").first().click();
   await page.keyboard.press("Control+G");
-  await page.keyboard.type("90");
+  await page.keyboard.type("79");
   await page.keyboard.press("Enter");
-  await page.locator(".statusbar-item", { hasText: /Ln 90,/ }).waitFor();
+  await page.locator(".statusbar-item", { hasText: /Ln 79,/ }).waitFor();
   await page.keyboard.press("F1");
   await page.keyboard.type("fxlens: Show FX graph");
   await page.locator(".quick-input-list .monaco-list-row", { hasText: "fxlens: Show FX graph" }).first().waitFor();
   await page.keyboard.press("Enter");
   await page.locator(".tab", { hasText: "FX graph: GPT (fx)" }).waitFor({ timeout: TRACE_TIMEOUT });
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-  await waitForFxlens(graph.locator('svg#graph g.group.collapsed[data-group="transformer.h.11"]'));
-  assert.equal(await graph.locator("svg#graph g.group.collapsed[data-group^='transformer.h.']").count(), 12);
+  await waitForFxlens(graph.locator('svg#graph g.group.collapsed[data-group="blocks.11"]'));
+  assert.equal(await graph.locator("svg#graph g.group.collapsed[data-group^='blocks.']").count(), 12);
   await page.screenshot({ path: artifact("code-server-graph-gpt2.png") });
   // the block may lie below the view: click it as its own event
-  await graph.locator('g.group[data-group="transformer.h.5"] text.name').dispatchEvent("click");
-  // GPT.forward: `x = block(x)` is line 92
-  await page.locator(".statusbar-item", { hasText: /Ln 92, Col \d+/ }).waitFor();
-  await graph.locator('g.group[data-group="transformer.h.5"] text.toggle').dispatchEvent("click");
-  await graph.locator('g.group.expanded[data-group="transformer.h.5"]').waitFor();
-  await graph.locator('g.group.collapsed[data-group="transformer.h.5.attn"]').waitFor();
+  await graph.locator('g.group[data-group="blocks.5"] text.name').dispatchEvent("click");
+  // GPT.forward: `x = block(x)` is line 81
+  await page.locator(".statusbar-item", { hasText: /Ln 81, Col \d+/ }).waitFor();
+  await graph.locator('g.group[data-group="blocks.5"] text.toggle').dispatchEvent("click");
+  await graph.locator('g.group.expanded[data-group="blocks.5"]').waitFor();
+  await graph.locator('g.group.collapsed[data-group="blocks.5.attn"]').waitFor();
   await page.screenshot({ path: artifact("code-server-graph-gpt2-block.png") });
 });
 

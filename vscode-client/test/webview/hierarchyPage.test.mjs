@@ -22,14 +22,14 @@ after(async () => view?.close());
 test("GPT-2 opens as a table of contents: its twelve blocks drawn collapsed, alike", async () => {
   const fx = reports["gpt2-12"].fx;
   await view.show(fx);
-  const blocks = page.locator("g.group.collapsed[data-group^='transformer.h.']");
+  const blocks = page.locator("g.group.collapsed[data-group^='blocks.']");
   assert.equal(await blocks.count(), 12);
   // the level named by its opcodes, as the lesson reads a graph
   assert.equal(await page.locator("#rung").textContent(), "above aot_autograd (module level)");
-  const third = page.locator("g.group[data-group='transformer.h.3']");
-  assert.deepEqual(await third.locator("text.name, text.detail").allTextContents(), ["transformer.h.3: Block · 4 of 12", "36 nodes · (B, T, 768) → (B, T, 768)"]);
+  const third = page.locator("g.group[data-group='blocks.3']");
+  assert.deepEqual(await third.locator("text.name, text.detail").allTextContents(), ["blocks.3: Block · 4 of 12", "23 nodes · (B, T, 768) → (B, T, 768)"]);
   // nothing inside a collapsed block is drawn
-  assert.equal(await page.locator("g.node[data-id='transformer_h_3_attn_c_attn']").count(), 0);
+  assert.equal(await page.locator("g.node[data-id='blocks_3_attn_qkv']").count(), 0);
   assert.ok(await page.locator("g.node").count() < 20);
   assert.deepEqual(await view.violations(), [], "the page and its layout worker run under the strict CSP");
   assert.deepEqual(view.errors, []);
@@ -38,16 +38,18 @@ test("GPT-2 opens as a table of contents: its twelve blocks drawn collapsed, ali
 
 test("opening a block draws its modules and nodes inside it", async () => {
   const before = await draws();
-  await click(page.locator("g.group[data-group='transformer.h.3'] text.toggle"));
+  await click(page.locator("g.group[data-group='blocks.3'] text.toggle"));
   await waitForDraw(page, before);
-  const block = page.locator("g.group.expanded[data-group='transformer.h.3']");
+  const block = page.locator("g.group.expanded[data-group='blocks.3']");
   assert.equal(await block.count(), 1);
-  for (const inner of ["transformer.h.3.attn", "transformer.h.3.mlp", "transformer.h.3.ln_1"]) {
+  for (const inner of ["blocks.3.attn", "blocks.3.mlp"]) {
     assert.equal(await page.locator(`g.group.collapsed[data-group='${inner}']`).count(), 1, inner);
   }
+  // a torch.nn leaf (the block's first LayerNorm) is one call_module node inside it
+  assert.equal(await page.locator("g.node[data-id='blocks_3_norm1']").count(), 1);
   // Block.forward's own residual adds are its nodes
   const fx = reports["gpt2-12"].fx;
-  const adds = fx.graph.nodes.filter((n) => n.scope === "transformer.h.3" && n.target === "operator.add").map((n) => n.id);
+  const adds = fx.graph.nodes.filter((n) => n.scope === "blocks.3" && n.target === "operator.add").map((n) => n.id);
   assert.equal(adds.length, 2);
   for (const id of adds) {
     assert.equal(await page.locator(`g.node[data-id='${id}']`).count(), 1);
@@ -57,8 +59,8 @@ test("opening a block draws its modules and nodes inside it", async () => {
 
 test("a search finds a node inside a collapsed group and opens the groups around it", async () => {
   const fx = reports["gpt2-12"].fx;
-  const target = fx.graph.nodes.find((n) => n.scope.startsWith("transformer.h.7.attn") && n.op === "call_module" && n.target.endsWith("c_attn"));
-  assert.ok(target, "h.7's attention has its c_attn projection");
+  const target = fx.graph.nodes.find((n) => n.scope.startsWith("blocks.7.attn") && n.op === "call_module" && n.target.endsWith("qkv"));
+  assert.ok(target, "block 7's attention has its qkv projection");
   await page.locator("#search").fill("[B, T, 2304]");
   await page.locator("#search-count", { hasText: "12 matches" }).waitFor();
   // the matches lie in collapsed blocks: the blocks say so
@@ -69,8 +71,8 @@ test("a search finds a node inside a collapsed group and opens the groups around
   await page.locator("#search").press("Enter");
   await waitForDraw(page, before);
   await page.locator(`g.node.match.selected[data-id='${target.id}']`).waitFor();
-  assert.equal(await page.locator("g.group.expanded[data-group='transformer.h.7']").count(), 1);
-  assert.equal(await page.locator("g.group.expanded[data-group='transformer.h.7.attn']").count(), 1);
+  assert.equal(await page.locator("g.group.expanded[data-group='blocks.7']").count(), 1);
+  assert.equal(await page.locator("g.group.expanded[data-group='blocks.7.attn']").count(), 1);
   // the details pane shows it: its input with its shape, its users with their lines, its printout line
   const details = page.locator("#details");
   await details.locator("h3", { hasText: target.id }).waitFor();
@@ -83,34 +85,34 @@ test("a search finds a node inside a collapsed group and opens the groups around
 
 test("clicking a node reveals its span; clicking a group reveals the line that called it", async () => {
   const fx = reports["gpt2-12"].fx;
-  const target = fx.graph.nodes.find((n) => n.scope.startsWith("transformer.h.7.attn") && n.target.endsWith("c_attn"));
+  const target = fx.graph.nodes.find((n) => n.scope.startsWith("blocks.7.attn") && n.target.endsWith("qkv"));
   await click(page.locator(`g.node[data-id='${target.id}']`));
   await page.waitForFunction((id) => window.__posted.some((m) => m.type === "reveal" && m.node === id), target.id);
   const revealed = (await view.posted()).filter((m) => m.type === "reveal").pop();
   assert.deepEqual(revealed, { type: "reveal", node: target.id, line: target.line, col: target.col, end_line: target.end_line, end_col: target.end_col });
-  // bench/models/gpt2_small.py line 41: `q, k, v = self.c_attn(x).split(self.n_embd, dim=2)`
-  assert.equal(target.line, 41);
+  // bench/models/gpt2_small.py line 35: `qkv = self.qkv(x).view(batch, length, 3, self.heads, width // self.heads)`
+  assert.equal(target.line, 35);
 
-  await click(page.locator("g.group[data-group='transformer.h.5'] text.name"));
-  await page.waitForFunction(() => window.__posted.some((m) => m.type === "reveal" && m.node === "transformer.h.5"));
+  await click(page.locator("g.group[data-group='blocks.5'] text.name"));
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "reveal" && m.node === "blocks.5"));
   const call = (await view.posted()).filter((m) => m.type === "reveal").pop();
-  // GPT.forward line 92: `x = block(x)` in the loop over the blocks
-  assert.deepEqual([call.line, call.group], [92, true]);
-  await page.locator("#details h3", { hasText: "transformer.h.5" }).waitFor();
+  // GPT.forward line 81: `x = block(x)` in the loop over the blocks
+  assert.deepEqual([call.line, call.group], [81, true]);
+  await page.locator("#details h3", { hasText: "blocks.5" }).waitFor();
   assert.match(await page.locator("#details").textContent(), /class\s*Block/);
 });
 
 test("the node chosen at the fx level marks the nodes of its line at the aten level", async () => {
   const aten = reports["gpt2-12"].aten;
   await view.show(aten);
-  // the fx node chosen last was h.7's c_attn call, line 41: its aten linear sits in the collapsed blocks
+  // the fx node chosen last was block 7's qkv call, line 35: its aten linear sits in the collapsed blocks
   assert.ok(await page.locator("g.group.contains-linked").count() >= 1);
   assert.equal(await page.locator("#level option").count(), aten.level_info.length, "every level fxlens knows is offered");
   assert.ok(await page.locator("#level option", { hasText: "trace on request" }).count() >= 1);
 });
 
 test("the cursor's line marks its nodes, and the groups that hold them", async () => {
-  await view.send({ type: "cursor", line: 47 }); // `return self.c_proj(y)` in every attention block
+  await view.send({ type: "cursor", line: 38 }); // `return self.out(...)` in every attention block
   await page.locator("g.group.contains-cursor").nth(11).waitFor();
   await view.send({ type: "cursor", line: null });
   await page.locator("g.group.contains-cursor").first().waitFor({ state: "detached" });
@@ -142,7 +144,7 @@ test("both themes: VS Code's dark and light variables colour the page", async ()
   assert.equal(await background(), "rgb(255, 255, 255)");
   await page.screenshot({ path: artifact("webview-gpt2-collapsed-light.png") });
   const before = await draws();
-  await click(page.locator("g.group[data-group='transformer.h.0'] text.toggle"));
+  await click(page.locator("g.group[data-group='blocks.0'] text.toggle"));
   await waitForDraw(page, before);
   await page.screenshot({ path: artifact("webview-gpt2-block-open-light.png") });
 });
@@ -174,7 +176,7 @@ test("export: the drawing as SVG and as PNG", async () => {
   const svg = (await view.posted()).find((m) => m.type === "export" && m.format === "svg");
   assert.equal(svg.name, "GPT.fx.svg");
   assert.match(svg.data, /^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
-  assert.match(svg.data, /transformer\.h\.3: Block/);
+  assert.match(svg.data, /blocks\.3: Block/);
   await page.locator("#export-png").click();
   await page.waitForFunction(() => window.__posted.some((m) => m.type === "export" && m.format === "png"));
   const png = (await view.posted()).find((m) => m.type === "export" && m.format === "png");
