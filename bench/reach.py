@@ -119,6 +119,8 @@ def recipe(class_name: str, levels: dict, classes: dict, depth: int = 0) -> Opti
         return {"kind": "parent", "parent": inner, "path": match.group("path"),
                 "inputs": None if inputs["source"] == "parent" else specs, "specs": specs}
     text = inputs.get("directive") or (detail if built == "directive" else "")
+    if built == "found" and not text:
+        return None  # found elsewhere, and the file cannot spell it: nothing to rebuild from the report
     if text and _calls_with_inputs(text):
         return {"kind": "directive", "text": text}
     build = text or (f"{class_name}()" if built == "no-arguments" else CALL_LINE.sub("", detail))

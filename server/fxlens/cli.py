@@ -72,6 +72,9 @@ def cmd_graph(args: argparse.Namespace) -> int:
     if not report.classes and not report.module_classes:
         problems = diagnostics_text(report.path, [d for d in report.diagnostics if d.severity == "error"])
         raise CliError(f"no nn.Module class in {args.file}" + (f"\n{problems}" if problems else ""))
+    # how the file got past a package `__init__` that failed: said on stderr, whatever the output format
+    for note in (d for d in report.diagnostics if d.category == "load" and d.severity != "error"):
+        print(diagnostics_text(report.path, [note]).splitlines()[0], file=sys.stderr)
     classes = report.classes
     if args.cls:
         classes = [c for c in classes if c.name == args.cls]

@@ -29,7 +29,7 @@ sys.path.insert(0, str(TESTS / "fixtures" / "repos"))
 from reference import CORPUS, envs  # noqa: E402
 
 import torch  # noqa: E402
-from torch_nodes import defaults_left, export_rows, first_call_of, fx_rows  # noqa: E402
+from torch_nodes import export_rows, first_call_of, fx_concrete_args, fx_rows  # noqa: E402
 
 FREE_SIZES = {"B": 2, "T": 8}  # what fxlens names the batch and sequence dims of its example inputs
 
@@ -104,7 +104,7 @@ def rebuild(job: dict, scope: dict, path: str) -> dict:
                 else:
                     positional = args
                 if level == "fx":
-                    rows = fx_rows(instance, positional, path, partial, defaults_left(instance, args, kwargs))
+                    rows = fx_rows(instance, positional, path, partial, fx_concrete_args(instance, args, kwargs))
                 else:
                     rows = export_rows(torch.export.export(instance, args, kwargs, strict=False), path)
                 out[level] = {"rows": [list(r) for r in rows],

@@ -63,6 +63,8 @@ def test_a_factory_in_another_file_builds_the_class_with_its_layers_shrunk(repor
     decoder = report.find_class("Decoder")
     assert decoder.build.how == "found"
     assert decoder.build.detail == "built by `build_small()` in zoo/factory.py:6, depth 12 → 2"
+    # one action away from a pin: the same construction as the file spells it
+    assert decoder.build.directive.startswith("Decoder(mixer=Mixer(dim=32, depth=2, expansion=4), vocab=100)(")
     raw = zoo.Decoder(mixer=zoo.Mixer(dim=32, depth=2, expansion=4), vocab=100)
     assert _mine(decoder, "fx") == _fx(raw)
     assert _mine(decoder, "aten") == _aten(raw, torch.randn(2, 32))

@@ -176,10 +176,10 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
         return (on_device(device, lambda: cls(*args, **kw)),
                 Build("call-in-file", detail=f"{ast.unparse(call)} (line {call.lineno})", device=device,
                       directive=ast.unparse(call)))
-    found = elsewhere.build_elsewhere(index or elsewhere.Index(), cls, _file_modules(module), source_path(module),
-                                      list(roots), lambda make: on_device(device, make))
+    found = elsewhere.build_elsewhere(index or elsewhere.Index(), cls, module.__name__, source_path(module),
+                                      list(roots), lambda make: on_device(device, make), namespace)
     if found is not None:
-        return found.instance, Build("found", detail=found.detail, device=device)
+        return found.instance, Build("found", detail=found.detail, device=device, directive=found.directive)
     fixed = {k: guessing.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
     try:
         made = guessing.guess(cls, required, fixed, _file_modules(module), source.node,

@@ -18,6 +18,7 @@ import copy
 import dataclasses
 import importlib
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
@@ -52,6 +53,9 @@ class Site:
 class Found:
     instance: nn.Module
     detail: str  # "built by `build_b()` in pkg/factory.py:14, depth 12 → 2"
+    # the same construction as the class's file spells it (`Decoder(mixer=Mixer(dim=32, depth=2), vocab=100)`),
+    # for a pinned directive; "" when an argument has no spelling there
+    directive: str = ""
 
 
 def package_folder(path: str) -> str:
@@ -157,10 +161,19 @@ def _module_of(path: str, roots: list[str]) -> Any:
     return importlib.import_module(where.name)
 
 
-def _capturing(cls: type, shrinkable: list[type], changes: list[str]) -> tuple[list[nn.Module], Callable[[], None]]:
+@dataclass
+class Capture:
+    """What the calls to the file's classes made while a site ran: `cls`'s instances, and every
+    instance's (class, args, kwargs) after shrinking, to spell the construction as a directive."""
+
+    made: list[nn.Module]
+    calls: dict[int, tuple[type, tuple, dict]]
+
+
+def _capturing(cls: type, shrinkable: list[type], changes: list[str]) -> tuple[Capture, Callable[[], None]]:
     """While installed, every call to a class of `shrinkable` (the file's classes) has its layer counts
-    shrunk, and every instance of `cls` is kept."""
-    made: list[nn.Module] = []
+    shrunk and its arguments kept, and every instance of `cls` is kept."""
+    capture = Capture([], {})
     originals = {kind: kind.__dict__["__init__"] for kind in {cls, *shrinkable} if "__init__" in kind.__dict__}
 
     def shrinking(kind: type, original: Callable[..., None]) -> Callable[..., None]:
@@ -168,9 +181,10 @@ def _capturing(cls: type, shrinkable: list[type], changes: list[str]) -> tuple[l
             if type(self) is kind:
                 kwargs = {k: _shrunk(v, changes, k) for k, v in kwargs.items()}
                 args = tuple(_shrunk(a, changes) for a in args)
+                capture.calls[id(self)] = (kind, args, kwargs)
             original(self, *args, **kwargs)
-            if type(self) is cls and self not in made:
-                made.append(self)
+            if type(self) is cls and self not in capture.made:
+                capture.made.append(self)
         return init
 
     for kind, original in originals.items():
@@ -179,21 +193,83 @@ def _capturing(cls: type, shrinkable: list[type], changes: list[str]) -> tuple[l
     def restore() -> None:
         for kind, original in originals.items():
             kind.__init__ = original
-    return made, restore
+    return capture, restore
 
 
-def _takes_nothing(function: ast.FunctionDef) -> bool:
+def _spelled(value: Any, capture: Capture, names: dict, depth: int = 0) -> Optional[str]:
+    """`value` as Python source the class's file evaluates to an equal value, or None."""
+    if depth > 8:
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        parts = [_spelled(v, capture, names, depth + 1) for v in value]
+        if any(p is None for p in parts):
+            return None
+        return f"({', '.join(parts)}{',' if len(parts) == 1 else ''})" if isinstance(value, tuple) else f"[{', '.join(parts)}]"
+    kind = type(value)
+    if _named(kind, names) is None:
+        return None
+    if dataclasses.is_dataclass(value):
+        fields = [(f.name, _spelled(getattr(value, f.name), capture, names, depth + 1))
+                  for f in dataclasses.fields(value) if f.init]
+        return None if any(s is None for _, s in fields) else f"{_named(kind, names)}({', '.join(f'{k}={s}' for k, s in fields)})"
+    if id(value) in capture.calls:
+        return _call(capture.calls[id(value)], capture, names, depth + 1)
+    return None
+
+
+def _call(call: tuple[type, tuple, dict], capture: Capture, names: dict, depth: int = 0) -> Optional[str]:
+    kind, args, kwargs = call
+    parts = [_spelled(a, capture, names, depth) for a in args] + [
+        (lambda s: None if s is None else f"{k}={s}")(_spelled(v, capture, names, depth)) for k, v in kwargs.items()]
+    named = _named(kind, names)
+    return None if named is None or any(p is None for p in parts) else f"{named}({', '.join(parts)})"
+
+
+def _named(kind: type, names: dict) -> Optional[str]:
+    """How the class's file names `kind`: its own name, or an import expression for a class it does not
+    import (`__import__('pkg.blocks', fromlist=['_']).UNet`); None for a class defined in a function."""
+    if names.get(kind.__name__) is kind:
+        return kind.__name__
+    if "<locals>" in kind.__qualname__:
+        return None
+    return f"__import__({kind.__module__!r}, fromlist=['_']).{kind.__qualname__}"
+
+
+def _is_factory(function: ast.FunctionDef, call: ast.Call) -> bool:
+    """A function fxlens may call to reach `call`: it takes no required argument and returns what the
+    call makes (`return Model(...)`), as a factory or registry entry does; a script's `main()`, which
+    parses arguments and trains, is never run."""
     arguments = function.args
     required = len(arguments.posonlyargs) + len(arguments.args) - len(arguments.defaults)
-    return required == 0 and all(d is not None for d in arguments.kw_defaults)
+    if required or any(d is None for d in arguments.kw_defaults):
+        return False
+    return any(isinstance(node, ast.Return) and node.value is not None and any(inner is call for inner in ast.walk(node.value))
+               for node in ast.walk(function))
 
 
-def _build_at(site: Site, cls: type, shrinkable: list[type], roots: list[str],
-              on_device: Callable[[Callable[[], Any]], Any]) -> tuple[Optional[nn.Module], list[str], str]:
-    """(the instance the site's call makes, what shrank, how it was reached as the user reads it)."""
+def package_classes(module_name: str) -> list[type]:
+    """The Module classes the top-level package of `module_name` defines, in its modules imported so far."""
+    top = module_name.split(".")[0]
+    found: dict[int, type] = {}
+    for name, loaded in list(sys.modules.items()):
+        if loaded is None or top == "torch" or not (name == top or name.startswith(top + ".")):
+            continue
+        for obj in list(vars(loaded).values()):
+            if isinstance(obj, type) and issubclass(obj, nn.Module) and obj.__module__ == name:
+                found[id(obj)] = obj
+    return list(found.values())
+
+
+def _build_at(site: Site, cls: type, own_module: str, roots: list[str],
+              on_device: Callable[[Callable[[], Any]], Any]) -> tuple[Optional[nn.Module], list[str], str, Capture]:
+    """(the instance the site's call makes, what shrank, how it was reached as the user reads it, what
+    the calls made)."""
     namespace = _module_of(site.path, roots).__dict__
     changes: list[str] = []
-    made, restore = _capturing(cls, shrinkable, changes)
+    shrinkable = package_classes(own_module) + package_classes(namespace.get("__name__", ""))
+    capture, restore = _capturing(cls, shrinkable, changes)
     how = f"`{ast.unparse(site.call)[:80]}`"
     try:
         try:
@@ -202,26 +278,27 @@ def _build_at(site: Site, cls: type, shrinkable: list[type], roots: list[str],
         except NameError:
             # the call's arguments are the function's locals: run the function (a factory, a registry entry)
             function = namespace.get(site.function.name) if site.function is not None else None
-            if not callable(function) or not _takes_nothing(site.function):
+            if not callable(function) or not _is_factory(site.function, site.call):
                 raise
             how = f"`{site.function.name}()`"
             on_device(function)
     finally:
         restore()
-    return (made[0] if made else None), list(dict.fromkeys(changes)), how
+    return (capture.made[0] if capture.made else None), list(dict.fromkeys(changes)), how, capture
 
 
-def build_elsewhere(index: Index, cls: type, shrinkable: list[type], own_path: str, roots: list[str],
-                    on_device: Callable[[Callable[[], Any]], Any]) -> Optional[Found]:
+def build_elsewhere(index: Index, cls: type, own_module: str, own_path: str, roots: list[str],
+                    on_device: Callable[[Callable[[], Any]], Any], names: dict) -> Optional[Found]:
     """The class built by the first call in its package that builds it, or None; the layer counts of
-    `shrinkable` classes (those of the class's file) shrunk on the way."""
+    the package's classes shrunk on the way."""
     root = os.path.dirname(package_folder(own_path))
     for site in index.sites(cls.__name__, own_path):
         try:
-            instance, shrunk, how = _build_at(site, cls, shrinkable, roots, on_device)
-        except Exception:  # noqa: BLE001  a call that does not work here: the next one may
+            instance, shrunk, how, capture = _build_at(site, cls, own_module, roots, on_device)
+        except (Exception, SystemExit):  # noqa: BLE001  a call that does not work here: the next one may
             continue
         if instance is not None:
             detail = f"built by {how} in {site.where(root)}" + (f", {', '.join(shrunk)}" if shrunk else "")
-            return Found(instance, detail)
+            spelled = _call(capture.calls[id(instance)], capture, names) if id(instance) in capture.calls else None
+            return Found(instance, detail, spelled or "")
     return None
