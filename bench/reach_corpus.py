@@ -31,7 +31,8 @@ class Package(NamedTuple):
 
 
 TRANSFORMERS_ARCHS = ("llama", "gpt2", "bert", "t5", "vit", "mistral", "qwen2", "opt", "gpt_neox", "bart",
-                      "distilbert", "convnext", "resnet", "whisper", "mixtral", "phi")
+                      "distilbert", "convnext", "resnet", "whisper", "mixtral", "phi", "gemma", "roberta", "swin",
+                      "falcon")
 
 PACKAGES = (
     Package("transformers", "transformers", tuple(f"models/{a}/modeling_{a}.py" for a in TRANSFORMERS_ARCHS), (
@@ -42,7 +43,7 @@ PACKAGES = (
                 "max_position_embeddings=64))", IDS),
         Builder("T5ForConditionalGeneration", "m.T5ForConditionalGeneration(m.T5Config(vocab_size=100, d_model=32, "
                 "d_kv=8, d_ff=64, num_layers=2, num_heads=4))", IDS, "dict(decoder_input_ids=ids(), use_cache=False)"),
-        Builder("ViTForImageClassification", f"m.ViTForImageClassification(m.ViTConfig(hidden_size=32, "
+        Builder("ViTForImageClassification", "m.ViTForImageClassification(m.ViTConfig(hidden_size=32, "
                 "intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, image_size=32, patch_size=8))",
                 "(image(),)"),
         Builder("MistralForCausalLM", f"m.MistralForCausalLM(m.MistralConfig({LM_KV}))", IDS, NO_CACHE),
@@ -65,10 +66,18 @@ PACKAGES = (
         Builder("WhisperForConditionalGeneration", "m.WhisperForConditionalGeneration(m.WhisperConfig("
                 "vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, "
                 "decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=8, "
-                "max_source_positions=16, max_target_positions=32))", "(torch.randn(2, 8, 32),)",
+                "max_source_positions=16, max_target_positions=32, pad_token_id=1, bos_token_id=2, eos_token_id=3, "
+                "decoder_start_token_id=2))", "(torch.randn(2, 8, 32),)",
                 "dict(decoder_input_ids=ids(), use_cache=False)"),
         Builder("MixtralForCausalLM", f"m.MixtralForCausalLM(m.MixtralConfig({LM_KV}, num_local_experts=4, "
                 "num_experts_per_tok=2))", IDS, NO_CACHE),
+        Builder("GemmaForCausalLM", f"m.GemmaForCausalLM(m.GemmaConfig({LM_KV}, head_dim=8))", IDS, NO_CACHE),
+        Builder("RobertaForMaskedLM", f"m.RobertaForMaskedLM(m.RobertaConfig({LM}, max_position_embeddings=64, "
+                "pad_token_id=1))", IDS),
+        Builder("SwinForImageClassification", "m.SwinForImageClassification(m.SwinConfig(image_size=32, patch_size=4, "
+                "embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4))", "(image(),)"),
+        Builder("FalconForCausalLM", "m.FalconForCausalLM(m.FalconConfig(vocab_size=100, hidden_size=32, "
+                "num_hidden_layers=2, num_attention_heads=4))", IDS, NO_CACHE),
         Builder("PhiForCausalLM", f"m.PhiForCausalLM(m.PhiConfig({LM}, max_position_embeddings=64))", IDS, NO_CACHE),
     )),
     Package("diffusers", "diffusers", ("models/**/*.py",), (
@@ -102,9 +111,30 @@ PACKAGES = (
                 "(torch.randn(2, 16, 4),)", "dict(encoder_hidden_states=torch.randn(2, 6, 16), "
                 "pooled_projections=torch.randn(2, 16), timestep=torch.tensor([3., 7.]), img_ids=torch.zeros(16, 3), "
                 "txt_ids=torch.zeros(6, 3))"),
-        Builder("UNet1DModel", "m.UNet1DModel(sample_size=16, in_channels=2, out_channels=2, "
-                "block_out_channels=(8, 16, 32), extra_in_channels=16)",
-                "(torch.randn(2, 2, 16), torch.tensor([3, 7]))"),
+        Builder("ControlNetModel", "m.ControlNetModel(in_channels=4, layers_per_block=1, block_out_channels=(16, 32), "
+                "down_block_types=('CrossAttnDownBlock2D', 'DownBlock2D'), cross_attention_dim=16, attention_head_dim=8, "
+                "norm_num_groups=8, conditioning_embedding_out_channels=(8, 16))",
+                "(torch.randn(2, 4, 16, 16), torch.tensor([3, 7]), torch.randn(2, 6, 16), torch.randn(2, 3, 32, 32))"),
+        Builder("AutoencoderTiny", "m.AutoencoderTiny(encoder_block_out_channels=(8, 8, 8, 8), "
+                "decoder_block_out_channels=(8, 8, 8, 8), num_encoder_blocks=(1, 1, 1, 1), "
+                "num_decoder_blocks=(1, 1, 1, 1), latent_channels=4)", "(torch.randn(2, 3, 32, 32),)"),
+        Builder("PriorTransformer", "m.PriorTransformer(num_attention_heads=2, attention_head_dim=8, num_layers=2, "
+                "embedding_dim=16, num_embeddings=4, additional_embeddings=4)",
+                "(torch.randn(2, 16), torch.tensor([3, 7]), torch.randn(2, 16))",
+                "dict(encoder_hidden_states=torch.randn(2, 4, 16))"),
+        Builder("PixArtTransformer2DModel", "m.PixArtTransformer2DModel(num_attention_heads=2, attention_head_dim=8, "
+                "in_channels=4, out_channels=8, num_layers=2, sample_size=8, patch_size=2, cross_attention_dim=16, "
+                "caption_channels=16, norm_num_groups=8)", "(torch.randn(2, 4, 8, 8),)",
+                "dict(encoder_hidden_states=torch.randn(2, 6, 16), timestep=torch.tensor([3, 7]), "
+                "added_cond_kwargs={'resolution': None, 'aspect_ratio': None})"),
+        Builder("SanaTransformer2DModel", "m.SanaTransformer2DModel(in_channels=4, out_channels=4, "
+                "num_attention_heads=2, attention_head_dim=8, num_layers=2, num_cross_attention_heads=2, "
+                "cross_attention_head_dim=8, cross_attention_dim=16, caption_channels=16, sample_size=8, patch_size=2)",
+                "(torch.randn(2, 4, 8, 8), torch.randn(2, 6, 16), torch.tensor([3, 7]))"),
+        Builder("WanTransformer3DModel", "m.WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, "
+                "attention_head_dim=8, in_channels=4, out_channels=4, text_dim=16, freq_dim=16, ffn_dim=32, "
+                "num_layers=2, rope_max_seq_len=32)",
+                "(torch.randn(2, 4, 2, 8, 8), torch.tensor([3, 7]), torch.randn(2, 6, 16))"),
     )),
     Package("x-transformers", "x_transformers", ("*.py",), (
         Builder("TransformerWrapper(Decoder)", "m.TransformerWrapper(num_tokens=100, max_seq_len=16, "
@@ -119,6 +149,15 @@ PACKAGES = (
         Builder("XTransformer", "m.XTransformer(dim=32, enc_num_tokens=100, enc_depth=1, enc_heads=4, "
                 "enc_max_seq_len=16, dec_num_tokens=100, dec_depth=1, dec_heads=4, dec_max_seq_len=16)",
                 "(ids(), ids())"),
+        Builder("TransformerWrapper(Decoder, alibi, scalenorm, gating)", "m.TransformerWrapper(num_tokens=100, "
+                "max_seq_len=16, attn_layers=m.Decoder(dim=32, depth=2, heads=4, alibi_pos_bias=True, "
+                "ff_relu_squared=True, use_scalenorm=True, gate_residual=True, shift_tokens=1, attn_qk_norm=True))", IDS),
+        Builder("TransformerWrapper(Encoder, dynamic bias, sandwich)", "m.TransformerWrapper(num_tokens=100, "
+                "max_seq_len=16, attn_layers=m.Encoder(dim=32, depth=2, heads=4, dynamic_pos_bias=True, "
+                "sandwich_norm=True, residual_attn=True, ff_swish=True, ff_glu=True, attn_gate_values=True))", IDS),
+        Builder("TransformerWrapper(Decoder, rel_pos_bias, memory tokens)", "m.TransformerWrapper(num_tokens=100, "
+                "max_seq_len=16, num_memory_tokens=2, attn_layers=m.Decoder(dim=32, depth=2, heads=4, rel_pos_bias=True, "
+                "macaron=True, attn_talking_heads=True, pre_norm=False))", IDS),
         Builder("AutoregressiveWrapper", "m.AutoregressiveWrapper(m.TransformerWrapper(num_tokens=100, "
                 "max_seq_len=16, attn_layers=m.Decoder(dim=32, depth=2, heads=4)))", IDS),
     )),
@@ -150,8 +189,8 @@ PACKAGES = (
         Builder("UNet", "n.UNet(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16), strides=(2, 2), "
                 "num_res_units=1)", "(image(1, 16),)"),
         Builder("BasicUNet", "n.BasicUNet(spatial_dims=2, in_channels=1, out_channels=2, features=(4, 4, 8, 8, 16, 4))",
-                "(image(1, 16),)"),
-        Builder("SegResNet", "n.SegResNet(spatial_dims=2, init_filters=4, in_channels=1, out_channels=2)",
+                "(image(1, 32),)"),
+        Builder("SegResNet", "n.SegResNet(spatial_dims=2, init_filters=8, in_channels=1, out_channels=2)",
                 "(image(1, 16),)"),
         Builder("DenseNet121", "n.DenseNet121(spatial_dims=2, in_channels=1, out_channels=2)", "(image(1, 32),)"),
         Builder("resnet18", "n.resnet18(spatial_dims=2, n_input_channels=1, num_classes=2)", "(image(1, 32),)"),
@@ -160,7 +199,7 @@ PACKAGES = (
         Builder("UNETR", "n.UNETR(in_channels=1, out_channels=2, img_size=(16, 16), feature_size=4, hidden_size=32, "
                 "mlp_dim=64, num_heads=4, spatial_dims=2)", "(image(1, 16),)"),
         Builder("SwinUNETR", "n.SwinUNETR(in_channels=1, out_channels=2, feature_size=12, spatial_dims=2, "
-                "depths=(1, 1, 1, 1), num_heads=(3, 3, 3, 3))", "(image(1, 32),)"),
+                "depths=(1, 1, 1, 1), num_heads=(3, 3, 3, 3))", "(image(1, 64),)"),
         Builder("AttentionUnet", "n.AttentionUnet(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16), "
                 "strides=(2, 2))", "(image(1, 16),)"),
         Builder("VarAutoEncoder", "n.VarAutoEncoder(spatial_dims=2, in_shape=(1, 16, 16), out_channels=1, "
@@ -181,7 +220,5 @@ PACKAGES = (
         Builder("AutoencoderKL", "n.AutoencoderKL(spatial_dims=2, in_channels=1, out_channels=1, channels=(8, 16), "
                 "latent_channels=4, attention_levels=(False, True), num_res_blocks=1, norm_num_groups=8)",
                 "(image(1, 16),)"),
-        Builder("MedNeXt", "n.MedNeXt(spatial_dims=2, init_filters=4, in_channels=1, out_channels=2, "
-                "blocks_down=(1, 1, 1, 1, 1), blocks_bottleneck=1, blocks_up=(1, 1, 1, 1))", "(image(1, 32),)"),
     )),
 )
