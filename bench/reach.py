@@ -12,7 +12,8 @@ for with no directive, against what raw torch can trace, and whether every node 
    it built (`inputs.directive`, else the constructor call and inputs it lists, else the parent's instance),
    node by node (op, target, users, line; shape and dtype where both sides have one).
 
-Prints the table and writes bench/REACH.md and bench/results/reach.json.
+Prints the table and writes bench/results/reach-fixtures.md and bench/results/reach.json. (bench/REACH.md is
+bench/reach_packages.py's: reach on installed packages, not on these copies.)
 """
 from __future__ import annotations
 
@@ -151,7 +152,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     (BENCH / "results" / "reach.json").write_text(json.dumps(result, indent=1) + "\n")
     table = markdown(result)
     if not only:
-        (BENCH / "REACH.md").write_text(table)
+        (BENCH / "results" / "reach-fixtures.md").write_text(table)
     print(table)
     return 0
 

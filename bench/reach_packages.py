@@ -52,6 +52,11 @@ BENCH_SOURCES = digest(*[(BENCH / f).read_bytes() for f in ("reach_packages_torc
                                                             "torch_nodes.py", "reach_corpus.py")])
 
 
+def peek(name: str, key: str) -> bool:
+    path = CACHE / f"{name}.json"
+    return path.exists() and json.loads(path.read_text()).get("key") == key
+
+
 def cached(name: str, key: str, compute, fresh: bool):
     path = CACHE / f"{name}.json"
     if not fresh and path.exists():
@@ -112,6 +117,8 @@ def measure_package(package, args, log) -> dict:
     for i, file in enumerate(files, 1):
         log(f"[{package.name}] fxlens {i}/{len(files)} {file.split('site-packages/')[-1]} …")
         key = digest(Path(file).read_bytes(), fxlens_sources, args.timeout, pyver)
+        if args.cached_only and not peek(f"fxlens/{package.name}/{digest(file)}", key):
+            continue  # not measured in this run: its classes are counted as such
         runs[file] = cached(f"fxlens/{package.name}/{digest(file)}", key,
                             lambda: fxlens_run(file, args.timeout, args.python), args.fresh)
     jobs = []
@@ -136,7 +143,9 @@ def rows_of(name: str, measured: dict) -> list[dict]:
     rows = []
     for entry in truth["classes"].values():
         file, cls = entry["file"], entry["class"]
-        run = runs.get(file, {"objects": [], "load": [], "stderr": "", "exit": None})
+        if file not in runs:
+            continue
+        run = runs[file]
         levels = by_class(run).get(cls.split(".")[-1], {})
         row = {"package": name, "file": file.split("site-packages/")[-1], "class": cls, "builder": entry["builder"],
                "instance": entry["path"], "raw_fx": entry.get("fx_ok"), "raw_export": entry.get("export_ok"),
@@ -170,12 +179,12 @@ def _ratio(hit: int, of: int) -> dict:
     return {"hit": hit, "of": of, "ratio": hit / of if of else None}
 
 
-def summary(rows: list[dict], files: Optional[dict] = None) -> dict:
+def summary(rows: list[dict], files: Optional[dict] = None, unmeasured: int = 0) -> dict:
     verdicts = [a for r in rows for a in r["agreement"].values()]
     return {
         "enumerated": sum(len(e["classes"]) for e in (files or {}).values()),
         "model_files": len(files or {}), "unimportable_files": sum(bool(e["import_error"]) for e in (files or {}).values()),
-        "built": len(rows),
+        "built": len(rows), "unmeasured": unmeasured,
         "fx_reach": _ratio(sum(r["fx"] for r in rows if r["raw_fx"]), sum(bool(r["raw_fx"]) for r in rows)),
         "aten_reach": _ratio(sum(r["aten"] for r in rows if r["raw_export"]), sum(bool(r["raw_export"]) for r in rows)),
         "agree": sum(v["verdict"] == "agree" for v in verdicts),
@@ -201,27 +210,29 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated packages (pip names) of bench/reach_corpus.py")
     parser.add_argument("--fresh", action="store_true", help="ignore the cache")
     parser.add_argument("--timeout", type=float, default=300.0, help="fxlens's --timeout per file (default 300)")
+    parser.add_argument("--cached-only", action="store_true",
+                        help="report from the cache: files fxlens has not run on yet are left out (counted)")
     parser.add_argument("--python", default=sys.executable, help="interpreter for fxlens and raw torch")
     args = parser.parse_args(argv)
-    only = {p.strip() for p in args.only.split(",") if p.strip()}
     log = lambda text: print(f"{time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)  # noqa: E731
     start = time.perf_counter()
     result: dict = {"packages": {}, "rows": []}
-    for package in PACKAGES:
-        if only and package.name not in only:
-            continue
+    order = [p.strip() for p in args.only.split(",") if p.strip()] or [p.name for p in PACKAGES]
+    for package in sorted((p for p in PACKAGES if p.name in order), key=lambda p: order.index(p.name)):
         measured = measure_package(package, args, log)
         rows = rows_of(package.name, measured)
         result["rows"] += rows
         result["packages"][package.name] = {
-            "version": measured["version"], "summary": summary(rows, measured["truth"]["files"]),
+            "version": measured["version"],
+            "summary": summary(rows, measured["truth"]["files"], len(measured["truth"]["classes"]) - len(rows)),
             "builders": measured["truth"]["builders"],
             "unimportable": {f.split("site-packages/")[-1]: e["import_error"]
                              for f, e in measured["truth"]["files"].items() if e["import_error"]},
             "fxlens_seconds": sum(r.get("seconds", 0) for r in measured["runs"].values())}
     files = {f"{p}:{i}": {"classes": [None] * s["summary"]["enumerated"], "import_error": ""}
              for i, (p, s) in enumerate(result["packages"].items())}
-    result["summary"] = summary(result["rows"], files)
+    result["summary"] = summary(result["rows"], files,
+                                sum(s["summary"]["unmeasured"] for s in result["packages"].values()))
     result["summary"]["model_files"] = sum(s["summary"]["model_files"] for s in result["packages"].values())
     result["summary"]["unimportable_files"] = sum(s["summary"]["unimportable_files"] for s in result["packages"].values())
     result["gaps"] = gaps(result["rows"])
@@ -230,7 +241,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     (BENCH / "results" / "reach_packages.json").write_text(json.dumps(result, indent=1) + "\n")
     from reach_packages_report import markdown
     table = markdown(result, argv if argv is not None else sys.argv[1:])
-    if not only:
+    if not args.only:
         (BENCH / "REACH.md").write_text(table)
     print(table)
     return 0

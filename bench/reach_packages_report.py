@@ -82,7 +82,8 @@ def markdown(result: dict, argv: list) -> str:
     lines += headline(s)
     lines += ["", f"Model files: {s['model_files']} ({s['unimportable_files']} do not import); nn.Module classes "
               f"in them: {s['enumerated']}; classes the packages' constructors built (the denominator's pool): "
-              f"{s['built']}.", "", "## Per package", "",
+              f"{s['built']}" + (f", of which {s['unmeasured']} are in files fxlens has not been run on yet "
+              "(`--cached-only`: left out of every number here)" if s["unmeasured"] else "") + ".", "", "## Per package", "",
               "| package | model files | classes | built | torch fx | fxlens fx of those | torch export | "
               "fxlens aten of those | agreement (levels, nodes) | fxlens s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, p in result["packages"].items():
