@@ -74,7 +74,7 @@ def torch_side(request: dict, python: str) -> dict:
                           capture_output=True, text=True, timeout=HANG_GUARD_SECONDS,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     if done.returncode != 0:
-        raise RuntimeError(f"raw torch failed on {request['package']}:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"raw torch failed on {request['package']} (exit {done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout)
 
 
@@ -91,15 +91,16 @@ def fxlens_run(file: str, timeout: float, python: str) -> dict:
 
 
 def error_of(level: str, levels: dict) -> tuple[str, str]:
-    """(category, message) of why the level shows no graph: its first error, else the class's (never built)."""
+    """(category, message) of why the level shows no graph: its first error, else its first warning, else
+    the class's first error at another level (a class never built)."""
     obj = levels.get(level)
     if obj is None:
         return "(level missing)", ""
-    for severities in (("error",), ("warning",)):
-        for candidate in [obj, *levels.values()]:
-            found = [d for d in candidate["diagnostics"] if d["severity"] in severities]
-            if found:
-                return found[0]["category"], f"{found[0]['line']}: {found[0]['message']}"
+    for candidate, severities in ((obj, ("error",)), (obj, ("warning",)),
+                                  *((other, ("error",)) for other in levels.values())):
+        found = [d for d in candidate["diagnostics"] if d["severity"] in severities]
+        if found:
+            return found[0]["category"], f"{found[0]['line']}: {found[0]['message']}"
     return ("(empty graph)" if obj["ok"] else "(no diagnostic)"), obj.get("note", "")
 
 
@@ -131,10 +132,21 @@ def measure_package(package, args, log) -> dict:
                 jobs.append({"file": file, "module": truth["files"][file]["module"], "class": name,
                              "levels": wanted, "recipe": how})
     log(f"[{package.name}] raw torch rebuilds ({len(jobs)}) …")
-    rebuilt = cached(f"rebuild-{package.name}", digest(jobs, version, pyver, BENCH_SOURCES),
-                     lambda: torch_side({"package": package.name, "mode": "rebuild", "jobs": jobs}, args.python)
-                     if jobs else {"rebuilds": []}, args.fresh)
-    return {"version": version, "truth": truth, "runs": runs, "rebuilt": rebuilt["rebuilds"]}
+    rebuilt = []
+    for file in sorted({job["file"] for job in jobs}):  # one process per file: a crash costs one file
+        mine = [job for job in jobs if job["file"] == file]
+        rebuilt += cached(f"rebuild/{package.name}/{digest(file)}", digest(mine, version, pyver, BENCH_SOURCES),
+                          lambda: rebuild_file(package, mine, args.python), args.fresh)
+    return {"version": version, "truth": truth, "runs": runs, "rebuilt": rebuilt}
+
+
+def rebuild_file(package, jobs: list[dict], python: str) -> list[dict]:
+    try:
+        return torch_side({"package": package.name, "mode": "rebuild", "jobs": jobs}, python)["rebuilds"]
+    except (RuntimeError, subprocess.TimeoutExpired) as error:
+        why = f"the raw-torch process failed: {str(error).splitlines()[0]} {str(error)[-200:]}"
+        return [{"file": job["file"], "class": job["class"], **{lv: {"error": why} for lv in job["levels"]}}
+                for job in jobs]
 
 
 def rows_of(name: str, measured: dict) -> list[dict]:
