@@ -96,6 +96,9 @@ def error_of(level: str, levels: dict) -> tuple[str, str]:
     obj = levels.get(level)
     if obj is None:
         return "(level missing)", ""
+    if not obj["ok"] and "input" in obj.get("note", "") and not any(d["severity"] in ("error", "warning")
+                                                                     for d in obj["diagnostics"]):
+        return "no inputs", obj["note"]  # its own reason, not the fx level's error
     for candidate, severities in ((obj, ("error",)), (obj, ("warning",)),
                                   *((other, ("error",)) for other in levels.values())):
         found = [d for d in candidate["diagnostics"] if d["severity"] in severities]

@@ -9,6 +9,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"fx_reach": 0.90, "aten_reach": 0.80}  # issue 22's "Done means"
 EXAMPLES = 5
+# measured 2026-12-01/02 on a machine shared with other sessions (load average 5-7 on 2 cores)
+COLD_RUN = ("A cold run (empty cache) took about 55 minutes here: raw torch's truth about 4 min for the seven "
+            "packages, fxlens 1,162 s over 86 files (transformers 643 s, monai 249 s, diffusers 178 s), the raw-torch "
+            "rebuilds for the agreement about 25 min (one process per file; a rebuild of a guessed full-size Mixtral "
+            "on the CPU was killed for memory, exit -9, and says so below). A re-run with nothing changed takes ~30 s.")
 
 REJECTED = [
     ("timm 1.0.31", "`timm/layers/create_norm.py` and `norm_act.py` import `torchvision.ops.misc` at import time; "
@@ -64,7 +69,7 @@ def markdown(result: dict, argv: list) -> str:
     lines = ["# Reach on installed packages (issue 22)", "",
              f"{time.strftime('%Y-%m-%d')}, `{command}` on `{_commit()}`: Python {platform.python_version()}, "
              f"torch 2.13.0 CPU, 2 cores (bench at `nice -n 10`, `OMP_NUM_THREADS=1`); {result['seconds']} s this run "
-             "(the cache under `bench/results/reach_packages/` serves what did not change).", "",
+             "(the cache under `bench/results/reach_packages/` serves what did not change). " + COLD_RUN, "",
              "**This replaces the earlier REACH.md, whose 94 % / 90 % measured `tests/fixtures/repos`: copies of "
              "public files edited where the real files fail. Those numbers said nothing about code nobody here "
              "wrote.** (`python bench/reach.py` still measures those fixtures, into `bench/results/`, until they "
