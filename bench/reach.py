@@ -12,15 +12,13 @@ for with no directive, against what raw torch can trace, and whether every node 
    it built (`inputs.directive`, else the constructor call and inputs it lists, else the parent's instance),
    node by node (op, target, users, line; shape and dtype where both sides have one).
 
-Prints the table and writes bench/REACH.md and bench/results/reach.json.
+Prints the table and writes bench/results/reach-fixtures.md and bench/results/reach.json. (bench/REACH.md is
+bench/reach_packages.py's: reach on installed packages, not on these copies.)
 """
 from __future__ import annotations
 
 import argparse
-import ast
 import json
-import os
-import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -31,102 +29,15 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "repos"))
 from reference import CORPUS, ModelFile  # noqa: E402
+from reach_common import (agreement, by_class, compare, failure_category, fxlens_command,  # noqa: E402,F401
+                          fxlens_env, fxlens_json, recipe, shown)
 
-FREE_SIZES = {"B": 2, "T": 8}  # fxlens's example sizes, unless the inputs say what B and T stood for
-PARENT_DETAIL = re.compile(r"the `(?P<path>[^`]*)` instance built by (?P<parent>\w+)")
-CALL_LINE = re.compile(r" \(line \d+\)$")
 HANG_GUARD_SECONDS = 900
-
-
-def fxlens_command(installed: bool, python: str) -> list[str]:
-    return ["fxlens"] if installed else [python, "-m", "fxlens"]
-
-
-def fxlens_env(installed: bool) -> dict:
-    if installed:
-        return dict(os.environ)
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "server"),
-                                                                      os.environ.get("PYTHONPATH")]))}
 
 
 def fxlens_graph(model: ModelFile, installed: bool = False, python: str = sys.executable) -> dict:
     """One `fxlens graph --json` of one file, from the repository root: its class objects and load problems."""
-    done = subprocess.run([*fxlens_command(installed, python), "graph", str(model.file.resolve()), "--json"],
-                          cwd=model.root, env=fxlens_env(installed), capture_output=True, text=True,
-                          timeout=HANG_GUARD_SECONDS)
-    objects = []
-    if done.stdout.strip():
-        try:
-            parsed = json.loads(done.stdout)
-            objects = parsed if isinstance(parsed, list) else [parsed]
-        except json.JSONDecodeError:
-            pass
-    load = [line.strip() for line in done.stderr.splitlines() if line.rstrip().endswith("[load]")]
-    load += [f"{d['line']}: {d['message']}" for o in objects for d in o["diagnostics"] if d["category"] == "load"]
-    return {"exit": done.returncode, "objects": objects, "load": sorted(set(load)),
-            "stderr": done.stderr.strip()[-2000:]}
-
-
-def by_class(run: dict) -> dict:
-    """class -> level -> the CLI's JSON object."""
-    out: dict = defaultdict(dict)
-    for obj in run["objects"]:
-        out[obj["class"]][obj["level"]] = obj
-    return out
-
-
-def shown(obj: Optional[dict]) -> bool:
-    return bool(obj and obj["ok"] and obj["nodes"])
-
-
-def failure_category(level: str, levels: dict) -> str:
-    """The category of the level's first error; a level that failed for the class's reason (it was never
-    built) carries none itself, so that reason's category."""
-    obj = levels.get(level)
-    if obj is None or obj["ok"]:
-        return ""
-    for severities in (("error",), ("warning",)):
-        for candidate in [obj, *levels.values()]:
-            found = [d["category"] for d in candidate["diagnostics"] if d["severity"] in severities]
-            if found:
-                return found[0]
-    return "(no diagnostic)"
-
-
-def _calls_with_inputs(text: str) -> bool:
-    """`Ctor(args)(inputs)` (a directive with inputs) rather than `Ctor(args)`."""
-    try:
-        expr = ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return False
-    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call)
-
-
-def recipe(class_name: str, levels: dict, classes: dict, depth: int = 0) -> Optional[dict]:
-    """How to rebuild what fxlens built for this class, from the report alone (None: it does not say).
-
-    kinds: `directive` (constructor and inputs in one expression), `expr` (a constructor expression and
-    the inputs the report lists), `parent` (the instance at `path` of the parent's rebuild, called with
-    what the parent gave it, or with the inputs the report lists when those were inferred)."""
-    inputs = next(iter(levels.values()))["inputs"]
-    built, detail, specs = inputs["built"], inputs["detail"], inputs["args"]
-    if built == "parent":
-        match = PARENT_DETAIL.search(detail)
-        parent = match and classes.get(match.group("parent"))
-        inner = parent and depth < 4 and recipe(match.group("parent"), parent, classes, depth + 1)
-        if not inner:
-            return None
-        return {"kind": "parent", "parent": inner, "path": match.group("path"),
-                "inputs": None if inputs["source"] == "parent" else specs, "specs": specs}
-    text = inputs.get("directive") or (detail if built == "directive" else "")
-    if built == "found" and not text:
-        return None  # found elsewhere, and the file cannot spell it: nothing to rebuild from the report
-    if text and _calls_with_inputs(text):
-        return {"kind": "directive", "text": text}
-    build = text or (f"{class_name}()" if built == "no-arguments" else CALL_LINE.sub("", detail))
-    if not build or built == "unbuilt":
-        return None
-    return {"kind": "expr", "build": build, "inputs": specs}
+    return fxlens_json(model.file.resolve(), model.root, installed=installed, python=python, timeout=HANG_GUARD_SECONDS)
 
 
 def raw_torch(files: list[str], jobs: list[dict], truth: bool = True, python: str = sys.executable) -> dict:
@@ -136,49 +47,6 @@ def raw_torch(files: list[str], jobs: list[dict], truth: bool = True, python: st
     if done.returncode != 0:
         raise RuntimeError(f"raw torch failed on {files}:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout)
-
-
-def free_sizes(specs: list[dict], shapes: Optional[list]) -> dict:
-    """What B and T stood for: read off the inputs' named dims against the inputs torch was given."""
-    sizes = dict(FREE_SIZES)
-    for spec, shape in zip(specs, shapes or []):
-        for named, real in zip(spec.get("shape") or [], shape or []):
-            if isinstance(named, str) and named.isidentifier():
-                sizes[named] = real
-    return sizes
-
-
-def _size(size, raw, sizes: dict) -> bool:
-    if isinstance(size, int):
-        return size == raw
-    try:
-        return eval(str(size), {"__builtins__": {}}, sizes) == raw
-    except Exception:  # noqa: BLE001 - a size known only at run time (`u0`): any value agrees
-        return True
-
-
-def compare(nodes: list[dict], rows: list[list], sizes: Optional[dict] = None) -> tuple[bool, str, int]:
-    """(agree, first difference, nodes whose shapes were compared) between fxlens's nodes and torch's rows;
-    `sizes` gives the symbolic sizes of fxlens's shapes their values in torch's example."""
-    sizes = sizes or FREE_SIZES
-    if len(nodes) != len(rows):
-        return False, f"{len(nodes)} nodes, torch has {len(rows)}", 0
-    shaped = 0
-    for node, (name, op, target, users, line, shape, dtype) in zip(nodes, rows):
-        ours = (node["name"], node["op"], node["target"], node["num_users"], node["line"])
-        if ours != (name, op, target, users, line):
-            return False, f"{ours} != torch {(name, op, target, users, line)}", shaped
-        if node["shape"] is not None and shape is not None:
-            shaped += 1
-            if (len(node["shape"]) != len(shape) or node["dtype"] != dtype
-                    or not all(_size(ours, theirs, sizes) for ours, theirs in zip(node["shape"], shape))):
-                return False, f"{name}: shape {node['shape']} {node['dtype']} != torch {shape} {dtype}", shaped
-    return True, "", shaped
-
-
-def agreement(obj: dict, theirs: dict) -> tuple[bool, str, int]:
-    """compare() for one level's CLI object and raw torch's rebuild of it."""
-    return compare(obj["nodes"], theirs["rows"], free_sizes(obj["inputs"]["args"], theirs.get("inputs")))
 
 
 def measure(models: tuple = CORPUS, installed: bool = False, python: str = sys.executable, log=print) -> dict:
@@ -284,7 +152,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     (BENCH / "results" / "reach.json").write_text(json.dumps(result, indent=1) + "\n")
     table = markdown(result)
     if not only:
-        (BENCH / "REACH.md").write_text(table)
+        (BENCH / "results" / "reach-fixtures.md").write_text(table)
     print(table)
     return 0
 

@@ -1,4 +1,4 @@
-"""bench/REACH.md from the result of bench/reach.py (pure: data in, Markdown out)."""
+"""bench/results/reach-fixtures.md from the result of bench/reach.py (pure: data in, Markdown out)."""
 from __future__ import annotations
 
 import platform

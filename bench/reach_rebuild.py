@@ -1,0 +1,114 @@
+"""Raw torch on what an fxlens report says it built (bench/reach_common.py: `recipe`): rebuild it from the
+directive, the constructor call and inferred inputs, or the instance a parent built with the inputs that
+parent gave it, and list raw torch's nodes at each level (bench/torch_nodes.py) for the node-by-node
+agreement. Shared by bench/reach_torch.py and bench/reach_packages_torch.py; `scope` is the namespace
+the recipe's expressions are evaluated in (the file's module plus `torch`)."""
+from __future__ import annotations
+
+import ast
+import inspect
+
+import torch
+from torch_nodes import export_rows, first_call_of, fx_concrete_args, fx_rows
+
+# the example sizes fxlens names B and T (server/fxlens/worker/build.py: BATCH, SEQUENCE)
+FREE_SIZES = {"B": 2, "T": 8}
+
+
+def error_text(error: BaseException) -> str:
+    first = (str(error).strip().splitlines() or [""])[0]
+    return f"{type(error).__name__}: {first}"[:300]
+
+
+def _spec_tensor(spec: dict, device: str):
+    if spec.get("shape") is None:
+        return ast.literal_eval(spec["value"]) if spec.get("value") is not None else None
+    shape = [size if isinstance(size, int) else eval(str(size), {}, dict(FREE_SIZES)) for size in spec["shape"]]
+    return torch.zeros(shape, dtype=getattr(torch, spec["dtype"]), device=device)
+
+
+def _bind(instance: torch.nn.Module, values: list, names: list) -> tuple[tuple, dict]:
+    """Positional while the forward's parameters are positional, keywords after (as a user calls it)."""
+    parameters = inspect.signature(instance.forward).parameters
+    args, kwargs = [], {}
+    for value, name in zip(values, names):
+        param = parameters.get(name)
+        if not kwargs and param is not None and param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            args.append(value)
+        else:
+            kwargs[name] = value
+    return tuple(args), kwargs
+
+
+def _called_with_specs(instance: torch.nn.Module, specs: list, device: str) -> tuple[torch.nn.Module, tuple, dict]:
+    with torch.device(device):
+        values = [_spec_tensor(spec, device) for spec in specs]
+    return (instance, *_bind(instance, values, [spec["name"] for spec in specs]))
+
+
+def split_directive(text: str):
+    expr = ast.parse(text, mode="eval").body
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
+        return expr.func, expr.args, expr.keywords
+    return expr, None, []
+
+
+def build(recipe: dict, scope: dict, device: str) -> tuple[torch.nn.Module, tuple, dict]:
+    """The instance and inputs a recipe describes (see reach.py: `recipe`), on `device`."""
+    evaluate = lambda node: eval(compile(ast.Expression(node), "<directive>", "eval"), scope)  # noqa: E731
+    with torch.device(device):
+        if recipe["kind"] == "directive":
+            ctor, arg_nodes, keywords = split_directive(recipe["text"])
+            instance = evaluate(ctor)
+            if arg_nodes is None:
+                raise ValueError("the directive gives no inputs")
+            return instance, tuple(evaluate(a) for a in arg_nodes), {k.arg: evaluate(k.value) for k in keywords}
+        if recipe["kind"] == "expr":
+            return _called_with_specs(eval(recipe["build"], scope), recipe["inputs"], device)
+        parent, args, kwargs = build(recipe["parent"], scope, device)
+        child = parent.get_submodule(recipe["path"])
+        if recipe.get("inputs") is not None:  # the parent's run gave it nothing: inferred inputs
+            return _called_with_specs(child, recipe["inputs"], device)
+        seen = first_call_of(parent, recipe["path"], args, kwargs)
+        if seen is None and recipe.get("specs"):
+            # the parent never called it here (a router sent it no tokens with these weights): the
+            # shapes the report lists for what it received
+            return _called_with_specs(child, recipe["specs"], device)
+        if seen is None:
+            raise RuntimeError(f"running the parent never called `{recipe['path']}`")
+        return (child, *seen)
+
+
+def _positional(instance: torch.nn.Module, args: tuple, kwargs: dict) -> tuple:
+    if not kwargs:
+        return args
+    bound = inspect.signature(instance.forward).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+def rebuild(job: dict, scope: dict, path: str) -> dict:
+    """Raw torch's rows for the levels fxlens traced: on meta as fxlens does, on the CPU (real values) if
+    meta cannot; last, the fx graph with the shapes meta propagation got to."""
+    out: dict = {}
+    for level in job["levels"]:
+        errors = []
+        for device, partial in (("meta", False), ("cpu", False), ("meta", True)):
+            if partial and level != "fx":
+                continue
+            try:
+                torch.manual_seed(0)
+                instance, args, kwargs = build(job["recipe"], scope, device)
+                positional = _positional(instance, args, kwargs)
+                if level == "fx":
+                    rows = fx_rows(instance, positional, path, partial, fx_concrete_args(instance, args, kwargs))
+                else:
+                    rows = export_rows(torch.export.export(instance, args, kwargs, strict=False), path)
+                out[level] = {"rows": [list(r) for r in rows], "device": device, "partial": partial,
+                              "inputs": [list(x.shape) if isinstance(x, torch.Tensor) else None for x in positional]}
+                break
+            except Exception as error:  # noqa: BLE001 - recorded: the check says it could not compare
+                errors.append(f"{device}: {error_text(error)}")
+        else:
+            out[level] = {"error": "; ".join(errors)}
+    return out
