@@ -7,6 +7,7 @@ from typing import Optional
 from fxlens.render.cost import cost_compact
 from fxlens.render.ladder import rung
 from fxlens.render.nodes import opcode_counts
+from fxlens.render.units import bytes_text
 from fxlens.report import ClassReport, LevelResult
 
 SHOW_GRAPH = "Show FX graph"
@@ -66,7 +67,7 @@ def _graphs_title(level: str, result: LevelResult) -> str:
 
 
 def size_text(count: int) -> str:
-    return f"{count} B" if count < 1024 else f"{count / 1024:.1f} KB" if count < 1024 ** 2 else f"{count / 1024 ** 2:.1f} MB"
+    return bytes_text(count)
 
 
 def _phases_title(level: str, result: LevelResult) -> str:

@@ -1,0 +1,65 @@
+"""The graph view's groups for levels whose nodes carry no module scope (dynamo, backward's gradients),
+the lifted parameters' names, and byte counts in readable units (render/view_scopes, render/units)."""
+from __future__ import annotations
+
+from fxlens.render.graph_view import graph_payload
+from fxlens.render.units import bytes_text, readable_sizes
+from fxlens.render.view_scopes import lifted_path
+from fxlens.report import Build, ClassReport, InputSpec, LevelResult, Node
+
+SCOPES = {"h.0": {"class": "Block", "line": 20}, "h.0.attn": {"class": "Attn", "line": 12},
+          "h.0.attn.qkv": {"class": "Linear", "line": 8}, "h.1": {"class": "Block", "line": 20},
+          "h.1.attn": {"class": "Attn", "line": 12}, "h.1.attn.qkv": {"class": "Linear", "line": 8}}
+W0 = "L_self_modules_h_modules_0_modules_attn_modules_qkv_parameters_weight_"
+W1 = "L_self_modules_h_modules_1_modules_attn_modules_qkv_parameters_weight_"
+
+
+def _dynamo() -> ClassReport:
+    nodes = [Node("l_x_", "placeholder", "L_x_", 1, ["linear"]),
+             Node(W0.lower(), "placeholder", W0, 1, ["linear"]),
+             Node(W1.lower(), "placeholder", W1, 1, ["linear_1"]),
+             Node("linear", "call_function", "torch._C._nn.linear", 1, ["split"], line=8, function="Attn.forward"),
+             Node("split", "call_method", "split", 1, ["add"], line=9, function="Attn.forward"),
+             Node("add", "call_function", "operator.add", 1, ["linear_1"], line=21, function="Block.forward"),
+             Node("linear_1", "call_function", "torch._C._nn.linear", 1, ["output"], line=8, function="Attn.forward"),
+             Node("output", "output", "output", 0, [])]
+    fx = LevelResult("fx", True, [], scopes=SCOPES)
+    return ClassReport("Net", 1, 30, Build(inputs=[InputSpec("x", [2, 8], "float32")]),
+                       levels={"fx": fx, "dynamo": LevelResult("dynamo", True, nodes)})
+
+
+def test_lifted_parameters_are_named_by_their_module_path():
+    assert lifted_path(W0) == "h.0.attn.qkv.weight"
+    assert lifted_path("L_self_modules_transformer_modules_wte_parameters_weight_") == "transformer.wte.weight"
+    assert lifted_path("L_self_buffers_mask_") == "mask"
+    assert lifted_path("L_x_") is None
+    payload = graph_payload("file:///n.py", _dynamo(), "dynamo")
+    weight = next(n for n in payload["graph"]["nodes"] if n["id"] == W0.lower())
+    # the box's first line is the path a person knows, not dynamo's mangled name
+    assert weight["label"].split("\n")[0] == "h.0.attn.qkv.weight"
+    assert weight["scope"] == "h.0.attn.qkv"
+
+
+def test_dynamo_nodes_get_the_instance_they_ran_in():
+    nodes = {n["id"]: n for n in graph_payload("file:///n.py", _dynamo(), "dynamo")["graph"]["nodes"]}
+    # a linear inside Attn.forward reading h.0's weight ran in h.0.attn; the split after it too
+    assert nodes["linear"]["scope"] == "h.0.attn"
+    assert nodes["split"]["scope"] == "h.0.attn"
+    # Block.forward's add, after h.0.attn: the Block around it
+    assert nodes["add"]["scope"] == "h.0"
+    assert nodes["linear_1"]["scope"] == "h.1.attn"
+    assert nodes["l_x_"]["scope"] == "" and nodes["output"]["scope"] == ""
+
+
+def test_other_levels_keep_their_own_scopes():
+    cls = _dynamo()
+    cls.levels["aten"] = LevelResult("aten", True, [Node("linear", "call_function", "aten.linear.default", 0, [],
+                                                         line=8, function="Attn.forward")])
+    assert graph_payload("file:///n.py", cls, "aten")["graph"]["nodes"][0]["scope"] == ""
+
+
+def test_bytes_read_in_three_significant_digits():
+    assert [bytes_text(n) for n in (0, 448, 999, 1000, 2775, 1024 ** 2 * 3.14159, 503_894_323, 1023.7 * 1024, 1.2 * 1024 ** 3)] == \
+        ["0 B", "448 B", "999 B", "0.977 KB", "2.71 KB", "3.14 MB", "481 MB", "1.00 MB", "1.20 GB"]
+    assert readable_sizes("saves 285 values for backward, 492084.3 KB at the example size") == \
+        "saves 285 values for backward, 481 MB at the example size"
