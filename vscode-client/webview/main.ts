@@ -1,17 +1,17 @@
 // The graph page: receives reports from the extension, draws the open part of their module hierarchy,
 // and reports clicks (reveal a span), level choices and exports back.
 import type { HostToPage, PageToHost } from "../src/core/messages";
-import type { GraphReport, ReportDiagnostic, ReportSpan } from "../src/core/report";
+import type { GraphReport, ReportSpan } from "../src/core/report";
 import { DetailsPane } from "./details";
-import { LayoutRunner } from "./elkRunner";
+import { LayoutJobs } from "./layoutJob";
 import { pngBase64, svgText } from "./exportView";
 import { GraphView } from "./graphView";
 import { buildHierarchy, Group, groupPath, Hierarchy } from "./hierarchy";
-import { failureNode, levelChoices, splitChoices } from "./pageReport";
+import { failureNode, levelChoices, showDiagnostics, splitChoices } from "./pageReport";
 import { PassPane } from "./passPane";
 import { matchingNodes, nodesOfSpan, nodesOnLine } from "./search";
 import { SplitPane } from "./splitView";
-import { elkGraph, groupKey, Item, placeLayout, representative } from "./visible";
+import { groupKey, Item, representative } from "./visible";
 
 declare function acquireVsCodeApi(): { postMessage(message: PageToHost): void };
 
@@ -34,7 +34,8 @@ const graphSection = byId<HTMLElement>("graph-view");
 const textSection = byId<HTMLElement>("text-view");
 const svg = document.getElementById("graph") as unknown as SVGSVGElement;
 
-const runner = new LayoutRunner();
+const layoutStatus = byId<HTMLDivElement>("layout-status");
+const layouts = new LayoutJobs((text) => showLayoutStatus(text ?? "", "loading"));
 let report: GraphReport | undefined;
 let hierarchy: Hierarchy | undefined;
 let expanded = new Set<string>();
@@ -105,25 +106,18 @@ function showMessage(text: string, kind: "info" | "error" | "loading"): void {
   message.hidden = text === "";
 }
 
-function showDiagnostics(diagnostics: ReportDiagnostic[]): void {
-  diagnosticsList.replaceChildren(
-    ...diagnostics.map((d) => {
-      const item = document.createElement("li");
-      item.className = `diagnostic ${d.severity}`;
-      const where = document.createElement("a");
-      where.textContent = `line ${d.line}`;
-      where.href = "#";
-      where.addEventListener("click", (event) => {
-        event.preventDefault();
-        postReveal(d, "", false);
-      });
-      const text = document.createElement("span");
-      text.textContent = ` ${d.severity}: ${d.message}` + (d.explanation ? ` — ${d.explanation}` : "") + (d.fix ? ` Fix: ${d.fix}` : "");
-      item.append(where, text);
-      return item;
-    }),
-  );
-  diagnosticsList.hidden = diagnostics.length === 0;
+function showLayoutStatus(text: string, kind: "info" | "loading"): void {
+  layoutStatus.textContent = text;
+  layoutStatus.className = `message ${kind}`;
+  layoutStatus.hidden = text === "";
+}
+
+/** Takes the drawing down while another class or level is on its way: never one level's boxes under another's name. */
+function clearDrawing(): void {
+  layouts.cancel();
+  view.clear();
+  delete document.body.dataset.drawnLevel;
+  delete document.body.dataset.drawnClass;
 }
 
 /** Lays out what is open and draws it; `keepView` keeps the pan and zoom. */
@@ -132,25 +126,27 @@ async function relayout(keepView: boolean): Promise<void> {
   if (!shown) {
     return;
   }
+  const drawn = report!;
   const started = performance.now();
   document.body.dataset.layout = "running";
-  const { graph, items } = elkGraph(shown, expanded);
-  let result;
+  let laid;
   try {
-    result = await runner.layout(graph);
+    laid = await layouts.run(shown, expanded, `${drawn.class} (${drawn.level})`);
   } catch (error) {
+    showLayoutStatus("", "info");
     showMessage(`The graph could not be laid out: ${error instanceof Error ? error.message : String(error)}`, "error");
     return;
   }
-  if (!result || shown !== hierarchy) {
+  if (!laid || shown !== hierarchy) {
     return; // a newer layout is on its way
   }
-  view.draw(placeLayout(result, items), keepView);
+  view.draw(laid.drawing, keepView);
   applyHighlights();
-  document.body.dataset.layout = "done";
-  document.body.dataset.layoutMs = (performance.now() - started).toFixed(1);
-  document.body.dataset.boxes = String(items.size);
-  document.body.dataset.draws = String(++draws);
+  showLayoutStatus(laid.note, "info");
+  Object.assign(document.body.dataset, {
+    layout: "done", layoutHow: laid.how, layoutMs: (performance.now() - started).toFixed(1), boxes: String(laid.boxes),
+    drawnLevel: drawn.level, drawnClass: drawn.class, draws: String(++draws),
+  });
 }
 
 /** Marks the nodes `ids` with `cssClass`; a collapsed group holding some gets `contains-<cssClass>`. */
@@ -232,13 +228,14 @@ function showReport(next: GraphReport, pass: string | undefined): void {
     expanded = report.graph.nodes.length <= OPEN_ALL_BELOW ? new Set(hierarchy.groups.keys()) : new Set();
     selected = undefined;
     details.clear();
+    clearDrawing();
   }
   document.body.dataset.state = next.ok ? "ok" : "failed";
   title.textContent = next.class;
   levelSelect.replaceChildren(...levelChoices(next));
   rung.textContent = next.rung ?? "";
   splitSelect.replaceChildren(...splitChoices(next, split.level));
-  showDiagnostics(next.diagnostics ?? []);
+  showDiagnostics(diagnosticsList, next.diagnostics ?? [], (d) => postReveal(d, "", false));
   byId("printout").textContent = next.printout;
   byId("code").textContent = next.code;
   byId("table").textContent = next.table;
@@ -337,6 +334,8 @@ function handle(data: HostToPage): void {
       passPane.show(data.pass);
       break;
     case "loading":
+      // another level (or class) is coming: the drawing shown is not of it
+      (data.level !== report?.level || (data.className && data.className !== report?.class)) && clearDrawing();
       showMessage(`Tracing ${data.className || "the module"} (${data.level})…`, "loading");
       break;
     case "error":
@@ -365,7 +364,8 @@ svg.addEventListener("keydown", onKey);
 byId<HTMLButtonElement>("fit").addEventListener("click", () => view.fit(true));
 byId<HTMLButtonElement>("expand-all").addEventListener("click", () => {
   expanded = new Set(hierarchy?.groups.keys() ?? []);
-  void relayout(true);
+  // everything open is another drawing altogether: fit it, the old pan would point into empty space
+  void relayout(false);
 });
 byId<HTMLButtonElement>("collapse-all").addEventListener("click", () => {
   expanded = new Set();

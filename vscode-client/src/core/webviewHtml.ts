@@ -50,6 +50,7 @@ export function graphPageHtml(resources: PageResources): string {
   </nav>
 </header>
 <div id="message" class="message" hidden></div>
+<div id="layout-status" class="message" role="status" aria-live="polite" hidden></div>
 <ul id="diagnostics" class="diagnostics" hidden></ul>
 <main>
   <section id="graph-view" class="view">
