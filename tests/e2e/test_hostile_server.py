@@ -133,7 +133,7 @@ async def test_noisy_or_sneaky_code_still_traces(client: LanguageClient, tmp_pat
     doc = open_text(client, tmp_path / name, fixture_text(name))
     await doc.traced()
     assert errors(doc) == []
-    assert any(lens.command.title.startswith("fx: ") for lens in await doc.lenses())
+    assert any(lens.command.title.startswith("fx ") for lens in await doc.lenses())
     await recovered(client, doc)
 
 

@@ -63,3 +63,21 @@ def test_bytes_read_in_three_significant_digits():
         ["0 B", "448 B", "999 B", "0.977 KB", "2.71 KB", "3.14 MB", "481 MB", "1.00 MB", "1.20 GB"]
     assert readable_sizes("saves 285 values for backward, 492084.3 KB at the example size") == \
         "saves 285 values for backward, 481 MB at the example size"
+
+
+def test_a_saved_value_named_alike_in_both_graphs_is_one_node():
+    forward = [Node("x", "placeholder", "x", 1, ["mm"], phase="forward"),
+               Node("mm", "call_function", "aten.mm.default", 2, ["output", "mm_1"], phase="forward", saved=True,
+                    line=8, function="Attn.forward", scope="h.0.attn")]
+    backward = [Node("mm", "placeholder", "mm", 1, ["mm_1"], phase="backward"),
+                Node("mm_1", "call_function", "aten.mm.default", 1, [], phase="backward", line=8,
+                     function="Attn.forward")]
+    cls = ClassReport("Net", 1, 30, Build(inputs=[InputSpec("x", [2, 8], "float32")]),
+                      levels={"fx": LevelResult("fx", True, [], scopes=SCOPES),
+                              "backward": LevelResult("backward", True, forward + backward)})
+    graph = graph_payload("file:///n.py", cls, "backward")["graph"]
+    assert [n["id"] for n in graph["nodes"]] == ["x", "mm", "mm_1"]
+    assert graph["nodes"][1]["phase"] == "forward"
+    assert {"source": "mm", "target": "mm_1"} in graph["edges"]
+    # the gradient took the instance of the saved value it reads
+    assert graph["nodes"][2]["scope"] == "h.0.attn"

@@ -41,9 +41,22 @@ def _node_payload(drawn: dict, node: Node) -> dict:
 _DERIVED_SCOPES = ("dynamo", "backward")
 
 
+def _once(nodes: list[dict]) -> list[dict]:
+    """Each node id once. The backward level's partitioned graphs name a saved value alike on both
+    sides (the forward's `getitem_1` and the backward's input `getitem_1`): one tensor, drawn once,
+    its edges running from the forward into the gradients; a view keys its boxes by id."""
+    seen: set[str] = set()
+    kept = []
+    for node in nodes:
+        if node["id"] not in seen:
+            seen.add(node["id"])
+            kept.append(node)
+    return kept
+
+
 def _graph(cls: ClassReport, result: LevelResult) -> dict:
     graph = graph_data(result)
-    graph["nodes"] = [_node_payload(drawn, node) for drawn, node in zip(graph["nodes"], result.nodes)]
+    graph["nodes"] = _once([_node_payload(drawn, node) for drawn, node in zip(graph["nodes"], result.nodes)])
     if result.level in _DERIVED_SCOPES:
         derive_scopes(graph["nodes"], graph["edges"], _scopes(cls, result), cls.name)
     return graph
