@@ -155,8 +155,9 @@ export function buildHierarchy(report: GraphReport): Hierarchy {
   for (const node of nodes) {
     const users = usersOf.get(node.id)!;
     const parameter = node.op === "get_attr" || (node.op === "placeholder" && report.inputs !== undefined && !forwardInputs.has(node.id));
-    // a weight read by the forward and by its gradient stays with the forward
-    const forwardUsers = users.filter((u) => byId.get(u)!.phase !== "backward");
+    // a weight read by the forward and by its gradient stays with the forward (the partitioned
+    // forward's output, which hands it to the backward, is no reader)
+    const forwardUsers = users.filter((u) => byId.get(u)!.phase !== "backward" && byId.get(u)!.op !== "output");
     const readers = forwardUsers.length ? forwardUsers : users;
     if (parameter && readers.length > 0) {
       const common = commonGroup(readers.map((u) => groupOf.get(u)!));

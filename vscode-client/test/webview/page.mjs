@@ -14,9 +14,9 @@ const PYTHON = process.env.FXLENS_TEST_PYTHON ?? "python3";
 const NONCE = "testnonce0123456789";
 
 /** Real showGraph payloads of bench models (bench/graph_view_reports.py): {key: {level: payload}}. */
-export function enginePayloads(keys) {
+export function enginePayloads(keys, levels = ["fx", "aten"]) {
   const out = mkdtempSync(join(tmpdir(), "fxlens-view-reports-"));
-  execFileSync(PYTHON, [join(CLIENT_DIR, "../bench/graph_view_reports.py"), out, ...keys], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(PYTHON, [join(CLIENT_DIR, "../bench/graph_view_reports.py"), out, "--levels", levels.join(","), ...keys], { stdio: ["ignore", "ignore", "inherit"] });
   return Object.fromEntries(keys.map((key) => [key, JSON.parse(readFileSync(join(out, `${key}.json`), "utf8"))]));
 }
 
