@@ -4,12 +4,13 @@ import type { HostToPage, PageToHost } from "../src/core/messages";
 import type { GraphReport, ReportSpan } from "../src/core/report";
 import { DetailsPane } from "./details";
 import { LayoutJobs } from "./layoutJob";
-import { pngBase64, svgText } from "./exportView";
+import { exportDrawing } from "./exportView";
 import { GraphView } from "./graphView";
 import { buildHierarchy, Group, groupPath, Hierarchy } from "./hierarchy";
 import { failureNode, levelChoices, showDiagnostics, splitChoices } from "./pageReport";
 import { PassPane } from "./passPane";
 import { matchingNodes, nodesOfSpan, nodesOnLine } from "./search";
+import { collapsible, oneRowToolbar, resizable, tabs } from "./panes";
 import { SplitPane } from "./splitView";
 import { groupKey, Item, representative } from "./visible";
 
@@ -31,7 +32,6 @@ const followBox = byId<HTMLInputElement>("follow");
 const message = byId<HTMLDivElement>("message");
 const diagnosticsList = byId<HTMLUListElement>("diagnostics");
 const graphSection = byId<HTMLElement>("graph-view");
-const textSection = byId<HTMLElement>("text-view");
 const svg = document.getElementById("graph") as unknown as SVGSVGElement;
 
 const layoutStatus = byId<HTMLDivElement>("layout-status");
@@ -49,6 +49,8 @@ let matchIndex = -1;
 let draws = 0;
 // the pass whose after-graph is drawn (a pass preview), if any
 let shownPass: string | undefined;
+// puts the toolbar on one row again: its title and choices change with each report
+let arrangeToolbar = () => {};
 
 const view = new GraphView(svg, { select: (item) => choose(item, true), toggle: (item) => item.group && toggleGroup(item.group) });
 const details = new DetailsPane(byId("details"), {
@@ -246,6 +248,7 @@ function showReport(next: GraphReport, pass: string | undefined): void {
     showMessage((next.message || `${next.level}: ${next.class} could not be traced at this level — see the problems below.`) + partial, "error");
   }
   document.body.dataset.nodes = String(next.graph.nodes.length);
+  arrangeToolbar();
   matches = matchingNodes(report.graph.nodes, searchBox.value);
   matchIndex = -1;
   showSearchCount();
@@ -280,17 +283,6 @@ function followCursor(): void {
   }
   const first = nodesOnLine(report.graph.nodes, cursorLine)[0];
   first && view.centreOn(representative(hierarchy, expanded, first));
-}
-
-async function exportDrawing(format: "svg" | "png"): Promise<void> {
-  const drawing = view.current;
-  if (!drawing || !report) {
-    return;
-  }
-  const text = svgText(svg, drawing.width, drawing.height);
-  const name = `${report.class}.${report.level}.${format}`;
-  const data = format === "svg" ? text : await pngBase64(text, drawing.width, drawing.height);
-  host.postMessage({ type: "export", format, name, data });
 }
 
 function onKey(event: KeyboardEvent): void {
@@ -345,6 +337,7 @@ function handle(data: HostToPage): void {
       // the main view gets narrower (or wider): fit its drawing to its new width
       const wasOpen = !byId("split").hidden;
       split.show(data.report ?? undefined, data.message);
+      byId("split-divider").hidden = byId("split").hidden;
       wasOpen !== !byId("split").hidden && view.fit();
       split.link(chosenSpan);
       split.cursor(cursorLine);
@@ -373,8 +366,8 @@ byId<HTMLButtonElement>("collapse-all").addEventListener("click", () => {
 });
 byId<HTMLButtonElement>("search-next").addEventListener("click", () => void stepSearch(1));
 byId<HTMLButtonElement>("search-previous").addEventListener("click", () => void stepSearch(-1));
-byId<HTMLButtonElement>("export-svg").addEventListener("click", () => void exportDrawing("svg"));
-byId<HTMLButtonElement>("export-png").addEventListener("click", () => void exportDrawing("png"));
+byId<HTMLButtonElement>("export-svg").addEventListener("click", () => void exportDrawing(svg, view.current, report, "svg", (m) => host.postMessage(m)));
+byId<HTMLButtonElement>("export-png").addEventListener("click", () => void exportDrawing(svg, view.current, report, "png", (m) => host.postMessage(m)));
 levelSelect.addEventListener("change", () => host.postMessage({ type: "level", level: levelSelect.value }));
 splitSelect.addEventListener("change", () => host.postMessage({ type: "split", level: splitSelect.value || null }));
 searchBox.addEventListener("input", applySearch);
@@ -384,12 +377,13 @@ searchBox.addEventListener("keydown", (event) => {
     void stepSearch(event.shiftKey ? -1 : 1);
   }
 });
-for (const tab of document.querySelectorAll<HTMLButtonElement>(".tab")) {
-  tab.addEventListener("click", () => {
-    const showGraph = tab.dataset.tab === "graph";
-    graphSection.hidden = !showGraph;
-    textSection.hidden = showGraph;
-    document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === tab));
-  });
-}
+tabs((tab) => (document.body.dataset.tab = tab));
+arrangeToolbar = oneRowToolbar(byId("toolbar"), byId("overflow"), byId("overflow-button"), byId("overflow-menu"));
+// a pane resized or collapsed leaves the graph another width: keep its drawing fitted
+resizable(byId("details-divider"), byId("details"), graphSection, () => view.fit());
+resizable(byId("split-divider"), byId("split"), graphSection, () => view.fit());
+collapsible(byId("details"), byId("details-collapse"), () => view.fit());
+byId("split-zoom-in").addEventListener("click", () => split.zoom(1.25));
+byId("split-zoom-out").addEventListener("click", () => split.zoom(0.8));
+byId("split-fit").addEventListener("click", () => split.fit());
 host.postMessage({ type: "ready" });

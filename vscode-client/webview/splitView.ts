@@ -79,6 +79,15 @@ export class SplitPane {
     first && this.hierarchy && this.view.centreOn(representative(this.hierarchy, this.expanded, first));
   }
 
+  /** This graph's own zoom, apart from the main view's. */
+  zoom(factor: number): void {
+    this.view.zoom(factor);
+  }
+
+  fit(): void {
+    this.view.fit(true);
+  }
+
   cursor(line: number | null): void {
     this.cursorLine = line;
     this.applyHighlights();

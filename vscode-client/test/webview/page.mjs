@@ -89,3 +89,13 @@ export async function useLightTheme(page) {
     document.body.className = "vscode-light";
   });
 }
+
+/** A toolbar control as a person reaches it: on the row, or in the ⋯ menu when the row has no room. */
+export async function toolbarControl(page, selector) {
+  const control = page.locator(selector);
+  if (await control.isHidden()) {
+    await page.click("#overflow-button");
+    await control.waitFor();
+  }
+  return control;
+}
