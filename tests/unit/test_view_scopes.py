@@ -81,3 +81,21 @@ def test_a_saved_value_named_alike_in_both_graphs_is_one_node():
     assert {"source": "mm", "target": "mm_1"} in graph["edges"]
     # the gradient took the instance of the saved value it reads
     assert graph["nodes"][2]["scope"] == "h.0.attn"
+
+
+def test_a_norm_whose_first_ops_read_only_the_stream_and_a_helper_function_find_their_instance():
+    norm_w = "L_self_modules_h_modules_0_modules_norm_parameters_weight_"
+    nodes = [Node("l_x_", "placeholder", "L_x_", 1, ["pow_1"]),
+             Node(norm_w.lower(), "placeholder", norm_w, 1, ["mul"]),
+             Node("pow_1", "call_method", "pow", 1, ["mul"], line=5, function="Norm.forward"),
+             Node("mul", "call_function", "operator.mul", 1, ["rotate"], line=6, function="Norm.forward"),
+             Node("rotate", "call_function", "torch.cat", 1, ["output"], line=2, function="rotate_half"),
+             Node("output", "output", "output", 0, [])]
+    scopes = {**SCOPES, "h.0.norm": {"class": "Norm", "line": 14}}
+    cls = ClassReport("Net", 1, 30, Build(inputs=[InputSpec("x", [2, 8], "float32")]),
+                      levels={"fx": LevelResult("fx", True, [], scopes=scopes),
+                              "dynamo": LevelResult("dynamo", True, nodes)})
+    got = {n["id"]: n["scope"] for n in graph_payload("file:///n.py", cls, "dynamo")["graph"]["nodes"]}
+    assert got["mul"] == "h.0.norm"  # reads the norm's weight
+    assert got["pow_1"] == "h.0.norm"  # reads only x: found from its user
+    assert got["rotate"] == "h.0.norm"  # a helper, called from there

@@ -8,7 +8,10 @@ backward ran for minutes. The instance is recovered from what is known (pure, on
 - a parameter dynamo lifts to a placeholder names its module: `L_self_modules_transformer_modules_h_
   modules_0_modules_attn_modules_c_attn_parameters_weight_` is `transformer.h.0.attn.c_attn.weight`;
 - a node whose function is `Cls.forward` runs in an instance of `Cls`: the one its inputs come from
-  (or, failing that, the one the node before it ran in), cut back to the path whose class is `Cls`.
+  (or, failing that, the one the node before it ran in), cut back to the path whose class is `Cls`;
+  where that finds none (a norm's first ops read only the residual stream, the parent's), the one its
+  users ran in: the norm's last op reads its weight, which names it;
+- a node of a helper function (`rotate_half`) runs in its caller's instance: its inputs'.
 """
 from __future__ import annotations
 
@@ -51,6 +54,10 @@ def derive_scopes(nodes: list[dict], edges: list[dict], scopes: dict[str, dict],
     for edge in edges:
         if edge["target"] in inputs:
             inputs[edge["target"]].append(edge["source"])
+    users: dict[str, list[str]] = {n["id"]: [] for n in nodes}
+    for edge in edges:
+        if edge["source"] in users:
+            users[edge["source"]].append(edge["target"])
     scope_of = {n["id"]: n.get("scope") or "" for n in nodes}
     previous = ""
     for node in nodes:
@@ -66,10 +73,27 @@ def derive_scopes(nodes: list[dict], edges: list[dict], scopes: dict[str, dict],
             previous = node["scope"]
             continue
         cls = _owner(node.get("function"))
-        if cls is None or cls == top_class:
-            continue
         candidates = [scope_of[i] for i in inputs[node["id"]] if scope_of[i]] + [previous]
-        found = next((s for s in (_instance_of(c, cls, classes) for c in candidates) if s), None)
+        if cls is None and node.get("function") and candidates[0]:
+            found = candidates[0]  # a helper function, called from the instance its inputs come from
+        elif cls is None or cls == top_class:
+            continue
+        else:
+            found = next((s for s in (_instance_of(c, cls, classes) for c in candidates) if s), None)
         if found is not None:
             scope_of[node["id"]] = node["scope"] = found
             previous = found
+    # backwards, for what found none: the instance its users (or the node after it) ran in
+    following = ""
+    for node in reversed(nodes):
+        if node.get("scope"):
+            following = node["scope"]
+            continue
+        cls = _owner(node.get("function"))
+        if cls is None or cls == top_class or node["op"] == "placeholder":
+            continue
+        candidates = [scope_of[u] for u in users[node["id"]] if scope_of[u]] + [following]
+        found = next((s for s in (_instance_of(c, cls, classes) for c in candidates) if s), None)
+        if found is not None:
+            scope_of[node["id"]] = node["scope"] = found
+            following = found
