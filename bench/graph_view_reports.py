@@ -1,7 +1,7 @@
 """The graph view's input for the bench models: `fxlens graph --json` on each model file, turned into the
 payload the language server's fxlens.showGraph returns (render/graph_view.graph_payload), one per level.
 
-    python bench/graph_view_reports.py OUT_DIR [MODEL_KEY ...]     # keys of bench/specs.py MODELS
+    python bench/graph_view_reports.py OUT_DIR [--levels fx,aten,backward,dynamo] [MODEL_KEY ...]
 
 writes OUT_DIR/<key>.json = {"fx": payload, "aten": payload, ...} for the model's top class (with
 `--time`, also OUT_DIR/<key>.timing.json: seconds the server takes to render each payload). Used by the
@@ -48,9 +48,9 @@ def payloads(path: Path, class_name: str, levels: tuple[str, ...] = LEVELS) -> d
     return {level: graph_payload(path.resolve().as_uri(), cls, level) for level in cls.levels}
 
 
-def payload_seconds(path: Path, class_name: str, runs: int = 5) -> dict:
+def payload_seconds(path: Path, class_name: str, levels: tuple[str, ...] = LEVELS, runs: int = 5) -> dict:
     """Median time the server spends turning a traced level into this payload (and into JSON)."""
-    objects = cli_levels(path, class_name, LEVELS)
+    objects = cli_levels(path, class_name, levels)
     cls = ClassReport(class_name, 0, 0, levels={o["level"]: level_from_json(o) for o in objects})
     timings = {}
     for level in cls.levels:
@@ -66,14 +66,19 @@ def payload_seconds(path: Path, class_name: str, runs: int = 5) -> dict:
 def main(argv: list[str]) -> None:
     timed = "--time" in argv
     argv = [a for a in argv if a != "--time"]
+    levels = LEVELS
+    if "--levels" in argv:
+        at = argv.index("--levels")
+        levels = tuple(argv[at + 1].split(","))
+        del argv[at:at + 2]
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder:
         for key in argv[1:] or ["gpt2-12", "gpt2-48", "llama70b"]:
             path = MODELS[key].materialise(Path(folder))
-            (out / f"{key}.json").write_text(json.dumps(payloads(path, TOP_CLASS[key])))
+            (out / f"{key}.json").write_text(json.dumps(payloads(path, TOP_CLASS[key], levels)))
             if timed:
-                (out / f"{key}.timing.json").write_text(json.dumps(payload_seconds(path, TOP_CLASS[key])))
+                (out / f"{key}.timing.json").write_text(json.dumps(payload_seconds(path, TOP_CLASS[key], levels)))
             print(f"{key}: {out / (key + '.json')}")
 
 

@@ -62,7 +62,7 @@ async def test_a_directive_below_page_breaks_builds_the_class_in_any_line_ending
     hover = await doc.hover(_position(text, FC_LINE, "self.fc"))
     assert "call_module fc" in hover and "(5, 32) f32" in hover  # built by the directive, not a guess
     titles = {(lens.range.start.line, lens.command.title) for lens in await doc.lenses()}
-    assert any(line == 9 and title.startswith("fx:") for line, title in titles), titles
+    assert any(line == 9 and title.startswith("fx ") for line, title in titles), titles
 
 
 async def test_incremental_edits_below_form_feeds_and_line_separators_keep_the_editors_text(client, tmp_path):

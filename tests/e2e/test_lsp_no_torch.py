@@ -37,5 +37,5 @@ async def test_one_message_no_storm_then_recovery(client: LanguageClient, tmp_pa
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"fxlens": {"python": sys.executable}}))
     await doc.traced()
-    assert any(lens.command.title == "aten: 9 nodes" for lens in await doc.lenses())
+    assert any(lens.command.title.startswith("fx 7 · aten 9") for lens in await doc.lenses())
     assert client.fx.statuses[-1]["state"] == "idle"

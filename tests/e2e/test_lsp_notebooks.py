@@ -160,8 +160,8 @@ async def test_lenses_and_hovers_in_the_cells(client: LanguageClient, tmp_path):
     await book.traced()
     lenses = await net.lenses()
     # the class line is the cell's line 2 (the directive is line 1): index 1
-    assert (1, "fx: 6 nodes (1 placeholder · 2 call_module · 2 call_function · 1 output)") in titles(lenses), lenses
-    graph = [lens.command for lens in lenses if lens.command.title == "Show FX graph"]
+    assert any(line == 1 and title.startswith("fx 6 · ") for line, title in titles(lenses)), lenses
+    graph = [lens.command for lens in lenses if lens.command.title == "Show graph"]
     assert [list(c.arguments) for c in graph] == [[net.uri, "Net", "fx"]]
     assert {line for line, _ in titles(await head.lenses())} == {0}
     assert not await config_cell.lenses() and not await imports.lenses()
@@ -209,7 +209,7 @@ async def test_moving_cells_keeps_positions(client: LanguageClient, tmp_path):
     assert [c.uri for c in book.cells] == [imports.uri, notes.uri, head.uri, config_cell.uri, net.uri]
     # before the next trace: the results carried over follow each cell
     assert titles(await head.lenses()) == before
-    assert (1, "fx: 6 nodes (1 placeholder · 2 call_module · 2 call_function · 1 output)") in titles(await net.lenses())
+    assert any(line == 1 and title.startswith("fx 6 · ") for line, title in titles(await net.lenses()))
     await book.traced(version)
     assert titles(await head.lenses()) == before
     text = await head.hover(head.at(7, "self.out"))

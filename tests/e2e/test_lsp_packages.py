@@ -24,7 +24,7 @@ def open_file(client, path: Path) -> Doc:
 
 
 def fx_title(lenses: list[types.CodeLens]) -> str:
-    return next(lens.command.title for lens in lenses if lens.command.title.startswith("fx: "))
+    return next(lens.command.title for lens in lenses if lens.command.title.startswith("fx "))
 
 
 async def test_an_unsaved_edit_of_an_imported_module_retraces_the_module_that_imports_it(tmp_path):
@@ -51,7 +51,7 @@ async def test_an_unsaved_edit_of_an_imported_module_retraces_the_module_that_im
         await record.until(lambda: len(reports_of_model()) > seen, "model.py traced again after parts.py changed")
 
         after = fx_title(await model.lenses())
-        count = lambda title: int(title.split()[1])  # noqa: E731  "fx: 123 nodes (...)"
+        count = lambda title: int(title.split()[1])  # noqa: E731  "fx 123 · aten 130"
         assert count(after) == count(before) + 7  # a multiplication in each of the 7 ConvStages
         assert parts.path.read_text() == on_disk  # nothing was saved
         await client.shutdown_session()

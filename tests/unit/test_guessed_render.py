@@ -22,7 +22,8 @@ def _guessed() -> ClassReport:
 
 def test_lens_hover_and_header_label_the_guess():
     cls = _guessed()
-    assert [t.title for t in class_lenses(cls, ("fx",))][0] == "built from guessed arguments"
+    # after the graph link and the short summary, so the row stays short
+    assert [t.title for t in class_lenses(cls, ("fx",))] == ["Show graph", "fx 2", "built from guessed arguments"]
     hover = hover_text(FileReport("/m.py", classes=[cls]), 12, 0)
     assert "built: guessed" in hover and "guessed arguments n_channels=3, n_classes=10" in hover
     assert f"`# fxlens: {DIRECTIVE}`" in hover

@@ -27,10 +27,14 @@ def text():
 
 def test_lens_titles(report):
     residual, mlp = report.classes
-    assert [t.title for t in class_lenses(residual, ("fx", "aten"))] == [
-        "fx: 7 nodes (1 placeholder · 1 call_module · 1 get_attr · 3 call_function · 1 output)",
-        "aten: 9 nodes", "Show FX graph"]
-    assert [t.title for t in class_lenses(mlp, ("fx",), stale=True)][0].endswith("1 output) (stale)")
+    # the graph link first, then one short line: the lens row fits a 1400 px editor
+    lenses = class_lenses(residual, ("fx", "aten"))
+    assert [t.title for t in lenses] == ["Show graph", "fx 7 · aten 9"]
+    # the breakdown is the summary's tooltip
+    assert lenses[1].tooltip.splitlines()[0].startswith(
+        "fx: 7 nodes (1 placeholder · 1 call_module · 1 get_attr · 3 call_function · 1 output) — ")
+    assert lenses[1].tooltip.splitlines()[1].startswith("aten: 9 nodes — ")
+    assert [t.title for t in class_lenses(mlp, ("fx",), stale=True)][1] == "fx 15 (stale)"
 
 
 def test_failing_level_title():

@@ -96,9 +96,11 @@ def test_the_class_hover_and_lens_say_it_at_the_example_size(mlp):
     assert "parameters: 212" in text
     assert "≈ 1.5 KFLOP forward + 2.0 KFLOP backward at the example size (x: (4, 8))" in text
     assert f"saves {cls.cost.saved_bytes} B for backward (3 values, torch.compile's min-cut partition)" in text
-    titles = [t.title for t in class_lenses(cls, ("fx", "aten", "backward"))]
+    summary = class_lenses(cls, ("fx", "aten", "backward"))[1]
+    # the short lens gives forward + backward; its tooltip the whole cost line
+    assert summary.title.endswith(" · 3.6 KFLOP")  # 1.5 + 2.0 rounded, 3,550 FLOP
     assert f"cost: 212 params · 1.5 KFLOP fwd + 2.0 KFLOP bwd · saves {cls.cost.saved_bytes} B at the example " \
-           "size (x: (4, 8))" in titles
+           "size (x: (4, 8))" in summary.tooltip.splitlines()
 
 
 def test_a_module_without_parameters_has_no_backward_flops(mlp):

@@ -85,9 +85,10 @@ def test_dynamo_graphs_hold_torch_functions_not_modules(report):
 
 def test_lens_hover_graph_view_and_cli_show_the_rung(report):
     cls = report.find_class("Net")
-    tooltips = {t.level: t.tooltip for t in class_lenses(cls, LEVELS) if t.tooltip}
-    assert tooltips["fx"] == f"{ABOVE_MODULES}: 1 call_module node: submodules are still calls"
-    assert tooltips["core-aten"] == f"{BELOW}: every computing node is an ATen overload"
+    # the summary lens's tooltip: a line per level, its rung after it
+    tooltips = {line.split(":")[0]: line for line in class_lenses(cls, LEVELS)[1].tooltip.splitlines()}
+    assert tooltips["fx"].endswith(f" — {ABOVE_MODULES}: 1 call_module node: submodules are still calls")
+    assert tooltips["core-aten"].endswith(f" — {BELOW}: every computing node is an ATen overload")
     hover = hover_text(report, cls.line, 6, markdown=False)
     rows = {line.split()[0]: line for line in hover.splitlines() if line.split() and line.split()[0] in LEVELS}
     assert rows["fx"].endswith(ABOVE_MODULES) and rows["backward"].endswith(BELOW)

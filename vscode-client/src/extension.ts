@@ -81,15 +81,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   async function showGraph(uri?: string, className?: string, level?: string): Promise<void> {
     if (uri === undefined) {
-      const editor = vscode.window.activeTextEditor;
-      if (!editor || editor.document.languageId !== "python") {
-        void vscode.window.showInformationMessage("fxlens: open a Python file with an nn.Module to see its graph.");
+      const target = pythonAtCursor();
+      if (!target) {
+        void vscode.window.showInformationMessage("fxlens: open a Python file or notebook with an nn.Module to see its graph.");
         return;
       }
-      uri = editor.document.uri.toString();
-      className = classAtLine(editor.document.getText().split(/\r?\n/), editor.selection.active.line);
+      uri = target.document.uri.toString();
+      className = classAtLine(target.document.getText().split(/\r?\n/), target.line);
     }
     await panel.show(uri, className, level);
+  }
+
+  /** The Python text the cursor is in: a file's editor, a notebook cell's editor, or a notebook's selected code cell. */
+  function pythonAtCursor(): { document: vscode.TextDocument; line: number } | undefined {
+    const editor = vscode.window.activeTextEditor;
+    if (editor && editor.document.languageId === "python") {
+      return { document: editor.document, line: editor.selection.active.line };
+    }
+    // a notebook with a cell selected, but no cell editor focused (the palette opened from the cell list)
+    const notebook = vscode.window.activeNotebookEditor;
+    const cell = notebook ? notebook.notebook.cellAt(notebook.selection.start) : undefined;
+    return cell && cell.kind === vscode.NotebookCellKind.Code && cell.document.languageId === "python" ? { document: cell.document, line: 0 } : undefined;
   }
 
   context.subscriptions.push(
@@ -98,7 +110,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     panel,
     vscode.commands.registerCommand(CLIENT_SHOW_GRAPH, showGraph),
     vscode.commands.registerCommand("fxlens.retraceFile", async () => {
-      const uri = vscode.window.activeTextEditor?.document.uri.toString();
+      const uri = pythonAtCursor()?.document.uri.toString();
       if (uri) {
         await client.execute("fxlens.retrace", [uri]).catch((error) =>
           vscode.window.showWarningMessage(`fxlens: could not retrace: ${error instanceof Error ? error.message : String(error)}`));

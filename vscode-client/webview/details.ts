@@ -19,13 +19,18 @@ function flopsText(flops: number): string {
 }
 
 export class DetailsPane {
+  // the pane (hidden while nothing is selected) and the part of it that holds the details
+  private readonly body: HTMLElement;
+
   constructor(
     private readonly element: HTMLElement,
     private readonly links: DetailsLinks,
-  ) {}
+  ) {
+    this.body = element.querySelector<HTMLElement>(".details-body") ?? element;
+  }
 
   clear(): void {
-    this.element.replaceChildren();
+    this.body.replaceChildren();
     this.element.hidden = true;
   }
 
@@ -124,7 +129,7 @@ export class DetailsPane {
       pre.textContent = printout;
       parts.push(pre);
     }
-    this.element.replaceChildren(...parts);
+    this.body.replaceChildren(...parts);
     this.element.hidden = false;
   }
 }

@@ -1,5 +1,8 @@
 // The current drawing as a standalone SVG (the page's stylesheet inlined, theme colours resolved) and
 // as a PNG rendered from it; the extension saves what the page sends.
+import type { PageToHost } from "../src/core/messages";
+import type { GraphReport } from "../src/core/report";
+import type { Drawing } from "./visible";
 
 // a canvas side longer than this fails in Chromium: larger drawings are scaled down to it
 const MAX_CANVAS_SIDE = 16_000;
@@ -55,4 +58,14 @@ export async function pngBase64(svg: string, width: number, height: number): Pro
   const context = canvas.getContext("2d")!;
   context.drawImage(image, 0, 0, canvas.width, canvas.height);
   return canvas.toDataURL("image/png").replace(/^data:image\/png;base64,/, "");
+}
+
+/** Sends the drawing to the extension to save, named `<Class>.<level>.<format>`. */
+export async function exportDrawing(svg: SVGSVGElement, drawing: Drawing | undefined, report: GraphReport | undefined, format: "svg" | "png", post: (message: PageToHost) => void): Promise<void> {
+  if (!drawing || !report) {
+    return;
+  }
+  const text = svgText(svg, drawing.width, drawing.height);
+  const data = format === "svg" ? text : await pngBase64(text, drawing.width, drawing.height);
+  post({ type: "export", format, name: `${report.class}.${report.level}.${format}`, data });
 }

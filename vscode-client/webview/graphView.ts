@@ -122,6 +122,13 @@ export class GraphView {
     return element;
   }
 
+  /** Removes the drawing (the next draw fits the view again). */
+  clear(): void {
+    this.drawing = undefined;
+    this.elements.clear();
+    this.svg.replaceChildren();
+  }
+
   /** Marks items with a CSS class (`match`, `cursor`, `selected`), clearing it from all others. */
   highlight(cssClass: string, keys: Iterable<string>): void {
     const chosen = new Set(keys);

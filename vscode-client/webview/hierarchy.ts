@@ -50,6 +50,21 @@ function className(scope: string, info: ScopeInfo | undefined, nodes: GraphNode[
   return best ? best[0] : scope ? scope.split(".").pop()! : "";
 }
 
+// the backward level's gradient nodes are drawn in a group of their own, nested by the module they
+// differentiate: a block's forward and backward in one box would tie every block to both neighbours
+export const BACKWARD = "∇";
+
+/** The group path a node is drawn under: its scope, or for a gradient node its scope inside the backward group. */
+function drawnScope(node: GraphNode): string {
+  const scope = node.scope ?? "";
+  return node.phase === "backward" ? (scope ? `${BACKWARD}.${scope}` : BACKWARD) : scope;
+}
+
+/** The module instance a group path stands for (`∇.transformer.h.0` differentiates `transformer.h.0`). */
+export function instancePath(id: string): string {
+  return id === BACKWARD ? "" : id.startsWith(BACKWARD + ".") ? id.slice(BACKWARD.length + 1) : id;
+}
+
 function ancestors(group: Group): Group[] {
   const chain: Group[] = [];
   for (let g: Group | undefined = group; g; g = g.parent) {
@@ -97,7 +112,10 @@ export function buildHierarchy(report: GraphReport): Hierarchy {
   // (a pass preview's groups are those of the graph after the pass: its removed nodes are drawn in them
   // but make none, or a fused node and the two it replaces would box a leaf module)
   const perScope = new Map<string, number>();
-  nodes.forEach((n) => n.scope && n.change !== "removed" && perScope.set(n.scope, (perScope.get(n.scope) ?? 0) + 1));
+  for (const node of nodes) {
+    const scope = drawnScope(node);
+    scope && node.change !== "removed" && perScope.set(scope, (perScope.get(scope) ?? 0) + 1);
+  }
   const holders = new Set<string>();
   for (const scope of perScope.keys()) {
     for (let cut = scope.indexOf("."); cut > 0; cut = scope.indexOf(".", cut + 1)) {
@@ -106,7 +124,10 @@ export function buildHierarchy(report: GraphReport): Hierarchy {
   }
   // a box around a single node (a leaf module's own call) says nothing the node does not: no group
   const known = new Set([...perScope].filter(([scope, count]) => count > 1 || holders.has(scope)).map(([scope]) => scope));
-  Object.keys(scopes).filter((called) => holders.has(called)).forEach((called) => known.add(called));
+  for (const called of Object.keys(scopes)) {
+    [called, `${BACKWARD}.${called}`].filter((id) => holders.has(id)).forEach((id) => known.add(id));
+  }
+  holders.has(BACKWARD) && known.add(BACKWARD);
   const root: Group = { id: "", parent: undefined, groups: [], nodes: [], total: 0, className: report.class, call: undefined, inputs: [], outputs: [], repeat: undefined, depth: 0 };
   const groups = new Map<string, Group>([["", root]]);
   const groupFor = (scope: string): Group => {
@@ -115,7 +136,7 @@ export function buildHierarchy(report: GraphReport): Hierarchy {
       return found;
     }
     const parent = groupFor(parentScope(scope, known));
-    const info = scopes[scope];
+    const info = scopes[instancePath(scope)];
     const call = info?.line !== undefined ? { line: info.line, col: info.col ?? null, end_line: info.end_line ?? null, end_col: info.end_col ?? null } : undefined;
     const group: Group = { id: scope, parent, groups: [], nodes: [], total: 0, className: "", call, inputs: [], outputs: [], repeat: undefined, depth: parent.depth + 1 };
     parent.groups.push(group);
@@ -124,7 +145,7 @@ export function buildHierarchy(report: GraphReport): Hierarchy {
   };
   const groupOf = new Map<string, Group>();
   for (const node of nodes) {
-    const scope = node.scope ?? "";
+    const scope = drawnScope(node);
     groupOf.set(node.id, groupFor(known.has(scope) ? scope : parentScope(scope, known)));
   }
   // a parameter (a get_attr, or the placeholder export lifts it to) is drawn beside its readers: in the
@@ -134,8 +155,12 @@ export function buildHierarchy(report: GraphReport): Hierarchy {
   for (const node of nodes) {
     const users = usersOf.get(node.id)!;
     const parameter = node.op === "get_attr" || (node.op === "placeholder" && report.inputs !== undefined && !forwardInputs.has(node.id));
-    if (parameter && users.length > 0) {
-      const common = commonGroup(users.map((u) => groupOf.get(u)!));
+    // a weight read by the forward and by its gradient stays with the forward (the partitioned
+    // forward's output, which hands it to the backward, is no reader)
+    const forwardUsers = users.filter((u) => byId.get(u)!.phase !== "backward" && byId.get(u)!.op !== "output");
+    const readers = forwardUsers.length ? forwardUsers : users;
+    if (parameter && readers.length > 0) {
+      const common = commonGroup(readers.map((u) => groupOf.get(u)!));
       common && groupOf.set(node.id, common);
     }
   }
@@ -145,7 +170,7 @@ export function buildHierarchy(report: GraphReport): Hierarchy {
     ancestors(group).forEach((g) => g.total++);
   }
   for (const group of groups.values()) {
-    group.className = className(group.id, scopes[group.id], group.nodes);
+    group.className = group.id === BACKWARD ? "backward pass" : className(instancePath(group.id), scopes[instancePath(group.id)], group.nodes);
   }
   boundaryShapes(nodes, groupOf, usersOf);
   markRepeats(root);

@@ -1,17 +1,18 @@
 // The graph page: receives reports from the extension, draws the open part of their module hierarchy,
 // and reports clicks (reveal a span), level choices and exports back.
 import type { HostToPage, PageToHost } from "../src/core/messages";
-import type { GraphReport, ReportDiagnostic, ReportSpan } from "../src/core/report";
+import type { GraphReport, ReportSpan } from "../src/core/report";
 import { DetailsPane } from "./details";
-import { LayoutRunner } from "./elkRunner";
-import { pngBase64, svgText } from "./exportView";
+import { LayoutJobs } from "./layoutJob";
+import { exportDrawing } from "./exportView";
 import { GraphView } from "./graphView";
 import { buildHierarchy, Group, groupPath, Hierarchy } from "./hierarchy";
-import { failureNode, levelChoices, splitChoices } from "./pageReport";
+import { failureNode, levelChoices, showDiagnostics, splitChoices } from "./pageReport";
 import { PassPane } from "./passPane";
 import { matchingNodes, nodesOfSpan, nodesOnLine } from "./search";
+import { collapsible, oneRowToolbar, resizable, tabs } from "./panes";
 import { SplitPane } from "./splitView";
-import { elkGraph, groupKey, Item, placeLayout, representative } from "./visible";
+import { groupKey, Item, representative } from "./visible";
 
 declare function acquireVsCodeApi(): { postMessage(message: PageToHost): void };
 
@@ -31,10 +32,10 @@ const followBox = byId<HTMLInputElement>("follow");
 const message = byId<HTMLDivElement>("message");
 const diagnosticsList = byId<HTMLUListElement>("diagnostics");
 const graphSection = byId<HTMLElement>("graph-view");
-const textSection = byId<HTMLElement>("text-view");
 const svg = document.getElementById("graph") as unknown as SVGSVGElement;
 
-const runner = new LayoutRunner();
+const layoutStatus = byId<HTMLDivElement>("layout-status");
+const layouts = new LayoutJobs((text) => showLayoutStatus(text ?? "", "loading"));
 let report: GraphReport | undefined;
 let hierarchy: Hierarchy | undefined;
 let expanded = new Set<string>();
@@ -48,6 +49,8 @@ let matchIndex = -1;
 let draws = 0;
 // the pass whose after-graph is drawn (a pass preview), if any
 let shownPass: string | undefined;
+// puts the toolbar on one row again: its title and choices change with each report
+let arrangeToolbar = () => {};
 
 const view = new GraphView(svg, { select: (item) => choose(item, true), toggle: (item) => item.group && toggleGroup(item.group) });
 const details = new DetailsPane(byId("details"), {
@@ -105,25 +108,18 @@ function showMessage(text: string, kind: "info" | "error" | "loading"): void {
   message.hidden = text === "";
 }
 
-function showDiagnostics(diagnostics: ReportDiagnostic[]): void {
-  diagnosticsList.replaceChildren(
-    ...diagnostics.map((d) => {
-      const item = document.createElement("li");
-      item.className = `diagnostic ${d.severity}`;
-      const where = document.createElement("a");
-      where.textContent = `line ${d.line}`;
-      where.href = "#";
-      where.addEventListener("click", (event) => {
-        event.preventDefault();
-        postReveal(d, "", false);
-      });
-      const text = document.createElement("span");
-      text.textContent = ` ${d.severity}: ${d.message}` + (d.explanation ? ` — ${d.explanation}` : "") + (d.fix ? ` Fix: ${d.fix}` : "");
-      item.append(where, text);
-      return item;
-    }),
-  );
-  diagnosticsList.hidden = diagnostics.length === 0;
+function showLayoutStatus(text: string, kind: "info" | "loading"): void {
+  layoutStatus.textContent = text;
+  layoutStatus.className = `message ${kind}`;
+  layoutStatus.hidden = text === "";
+}
+
+/** Takes the drawing down while another class or level is on its way: never one level's boxes under another's name. */
+function clearDrawing(): void {
+  layouts.cancel();
+  view.clear();
+  delete document.body.dataset.drawnLevel;
+  delete document.body.dataset.drawnClass;
 }
 
 /** Lays out what is open and draws it; `keepView` keeps the pan and zoom. */
@@ -132,25 +128,27 @@ async function relayout(keepView: boolean): Promise<void> {
   if (!shown) {
     return;
   }
+  const drawn = report!;
   const started = performance.now();
   document.body.dataset.layout = "running";
-  const { graph, items } = elkGraph(shown, expanded);
-  let result;
+  let laid;
   try {
-    result = await runner.layout(graph);
+    laid = await layouts.run(shown, expanded, `${drawn.class} (${drawn.level})`);
   } catch (error) {
+    showLayoutStatus("", "info");
     showMessage(`The graph could not be laid out: ${error instanceof Error ? error.message : String(error)}`, "error");
     return;
   }
-  if (!result || shown !== hierarchy) {
+  if (!laid || shown !== hierarchy) {
     return; // a newer layout is on its way
   }
-  view.draw(placeLayout(result, items), keepView);
+  view.draw(laid.drawing, keepView);
   applyHighlights();
-  document.body.dataset.layout = "done";
-  document.body.dataset.layoutMs = (performance.now() - started).toFixed(1);
-  document.body.dataset.boxes = String(items.size);
-  document.body.dataset.draws = String(++draws);
+  showLayoutStatus(laid.note, "info");
+  Object.assign(document.body.dataset, {
+    layout: "done", layoutHow: laid.how, layoutMs: (performance.now() - started).toFixed(1), boxes: String(laid.boxes),
+    drawnLevel: drawn.level, drawnClass: drawn.class, draws: String(++draws),
+  });
 }
 
 /** Marks the nodes `ids` with `cssClass`; a collapsed group holding some gets `contains-<cssClass>`. */
@@ -232,13 +230,14 @@ function showReport(next: GraphReport, pass: string | undefined): void {
     expanded = report.graph.nodes.length <= OPEN_ALL_BELOW ? new Set(hierarchy.groups.keys()) : new Set();
     selected = undefined;
     details.clear();
+    clearDrawing();
   }
   document.body.dataset.state = next.ok ? "ok" : "failed";
   title.textContent = next.class;
   levelSelect.replaceChildren(...levelChoices(next));
   rung.textContent = next.rung ?? "";
   splitSelect.replaceChildren(...splitChoices(next, split.level));
-  showDiagnostics(next.diagnostics ?? []);
+  showDiagnostics(diagnosticsList, next.diagnostics ?? [], (d) => postReveal(d, "", false));
   byId("printout").textContent = next.printout;
   byId("code").textContent = next.code;
   byId("table").textContent = next.table;
@@ -249,6 +248,7 @@ function showReport(next: GraphReport, pass: string | undefined): void {
     showMessage((next.message || `${next.level}: ${next.class} could not be traced at this level — see the problems below.`) + partial, "error");
   }
   document.body.dataset.nodes = String(next.graph.nodes.length);
+  arrangeToolbar();
   matches = matchingNodes(report.graph.nodes, searchBox.value);
   matchIndex = -1;
   showSearchCount();
@@ -283,17 +283,6 @@ function followCursor(): void {
   }
   const first = nodesOnLine(report.graph.nodes, cursorLine)[0];
   first && view.centreOn(representative(hierarchy, expanded, first));
-}
-
-async function exportDrawing(format: "svg" | "png"): Promise<void> {
-  const drawing = view.current;
-  if (!drawing || !report) {
-    return;
-  }
-  const text = svgText(svg, drawing.width, drawing.height);
-  const name = `${report.class}.${report.level}.${format}`;
-  const data = format === "svg" ? text : await pngBase64(text, drawing.width, drawing.height);
-  host.postMessage({ type: "export", format, name, data });
 }
 
 function onKey(event: KeyboardEvent): void {
@@ -337,6 +326,8 @@ function handle(data: HostToPage): void {
       passPane.show(data.pass);
       break;
     case "loading":
+      // another level (or class) is coming: the drawing shown is not of it
+      (data.level !== report?.level || (data.className && data.className !== report?.class)) && clearDrawing();
       showMessage(`Tracing ${data.className || "the module"} (${data.level})…`, "loading");
       break;
     case "error":
@@ -346,6 +337,7 @@ function handle(data: HostToPage): void {
       // the main view gets narrower (or wider): fit its drawing to its new width
       const wasOpen = !byId("split").hidden;
       split.show(data.report ?? undefined, data.message);
+      byId("split-divider").hidden = byId("split").hidden;
       wasOpen !== !byId("split").hidden && view.fit();
       split.link(chosenSpan);
       split.cursor(cursorLine);
@@ -365,7 +357,8 @@ svg.addEventListener("keydown", onKey);
 byId<HTMLButtonElement>("fit").addEventListener("click", () => view.fit(true));
 byId<HTMLButtonElement>("expand-all").addEventListener("click", () => {
   expanded = new Set(hierarchy?.groups.keys() ?? []);
-  void relayout(true);
+  // everything open is another drawing altogether: fit it, the old pan would point into empty space
+  void relayout(false);
 });
 byId<HTMLButtonElement>("collapse-all").addEventListener("click", () => {
   expanded = new Set();
@@ -373,8 +366,8 @@ byId<HTMLButtonElement>("collapse-all").addEventListener("click", () => {
 });
 byId<HTMLButtonElement>("search-next").addEventListener("click", () => void stepSearch(1));
 byId<HTMLButtonElement>("search-previous").addEventListener("click", () => void stepSearch(-1));
-byId<HTMLButtonElement>("export-svg").addEventListener("click", () => void exportDrawing("svg"));
-byId<HTMLButtonElement>("export-png").addEventListener("click", () => void exportDrawing("png"));
+byId<HTMLButtonElement>("export-svg").addEventListener("click", () => void exportDrawing(svg, view.current, report, "svg", (m) => host.postMessage(m)));
+byId<HTMLButtonElement>("export-png").addEventListener("click", () => void exportDrawing(svg, view.current, report, "png", (m) => host.postMessage(m)));
 levelSelect.addEventListener("change", () => host.postMessage({ type: "level", level: levelSelect.value }));
 splitSelect.addEventListener("change", () => host.postMessage({ type: "split", level: splitSelect.value || null }));
 searchBox.addEventListener("input", applySearch);
@@ -384,12 +377,13 @@ searchBox.addEventListener("keydown", (event) => {
     void stepSearch(event.shiftKey ? -1 : 1);
   }
 });
-for (const tab of document.querySelectorAll<HTMLButtonElement>(".tab")) {
-  tab.addEventListener("click", () => {
-    const showGraph = tab.dataset.tab === "graph";
-    graphSection.hidden = !showGraph;
-    textSection.hidden = showGraph;
-    document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === tab));
-  });
-}
+tabs((tab) => (document.body.dataset.tab = tab));
+arrangeToolbar = oneRowToolbar(byId("toolbar"), byId("overflow"), byId("overflow-button"), byId("overflow-menu"));
+// a pane resized or collapsed leaves the graph another width: keep its drawing fitted
+resizable(byId("details-divider"), byId("details"), graphSection, () => view.fit());
+resizable(byId("split-divider"), byId("split"), graphSection, () => view.fit());
+collapsible(byId("details"), byId("details-collapse"), () => view.fit());
+byId("split-zoom-in").addEventListener("click", () => split.zoom(1.25));
+byId("split-zoom-out").addEventListener("click", () => split.zoom(0.8));
+byId("split-fit").addEventListener("click", () => split.fit());
 host.postMessage({ type: "ready" });

@@ -1,6 +1,6 @@
 // What the page adds to a report before drawing it: the failure marker of a level that failed part
-// way, and the level switcher's choices. Pure apart from creating <option> elements.
-import type { GraphEdge, GraphNode, GraphReport } from "../src/core/report";
+// way, the level switcher's choices and the list of its problems. Pure apart from creating elements.
+import type { GraphEdge, GraphNode, GraphReport, ReportDiagnostic } from "../src/core/report";
 
 export const FAILURE_ID = "fxlens_failure";
 
@@ -43,4 +43,26 @@ export function levelChoices(report: GraphReport): HTMLOptionElement[] {
     option.selected = level.name === report.level;
     return option;
   });
+}
+
+/** The level's problems as a list over the graph, each with a link to its line. */
+export function showDiagnostics(list: HTMLUListElement, diagnostics: ReportDiagnostic[], reveal: (d: ReportDiagnostic) => void): void {
+  list.replaceChildren(
+    ...diagnostics.map((d) => {
+      const item = document.createElement("li");
+      item.className = `diagnostic ${d.severity}`;
+      const where = document.createElement("a");
+      where.textContent = `line ${d.line}`;
+      where.href = "#";
+      where.addEventListener("click", (event) => {
+        event.preventDefault();
+        reveal(d);
+      });
+      const text = document.createElement("span");
+      text.textContent = ` ${d.severity}: ${d.message}` + (d.explanation ? ` — ${d.explanation}` : "") + (d.fix ? ` Fix: ${d.fix}` : "");
+      item.append(where, text);
+      return item;
+    }),
+  );
+  list.hidden = diagnostics.length === 0;
 }

@@ -2,11 +2,11 @@
 // levels are linked through the source: a node chosen at either level marks the nodes of the same
 // span at the other, and the editor's cursor line marks its nodes in both.
 import type { GraphNode, GraphReport, ReportSpan } from "../src/core/report";
-import { LayoutRunner } from "./elkRunner";
+import { LayoutJobs } from "./layoutJob";
 import { GraphView } from "./graphView";
 import { buildHierarchy, Group, Hierarchy } from "./hierarchy";
 import { nodesOfSpan, nodesOnLine } from "./search";
-import { elkGraph, groupKey, placeLayout, representative } from "./visible";
+import { groupKey, representative } from "./visible";
 
 // as in the main view: a graph this small is drawn with every group open
 const OPEN_ALL_BELOW = 60;
@@ -17,7 +17,8 @@ export interface SplitLinks {
 }
 
 export class SplitPane {
-  private readonly runner = new LayoutRunner();
+  // its own layout worker: a long layout beside never holds up the main view's
+  private readonly layouts: LayoutJobs;
   private readonly view: GraphView;
   private report: GraphReport | undefined;
   private hierarchy: Hierarchy | undefined;
@@ -26,6 +27,7 @@ export class SplitPane {
   private cursorLine: number | null = null;
   private selected: string | undefined;
   private draws = 0;
+  private captionText = "";
 
   constructor(
     private readonly pane: HTMLElement,
@@ -33,6 +35,7 @@ export class SplitPane {
     svg: SVGSVGElement,
     private readonly links: SplitLinks,
   ) {
+    this.layouts = new LayoutJobs((text) => (this.caption.textContent = text ? `${this.captionText} — ${text}` : this.captionText));
     this.view = new GraphView(svg, {
       select: (item) => {
         if (item.node) {
@@ -60,7 +63,9 @@ export class SplitPane {
       this.selected = undefined;
       this.expanded = report && report.graph.nodes.length <= OPEN_ALL_BELOW ? new Set(this.hierarchy!.groups.keys()) : new Set();
     }
-    this.caption.textContent = report ? `${report.level}: ${report.graph.nodes.length} nodes` + (report.ok ? "" : " (failed)") : problem ?? "";
+    this.captionText = report ? `${report.level}: ${report.graph.nodes.length} nodes` + (report.ok ? "" : " (failed)") : problem ?? "";
+    this.caption.textContent = this.captionText;
+    same || this.view.clear();
     this.pane.dataset.level = report?.level ?? "";
     void this.relayout(same);
   }
@@ -74,6 +79,15 @@ export class SplitPane {
     first && this.hierarchy && this.view.centreOn(representative(this.hierarchy, this.expanded, first));
   }
 
+  /** This graph's own zoom, apart from the main view's. */
+  zoom(factor: number): void {
+    this.view.zoom(factor);
+  }
+
+  fit(): void {
+    this.view.fit(true);
+  }
+
   cursor(line: number | null): void {
     this.cursorLine = line;
     this.applyHighlights();
@@ -85,12 +99,13 @@ export class SplitPane {
       this.view.draw({ items: [], edges: [], width: 0, height: 0 });
       return;
     }
-    const { graph, items } = elkGraph(shown, this.expanded);
-    const result = await this.runner.layout(graph);
-    if (!result || shown !== this.hierarchy) {
+    const report = this.report!;
+    const laid = await this.layouts.run(shown, this.expanded, `${report.class} (${report.level})`).catch(() => undefined);
+    if (!laid || shown !== this.hierarchy) {
       return;
     }
-    this.view.draw(placeLayout(result, items), keepView);
+    this.view.draw(laid.drawing, keepView);
+    this.caption.title = laid.note;
     this.applyHighlights();
     this.pane.dataset.draws = String(++this.draws);
   }

@@ -128,7 +128,10 @@ export function elkGraph(hierarchy: Hierarchy, expanded: ReadonlySet<string>): {
     if (known !== undefined) {
       return known;
     }
-    const first = Math.min(...group.nodes.map((n) => order.get(n.id)!), ...group.groups.map(firstOrder));
+    // a group sits where its first computing node is: the inputs a backward graph lists first (every
+    // saved value, every weight) would put the last block's gradients before the first's
+    const computing = group.nodes.filter((n) => n.op !== "placeholder");
+    const first = Math.min(...(computing.length ? computing : group.nodes).map((n) => order.get(n.id)!), ...group.groups.map(firstOrder));
     firstCache.set(group, first);
     return first;
   };

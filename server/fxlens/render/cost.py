@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from fxlens.render.units import bytes_text
 from fxlens.report import Build, ClassReport, Cost, LevelResult, Node
 
 # a line of a big model makes dozens of aten nodes: the hover names the first few distinct overloads
@@ -82,10 +83,7 @@ def count_text(count: int) -> str:
 
 
 def _bytes_text(count: int) -> str:
-    for prefix, scale in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("KB", 1024)):
-        if count >= scale:
-            return f"{count / scale:.1f} {prefix}"
-    return f"{count} B"
+    return bytes_text(count)
 
 
 def _parameters(cost: Cost) -> str:

@@ -9,6 +9,8 @@ from typing import Optional
 
 from fxlens.render.graph_text import graph_data, level_text, node_table, printout
 from fxlens.render.ladder import rung
+from fxlens.render.units import readable_sizes
+from fxlens.render.view_scopes import derive_scopes
 from fxlens.report import LEVEL_INFO, ClassReport, LevelResult, Node, to_json
 
 # per node, what the graph view's details pane and search read beyond graph_data's drawing fields
@@ -35,9 +37,28 @@ def _node_payload(drawn: dict, node: Node) -> dict:
     return {**drawn, **{key: getattr(node, key, None) for key in _NODE_DETAILS}}
 
 
+# levels whose nodes come without their module instance: the view's groups are derived for them
+_DERIVED_SCOPES = ("dynamo", "backward")
+
+
+def _once(nodes: list[dict]) -> list[dict]:
+    """Each node id once. The backward level's partitioned graphs name a saved value alike on both
+    sides (the forward's `getitem_1` and the backward's input `getitem_1`): one tensor, drawn once,
+    its edges running from the forward into the gradients; a view keys its boxes by id."""
+    seen: set[str] = set()
+    kept = []
+    for node in nodes:
+        if node["id"] not in seen:
+            seen.add(node["id"])
+            kept.append(node)
+    return kept
+
+
 def _graph(cls: ClassReport, result: LevelResult) -> dict:
     graph = graph_data(result)
-    graph["nodes"] = [_node_payload(drawn, node) for drawn, node in zip(graph["nodes"], result.nodes)]
+    graph["nodes"] = _once([_node_payload(drawn, node) for drawn, node in zip(graph["nodes"], result.nodes)])
+    if result.level in _DERIVED_SCOPES:
+        derive_scopes(graph["nodes"], graph["edges"], _scopes(cls, result), cls.name)
     return graph
 
 
@@ -57,7 +78,9 @@ def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str
     payload.update(ok=result.ok, printout=printout(result) if result.nodes else "", code=result.code,
                    table=node_table(result) if result.nodes else "",
                    diagnostics=[to_json(d) for d in result.diagnostics], graph=_graph(cls, result),
-                   scopes=_scopes(cls, result), schemas=result.schemas, message=message or result.note,
+                   scopes=_scopes(cls, result), schemas=result.schemas,
+                   # the worker's notes count bytes in KB ("492084.3 KB"): the view says them in KB/MB/GB
+                   message=message or readable_sizes(result.note),
                    rung=rung(result).name if result.ok else "")
     return payload
 

@@ -1,15 +1,16 @@
-"""Code lens titles: one per level of a class, then the graph command."""
+"""Code lens titles of a class: the graph command, then one short line of its levels' node counts."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
-from fxlens.render.cost import cost_compact
+from fxlens.render.cost import cost_compact, flops_text
 from fxlens.render.ladder import rung
 from fxlens.render.nodes import opcode_counts
+from fxlens.render.units import bytes_text
 from fxlens.report import ClassReport, LevelResult
 
-SHOW_GRAPH = "Show FX graph"
+SHOW_GRAPH = "Show graph"
 # over a class built from guessed constructor arguments (a code action pins them as a directive)
 GUESSED = "built from guessed arguments"
 # inputs first, then what the module calls, then what it computes, then the result
@@ -66,7 +67,7 @@ def _graphs_title(level: str, result: LevelResult) -> str:
 
 
 def size_text(count: int) -> str:
-    return f"{count} B" if count < 1024 else f"{count / 1024:.1f} KB" if count < 1024 ** 2 else f"{count / 1024 ** 2:.1f} MB"
+    return bytes_text(count)
 
 
 def _phases_title(level: str, result: LevelResult) -> str:
@@ -83,16 +84,53 @@ def _tooltip(result: LevelResult) -> str:
     return f"{position.name}: {position.why}"
 
 
-def class_lenses(report: ClassReport, levels: tuple[str, ...], stale: bool = False) -> list[LensTitle]:
-    suffix = " (stale)" if stale else ""
-    titles = [LensTitle(level_title(level, report.levels[level]) + suffix, level, _tooltip(report.levels[level]))
-              for level in levels if level in report.levels]
-    if report.build.how == "guessed":
-        titles.insert(0, LensTitle(GUESSED + suffix, "fx"))
+def short_level(level: str, result: LevelResult) -> str:
+    """One level in the summary lens: `fx 421`, `dynamo 2 breaks`, `fx untraceable, line 13`."""
+    if not result.ok:
+        line = _failure_line(result)
+        return f"{level} {_failure_word(result)}" + (f", line {line}" if line is not None else "")
+    if result.graphs is not None:
+        return f"{level} {result.breaks} break{'s' if result.breaks != 1 else ''}" if result.breaks else f"{level} 1 graph"
+    return f"{level} {len(result.nodes)}"
+
+
+def _flops(report: ClassReport) -> str:
+    """The class's FLOPs at the example size, forward and backward together: `2.7 TFLOP`."""
+    cost = report.cost
+    if cost is None or cost.forward_flops is None:
+        return ""
+    return flops_text(cost.forward_flops + (cost.backward_flops or 0))
+
+
+def summary_tooltip(report: ClassReport, levels: tuple[str, ...]) -> str:
+    """What the short lens leaves out, for its tooltip: every level's full title and rung, then the cost."""
+    lines = []
+    for level in levels:
+        result = report.levels.get(level)
+        if result is not None:
+            rung_text = _tooltip(result)
+            lines.append(level_title(level, result) + (f" — {rung_text}" if rung_text else ""))
     compact = cost_compact(report)
     if compact:
-        # the lens opens the level its numbers come from
-        shown = next((level for level in ("backward", "aten") if level in report.levels), "fx")
-        titles.append(LensTitle(compact + suffix, shown))
-    titles.append(LensTitle(SHOW_GRAPH, "fx"))
+        lines.append(compact)
+    return "\n".join(lines)
+
+
+def class_lenses(report: ClassReport, levels: tuple[str, ...], stale: bool = False) -> list[LensTitle]:
+    """`Show graph`, then one short line (`fx 421 · aten 477 · 2.7 TFLOP`): a lens row per level and the
+    opcode breakdown pushed the graph link past the right edge at 1400 px. The breakdown is the
+    summary's tooltip (and the class hover's table)."""
+    suffix = " (stale)" if stale else ""
+    shown = [level for level in levels if level in report.levels]
+    titles = [LensTitle(SHOW_GRAPH, "fx", f"Open the graph view of {report.name}")]
+    parts = [short_level(level, report.levels[level]) for level in shown]
+    flops = _flops(report)
+    if flops:
+        parts.append(flops)
+    if parts:
+        # the summary opens the first level that traced (the failing one shows its problem)
+        opened = next((level for level in shown if report.levels[level].ok), shown[0] if shown else "fx")
+        titles.append(LensTitle(" · ".join(parts) + suffix, opened, summary_tooltip(report, tuple(shown))))
+    if report.build.how == "guessed":
+        titles.append(LensTitle(GUESSED + suffix, "fx"))
     return titles

@@ -70,6 +70,8 @@ before(async () => {
   codeServer = await startCodeServer({ pythonExtension: testInterpreter() });
   // a real-size model beside the small ones: the graph view's module hierarchy
   copyFileSync(join(CLIENT_DIR, "../bench/models/gpt2_small.py"), join(codeServer.workspace, "gpt2_small.py"));
+  // a GPT-2-sized decoder of our own: its backward level has ~2,600 nodes
+  copyFileSync(join(CLIENT_DIR, "test/fixtures/decoder12.py"), join(codeServer.workspace, "decoder12.py"));
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   page.setDefaultTimeout(UI_TIMEOUT);
@@ -88,10 +90,10 @@ after(async () => {
 
 test("a model file gets code lenses with node counts", async () => {
   await openFile("model.py");
-  const lens = editor().locator(".codelens-decoration", { hasText: "nodes" }).first();
+  const lens = editor().locator(".codelens-decoration", { hasText: /fx \d+/ }).first();
   await waitForFxlens(lens);
-  assert.match(await lens.textContent(), /fx: \d+ nodes/);
-  await editor().locator(".codelens-decoration", { hasText: "Show FX graph" }).first().waitFor();
+  // the graph link first, then the short summary
+  assert.match(await lens.textContent(), /^Show graph\s*\|\s*fx \d+ · aten \d+/);
   await page.screenshot({ path: artifact("code-server-lens.png") });
   assert.match(extensionLog(codeServer.userData), /\(from python-extension\): Python 3\.\d+\.\d+, torch /);
 });
@@ -122,7 +124,7 @@ test("an untraceable file gets a diagnostic at the failing line", async () => {
   await page.screenshot({ path: artifact("code-server-diagnostic.png") });
   await page.keyboard.press("Escape");
   // its graph view lists the problem instead of drawing an empty graph
-  await editor().locator(".codelens-decoration a", { hasText: "Show FX graph" }).first().click();
+  await editor().locator(".codelens-decoration a", { hasText: "Show graph" }).first().click();
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await graph.locator("#diagnostics li", { hasText: /control flow/ }).first().waitFor();
   assert.equal(await graph.locator("svg#graph g.node").count(), 0);
@@ -134,7 +136,7 @@ test("Show FX graph opens the drawn graph beside the editor; a click reveals the
   await openFile("model.py");
   // the second class of the file, ResidualMLP (15 fx nodes): its lens line, not the DOM's last lens
   // (Monaco keeps view zones in no particular order)
-  await editor().locator(".codelens-decoration", { hasText: /fx: 15 nodes/ }).locator("a", { hasText: "Show FX graph" }).click();
+  await editor().locator(".codelens-decoration", { hasText: /fx 15 ·/ }).locator("a", { hasText: "Show graph" }).click();
   // VS Code nests a webview's page in two iframes
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await waitForFxlens(graph.locator('svg#graph g.node[data-id="head"]'));
@@ -183,14 +185,15 @@ test("the palette's Show FX graph draws the class around the cursor", async () =
 test("Show FX graph on a GPT-2-shaped file draws its blocks collapsed; a block's click reveals the line that calls it", async () => {
   await requireFxlensRunning();
   await openFile("gpt2_small.py");
-  // traced once GPT, the only class of the file with hundreds of fx nodes, has its lens (below the view)
-  await editor().locator(".codelens-decoration", { hasText: /fx: \d{3,} nodes/ }).first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT });
-  // the cursor into GPT.forward (line 79), then the palette's Show FX graph draws the class around it
+  // the cursor into GPT.forward (line 79), which brings GPT's class line into view
   await editor().locator(".view-line").first().click();
   await page.keyboard.press("Control+G");
   await page.keyboard.type("79");
   await page.keyboard.press("Enter");
   await page.locator(".statusbar-item", { hasText: /Ln 79,/ }).waitFor();
+  // traced once GPT, the only class of the file with hundreds of fx nodes, has its lens; then the
+  // palette's Show FX graph draws the class around the cursor
+  await waitForFxlens(editor().locator(".codelens-decoration", { hasText: /fx \d{3,} ·/ }).first());
   await page.keyboard.press("F1");
   await page.keyboard.type("fxlens: Show FX graph");
   await page.locator(".quick-input-list .monaco-list-row", { hasText: "fxlens: Show FX graph" }).first().waitFor();
@@ -208,6 +211,76 @@ test("Show FX graph on a GPT-2-shaped file draws its blocks collapsed; a block's
   await graph.locator('g.group.expanded[data-group="blocks.5"]').waitFor();
   await graph.locator('g.group.collapsed[data-group="blocks.5.attn"]').waitFor();
   await page.screenshot({ path: artifact("code-server-graph-gpt2-block.png") });
+});
+
+const graphFrame = () => page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+
+test("at 1400 px a GPT-2-sized class's lens row fits: its graph link lies inside the editor", async () => {
+  await requireFxlensRunning();
+  await openFile("decoder12.py");
+  // the class line (66) in view: Monaco draws only the lenses of lines on screen
+  await editor().locator(".view-line").first().click();
+  await page.keyboard.press("Control+G");
+  await page.keyboard.type("66");
+  await page.keyboard.press("Enter");
+  const row = editor().locator(".codelens-decoration", { hasText: /fx \d{3} · aten \d{3}/ });
+  await waitForFxlens(row);
+  const bounds = await editor().boundingBox();
+  const link = row.locator("a", { hasText: "Show graph" });
+  const box = await link.boundingBox();
+  assert.ok(box.x >= bounds.x && box.x + box.width <= bounds.x + bounds.width, `link at ${box.x}+${box.width}, editor ${bounds.x}+${bounds.width}`);
+  // the whole row fits: its last character is inside the editor too
+  const rowBox = await row.boundingBox();
+  const text = await row.evaluate((element) => {
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    return range.getBoundingClientRect().right;
+  });
+  assert.ok(text <= bounds.x + bounds.width, `lens row ends at ${text} (${rowBox.width} px), editor at ${bounds.x + bounds.width}`);
+  await page.screenshot({ path: artifact("code-server-lens-fits.png") });
+  await link.click();
+  await page.locator(".tab", { hasText: "FX graph: Decoder (fx)" }).waitFor({ timeout: TRACE_TIMEOUT });
+  await waitForFxlens(graphFrame().locator('svg#graph g.group.collapsed[data-group="layers.11"]'));
+});
+
+test("GPT-2-sized backward draws; a level chosen during its layout is the level shown", async () => {
+  await requireFxlensRunning();
+  const graph = graphFrame();
+  await graph.locator("#level").selectOption("backward");
+  // traced on request (not in fxlens.levels), then laid out: the gradients in a group of their own
+  await waitForFxlens(graph.locator('body[data-drawn-level="backward"]'));
+  await graph.locator('svg#graph g.group.collapsed[data-group="∇"]').waitFor();
+  assert.ok(Number(await graph.locator("body").getAttribute("data-nodes")) > 2000);
+  await page.locator(".tab", { hasText: "FX graph: Decoder (backward)" }).waitFor();
+  await page.screenshot({ path: artifact("code-server-graph-backward.png") });
+  // again, now from the server's cache: its layout starts at once, and aten is chosen while it runs
+  await graph.locator("#level").selectOption("fx");
+  await graph.locator('body[data-drawn-level="fx"]').waitFor();
+  await graph.locator("#level").selectOption("backward");
+  await graph.locator('body[data-layout="running"]').waitFor();
+  const draws = Number(await graph.locator("body").getAttribute("data-draws"));
+  await graph.locator("#level").selectOption("aten");
+  await graph.locator('body[data-drawn-level="aten"]').waitFor({ timeout: TRACE_TIMEOUT });
+  await page.locator(".tab", { hasText: "FX graph: Decoder (aten)" }).waitFor();
+  assert.equal(await graph.locator("#level").inputValue(), "aten");
+  assert.equal(await graph.locator('svg#graph g.group[data-group="∇"]').count(), 0);
+  assert.equal(Number(await graph.locator("body").getAttribute("data-draws")), draws + 1, "the cancelled backward layout never drew");
+  await page.screenshot({ path: artifact("code-server-graph-switched.png") });
+});
+
+test("the Text tab hides the graph: the printout gets the panel's width", async () => {
+  await requireFxlensRunning();
+  const graph = graphFrame();
+  await graph.locator("#tab-text").click();
+  await graph.locator("#printout").waitFor();
+  assert.equal(await graph.locator("svg#graph").isHidden(), true);
+  const panel = await page.locator("iframe.webview.ready").boundingBox();
+  const printout = await graph.locator("#printout").boundingBox();
+  assert.ok(printout.width > panel.width * 0.85, `printout ${printout.width} px of a ${panel.width} px panel`);
+  assert.match(await graph.locator("#printout").textContent(), /^graph\(\):/);
+  await page.screenshot({ path: artifact("code-server-text-tab.png") });
+  await graph.locator("#tab-graph").click();
+  await graph.locator("svg#graph").waitFor();
 });
 
 test("a settings change reaches the server: inlay hints show the shapes lines assign", async () => {

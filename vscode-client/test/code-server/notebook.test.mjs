@@ -75,10 +75,9 @@ after(async () => {
 
 test("the Module's cell gets the code lenses, the config's cell none", async () => {
   const net = cell(/class\sNet/);
-  const lens = net.locator(".codelens-decoration", { hasText: "nodes" }).first();
+  const lens = net.locator(".codelens-decoration", { hasText: /fx \d+/ }).first();
   await waitForFxlens(lens);
-  assert.match(await lens.textContent(), /fx: 6 nodes/);
-  await net.locator(".codelens-decoration", { hasText: "Show FX graph" }).first().waitFor();
+  assert.match(await lens.textContent(), /^Show graph\s*\|\s*fx 6 · aten \d+/);
   assert.equal(await cell(/class\sConfig/).locator(".codelens-decoration").count(), 0);
   await page.screenshot({ path: artifact("code-server-notebook-lens.png") });
 });
@@ -121,4 +120,32 @@ test("a data-dependent if in a cell is squiggled at its line", async () => {
   const ifLine = gate.locator(".view-line", { hasText: /if\sx\.sum\(\)\s>\s0:/ });
   const ifTop = (await ifLine.boundingBox()).y;
   assert.ok(Math.abs(squiggleTop - ifTop) < 12, `squiggle at y=${squiggleTop}, if line at y=${ifTop}: ${lines.join(" | ")}`);
+});
+
+test("the graph opens from a notebook cell: the palette offers Show FX graph there, the lens link lies inside the editor", async () => {
+  const net = cell(/class\sNet/);
+  // back up to the Net cell (the notebook scrolls its own list), the cursor in it, then the palette
+  const list = await notebook().boundingBox();
+  await page.mouse.move(list.x + list.width / 2, list.y + list.height / 2);
+  await page.mouse.wheel(0, -2000);
+  await net.locator(".view-line", { hasText: /def\sforward/ }).waitFor();
+  await net.locator(".view-line", { hasText: /def\sforward/ }).click();
+  await page.keyboard.press("F1");
+  await page.keyboard.type("fxlens: Show FX graph");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "fxlens: Show FX graph" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".tab", { hasText: "FX graph: Net (fx)" }).waitFor({ timeout: TRACE_TIMEOUT });
+  // fxlens's webview: the notebook's outputs live in a webview of their own
+  const graph = page.frameLocator('iframe.webview.ready[src*="extensionId=fxlens"]').frameLocator("iframe#active-frame");
+  await waitForFxlens(graph.locator('svg#graph g.node[data-id="output"]'));
+  assert.ok((await graph.locator("svg#graph g.node").count()) >= 5);
+  await page.screenshot({ path: artifact("code-server-notebook-graph.png") });
+  // the notebook now shares the window with the graph: its lens's link still lies inside it
+  const link = net.locator(".codelens-decoration a", { hasText: "Show graph" }).first();
+  await link.waitFor();
+  const bounds = await notebook().boundingBox();
+  const box = await link.boundingBox();
+  assert.ok(box.x + box.width <= bounds.x + bounds.width, `link at ${box.x}+${box.width}, notebook ${bounds.x}+${bounds.width}`);
+  await link.click();
+  await graph.locator('body[data-drawn-class="Net"][data-drawn-level="fx"]').waitFor();
 });

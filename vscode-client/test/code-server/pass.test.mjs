@@ -50,7 +50,7 @@ test("Run pass fuse-linear-relu on TinyNet shows the graph after the pass, its c
   await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "tinynet.py" }).first().click();
   await page.locator(".tabs-container .tab.active", { hasText: "tinynet.py" }).waitFor();
   // traced: the class has its lens, so the server offers its passes
-  await waitOrExplain(editor().locator(".codelens-decoration", { hasText: /fx: 5 nodes/ }).first(), TRACE_TIMEOUT);
+  await waitOrExplain(editor().locator(".codelens-decoration", { hasText: /fx 5 ·/ }).first(), TRACE_TIMEOUT);
   // the cursor on the class line, then the editor's Refactor… menu, as a person would
   await editor().locator(".view-line", { hasText: /class\sTinyNet/ }).click();
   await page.keyboard.press("F1");

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { artifact } from "../browser.mjs";
-import { enginePayloads, openPage, useLightTheme, waitForDraw } from "./page.mjs";
+import { enginePayloads, openPage, toolbarControl, useLightTheme, waitForDraw } from "./page.mjs";
 
 let reports, view, page;
 const draws = () => page.evaluate(() => Number(document.body.dataset.draws));
@@ -171,13 +171,13 @@ test("keyboard: arrows move between boxes, Space opens a group, Enter reveals", 
 });
 
 test("export: the drawing as SVG and as PNG", async () => {
-  await page.locator("#export-svg").click();
+  await (await toolbarControl(page, "#export-svg")).click();
   await page.waitForFunction(() => window.__posted.some((m) => m.type === "export" && m.format === "svg"));
   const svg = (await view.posted()).find((m) => m.type === "export" && m.format === "svg");
   assert.equal(svg.name, "GPT.fx.svg");
   assert.match(svg.data, /^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   assert.match(svg.data, /blocks\.3: Block/);
-  await page.locator("#export-png").click();
+  await (await toolbarControl(page, "#export-png")).click();
   await page.waitForFunction(() => window.__posted.some((m) => m.type === "export" && m.format === "png"));
   const png = (await view.posted()).find((m) => m.type === "export" && m.format === "png");
   assert.equal(Buffer.from(png.data, "base64").subarray(1, 4).toString(), "PNG");

@@ -14,9 +14,9 @@ const PYTHON = process.env.FXLENS_TEST_PYTHON ?? "python3";
 const NONCE = "testnonce0123456789";
 
 /** Real showGraph payloads of bench models (bench/graph_view_reports.py): {key: {level: payload}}. */
-export function enginePayloads(keys) {
+export function enginePayloads(keys, levels = ["fx", "aten"]) {
   const out = mkdtempSync(join(tmpdir(), "fxlens-view-reports-"));
-  execFileSync(PYTHON, [join(CLIENT_DIR, "../bench/graph_view_reports.py"), out, ...keys], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(PYTHON, [join(CLIENT_DIR, "../bench/graph_view_reports.py"), out, "--levels", levels.join(","), ...keys], { stdio: ["ignore", "ignore", "inherit"] });
   return Object.fromEntries(keys.map((key) => [key, JSON.parse(readFileSync(join(out, `${key}.json`), "utf8"))]));
 }
 
@@ -88,4 +88,14 @@ export async function useLightTheme(page) {
     }
     document.body.className = "vscode-light";
   });
+}
+
+/** A toolbar control as a person reaches it: on the row, or in the ⋯ menu when the row has no room. */
+export async function toolbarControl(page, selector) {
+  const control = page.locator(selector);
+  if (await control.isHidden()) {
+    await page.click("#overflow-button");
+    await control.waitFor();
+  }
+  return control;
 }

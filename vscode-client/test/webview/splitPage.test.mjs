@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { artifact, CLIENT_DIR } from "../browser.mjs";
-import { openPage } from "./page.mjs";
+import { openPage, toolbarControl } from "./page.mjs";
 
 const PYTHON = process.env.FXLENS_TEST_PYTHON ?? "python3";
 let reports, view;
@@ -30,7 +30,7 @@ after(async () => {
 test("choosing a level beside asks the extension for it and draws it next to the main one", async () => {
   const { page } = view;
   assert.equal(await page.locator("#split").isVisible(), false);
-  await page.locator("#split-level").selectOption("aten");
+  await (await toolbarControl(page, "#split-level")).selectOption("aten");
   await page.waitForFunction(() => window.__posted.some((m) => m.type === "split" && m.level === "aten"));
   await view.send({ type: "split", report: reports.aten });
   await page.locator("#split[data-draws]").waitFor();
@@ -71,7 +71,7 @@ test("the editor's cursor line marks its nodes at both levels", async () => {
 
 test("none closes the split", async () => {
   const { page } = view;
-  await page.locator("#split-level").selectOption("");
+  await (await toolbarControl(page, "#split-level")).selectOption("");
   await page.waitForFunction(() => window.__posted.some((m) => m.type === "split" && m.level === null));
   await view.send({ type: "split", report: null });
   await page.waitForFunction(() => document.getElementById("split").hidden);

@@ -1,0 +1,105 @@
+// The graph page at model scale on real engine payloads (bench/graph_view_reports.py): GPT-2's backward
+// and dynamo levels drawn grouped, a level switched while another lays out, a layout past its budget,
+// and everything open drawn at once without edge routing.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { artifact } from "../browser.mjs";
+import { enginePayloads, openPage, waitForDraw } from "./page.mjs";
+
+let reports, view, page;
+const draws = () => page.evaluate(() => Number(document.body.dataset.draws ?? 0));
+const dataset = () => page.evaluate(() => ({ ...document.body.dataset }));
+const click = (locator) => locator.dispatchEvent("click");
+
+before(async () => {
+  reports = enginePayloads(["gpt2-12"], ["fx", "aten", "backward", "dynamo"])["gpt2-12"];
+  view = await openPage({ width: 1300, height: 900 });
+  page = view.page;
+});
+
+after(async () => view?.close());
+
+test("GPT-2's backward (2,225 nodes) draws collapsed: the blocks, then their gradients in a group of their own", async () => {
+  // 2,225 nodes in the joint graph; each saved value is drawn once, not on both sides of the partition
+  assert.ok(reports.backward.graph.nodes.length > 1800);
+  await view.show(reports.backward);
+  const shown = await dataset();
+  assert.equal(shown.drawnLevel, "backward");
+  assert.equal(shown.layoutHow, "elk"); // the full layout, within its budget
+  assert.ok(Number(shown.boxes) < 60, `${shown.boxes} boxes drawn collapsed`);
+  const gradients = page.locator('g.group.collapsed[data-group="∇"]');
+  assert.match(await gradients.locator("text.name").textContent(), /^∇: backward pass/);
+  assert.equal(await page.locator("g.group.collapsed[data-group^='blocks.']").count(), 12);
+  // the note names bytes in a unit a person reads, not "492084.3 KB"
+  const note = await page.locator("#message").textContent();
+  assert.match(note, /saves \d+ values for backward, \d+(\.\d+)? [KMG]B at the example size/);
+  assert.doesNotMatch(note, /\d{4,}(\.\d)? KB/);
+  await page.screenshot({ path: artifact("webview-gpt2-backward.png") });
+  // the gradients open by module: one group per block's gradient, collapsed, alike
+  await click(gradients.locator("text.toggle"));
+  await page.locator('g.group.expanded[data-group="∇"]').waitFor();
+  assert.equal(await page.locator("g.group.collapsed.repeated[data-group^='∇.blocks.']").count(), 12);
+});
+
+test("a level chosen while another lays out: the chosen one is drawn, never the other under its name", async () => {
+  await view.show(reports.fx);
+  const before = await draws();
+  // the backward report arrives; while its layout runs the user picks fx again (the host then posts it)
+  await view.send({ type: "report", report: reports.backward });
+  await page.waitForFunction(() => document.body.dataset.layout === "running");
+  // the fx drawing is taken down at once: nothing is shown under the name "backward"
+  assert.equal(await page.locator("svg#graph g.node, svg#graph g.group").count(), 0);
+  assert.equal((await dataset()).drawnLevel, undefined);
+  await view.send({ type: "loading", className: "GPT", level: "fx" });
+  await view.send({ type: "report", report: reports.fx });
+  await waitForDraw(page, before);
+  const shown = await dataset();
+  assert.equal(shown.drawnLevel, "fx");
+  assert.equal(await page.locator("#level").inputValue(), "fx");
+  assert.equal(await page.locator('g.group[data-group="∇"]').count(), 0);
+  assert.equal(Number(shown.draws), before + 1, "the cancelled backward layout never drew");
+  // a new drawing of fx after it still comes: the layout worker was replaced, not left busy
+  await view.show(reports.aten);
+  assert.equal((await dataset()).drawnLevel, "aten");
+  assert.deepEqual(view.errors, []);
+});
+
+test("a layout past its budget is stopped: the page says so and draws in layers without edge routing", async () => {
+  await page.evaluate(() => (document.body.dataset.layoutBudgetMs = "1"));
+  try {
+    await view.show(reports.dynamo);
+    const shown = await dataset();
+    assert.equal(shown.layoutHow, "quick");
+    assert.equal(shown.drawnLevel, "dynamo");
+    assert.match(await page.locator("#layout-status").textContent(), /ran past its 0 s budget and was stopped: drawn in layers, without edge routing/);
+    assert.ok((await page.locator("svg#graph g.group, svg#graph g.node").count()) > 10);
+  } finally {
+    await page.evaluate(() => delete document.body.dataset.layoutBudgetMs);
+  }
+});
+
+test("everything open on the backward level: 1,800 boxes drawn at once, in layers", async () => {
+  await view.show(reports.backward);
+  const before = await draws();
+  await page.click("#expand-all");
+  await waitForDraw(page, before);
+  const shown = await dataset();
+  assert.equal(shown.layoutHow, "quick");
+  assert.ok(Number(shown.boxes) > 1500);
+  assert.match(await page.locator("#layout-status").textContent(), /more than the full layout draws in time/);
+  await page.screenshot({ path: artifact("webview-gpt2-backward-open.png") });
+  await page.click("#collapse-all");
+  await page.waitForFunction(() => document.body.dataset.layoutHow === "elk");
+  assert.equal(await page.locator("#layout-status").isHidden(), true);
+});
+
+test("the dynamo level is grouped by module, its lifted parameters named by their path", async () => {
+  await view.show(reports.dynamo);
+  assert.equal(await page.locator("g.group.collapsed[data-group^='blocks.']").count(), 12);
+  await click(page.locator('g.group[data-group="blocks.0"] text.toggle'));
+  await page.locator('g.group.collapsed[data-group="blocks.0.attn"]').waitFor();
+  await click(page.locator('g.group[data-group="blocks.0.attn"] text.toggle'));
+  const weight = page.locator("g.node text.name", { hasText: /^blocks\.0\.attn\.qkv\.weight$/ });
+  await weight.waitFor();
+  await page.screenshot({ path: artifact("webview-gpt2-dynamo.png") });
+});
