@@ -3,7 +3,6 @@ a file under it from loading: by path when the file imports nothing relatively, 
 package when it does; the file's own failing import is still an error at its line."""
 from __future__ import annotations
 
-import asyncio
 import importlib
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from torch_reference import analyse
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "inits"
 FILES = {"encoder": ROOT / "shop" / "vision" / "encoder.py", "pooling": ROOT / "shop" / "text" / "pooling.py",
@@ -22,16 +21,8 @@ FILES = {"encoder": ROOT / "shop" / "vision" / "encoder.py", "pooling": ROOT / "
 
 @pytest.fixture(scope="module")
 def reports():
-    async def go():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return {name: await client.analyse(str(path), path.read_text(), TraceOptions(levels=("fx",)),
-                                               roots=[str(ROOT)]) for name, path in FILES.items()}
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
+    by_stem = analyse(list(FILES.values()), levels=("fx",), roots=[str(ROOT)])
+    return {name: by_stem[path.stem] for name, path in FILES.items()}
 
 
 def _load_notes(report):
@@ -82,16 +73,7 @@ def test_the_files_own_failing_import_stays_an_error_at_its_line(reports):
 
 def test_a_failing_import_of_the_file_itself_names_the_chain_at_the_files_import_line():
     path = ROOT / "uses_tools.py"
-
-    async def go():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=("fx",)), roots=[str(ROOT)])
-        finally:
-            await client.stop()
-
-    report = asyncio.run(go())
+    report = analyse([path], levels=("fx",), roots=[str(ROOT)])[path.stem]
     [error] = [d for d in report.diagnostics if d.category == "load"]
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("import tools"))
     assert error.line == line and error.message == "ModuleNotFoundError: No module named 'fxlens_absent_toolkit'"

@@ -4,28 +4,17 @@ plain trace fails), every forward gets inputs (labelled with where each comes fr
 see the file's namespace plus `torch`."""
 from __future__ import annotations
 
-import asyncio
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
-
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from torch_reference import analyse, load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reach"
 
 
 def _analyse(path: Path, levels=("fx", "aten")):
-    async def go():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=levels))
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
+    return analyse([path], levels=levels)[path.stem]
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +24,7 @@ def forwards():
 
 @pytest.fixture(scope="module")
 def module():
-    spec = importlib.util.spec_from_file_location("reach_forwards", FIXTURES / "forwards.py")
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
-    return loaded
+    return load(FIXTURES / "forwards.py")
 
 
 def _rows(nodes):
@@ -106,9 +92,7 @@ def test_directives_see_the_files_namespace_plus_torch():
 
 def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so():
     path = FIXTURES / "asks_for_gpu.py"
-    spec = importlib.util.spec_from_file_location("asks_for_gpu", path)
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
+    loaded = load(path)
     if not torch.cuda.is_available():  # what the user meets on this machine without fxlens
         with pytest.raises((AssertionError, RuntimeError)):
             loaded.OnGpu()
@@ -139,9 +123,7 @@ def test_a_parents_line_that_only_calls_children_says_what_it_calls():
     path = FIXTURES / "stacked.py"
     report = _analyse(path, levels=("fx",))
     lines = path.read_text().splitlines()
-    spec = importlib.util.spec_from_file_location("stacked", path)
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
+    loaded = load(path)
     graph = torch.fx.symbolic_trace(loaded.Stack()).graph
 
     def made_inside(path_prefix):  # torch's own count: nodes created inside that submodule's call

@@ -3,14 +3,12 @@ by that file's call, with their layer counts shrunk, labelled with the call; the
 for the same construction."""
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from torch_reference import analyse
 
 WORKSPACE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace"
 BLOCKS = WORKSPACE / "zoo" / "blocks.py"
@@ -18,16 +16,7 @@ BLOCKS = WORKSPACE / "zoo" / "blocks.py"
 
 @pytest.fixture(scope="module")
 def report():
-    async def go():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(str(BLOCKS), BLOCKS.read_text(), TraceOptions(levels=("fx", "aten")),
-                                        roots=[str(WORKSPACE)])
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
+    return analyse([BLOCKS], levels=("fx", "aten"), roots=[str(WORKSPACE)])[BLOCKS.stem]
 
 
 @pytest.fixture(scope="module")

@@ -26,12 +26,17 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "building"
 FREE = {"B": 2, "T": 8}
 
 
-def analyse(paths: list[Path], classes: Optional[list[str]] = None) -> dict[str, FileReport]:
+def analyse(paths: list[Path], classes: Optional[list[str]] = None, levels: Optional[tuple[str, ...]] = None,
+            roots: Optional[list[str]] = None) -> dict[str, FileReport]:
+    """Each file's report by its stem, from one warm worker (default levels unless `levels`)."""
+    options = TraceOptions(levels=levels) if levels else TraceOptions()
+
     async def run() -> dict[str, FileReport]:
         client = WorkerClient()
         await client.start()
         try:
-            return {p.stem: await client.analyse(str(p), p.read_text(), TraceOptions(), classes=classes) for p in paths}
+            return {p.stem: await client.analyse(str(p), p.read_text(), options, classes=classes, roots=roots)
+                    for p in paths}
         finally:
             await client.stop()
 
