@@ -76,8 +76,11 @@ class _LackedToMeta(TorchFunctionMode):
         self.asked = asked
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
+        kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
+        if name not in ("cuda", "to") and "device" not in kwargs:
+            return func(*args, **kwargs)  # every other call, as it is: this runs on every torch call
+        kwargs = dict(kwargs)
         if name == "cuda" and args and isinstance(args[0], torch.Tensor):
             self._record("cuda")
             return args[0]
