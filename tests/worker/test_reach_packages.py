@@ -32,6 +32,12 @@ CLASSES = [
     ("x-transformers", "x_transformers.x_transformers", "FeedForward", ("fx", "aten")),
     ("efficientnet-pytorch", "efficientnet_pytorch.utils", "MemoryEfficientSwish", ("fx",)),
 ]
+# traced alone (`--class`): an encoder-decoder's second sequence and `use_cache=False` (torch fx-traces
+# neither class); channels a multiple of GroupNorm's groups, and the `temb=None` its blocks use after all
+ALONE = [
+    ("transformers", "transformers.models.t5.modeling_t5", "T5ForConditionalGeneration", ("aten",)),
+    ("diffusers", "diffusers.models.unets.unet_2d_blocks", "DownBlock2D", ("aten",)),
+]
 
 
 def _file(module: str) -> str:
@@ -46,12 +52,14 @@ def traced() -> dict:
     """(module, class) -> (fxlens's levels, raw torch's rows per level), one raw-torch process per package."""
     out, jobs, runs = {}, {}, {}
     with tempfile.TemporaryDirectory() as empty:  # only installed packages are importable, as for a user
-        for package, module, name, wanted in CLASSES:
+        for package, module, name, wanted in CLASSES + ALONE:
             file = _file(module)
-            if file not in runs:  # the whole file, as bench/reach_packages.py runs it: a child needs its parent
-                runs[file] = reach_common.fxlens_json(Path(file), Path(empty), ("--level", "fx", "--level", "aten"),
-                                                      timeout=600)
-            run = runs[file]
+            # the whole file, as bench/reach_packages.py runs it (a child needs its parent), or the class alone
+            only = ("--class", name) if (package, module, name, wanted) in ALONE else ()
+            if (file, only) not in runs:
+                runs[file, only] = reach_common.fxlens_json(Path(file), Path(empty),
+                                                            ("--level", "fx", "--level", "aten", *only), timeout=600)
+            run = runs[file, only]
             classes = reach_common.by_class(run)
             levels = classes.get(name, {})
             out[(module, name)] = [levels, run, {}]
@@ -69,8 +77,8 @@ def traced() -> dict:
     return out
 
 
-@pytest.mark.parametrize("module,name,wanted", [(m, c, w) for _, m, c, w in CLASSES],
-                         ids=[f"{m.split('.')[0]}-{c}" for _, m, c, _ in CLASSES])
+@pytest.mark.parametrize("module,name,wanted", [(m, c, w) for _, m, c, w in CLASSES + ALONE],
+                         ids=[f"{m.split('.')[0]}-{c}" for _, m, c, _ in CLASSES + ALONE])
 def test_an_installed_class_traces_as_raw_torch_traces_it(traced, module, name, wanted):
     levels, run, rebuilt = traced[(module, name)]
     assert not run["load"], run["load"]
@@ -82,3 +90,12 @@ def test_an_installed_class_traces_as_raw_torch_traces_it(traced, module, name, 
         agree, why, _ = reach_common.agreement(obj, theirs)
         assert agree, (level, why)
         assert len(obj["nodes"]) > 2  # a graph, not a placeholder and an output
+
+
+
+@pytest.mark.parametrize("module,name,wanted", [(m, c, w) for _, m, c, w in ALONE],
+                         ids=[f"{m.split('.')[0]}-{c}" for _, m, c, _ in ALONE])
+def test_a_class_traced_alone_says_where_each_guessed_input_comes_from(traced, module, name, wanted):
+    inputs = traced[(module, name)][0][wanted[0]]["inputs"]
+    assert inputs["source"] == "inferred" and inputs["args"], inputs
+    assert all(spec.get("source") for spec in inputs["args"]), inputs["args"]

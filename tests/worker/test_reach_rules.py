@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch_reference import analyse, load
+from torch_reference import analyse, expected, load, rebuild, reported
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reach"
 
@@ -139,3 +139,41 @@ def test_a_parents_line_that_only_calls_children_says_what_it_calls():
     linked = hover_text(report, loop, 12, markdown=True)
     block_line = report.find_class("Block").line
     assert f"[`Block`]({path.as_uri()}#L{block_line})" in linked
+
+
+@pytest.fixture(scope="module")
+def configured():
+    return _analyse(FIXTURES / "configured.py")
+
+
+@pytest.mark.parametrize("name", ["TinyEncoder", "TinySeq2Seq", "TimedBlock"])
+def test_config_driven_classes_export_as_raw_torch_exports_them(configured, name):
+    cls = configured.find_class(name)
+    assert cls.levels["aten"].ok, cls.levels["aten"].diagnostics + cls.levels["fx"].diagnostics
+    assert reported(cls, "aten") == expected(FIXTURES / "configured.py", configured, cls, "aten")
+
+
+def test_the_config_class_a_base_names_builds_an_unannotated_config_with_fewer_layers(configured):
+    cls = configured.find_class("TinySeq2Seq")
+    assert (cls.build.how, cls.build.detail) == ("config", "TinySeq2Seq(config=TinyConfig(num_layers=2)): num_layers 6 → 2")
+    assert cls.build.directive.startswith("TinySeq2Seq(config=TinyConfig(num_layers=2))(")
+    instance, _, _ = rebuild(FIXTURES / "configured.py", cls.build.directive)
+    assert len(instance.encoder.layers) == len(instance.decoder.layers) == 2
+    # its encoder is traced as the instance it built, with what its run passed it
+    assert configured.find_class("TinyEncoder").built_by == "TinySeq2Seq"
+
+
+def test_a_generation_cache_is_turned_off_and_an_encoder_decoder_gets_both_sequences(configured):
+    inputs = {spec.name: spec for spec in configured.find_class("TinySeq2Seq").build.inputs}
+    assert list(inputs) == ["input_ids", "decoder_input_ids", "use_cache"]
+    assert inputs["decoder_input_ids"].keyword and inputs["decoder_input_ids"].shape == ["B", "T"]
+    assert inputs["use_cache"].value == "False" and "generation cache" in inputs["use_cache"].source
+    assert all(spec.source for spec in inputs.values())
+
+
+def test_a_time_embedding_that_defaults_to_none_but_is_used_gets_a_value(configured):
+    cls = configured.find_class("TimedBlock")
+    assert cls.build.detail == "in_channels=32, out_channels=32, temb_channels=32"  # GroupNorm's 32 groups divide them
+    (hidden, temb) = cls.build.inputs
+    assert (hidden.shape, hidden.source) == (["B", 32, 16, 16], "first used by GroupNorm")
+    assert temb.shape == ["B", 32] and "defaults to None, but forward uses it" in temb.source

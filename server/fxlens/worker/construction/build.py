@@ -83,8 +83,11 @@ def _required_params(callable_: Any) -> list[inspect.Parameter]:
             and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
-def _config_candidates(param: inspect.Parameter, namespace: dict, module_name: str) -> list[type]:
+def _config_candidates(param: inspect.Parameter, cls: type, namespace: dict, module_name: str) -> list[type]:
     annotation = param.annotation
+    if annotation is inspect.Parameter.empty and param.name == "config":
+        # the class says what its config is (`config_class = LlamaConfig`, HuggingFace's convention)
+        annotation = getattr(cls, "config_class", None) or annotation
     if isinstance(annotation, str):
         annotation = namespace.get(annotation)
     if isinstance(annotation, type) and annotation is not inspect.Parameter.empty:
@@ -106,6 +109,20 @@ def _no_arg_instance(cls: type) -> Optional[Any]:
         return cls()
     except Exception:
         return None
+
+
+def _fewer_layers(config: Any) -> tuple[Any, dict[str, tuple[Any, Any]]]:
+    """A default config at a size fxlens can run: its layer counts at elsewhere.SHRUNK_LAYERS (a
+    `LlamaConfig()` has 32); field -> (before, after) for each field shrunk."""
+    small = elsewhere.shrunk(config, [])
+    if small is config:
+        return config, {}
+    return small, {k: (getattr(config, k), v) for k, v in vars(small).items()
+                   if k in elsewhere.LAYER_COUNTS and getattr(config, k) != v}
+
+
+def _keywords(fields: dict[str, tuple[Any, Any]]) -> str:
+    return ", ".join(f"{k}={after!r}" for k, (_, after) in fields.items())
 
 
 def _guessed_config(cls: type, namespace: dict) -> tuple[Optional[Any], str]:
@@ -147,9 +164,12 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
         return on_device(device, cls), Build("no-arguments", device=device, directive=f"{name}()")
     kwargs: dict[str, Any] = {}
     guessed_configs: dict[str, str] = {}  # parameter -> `ModelArgs(d_model=64, ...)`
+    shrunk: dict[str, dict[str, Any]] = {}  # parameter -> the config fields made smaller
     for param in required:
-        for candidate in _config_candidates(param, namespace, module.__name__):
+        for candidate in _config_candidates(param, cls, namespace, module.__name__):
             value = _no_arg_instance(candidate)
+            if value is not None:
+                value, shrunk[param.name] = _fewer_layers(value)
             if value is None:
                 value, text = _guessed_config(candidate, namespace)
                 if value is not None and text:
@@ -163,10 +183,13 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
         return on_device(device, lambda: cls(**kwargs)), Build("guessed", detail=values, device=device,
                                                                directive=f"{name}({values})")
     if len(kwargs) == len(required):
-        described = ", ".join(f"{k}={type(v).__name__}()" for k, v in kwargs.items())
+        described = ", ".join(f"{k}={type(v).__name__}({_keywords(shrunk.get(k, {}))})" for k, v in kwargs.items())
         ctor = f"{name}({described})" if all(spelled.values()) else ""
-        return on_device(device, lambda: cls(**kwargs)), Build("config", detail=f"{name}({described})",
-                                                               device=device, directive=ctor)
+        changes = ", ".join(f"{field} {before} → {after}" for k in kwargs
+                            for field, (before, after) in shrunk.get(k, {}).items())
+        detail = f"{name}({described})" + (f": {changes}" if changes else "")
+        return on_device(device, lambda: cls(**kwargs)), Build("config", detail=detail, device=device,
+                                                               directive=ctor)
     for call in calls_to(tree, name):
         try:
             args = [evaluate(a, namespace, source_path(module)) for a in call.args]

@@ -36,17 +36,18 @@ class Building:
         """
         examples: dict[str, Any] = {s.name: self._at(s.name, self._build_one, s, loaded) for s in sources}
         pending = [s for s in sources if isinstance(examples[s.name], building.Example)]
-        done: set[str] = set()
+        done: dict[str, building.Example] = {}  # each class's example its children were adopted from
         while pending:
             pending.sort(key=lambda s: (examples[s.name].build.how != "directive",
                                         -sum(1 for _ in examples[s.name].instance.modules())))
             source = pending.pop(0)
-            done.add(source.name)
-            example = examples[source.name]
+            example = done[source.name] = examples[source.name]
             if example.inputs is None:
                 self._at(source.name, self._infer, example)
             adopted = self._at(source.name, self._adopt_children, source.name, example, sources, examples)
-            pending += [s for s in sources if s.name in adopted and s.name not in done and s not in pending]
+            # a child adopted again, now with inputs, hands them on to its own children in turn
+            pending += [s for s in sources if s.name in adopted and done.get(s.name) is not examples[s.name]
+                        and s not in pending]
         return examples
 
     def _build_one(self, source: ClassSource, loaded: loader.Loaded) -> Any:
@@ -124,8 +125,9 @@ class Building:
         is still adopted when it cannot be built alone: fx needs no inputs, and its hint then says
         why none were recorded."""
         # by the class itself, not its name: `nn.LayerNorm` is not the file's own `LayerNorm`
+        # a child a bigger parent adopted without inputs (its run failed) is adopted again where it gets some
         wanted = {self.namespace[s.name] for s in sources if not s.directive and s.name != parent_name
-                  and not getattr(examples.get(s.name), "parent", None)}
+                  and not _recorded_by_parent(examples.get(s.name))}
         if not any(type(sub) in wanted for sub in parent.instance.modules()):
             return []
         if parent.inputs is None:
@@ -150,7 +152,7 @@ class Building:
                 except TypeError:
                     continue
                 child.dims = dims
-            elif not failure or not self._worse_than_parents(current):
+            elif not failure or getattr(current, "parent", None) or not self._worse_than_parents(current):
                 continue
             else:
                 child.build.inputs_source = "none"
@@ -175,6 +177,10 @@ class Building:
         return f"running {parent_name} on guessed inputs failed: {in_plain_words(problem)}"
 
     # -- tracing ---------------------------------------------------------------------------------
+
+
+def _recorded_by_parent(example: Any) -> bool:
+    return isinstance(example, building.Example) and bool(example.parent) and example.inputs is not None
 
 
 def part_of(rebuild: Optional[Callable[[], nn.Module]], path: str) -> Optional[Callable[[], nn.Module]]:

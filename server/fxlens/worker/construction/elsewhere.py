@@ -129,7 +129,7 @@ def _read(folder: str, own: str) -> dict[str, list[Site]]:
     return by_name
 
 
-def _shrunk(value: Any, changes: list[str], name: str = "") -> Any:
+def shrunk(value: Any, changes: list[str], name: str = "") -> Any:
     """`value` with its layer counts (an int argument, or a config object's field) at SHRUNK_LAYERS."""
     if name in LAYER_COUNTS and isinstance(value, int) and not isinstance(value, bool) and value > SHRUNK_LAYERS:
         changes.append(f"{name} {value} → {SHRUNK_LAYERS}")
@@ -141,7 +141,7 @@ def _shrunk(value: Any, changes: list[str], name: str = "") -> Any:
     fields = vars(value) if hasattr(value, "__dict__") and not isinstance(value, (nn.Module, type)) else {}
     counts = {k: v for k, v in fields.items() if k in LAYER_COUNTS}
     if counts:
-        shrunk_fields = {k: _shrunk(v, changes, k) for k, v in counts.items()}
+        shrunk_fields = {k: shrunk(v, changes, k) for k, v in counts.items()}
         if any(shrunk_fields[k] is not counts[k] for k in counts):
             try:
                 clone = dataclasses.replace(value, **shrunk_fields) if dataclasses.is_dataclass(value) else copy.copy(value)
@@ -179,8 +179,8 @@ def _capturing(cls: type, shrinkable: list[type], changes: list[str]) -> tuple[C
     def shrinking(kind: type, original: Callable[..., None]) -> Callable[..., None]:
         def init(self: nn.Module, *args: Any, **kwargs: Any) -> None:
             if type(self) is kind:
-                kwargs = {k: _shrunk(v, changes, k) for k, v in kwargs.items()}
-                args = tuple(_shrunk(a, changes) for a in args)
+                kwargs = {k: shrunk(v, changes, k) for k, v in kwargs.items()}
+                args = tuple(shrunk(a, changes) for a in args)
                 capture.calls[id(self)] = (kind, args, kwargs)
             original(self, *args, **kwargs)
             if type(self) is cls and self not in capture.made:

@@ -28,6 +28,7 @@ _KINDS = (
     ("image", {"image", "img", "resolution", "res"}),
     ("patch", {"patch"}),
     ("channels", {"channels", "chans", "channel", "chan"}),
+    ("activation", {"act", "activation", "nonlinearity"}),
     ("kernel", {"kernel"}),
     ("stride", {"stride"}),
     ("padding", {"padding", "pad"}),
@@ -43,6 +44,7 @@ _KINDS = (
 )
 # the last word of a parameter that takes a class (`block`, `norm_layer`, `cell_type`), unless counted
 _BLOCK_WORDS = {"block", "layer", "cell", "module", "cls", "type", "builder", "fn", "factory"}
+_ACTIVATIONS = ("silu", "gelu", "relu")  # the names activation lookups of every library know
 _COUNT_WORDS = {"n", "num", "number", "count"}
 _INT_VALUES = {"vocab": [100], "classes": [10], "image": [32, 64], "patch": [8, 4], "kernel": [3],
                "stride": [1, 2], "padding": [1, 0], "groups": [1], "ratio": [4], "length": [16],
@@ -188,6 +190,8 @@ def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], cl
     parts = set(words(param.name))
     if use.literals or re.search(r"\bstr\b|Literal", annotation):
         literals = use.literals or re.findall(r"['\"]([^'\"]+)['\"]", annotation)
+        if not literals and kind == "activation":  # looked up by name (`get_activation(act_fn)`)
+            literals = list(_ACTIVATIONS)
         return _literal_options(literals)
     if re.search(r"\bbool\b", annotation) or (use.truth and not use.numeric and kind is None):
         return _literal_options([False, True])
@@ -222,6 +226,19 @@ def _fit_heads(combo: dict[str, Option], kinds: dict[str, Optional[str]], siblin
     for name, option in combo.items():
         if kinds[name] == "dim" and isinstance(option.value, int) and option.value % step:
             value = math.lcm(option.value, step)
+            combo[name] = Option(value, repr(value))
+
+
+def _fit_groups(combo: dict[str, Option], kinds: dict[str, Optional[str]], siblings: dict[str, Any]) -> None:
+    """Make every channel count a multiple of the group count (GroupNorm asserts it): `in_channels` beside
+    `resnet_groups=32` becomes 32, not 3."""
+    groups = [o.value for n, o in combo.items() if kinds[n] == "groups" and isinstance(o.value, int)]
+    groups += [v for n, v in siblings.items() if kind_of(n) == "groups" and isinstance(v, int) and not isinstance(v, bool)]
+    step = max((g for g in groups if g > 1), default=1)
+    for name, option in combo.items():
+        if kinds[name] in ("channels", "dim") and isinstance(option.value, int) and not isinstance(option.value, bool) \
+                and option.value % step:
+            value = -(-option.value // step) * step
             combo[name] = Option(value, repr(value))
 
 
@@ -283,6 +300,7 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
         if count >= MAX_BUILDS:
             break
         _fit_heads(combo, kinds, siblings)
+        _fit_groups(combo, kinds, siblings)
         positional = [p.name for p in required if p.kind == p.POSITIONAL_ONLY]
         try:
             instance = build([combo[n].value for n in positional],

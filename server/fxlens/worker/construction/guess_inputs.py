@@ -178,6 +178,10 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
         extra = {nn.BatchNorm1d: [(), (SPATIAL,)], nn.BatchNorm2d: [(SPATIAL, SPATIAL)],
                  nn.BatchNorm3d: [(SPATIAL,) * 3]}.get(type(layer), [()])
         return [Guess((BATCH, c, *rest), dims={0: "B"}) for rest in extra]
+    if isinstance(layer, nn.GroupNorm):  # channels first, of any rank; mostly images (U-Nets, VAEs)
+        c = layer.num_channels
+        return [Guess((BATCH, c, SPATIAL, SPATIAL), dims={0: "B"}), Guess((BATCH, c, SEQUENCE), dims={0: "B"}),
+                Guess((BATCH, c), dims={0: "B"})]
     if isinstance(layer, nn.RNNBase):
         if consumer.position[0] >= 1:
             return _rnn_hidden(layer, consumer.position)
@@ -201,9 +205,14 @@ _TIMESTEP_NAMES = {"t", "timestep", "timesteps", "time", "sigma", "sigmas", "noi
 _TOKEN_FILLS = {"attention_mask": "ones", "token_type_ids": "zeros", "position_ids": "positions"}
 
 
+def is_decoder_input(name: str) -> bool:
+    """`decoder_input_ids`: the second sequence an encoder-decoder's forward takes."""
+    return name.startswith("decoder_") and name.endswith("input_ids")
+
+
 def by_name(name: str, root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
     """Guesses that the parameter's name decides (`input_ids`, `attention_mask`, `pixel_values`), or []."""
-    if name == "input_ids":
+    if name == "input_ids" or is_decoder_input(name):
         table = consumer.layer if consumer and isinstance(consumer.layer, nn.Embedding) else first(root, nn.Embedding)
         if table is not None:
             return _ids(table, consumer.rnn_after if consumer else None, root)

@@ -81,6 +81,18 @@ def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: 
     return guess_inputs.labelled(guess_inputs.by_layer(instance, consumer), f"first used by {type(consumer.layer).__name__}")
 
 
+_NO_CACHE = ("the forward as trained, without the generation cache: its cache object is no tensor, "
+             "which torch.export cannot take or return")
+
+
+def _without_cache(instance: nn.Module) -> dict:
+    """`use_cache=False` for a forward that has the flag (HuggingFace and the models written like them)."""
+    try:
+        return {"use_cache": False} if "use_cache" in inspect.signature(instance.forward).parameters else {}
+    except (TypeError, ValueError):
+        return {}
+
+
 def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "meta",
                  rebuild: Optional[Callable[[], nn.Module]] = None) -> Inferred:
     """Try each candidate rank until the module accepts the inputs, on the cheapest tensors that run it.
@@ -92,24 +104,65 @@ def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "m
             return Inferred((), [])
         # HF-style `forward(self, input_ids=None, ...)`: the defaults alone do not run, so the first
         # parameter is the input
-        params = _parameters(instance)[:1]
+        optional = _parameters(instance)
+        # an encoder-decoder's forward (`input_ids=None, ..., decoder_input_ids=None`) needs both sequences
+        params = optional[:1] + [p for p in optional[1:] if guess_inputs.is_decoder_input(p)]
         if not params:
             return Inferred((), [])
     per_param: list[list[guess_inputs.Input]] = []
     for index, param in enumerate(params):
         options = _options(instance, graph, index, param)
         per_param.append(options or guess_inputs.unconsumed(per_param[0] if per_param else [], param, params[0]))
-    by_name = _keyword_only(instance)
-    positional = len(params) - len([p for p in params if p in by_name])
+    found = _first_that_runs(instance, params, per_param, start, rebuild)
+    # a parameter that defaults to None but that forward uses all the same (`temb=None` of a block whose
+    # layers were built for a time embedding): given a value, one at a time, while the error is a None's
+    for extra in _none_defaults(instance, params):
+        if found.inputs is not None or not _none_used(found.error):
+            break
+        options = _options(instance, graph, len(params), extra) or guess_inputs.labelled(
+            guess_inputs.every_kind_of_leaf(instance), f"`{extra}` defaults to None, but forward uses it: "
+            "the first layers' shapes")
+        params = params + [extra]
+        for option in options:
+            tried = _first_that_runs(instance, params, per_param + [[option]], start, rebuild)
+            if tried.inputs is not None or not _none_used(tried.error):
+                found = tried
+                if tried.inputs is not None:
+                    break
+        per_param = per_param + [options[:1]]
+    return found
+
+
+def _none_defaults(instance: nn.Module, params: list[str]) -> list[str]:
+    try:
+        signature = inspect.signature(instance.forward)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in signature.parameters.values() if p.default is None and p.name not in params
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _none_used(error: Optional[BaseException]) -> bool:
+    """Whether the run failed on a None where a value was needed (`silu(): ... not NoneType`)."""
+    return isinstance(error, (TypeError, AttributeError)) and "NoneType" in str(error)
+
+
+def _first_that_runs(instance: nn.Module, params: list[str], per_param: list[list[guess_inputs.Input]],
+                     start: str, rebuild: Optional[Callable[[], nn.Module]]) -> Inferred:
+    # the leading parameters in forward's own order go by position, the others (keyword-only ones, a
+    # decoder's input after skipped optional ones) by name
+    order = _parameters(instance)
+    positional = next((i for i, p in enumerate(params) if i >= len(order) or order[i] != p), len(params))
+    uncached = _without_cache(instance)
     last_error: Optional[BaseException] = None
     unconfirmed: Optional[Inferred] = None
     # all parameters try the same rank index together (forward(x, y) usually wants alike shapes)
     for rank_index in range(max(len(o) for o in per_param)):
         chosen = [options[min(rank_index, len(options) - 1)] for options in per_param]
         made = [guess_inputs.make(value) for value in chosen]
-        inputs = (tuple(made[:positional]), dict(zip(params[positional:], made[positional:])))
-        dims = [guess_inputs.dims_of(value) for value in chosen]
-        reasons = [guess_inputs.why_of(value) for value in chosen]
+        inputs = (tuple(made[:positional]), {**dict(zip(params[positional:], made[positional:])), **uncached})
+        dims = [guess_inputs.dims_of(value) for value in chosen] + [None] * len(uncached)
+        reasons = [guess_inputs.why_of(value) for value in chosen] + [_NO_CACHE] * len(uncached)
         try:
             ran = devices.run(_call, instance, inputs, start, rebuild)
         except devices.MetaDeviceLimit as limit:
@@ -121,7 +174,8 @@ def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "m
                                                   "unconfirmed by a whole run", kwargs, reasons)
             continue
         except Exception as error:  # the user's forward rejecting this guess is expected
-            last_error = error
+            # a None used is kept over later errors: the guess got far enough to need a parameter left out
+            last_error = last_error if _none_used(last_error) else error
             continue
         args, kwargs = inputs if ran.tensors == "cpu" else devices.convert(inputs, "meta")
         return Inferred(args, dims, None, ran.tensors, ran.reason, kwargs, reasons)
