@@ -177,3 +177,32 @@ def test_a_time_embedding_that_defaults_to_none_but_is_used_gets_a_value(configu
     (hidden, temb) = cls.build.inputs
     assert (hidden.shape, hidden.source) == (["B", 32, 16, 16], "first used by GroupNorm")
     assert temb.shape == ["B", 32] and "defaults to None, but forward uses it" in temb.source
+
+
+@pytest.fixture(scope="module")
+def volumes():
+    return _analyse(FIXTURES / "volumes.py")
+
+
+@pytest.mark.parametrize("name,arguments", [
+    ("Encoder", "spatial_dims=2, in_channels=3, out_channels=16, channels=[16, 16, 16, 16], strides=[1, 1, 1, 1]"),
+    ("DeepClassifier", "spatial_dims=2, in_channels=3, num_classes=10, norm='batch'"),
+])
+def test_dimension_generic_classes_are_built_as_planes_and_export_as_raw_torch_exports_them(volumes, name, arguments):
+    cls = volumes.find_class(name)
+    assert (cls.build.how, cls.build.detail) == ("guessed", arguments)
+    for level in ("fx", "aten"):
+        assert cls.levels[level].ok, cls.levels[level].diagnostics
+        assert reported(cls, level) == expected(FIXTURES / "volumes.py", volumes, cls, level)
+
+
+def test_a_unit_built_by_its_parent_is_traced_as_that_instance(volumes):
+    cls = volumes.find_class("ConvUnit")
+    assert cls.built_by in ("Encoder", "DeepClassifier") and cls.levels["aten"].ok
+    assert reported(cls, "aten") == expected(FIXTURES / "volumes.py", volumes, cls, "aten")
+
+
+def test_an_image_too_small_for_the_downsampling_is_guessed_larger_and_says_why(volumes):
+    (image,) = volumes.find_class("DeepClassifier").build.inputs
+    assert image.shape == ["B", 3, 64, 64]
+    assert image.source == "first used by Conv2d, 64×64: smaller images vanish in its downsampling"

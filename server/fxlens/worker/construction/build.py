@@ -208,9 +208,11 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
         made = guessing.guess(cls, required, fixed, _file_modules(module), source.node,
                               lambda args, kw: on_device(device, lambda: cls(*args, **kw)))
     except guessing.NoGuess as reason:
-        missing = ", ".join(p.name for p in required if p.name not in kwargs)
-        raise CannotBuild(f"`{name}.__init__` needs {missing}, and the file offers no value for it "
-                          f"(fxlens could not guess one: {reason})") from None
+        missing = [f"`{p.name}`" for p in required if p.name not in kwargs]
+        listed = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+        them = "it" if len(missing) == 1 else "them"
+        raise CannotBuild(f"`{name}.__init__` needs {listed}, and nothing in the file or its package passes "
+                          f"{them} (fxlens could not guess values: {reason})") from None
     values = ", ".join(f"{k}={v}" for k, v in made.arguments.items())
     return made.instance, Build("guessed", detail=values, device=device, directive=made.expression)
 

@@ -30,7 +30,7 @@ _KINDS = (
     ("channels", {"channels", "chans", "channel", "chan"}),
     ("activation", {"act", "activation", "nonlinearity"}),
     ("kernel", {"kernel"}),
-    ("stride", {"stride"}),
+    ("stride", {"stride", "strides"}),
     ("padding", {"padding", "pad"}),
     ("groups", {"groups", "group"}),
     ("ratio", {"ratio", "mult", "factor", "expansion", "multiplier"}),
@@ -41,14 +41,19 @@ _KINDS = (
     ("dim", {"dim", "dims", "hidden", "width", "widths", "embed", "embd", "emb", "model", "features",
              "size", "sizes", "planes", "inplanes", "units", "hid", "latent", "ff", "ffn", "mlp", "inner",
              "intermediate", "d", "filters", "embedding"}),
+    ("norm", {"norm", "normalization", "normalisation"}),
 )
 # the last word of a parameter that takes a class (`block`, `norm_layer`, `cell_type`), unless counted
 _BLOCK_WORDS = {"block", "layer", "cell", "module", "cls", "type", "builder", "fn", "factory"}
-_ACTIVATIONS = ("silu", "gelu", "relu")  # the names activation lookups of every library know
+# the names that lookups by name (`get_activation(act_fn)`, `Norm[norm_name, 2]`) of every library know
+_NAMED = {"activation": ("silu", "gelu", "relu"), "norm": ("batch", "instance", "layer", "group")}
+# how many spatial dimensions a layer works in (`spatial_dims` of medical-imaging code): a plane first
+_SPATIAL_DIMS = {"spatial_dims", "spatial_dim", "num_spatial_dims", "n_dims", "ndim", "ndims", "dimensions"}
 _COUNT_WORDS = {"n", "num", "number", "count"}
 _INT_VALUES = {"vocab": [100], "classes": [10], "image": [32, 64], "patch": [8, 4], "kernel": [3],
                "stride": [1, 2], "padding": [1, 0], "groups": [1], "ratio": [4], "length": [16],
-               "experts": [4], "top": [2, 1], "heads": [4, 2], "depth": [2, 1], "dim": [_DIM, 32]}
+               "experts": [4], "top": [2, 1], "heads": [4, 2], "depth": [2, 1], "dim": [_DIM, 32],
+               "spatial_dims": [2, 3]}
 
 
 def words(name: str) -> list[str]:
@@ -154,6 +159,8 @@ def kind_of(name: str) -> Optional[str]:
     parts = words(name)
     if name.lower() == "p":
         return "rate"
+    if name.lower() in _SPATIAL_DIMS:
+        return "spatial_dims"
     if any(w in ("dim", "size", "dims", "d") for w in parts) and any(w in ("head", "heads") for w in parts):
         return "head_dim"  # `dim_head`, `head_dim`: the size of one head
     if "block" in parts and "size" in parts:
@@ -174,7 +181,8 @@ def _ints(kind: Optional[str], name: str) -> list[int]:
 
 def _list_options(kind: Optional[str], use: Use, name: str) -> list[Option]:
     lengths = [use.indexed + 1] if use.indexed >= 0 else [4, 2, 3]
-    item = 1 if kind == "depth" else (_ints(kind, name) or [_DIM])[0]
+    # a list of channel counts is one per stage (`channels=(16, 16)`): widths, not an image's 3
+    item = {"depth": 1, "channels": 16}.get(kind or "", (_ints(kind, name) or [_DIM])[0])
     return [Option([item] * n, repr([item] * n)) for n in lengths]
 
 
@@ -190,9 +198,7 @@ def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], cl
     parts = set(words(param.name))
     if use.literals or re.search(r"\bstr\b|Literal", annotation):
         literals = use.literals or re.findall(r"['\"]([^'\"]+)['\"]", annotation)
-        if not literals and kind == "activation":  # looked up by name (`get_activation(act_fn)`)
-            literals = list(_ACTIVATIONS)
-        return _literal_options(literals)
+        return _literal_options(literals or list(_NAMED.get(kind or "", ())))
     if re.search(r"\bbool\b", annotation) or (use.truth and not use.numeric and kind is None):
         return _literal_options([False, True])
     block_like = bool(words(param.name)) and words(param.name)[-1] in _BLOCK_WORDS and not parts & _COUNT_WORDS

@@ -147,8 +147,24 @@ def _none_used(error: Optional[BaseException]) -> bool:
     return isinstance(error, (TypeError, AttributeError)) and "NoneType" in str(error)
 
 
+# larger images, tried when the guess was too small for the network's downsampling: a plane, ImageNet's
+_LARGER_SIDES = (64, 224)
+_TOO_SMALL = ("Output size is too small", "Expected more than 1 spatial element", "can't be greater than actual input size")
+
+
 def _first_that_runs(instance: nn.Module, params: list[str], per_param: list[list[guess_inputs.Input]],
                      start: str, rebuild: Optional[Callable[[], nn.Module]]) -> Inferred:
+    found = _first_rank_that_runs(instance, params, per_param, start, rebuild)
+    for side in _LARGER_SIDES:
+        if found.inputs is not None or not any(text in str(found.error) for text in _TOO_SMALL):
+            break
+        larger = [[guess_inputs.with_side(value, side) for value in options] for options in per_param]
+        found = _first_rank_that_runs(instance, params, larger, start, rebuild)
+    return found
+
+
+def _first_rank_that_runs(instance: nn.Module, params: list[str], per_param: list[list[guess_inputs.Input]],
+                          start: str, rebuild: Optional[Callable[[], nn.Module]]) -> Inferred:
     # the leading parameters in forward's own order go by position, the others (keyword-only ones, a
     # decoder's input after skipped optional ones) by name
     order = _parameters(instance)
