@@ -1,5 +1,5 @@
 """The graph view's groups for levels whose nodes carry no module scope (dynamo, backward's gradients),
-the lifted parameters' names, and byte counts in readable units (render/view_scopes, render/units)."""
+the lifted parameters' names, and byte counts in readable units (render/view_scopes, units)."""
 from __future__ import annotations
 
 from fxlens.render.graph_view import graph_payload
