@@ -99,13 +99,14 @@ def module_change(before: Any, after: Any, replaced: bool) -> str:
     """What a pass changed in what one node reaches (its module, or a tensor attribute), in words;
     "" when nothing did. Values are compared where they are real (a meta module has only shapes)."""
     old, new = _tensors(before), _tensors(after)
-    changed = [name or "value" for name in old if name in new and _same(old[name], new[name]) is False]
-    parts = [_names([n for n in new if n not in old], "added"), _names(changed, "changed"),
+    same = {name: _same(old[name], new[name]) for name in old if name in new}
+    parts = [_names([n for n in new if n not in old], "added"),
+             _names([n or "value" for n, equal in same.items() if equal is False], "changed"),
              _names([n for n in old if n not in new], "removed")]
     said = "; ".join(p for p in parts if p)
-    if replaced:
-        return f"module replaced: {said}" if said else ("module replaced" if any(
-            _same(old[n], new[n]) is None for n in old if n in new) else "")
+    # another object whose values cannot be compared (meta) is said to be replaced; one equal to the old, not
+    if replaced and (said or None in same.values()):
+        return "module replaced" + (f": {said}" if said else "")
     return said
 
 
