@@ -143,7 +143,7 @@ export class PassPane {
         event.preventDefault();
         this.links.selectNode(change.name);
       });
-      item.append(`${change.change} `, name, `: ${changeWords(change)}${change.line ? ` (line ${change.line})` : ""}`);
+      item.append(`${change.change} `, name, `: ${changeWords(change)}`);
       list.append(item);
     }
     return [element("h4", "Changed nodes"), list];

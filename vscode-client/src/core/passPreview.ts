@@ -20,16 +20,17 @@ export interface PassChange {
   line?: number | null;
 }
 
-/** A change in words, as the preview's markdown says it (render/pass_text.py's change_line). */
+/** A change in words after the node's name, as the preview's markdown says it (render/pass_text.py's change_line). */
 export function changeWords(change: PassChange): string {
+  const where = change.line ? ` (line ${change.line})` : "";
   if (change.change === "retargeted") {
-    return `${change.before} → ${change.op}[${change.target}]`;
+    return `${change.before} → ${change.op}[${change.target}]${where}`;
   }
   const found = [
     change.replaces?.length ? `in place of ${change.replaces.join(", ")}` : "",
     change.took_users_of?.length ? `taking over the users of ${change.took_users_of.join(", ")}` : "",
   ].filter(Boolean);
-  return `${change.op}[${change.target}]${change.detail ? ` — ${change.detail}` : ""}${found.length ? `, ${found.join(", ")}` : ""}`;
+  return `${change.op}[${change.target}]${where}${change.detail ? ` — ${change.detail}` : ""}${found.length ? `, ${found.join(", ")}` : ""}`;
 }
 
 export interface OutputCheck {

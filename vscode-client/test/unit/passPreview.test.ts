@@ -76,8 +76,8 @@ test("a change reads as the markdown preview says it: a node that stays is not r
     "call_function[torch.mul], taking over the users of conv");
   assert.equal(changeWords({ change: "added", name: "f", op: "call_module", target: "f", replaces: ["fc1", "relu"] }),
     "call_module[f], in place of fc1, relu");
-  assert.equal(changeWords({ change: "changed", name: "conv", op: "call_module", target: "conv (Conv2d)", detail: "module replaced: weight, bias changed" }),
-    "call_module[conv (Conv2d)] — module replaced: weight, bias changed");
+  assert.equal(changeWords({ change: "changed", name: "conv", op: "call_module", target: "conv (Conv2d)", detail: "module replaced: weight, bias changed", line: 18 }),
+    "call_module[conv (Conv2d)] (line 18) — module replaced: weight, bias changed");
   assert.equal(changeWords({ change: "retargeted", name: "relu", op: "call_function", target: "torch.clamp", before: "call_function[torch.relu]" }),
     "call_function[torch.relu] → call_function[torch.clamp]");
 });

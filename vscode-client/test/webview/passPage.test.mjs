@@ -85,10 +85,10 @@ test("a folded batch norm marks the conv it changed; a node inserted after the c
   await showPass(payloads["fold_batchnorm"]);
   assert.equal(await page.locator('g.node.change-changed[data-id="conv"]').count(), 1);
   assert.equal(await page.locator('g.node.change-removed[data-id="bn"]').count(), 1);
-  assert.match(await page.locator("#pass li.change-changed").textContent(), /changed conv: call_module\[conv \(Conv2d\)\] — module replaced: weight, bias changed/);
+  assert.match(await page.locator("#pass li.change-changed").textContent(), /changed conv: call_module\[conv \(Conv2d\)\] \(line 18\) — module replaced: weight, bias changed/);
   await showPass(payloads["scale_conv_output"]);
   const added = await page.locator("#pass li.change-added").textContent();
-  assert.match(added, /added mul: call_function\[torch\.mul\], taking over the users of conv/);
+  assert.match(added, /added mul: call_function\[torch\.mul\] \(line 18\), taking over the users of conv/);
   assert.doesNotMatch(added, /in place of/);
   assert.equal(await page.locator('g.node[data-id="conv"]:not([class*="change-"])').count(), 1, "the conv stays, unmarked");
 });
