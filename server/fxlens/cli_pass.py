@@ -41,7 +41,7 @@ async def _run(args: argparse.Namespace, text: str, request: dict) -> tuple:
 
         raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
     try:
-        options = TraceOptions(levels=("fx",), execution=args.execution, timeout=args.timeout)
+        options = TraceOptions(levels=("fx",), execution=args.execution, timeout=args.timeout, surface="cli")
         return await client.run_pass(args.file, text, options, args.cls, request, roots=[os.getcwd()])
     finally:
         await client.stop()

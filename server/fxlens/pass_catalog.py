@@ -1,5 +1,6 @@
 """Which passes exist: the built-ins (described here, run by worker/passes) and the workspace's own
-`# fxlens: pass` functions, found from the syntax tree without running the file.
+`# fxlens: pass` functions, found from the syntax tree without running the file; and which traced
+classes a pass can run on.
 
 Stdlib only: the server lists passes for its code actions and the CLI for `--list`, neither imports torch.
 """
@@ -10,6 +11,7 @@ import re
 from typing import Optional
 
 from fxlens.pass_report import PassInfo
+from fxlens.report import ClassReport
 
 # the worker's table (worker/passes/__init__.py) maps each name to its entry point
 BUILTIN_PASSES = (
@@ -64,3 +66,12 @@ def user_passes(path: str, text: str) -> list[PassInfo]:
 
 def all_passes(path: str, text: str) -> list[PassInfo]:
     return [*BUILTIN_PASSES, *user_passes(path, text)]
+
+
+def cannot_run_on(cls: ClassReport) -> str:
+    """Why no pass can run on `cls` ("" when one can): a pass runs on an instance, and the analysis
+    could not build one (its construction diagnostic says why)."""
+    if cls.build.how != "unbuilt":
+        return ""
+    why = next((d.message for d in cls.diagnostics() if d.category == "construction"), "")
+    return why or f"fxlens could not build {cls.name}"

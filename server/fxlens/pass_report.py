@@ -17,7 +17,9 @@ PASS_SCHEMA = 1
 # quantized: a quantization pass, whose change is expected and given as numbers (max |diff|, SQNR);
 # not run: no proof (why_not says why)
 VERDICTS = ("equal", "close", "changes results", "quantized", "not run")
-CHANGES = ("removed", "added", "retargeted")
+# changed: the same node calling the same kind of module (or reading the same attribute), whose module the
+# pass replaced or whose parameters and buffers it changed (a BatchNorm folded into the conv before it)
+CHANGES = ("removed", "added", "retargeted", "changed")
 
 
 @dataclass
@@ -41,10 +43,14 @@ class NodeChange:
     op: str
     target: str
     before: str = ""  # retargeted: the target it had
-    # the nodes of the original graph it stands for: node.meta["from_node"] provenance where torch (or
-    # fxlens's hooks on the graph) recorded it
+    # the nodes of the original graph it stands for (gone after the pass): node.meta["from_node"]
+    # provenance where torch (or fxlens's hooks on the graph) recorded it
     replaces: list[str] = field(default_factory=list)
+    # nodes still in the graph whose users it took over, the same provenance: it was inserted after them
+    took_users_of: list[str] = field(default_factory=list)
     how: str = "name"  # "from_node" (provenance) | "name" (matched by name and target)
+    # changed: what changed in its module or attribute ("module replaced: weight, bias changed")
+    detail: str = ""
     # the span of the user's model file that made it (an added node: that of the first node it replaces)
     line: Optional[int] = None
     col: Optional[int] = None

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import json
 
-from fxlens.pass_catalog import BUILTIN_NAMES, user_passes
+from fxlens.pass_catalog import BUILTIN_NAMES, cannot_run_on, user_passes
 from fxlens.pass_report import NodeChange, OutputCheck, PassReport, Proof, pass_from_json, pass_to_json
+from fxlens.render.pass_text import change_line
 from fxlens.render.pass_view import pass_graph, pass_payload
-from fxlens.report import Node
+from fxlens.report import Build, ClassReport, Diagnostic, LevelResult, Node
 
 SOURCE = '''import torch
 
@@ -69,3 +70,32 @@ def test_the_graph_marks_added_and_removed_nodes():
     payload = pass_payload("file:///w/model.py", _report())
     assert payload["verdict"] == "equal" and "5 → 4 nodes" in payload["markdown"]
     assert "in place of `fc1`, `relu`" in payload["markdown"] and "After convert_fx (int8)" in payload["markdown"]
+
+
+def test_a_node_inserted_after_another_is_not_said_to_replace_it():
+    kept = NodeChange("added", "mul", "call_function", "torch.mul", took_users_of=["conv"], how="from_node", line=18)
+    assert change_line(kept) == ("- added `mul`: call_function[torch.mul] (line 18), taking over the users of "
+                                 "`conv` (node.meta['from_node'])")
+    both = NodeChange("added", "f", "call_module", "f", replaces=["bn"], took_users_of=["conv"], how="from_node")
+    assert "in place of `bn`, taking over the users of `conv`" in change_line(both)
+
+
+def test_a_changed_module_says_what_changed_and_is_marked_in_the_graph():
+    folded = NodeChange("changed", "conv", "call_module", "conv (Conv2d)", detail="module replaced: weight, bias changed",
+                        line=18)
+    assert change_line(folded) == ("- changed `conv`: call_module[conv (Conv2d)] (line 18) — module replaced: "
+                                   "weight, bias changed")
+    report = PassReport("fold", "user", "ConvBlock", "/w/m.py", ok=True,
+                        nodes_before=[Node("conv", "call_module", "conv", 1), Node("bn", "call_module", "bn", 1)],
+                        nodes_after=[Node("conv", "call_module", "conv", 1)],
+                        changes=[folded, NodeChange("removed", "bn", "call_module", "bn")])
+    assert {n["id"]: n["change"] for n in pass_graph(report)["nodes"]} == {"conv": "changed", "bn": "removed"}
+    assert pass_from_json(json.loads(json.dumps(pass_to_json(report)))).changes[0].detail == folded.detail
+
+
+def test_a_pass_cannot_run_on_a_class_that_was_not_built():
+    why = "fxlens cannot build Needs: `Needs.__init__` needs dim"
+    failed = LevelResult("fx", False, diagnostics=[Diagnostic(5, 0, 5, 9, "error", "construction", why)])
+    assert cannot_run_on(ClassReport("Needs", 5, 9, Build(how="unbuilt"), levels={"fx": failed})) == why
+    assert cannot_run_on(ClassReport("Bare", 5, 9, Build(how="unbuilt"))) == "fxlens could not build Bare"
+    assert cannot_run_on(ClassReport("Fine", 5, 9, Build(how="no-arguments"))) == ""

@@ -1,9 +1,9 @@
 """The graph view's groups for levels whose nodes carry no module scope (dynamo, backward's gradients),
-the lifted parameters' names, and byte counts in readable units (render/view_scopes, render/units)."""
+the lifted parameters' names, and byte counts in readable units (render/view_scopes, units)."""
 from __future__ import annotations
 
 from fxlens.render.graph_view import graph_payload
-from fxlens.render.units import bytes_text, readable_sizes
+from fxlens.units import bytes_text
 from fxlens.render.view_scopes import lifted_path
 from fxlens.report import Build, ClassReport, InputSpec, LevelResult, Node
 
@@ -61,8 +61,6 @@ def test_other_levels_keep_their_own_scopes():
 def test_bytes_read_in_three_significant_digits():
     assert [bytes_text(n) for n in (0, 448, 999, 1000, 2775, 1024 ** 2 * 3.14159, 503_894_323, 1023.7 * 1024, 1.2 * 1024 ** 3)] == \
         ["0 B", "448 B", "999 B", "0.977 KB", "2.71 KB", "3.14 MB", "481 MB", "1.00 MB", "1.20 GB"]
-    assert readable_sizes("saves 285 values for backward, 492084.3 KB at the example size") == \
-        "saves 285 values for backward, 481 MB at the example size"
 
 
 def test_a_saved_value_named_alike_in_both_graphs_is_one_node():

@@ -15,6 +15,7 @@ from torch._functorch.partitioners import min_cut_rematerialization_partition
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
 from fxlens.render.lens import level_title
+from fxlens.units import bytes_text
 
 ROOT = Path(__file__).resolve().parents[2]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"
@@ -91,6 +92,32 @@ def test_note_says_the_loss_is_the_output_sum(report):
     assert "backward of out.sum()" in result.note
     scalar = report.find_class("ScalarLoss").levels["backward"]
     assert scalar.ok and ".sum()" not in scalar.note
+
+
+WIDE = """import torch
+from torch import nn
+
+
+# fxlens: Wide()(torch.randn(1024, 512))
+class Wide(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(512, 512), nn.Linear(512, 8)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+"""
+
+
+def test_note_gives_the_saved_bytes_as_every_size_is_given(tmp_path):
+    path = tmp_path / "wide.py"
+    path.write_text(WIDE)
+    result = _analyse(path, ("backward",)).find_class("Wide").levels["backward"]
+    saved = [n for n in result.nodes if n.saved]
+    total = sum(n.bytes or 0 for n in saved)
+    # megabytes, where the note once read "4096.0 KB" (the hover and the graph view say "4.00 MB")
+    assert bytes_text(total).endswith(" MB")
+    assert f"saves {len(saved)} values for backward, {bytes_text(total)} at the example size" in result.note
 
 
 def test_module_without_parameters_is_a_note(report):

@@ -155,3 +155,33 @@ def test_what_symbolic_trace_cannot_trace_breaks_where_explain_says(constructs, 
     assert all(d.gb_id for d in result.diagnostics)
     if name != "DataDependentIf":  # which side of its `if` runs (a graph, or none) depends on the input's values
         assert result.graphs == raw[name]["graphs"]
+
+
+FREE = ROOT / "tests" / "fixtures" / "dynamo" / "free_sizes.py"
+
+
+@pytest.fixture(scope="module")
+def free_sizes():
+    return _analyse(FREE, ("fx", "dynamo"))
+
+
+def _computed(result) -> list:
+    return [(n.target, n.shape) for n in result.nodes if n.op not in ("placeholder", "output")]
+
+
+def test_free_sizes_are_named_at_the_dynamo_level_as_at_the_fx_level(free_sizes):
+    cls = free_sizes.find_class("TokenMixer")
+    dynamo, fx = cls.levels["dynamo"], cls.levels["fx"]
+    assert dynamo.ok and dynamo.note == "" and cls.build.sizes == {"B": 2, "T": 8}
+    assert [n.shape for n in dynamo.nodes if n.op == "placeholder" and not n.name.startswith("l_self")] == [["B", "T"]]
+    assert [shape for _, shape in _computed(dynamo)] == [shape for _, shape in _computed(fx)] == [
+        ["B", "T", 12], ["B", "T", 12], ["B*T", 12]]
+    # a lifted parameter keeps its own sizes
+    assert next(n.shape for n in dynamo.nodes if n.name == "l_self_modules_emb_parameters_weight_") == [100, 12]
+
+
+def test_the_graph_after_a_break_names_its_sizes_too(free_sizes):
+    dynamo = free_sizes.find_class("ScaledByMean").levels["dynamo"]
+    assert (dynamo.graphs, dynamo.breaks) == (2, 1)
+    after = [(n.name, n.shape) for n in dynamo.nodes if n.graph == 1 and n.op != "output"]
+    assert after == [("l_h_", ["B", 6]), ("repeat", ["B", 12]), ("mul", ["B", 12])]

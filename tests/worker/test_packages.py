@@ -201,7 +201,7 @@ def test_the_cli_reports_a_file_that_fails_to_load_as_that_error(tmp_path):
     run = fxlens("graph", str(script), cwd=tmp_path)  # not the repository's root: `tinylm` is not importable
     assert run.returncode == 2
     assert f"{script}:5:1: error: ModuleNotFoundError: No module named 'tinylm' [load]" in run.stderr
-    assert "run it from your project's root" in run.stderr and "no nn.Module class" not in run.stderr
+    assert "run fxlens from your project's root" in run.stderr and "no nn.Module class" not in run.stderr
 
 
 @on_the_worker

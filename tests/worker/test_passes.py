@@ -23,6 +23,7 @@ PASSES = ROOT / "tests" / "fixtures" / "passes"
 TINY = PASSES / "tinynet.py"
 CONV = PASSES / "convnet.py"
 MORE = PASSES / "more_passes.py"
+CONV_BN = PASSES / "conv_bn.py"
 
 RUNS = {
     "fuse": (TINY, "TinyNet", "fuse-linear-relu", None),
@@ -36,6 +37,8 @@ RUNS = {
     "elsewhere": (TINY, "TinyNet", "drop_relu", MORE),
     "prepare": (CONV, "ConvNet", "prepare-fx", None),
     "qat": (CONV, "ConvNet", "prepare-qat-fx", None),
+    "fold": (CONV_BN, "ConvBlock", "fold_batchnorm", CONV_BN),
+    "scale": (CONV_BN, "ConvBlock", "scale_conv_output", CONV_BN),
 }
 
 
@@ -160,6 +163,28 @@ def test_prepare_fx_lists_observers_and_reports_quantization_as_numbers(results)
     qat = results["qat"]
     assert qat.proof.verdict == "quantized" and qat.proof.outputs[0].sqnr_db is not None
     assert {("retargeted", "conv"), ("retargeted", "fc")} <= {(c.change, c.name) for c in qat.changes}
+
+
+def test_a_module_the_pass_replaced_is_listed_as_changed(results):
+    report = results["fold"]
+    # the norm folded into the conv: the conv node stays, its module is another one with other weights
+    assert [(c.change, c.name) for c in report.changes] == [("changed", "conv"), ("removed", "bn")]
+    conv = report.changes[0]
+    assert conv.detail == "module replaced: weight, bias changed" and conv.line == 18
+    assert report.proof.verdict in ("equal", "close")
+    # torch agrees: the folded conv's weights are not the conv's
+    torch.manual_seed(0)
+    model = _load(CONV_BN).ConvBlock().eval()
+    folded = _load(CONV_BN).fold_batchnorm(fx.symbolic_trace(model))
+    assert not torch.equal(folded.conv.weight, model.conv.weight)
+
+
+def test_a_node_inserted_after_another_takes_over_its_users_not_its_place(results):
+    report = results["scale"]
+    (mul,) = report.changes
+    # conv is still in the graph: the mul did not replace it, it took over its users
+    assert (mul.change, mul.name, mul.replaces, mul.took_users_of) == ("added", "mul", [], ["conv"])
+    assert any(n.name == "conv" for n in report.nodes_after)
 
 
 def fxlens(*args: str) -> subprocess.CompletedProcess:

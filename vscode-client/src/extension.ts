@@ -3,7 +3,9 @@ import * as vscode from "vscode";
 import { FxlensClient } from "./client";
 import { classAtLine, showGraphArguments } from "./core/graphTarget";
 import { CLIENT_SHOW_GRAPH, SERVER_SHOW_GRAPH } from "./core/lensCommands";
-import { runPassArguments, SERVER_RUN_PASS } from "./core/passPreview";
+import {
+  classPicks, CLIENT_RUN_GRAPH_PASS, parsePassChoices, passPicks, runPassArguments, SERVER_PASS_CHOICES, SERVER_RUN_PASS,
+} from "./core/passPreview";
 import { readSettings, serverSettings, FxlensSettings } from "./core/settings";
 import { GraphPanel } from "./graphPanel";
 import { onPythonInterpreterChange, probeInterpreter, resolveInterpreter } from "./interpreter";
@@ -92,6 +94,42 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await panel.show(uri, className, level);
   }
 
+  /** The palette's "Run graph pass…": a class of the file (the one at the cursor first), then a pass. */
+  async function runGraphPass(): Promise<void> {
+    const target = pythonAtCursor();
+    if (!target) {
+      void vscode.window.showInformationMessage("fxlens: open a Python file or notebook with an nn.Module to run a graph pass on it.");
+      return;
+    }
+    const uri = target.document.uri.toString();
+    let choices;
+    try {
+      choices = parsePassChoices(await client.execute(SERVER_PASS_CHOICES, [uri]));
+    } catch (error) {
+      void vscode.window.showWarningMessage(`fxlens: no pass can run: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    const classes = classPicks(choices, classAtLine(target.document.getText().split(/\r?\n/), target.line));
+    if (classes.problem) {
+      void vscode.window.showInformationMessage(`fxlens: ${classes.problem}.`);
+      return;
+    }
+    const cls = await vscode.window.showQuickPick(classes.items, { title: "fxlens: Run graph pass… (1/2)", placeHolder: "the class to run a pass on" });
+    if (!cls) {
+      return;
+    }
+    if (cls.value.why) {
+      void vscode.window.showWarningMessage(`fxlens: no pass can run on ${cls.value.name}: ${cls.value.why}`);
+      return;
+    }
+    const pass = await vscode.window.showQuickPick(passPicks(choices), {
+      title: `fxlens: Run graph pass on ${cls.value.name} (2/2)`, placeHolder: "the pass to run", matchOnDescription: true, matchOnDetail: true,
+    });
+    if (pass) {
+      await panel.showPass({ uri, className: cls.value.name, passName: pass.value.name, passUri: pass.value.passUri });
+    }
+  }
+
   /** The Python text the cursor is in: a file's editor, a notebook cell's editor, or a notebook's selected code cell. */
   function pythonAtCursor(): { document: vscode.TextDocument; line: number } | undefined {
     const editor = vscode.window.activeTextEditor;
@@ -109,6 +147,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status,
     panel,
     vscode.commands.registerCommand(CLIENT_SHOW_GRAPH, showGraph),
+    vscode.commands.registerCommand(CLIENT_RUN_GRAPH_PASS, runGraphPass),
     vscode.commands.registerCommand("fxlens.retraceFile", async () => {
       const uri = pythonAtCursor()?.document.uri.toString();
       if (uri) {

@@ -1,6 +1,7 @@
 // The graph page: receives reports from the extension, draws the open part of their module hierarchy,
 // and reports clicks (reveal a span), level choices and exports back.
 import type { HostToPage, PageToHost } from "../src/core/messages";
+import { SEE_PROBLEMS } from "../src/core/report";
 import type { GraphReport, ReportSpan } from "../src/core/report";
 import { DetailsPane } from "./details";
 import { LayoutJobs } from "./layoutJob";
@@ -245,7 +246,7 @@ function showReport(next: GraphReport, pass: string | undefined): void {
     showMessage(next.message ?? "", "info");
   } else {
     const partial = next.graph.nodes.length ? " What traced before the failure is drawn; the failure is marked." : "";
-    showMessage((next.message || `${next.level}: ${next.class} could not be traced at this level — see the problems below.`) + partial, "error");
+    showMessage((next.message || `${next.level}: ${next.class} could not be traced at this level — ${SEE_PROBLEMS}.`) + partial, "error");
   }
   document.body.dataset.nodes = String(next.graph.nodes.length);
   arrangeToolbar();

@@ -1,6 +1,8 @@
 // The pass pane: beside the graph after a pass, what the pass did — the verdict of the proof, node
 // counts by opcode before → after, the changed nodes (a click selects one in the graph) and the diff
 // of the printouts.
+import { changeWords } from "../src/core/passPreview";
+import { SEE_PROBLEMS } from "../src/core/report";
 import type { OutputCheck, PassPreview, PassProof, PassRunReport } from "../src/core/passPreview";
 
 export interface PassLinks {
@@ -59,8 +61,12 @@ function countsTable(report: PassRunReport): HTMLTableElement {
   return table(["opcode", "before", "after"], rows, "counts");
 }
 
+// the markdown preview's columns (render/pass_text.py), headed short enough to fit a half-width panel
+const OUTPUT_HEAD = ["output", "equal", "max |diff|", "SQNR dB", "largest at"];
+
 function outputRow(check: OutputCheck): string[] {
-  return [check.path || String(check.index), check.equal ? "yes" : "no", number(check.max_abs_diff), check.where ?? ""];
+  const sqnr = check.equal ? "∞" : number(check.sqnr_db);
+  return [check.path || String(check.index), check.equal ? "yes" : "no", number(check.max_abs_diff), sqnr, check.where ?? ""];
 }
 
 function proofPart(proof: PassProof, title: string): HTMLElement[] {
@@ -75,7 +81,9 @@ function proofPart(proof: PassProof, title: string): HTMLElement[] {
     parts.push(element("p", `first difference: ${proof.first_difference}`));
   }
   parts.push(element("p", `${proof.draws ?? 0} draws (${proof.tensors ?? ""}); close means allclose(rtol=${proof.rtol}, atol=${proof.atol})`, "muted"));
-  parts.push(table(["output", "torch.equal", "max abs diff", "largest at"], (proof.outputs ?? []).map(outputRow), "outputs"));
+  const outputs = table(OUTPUT_HEAD, (proof.outputs ?? []).map(outputRow), "outputs");
+  outputs.title = "torch.equal, the largest absolute difference and the SQNR of each output over the draws";
+  parts.push(outputs);
   if (proof.converted) {
     parts.push(...proofPart(proof.converted, "after convert_fx (int8)"));
   }
@@ -110,7 +118,7 @@ export class PassPane {
     close.title = `Show ${report.class_name}'s own graph`;
     close.addEventListener("click", () => this.links.close());
     const heading = element("h3", `${report.pass_name} on ${report.class_name}`);
-    const counts = element("p", report.ok ? `${total(report.counts_before)} → ${total(report.counts_after)} nodes` : "the pass failed: see the problems above", "headline");
+    const counts = element("p", report.ok ? `${total(report.counts_before)} → ${total(report.counts_after)} nodes` : `the pass failed: ${SEE_PROBLEMS}`, "headline");
     const parts: HTMLElement[] = [heading, counts, close];
     if (report.ok) {
       parts.push(...proofPart(report.proof, "verdict"), countsTable(report), ...this.changes(report));
@@ -135,9 +143,7 @@ export class PassPane {
         event.preventDefault();
         this.links.selectNode(change.name);
       });
-      const what = change.change === "retargeted" ? `${change.before} → ${change.op}[${change.target}]` : `${change.op}[${change.target}]`;
-      const replaces = change.replaces?.length ? `, in place of ${change.replaces.join(", ")}` : "";
-      item.append(`${change.change} `, name, `: ${what}${replaces}${change.line ? ` (line ${change.line})` : ""}`);
+      item.append(`${change.change} `, name, `: ${changeWords(change)}`);
       list.append(item);
     }
     return [element("h4", "Changed nodes"), list];

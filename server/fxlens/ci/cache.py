@@ -138,7 +138,7 @@ def cache_key(path: str, text: str, workspace: str, options: TraceOptions, pytho
     imports = {os.path.relpath(p, workspace): _digest(Path(p).read_bytes()) for p in workspace_imports(path, workspace)}
     material = {"path": os.path.abspath(path), "text": _digest(text.encode()), "imports": imports,
                 "fxlens": code, "torch": torch, "python": os.path.realpath(python),
-                "options": [list(options.levels), options.execution, options.timeout, options.memory_mb]}
+                "options": [list(options.levels), options.execution, options.timeout, options.memory_mb, options.surface]}
     return _digest(json.dumps(material, sort_keys=True).encode())
 
 

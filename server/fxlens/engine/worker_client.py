@@ -48,6 +48,8 @@ class TraceOptions:
     execution: str = "safe"
     timeout: float = 60.0
     memory_mb: int = 4096
+    # where the report is read: "editor" or "cli", whose words a fix uses (a setting or a flag)
+    surface: str = "editor"
 
 
 OnClass = Callable[[ClassReport], None]
@@ -246,7 +248,7 @@ class WorkerClient:
                  known: Optional[dict[str, str]], roots: Optional[list[str]], buffers: Optional[dict[str, str]]) -> dict:
         return {"type": "trace", "path": os.path.abspath(path), "text": text,
                 "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
-                "memory_mb": options.memory_mb, "first": first, "classes": classes, "known": known or {},
+                "memory_mb": options.memory_mb, "surface": options.surface, "first": first, "classes": classes, "known": known or {},
                 "roots": [os.path.abspath(r) for r in roots or []],
                 "buffers": {os.path.abspath(p): t for p, t in (buffers or {}).items()}}
 

@@ -1,9 +1,14 @@
-"""Graph passes in the editor: "Run pass …" code actions on a class line, the `fxlens.runPass` command
-that returns (and opens) the preview, and diagnostics in the pass's own file, refreshed while it is edited.
+"""Graph passes in the editor: "Run pass …" code actions on a class line and on a `# fxlens: pass`
+function's `def`, the `fxlens.runPass` command that returns (and opens) the preview, `fxlens.passChoices`
+for a client's own picker, and diagnostics in the pass's own file, refreshed while it is edited.
 
 `fxlens.runPass [uri, className, passName, passUri?, toDocument?]`: passUri names the open document
 defining a user pass (default: uri); toDocument true writes the preview to a read-only markdown file and
 asks the client to show it. The result is render/pass_view.py's payload.
+
+`fxlens.passChoices [uri]`: what a pass can run on in that document, and which passes:
+`{"classes": [{"name", "runnable", "why"}], "passes": [{"name", "kind", "what", "passUri", "file"}]}`, the
+classes in file order (one that could not be built has `runnable` false and `why`, and gets no action).
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from pygls.uris import from_fs_path
 
 from fxlens.engine.documents import Document
 from fxlens.engine.pass_runs import Outcome, PassRun
-from fxlens.pass_catalog import BUILTIN_PASSES, builtin, user_passes
+from fxlens.pass_catalog import BUILTIN_PASSES, builtin, cannot_run_on, user_passes
 from fxlens.pass_report import PassInfo
 from fxlens.render.pass_view import pass_payload
 
@@ -24,6 +29,7 @@ if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
 RUN_PASS = "fxlens.runPass"
+PASS_CHOICES = "fxlens.passChoices"
 
 
 def available(ls: "FxlensServer", doc: Document) -> list[tuple[PassInfo, Document]]:
@@ -39,18 +45,45 @@ def _title(info: PassInfo, where: Document, doc: Document, class_name: str) -> s
     return f"Run pass {info.name}{origin} on {class_name}"
 
 
+def _action(title: str, model: Document, class_name: str, info: PassInfo, where: Document) -> types.CodeAction:
+    arguments = [model.uri, class_name, info.name, where.uri, True]
+    return types.CodeAction(title=title, kind=types.CodeActionKind.Refactor,
+                            command=types.Command(title=title, command=RUN_PASS, arguments=arguments))
+
+
+def runnable(doc: Document) -> list[str]:
+    """The classes of `doc`'s report a pass can run on (built), in file order."""
+    return [c.name for c in doc.view().report.classes if not cannot_run_on(c)]
+
+
 def actions(ls: "FxlensServer", doc: Document, first: int, last: int) -> list[types.CodeAction]:
-    """One action per available pass, for each class whose `class` line is in lines first..last."""
+    """One action per available pass for each buildable class whose `class` line is in lines first..last;
+    on a `# fxlens: pass` function's `def` line, one per class of its file it can run on (of the other
+    open documents when its file has none)."""
     found = []
     for cls in doc.view().report.classes:
-        if not first <= cls.line <= last:
-            continue
-        for info, where in available(ls, doc):
-            arguments = [doc.uri, cls.name, info.name, where.uri, True]
-            found.append(types.CodeAction(title=_title(info, where, doc, cls.name), kind=types.CodeActionKind.Refactor,
-                                          command=types.Command(title=_title(info, where, doc, cls.name),
-                                                                command=RUN_PASS, arguments=arguments)))
+        if first <= cls.line <= last and not cannot_run_on(cls):
+            found += [_action(_title(info, where, doc, cls.name), doc, cls.name, info, where)
+                      for info, where in available(ls, doc)]
+    marked = [p for p in user_passes(doc.path, doc.text) if p.line is not None and first <= p.line <= last]
+    if marked:
+        models = [(doc, name) for name in runnable(doc)] or [
+            (other, name) for other in ls.documents if other is not doc for name in runnable(other)]
+        for info in marked:
+            for model, name in models:
+                origin = "" if model is doc else f" ({os.path.basename(model.path)})"
+                found.append(_action(f"Run pass {info.name} on {name}{origin}", model, name, info, doc))
     return found
+
+
+def choices(ls: "FxlensServer", doc: Document) -> dict:
+    """`fxlens.passChoices`'s answer for `doc` (see the module's docstring)."""
+    classes = [{"name": c.name, "runnable": not cannot_run_on(c), "why": cannot_run_on(c)}
+               for c in doc.view().report.classes]
+    passes = [{"name": info.name, "kind": info.kind, "what": info.what, "passUri": where.uri,
+               "file": "" if info.kind == "builtin" else os.path.basename(where.path)}
+              for info, where in available(ls, doc)]
+    return {"classes": classes, "passes": passes}
 
 
 def _write_preview(doc: Document, markdown: str, class_name: str, pass_name: str) -> str:
@@ -81,6 +114,11 @@ def _arg(args: tuple, index: int) -> Optional[str]:
 
 
 def register(ls: "FxlensServer") -> None:
+    @ls.command(PASS_CHOICES)
+    def pass_choices(ls, *args: Any) -> dict:  # (pygls reads the annotations: none on `ls`)
+        doc = ls.document(_arg(args, 0) or "")
+        return choices(ls, doc) if doc is not None else {"classes": [], "passes": []}
+
     @ls.command(RUN_PASS)
     async def run_pass(ls, *args: Any) -> dict:  # (pygls reads the annotations: none on `ls`)
         uri, class_name, pass_name = _arg(args, 0) or "", _arg(args, 1), _arg(args, 2)

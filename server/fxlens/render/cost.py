@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from fxlens.render.units import bytes_text
+from fxlens.units import bytes_text
 from fxlens.report import Build, ClassReport, Cost, LevelResult, Node
 
 # a line of a big model makes dozens of aten nodes: the hover names the first few distinct overloads

@@ -9,7 +9,6 @@ from typing import Optional
 
 from fxlens.render.graph_text import graph_data, level_text, node_table, printout
 from fxlens.render.ladder import rung
-from fxlens.render.units import readable_sizes
 from fxlens.render.view_scopes import derive_scopes
 from fxlens.report import LEVEL_INFO, ClassReport, LevelResult, Node, to_json
 
@@ -80,7 +79,7 @@ def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str
                    diagnostics=[to_json(d) for d in result.diagnostics], graph=_graph(cls, result),
                    scopes=_scopes(cls, result), schemas=result.schemas,
                    # the worker's notes count bytes in KB ("492084.3 KB"): the view says them in KB/MB/GB
-                   message=message or readable_sizes(result.note),
+                   message=message or result.note,
                    rung=rung(result).name if result.ok else "")
     return payload
 

@@ -7,7 +7,7 @@ from typing import Optional
 from fxlens.render.cost import cost_compact, flops_text
 from fxlens.render.ladder import rung
 from fxlens.render.nodes import opcode_counts
-from fxlens.render.units import bytes_text
+from fxlens.units import bytes_text
 from fxlens.report import ClassReport, LevelResult
 
 SHOW_GRAPH = "Show graph"

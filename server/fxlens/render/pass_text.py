@@ -36,13 +36,22 @@ def _counts(report: PassReport) -> list[str]:
     return rows
 
 
+def _quoted(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
 def change_line(change: NodeChange) -> str:
     where = f" (line {change.line})" if change.line else ""
     if change.change == "retargeted":
         return f"- retargeted `{change.name}`: {change.before} → {change.op}[{change.target}]{where}"
     text = f"- {change.change} `{change.name}`: {change.op}[{change.target}]{where}"
-    if change.replaces:
-        text += f", in place of {', '.join(f'`{n}`' for n in change.replaces)} (node.meta['from_node'])"
+    if change.detail:
+        text += f" — {change.detail}"
+    # in place of the nodes it stands for, which are gone; after those still there, whose users it took
+    found = [f"in place of {_quoted(change.replaces)}" if change.replaces else "",
+             f"taking over the users of {_quoted(change.took_users_of)}" if change.took_users_of else ""]
+    if any(found):
+        text += ", " + ", ".join(f for f in found if f) + " (node.meta['from_node'])"
     return text
 
 

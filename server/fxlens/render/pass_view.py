@@ -1,5 +1,5 @@
 """The `fxlens.runPass` result: the preview's markdown, the report, and the graph after the pass with
-each node's change ("added", "removed", or none), for clients that draw it (pure)."""
+each node's change ("added", "removed", "retargeted", "changed", or none), for clients that draw it (pure)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -12,14 +12,11 @@ from fxlens.report import LevelResult
 
 def pass_graph(report: PassReport) -> dict:
     """The after-graph's nodes and edges, plus the removed nodes (and their edges) marked "removed"."""
-    added = {c.name for c in report.changes if c.change == "added"}
-    retargeted = {c.name for c in report.changes if c.change == "retargeted"}
-    removed = [n for n in report.nodes_before if n.name in {c.name for c in report.changes if c.change == "removed"}]
+    change = {c.name: c.change for c in report.changes}
+    removed = [n for n in report.nodes_before if change.get(n.name) == "removed"]
     graph = graph_data(LevelResult("fx", True, [*report.nodes_after, *removed]))
     for node in graph["nodes"]:
-        name = node["id"]
-        node["change"] = ("added" if name in added else "retargeted" if name in retargeted
-                          else "removed" if any(r.name == name for r in removed) else None)
+        node["change"] = change.get(node["id"])
     return graph
 
 

@@ -1,6 +1,9 @@
 // The `fxlens.showGraph` result as the language server sends it. Report coordinates are Python's:
 // 1-based lines, 0-based UTF-8 byte columns (converted only in positions.ts).
 
+// where the graph view lists a report's problems (under the toolbar), in the words of every text that points there
+export const SEE_PROBLEMS = "see the problems listed under the toolbar";
+
 export interface ReportSpan {
   line: number | null;
   col: number | null;

@@ -1,6 +1,7 @@
 // A graph pass in a real VS Code (code-server with the packaged .vsix, headless Chromium): on the
 // lesson's TinyNet, the class's "Run pass fuse-linear-relu on TinyNet" code action opens the graph view
-// on the graph after the pass, the fused node marked added, fc1 and relu removed, the verdict "equal".
+// on the graph after the pass, the fused node marked added, fc1 and relu removed, the verdict "equal";
+// the palette's "fxlens: Run graph pass…" picks the class, then one of the file's own passes.
 import assert from "node:assert/strict";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
@@ -87,4 +88,36 @@ test("Back to the graph draws the class's own graph, unmarked", async () => {
   await graph.locator('svg#graph g.node[data-id="relu"]:not(.change-removed)').waitFor();
   assert.equal(await graph.locator('svg#graph g.node[class*="change-"]').count(), 0);
   assert.equal(await graph.locator("#pass").isVisible(), false);
+});
+
+test("the palette's Run graph pass… picks a class of the file, then a pass, and shows its preview", async () => {
+  // back in the model's editor (the graph view has the focus), the cursor in TinyNet's forward
+  await page.locator(".tabs-container .tab", { hasText: "tinynet.py" }).first().click();
+  await editor().locator(".view-line", { hasText: /def\sforward/ }).click();
+  await page.keyboard.press("F1");
+  await page.keyboard.type("fxlens: Run graph pass");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "fxlens: Run graph pass…" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  // first the class: the one at the cursor comes first
+  await waitOrExplain(page.locator(".quick-input-title", { hasText: "fxlens: Run graph pass… (1/2)" }));
+  const first = page.locator(".quick-input-list .monaco-list-row").first();
+  assert.match(await first.textContent(), /TinyNet.*at the cursor/);
+  await page.keyboard.press("Enter");
+  // then the pass: the built-ins and the file's own, each saying where it comes from
+  await waitOrExplain(page.locator(".quick-input-title", { hasText: "fxlens: Run graph pass on TinyNet (2/2)" }));
+  const rows = page.locator(".quick-input-list .monaco-list-row");
+  await rows.filter({ hasText: "relu_to_sigmoid" }).first().waitFor();
+  assert.match(await rows.filter({ hasText: "fuse-linear-relu" }).first().textContent(), /built-in/);
+  assert.match(await rows.filter({ hasText: "relu_to_sigmoid" }).first().textContent(), /tinynet\.py/);
+  await page.keyboard.type("relu_to_sigmoid");
+  await page.screenshot({ path: artifact("code-server-pass-palette.png") });
+  await page.keyboard.press("Enter");
+
+  await page.locator(".tab", { hasText: "FX pass: relu_to_sigmoid on TinyNet" }).waitFor({ timeout: TRACE_TIMEOUT });
+  const graph = graphView();
+  await waitOrExplain(graph.locator('svg#graph g.node.change-retargeted[data-id="relu"]'), TRACE_TIMEOUT);
+  assert.match(await graph.locator("#pass .verdict-changes-results").textContent(), /changes results/);
+  // the proof's table keeps its SQNR column
+  assert.deepEqual(await graph.locator("#pass table.outputs th").allTextContents(), ["output", "equal", "max |diff|", "SQNR dB", "largest at"]);
+  await page.screenshot({ path: artifact("code-server-pass-palette-preview.png") });
 });

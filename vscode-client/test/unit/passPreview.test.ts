@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { passGraphReport, PassPreview, passProblem, passTarget, runPassArguments } from "../../src/core/passPreview";
+import {
+  changeWords, classPicks, parsePassChoices, passGraphReport, passPicks, PassPreview, passProblem, passTarget, runPassArguments,
+} from "../../src/core/passPreview";
 
 test("the code action's runPass arguments name what the view runs", () => {
   assert.deepEqual(passTarget(["file:///m.py", "TinyNet", "fuse-linear-relu", "file:///m.py", true]),
@@ -37,5 +39,45 @@ test("a failed run's message is what the view shows", () => {
     "no pass 'x': mark a function `# fxlens: pass`");
   assert.equal(passProblem(null), "the server returned no pass preview");
   const failed = passGraphReport({ ...preview, report: { ...preview.report!, ok: false } });
-  assert.match(failed.message ?? "", /dead-code failed on TinyNet/);
+  assert.match(failed.message ?? "", /dead-code failed on TinyNet: see the problems listed under the toolbar/);
+});
+
+const choices = parsePassChoices({
+  classes: [{ name: "Encoder", runnable: true, why: "" }, { name: "Needs", runnable: false, why: "fxlens cannot build Needs: …" },
+    { name: "Head", runnable: true, why: "" }, { runnable: true }],
+  passes: [{ name: "fuse-linear-relu", kind: "builtin", what: "fuse each Linear and ReLU", passUri: "file:///m.py", file: "" },
+    { name: "fold_bn", kind: "user", what: "", passUri: "file:///passes.py", file: "passes.py" }, { name: "no-uri" }],
+});
+
+test("the palette's server answer keeps only well-formed classes and passes", () => {
+  assert.deepEqual(choices.classes.map((c) => c.name), ["Encoder", "Needs", "Head"]);
+  assert.deepEqual(choices.passes.map((p) => p.name), ["fuse-linear-relu", "fold_bn"]);
+  assert.deepEqual(parsePassChoices(null), { classes: [], passes: [] });
+});
+
+test("the class pick puts the class at the cursor first and the unbuildable ones last, saying why", () => {
+  const { items, problem } = classPicks(choices, "Head");
+  assert.equal(problem, undefined);
+  assert.deepEqual(items.map((i) => [i.label, i.description]), [["Head", "at the cursor"], ["Encoder", undefined], ["Needs", "cannot be built"]]);
+  assert.equal(items[2].value.why, "fxlens cannot build Needs: …");
+  assert.match(classPicks({ classes: [], passes: [] }, undefined).problem ?? "", /no Module class has been traced/);
+  const none = classPicks({ classes: [choices.classes[1]], passes: [] }, undefined);
+  assert.deepEqual(none.items, []);
+  assert.match(none.problem ?? "", /no class of this file can be built to run a pass on: fxlens cannot build Needs/);
+});
+
+test("the pass pick says where each pass comes from", () => {
+  assert.deepEqual(passPicks(choices).map((p) => [p.label, p.description, p.detail, p.value.passUri]),
+    [["fuse-linear-relu", "built-in", "fuse each Linear and ReLU", "file:///m.py"], ["fold_bn", "passes.py", undefined, "file:///passes.py"]]);
+});
+
+test("a change reads as the markdown preview says it: a node that stays is not replaced", () => {
+  assert.equal(changeWords({ change: "added", name: "mul", op: "call_function", target: "torch.mul", replaces: [], took_users_of: ["conv"] }),
+    "call_function[torch.mul], taking over the users of conv");
+  assert.equal(changeWords({ change: "added", name: "f", op: "call_module", target: "f", replaces: ["fc1", "relu"] }),
+    "call_module[f], in place of fc1, relu");
+  assert.equal(changeWords({ change: "changed", name: "conv", op: "call_module", target: "conv (Conv2d)", detail: "module replaced: weight, bias changed", line: 18 }),
+    "call_module[conv (Conv2d)] (line 18) — module replaced: weight, bias changed");
+  assert.equal(changeWords({ change: "retargeted", name: "relu", op: "call_function", target: "torch.clamp", before: "call_function[torch.relu]" }),
+    "call_function[torch.relu] → call_function[torch.clamp]");
 });

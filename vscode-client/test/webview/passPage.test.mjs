@@ -1,5 +1,6 @@
 // The graph page showing a pass preview, fed real fxlens.runPass payloads of the lesson's TinyNet
-// (fc1 → relu → fc2): the graph after the pass with its changes marked, the verdict and diff beside.
+// (fc1 → relu → fc2) and of a conv → batch norm block: the graph after the pass with its changes marked,
+// the verdict and diff beside, the proof's table whole in a half-width panel.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -17,6 +18,10 @@ before(async () => {
   execFileSync(PYTHON, [join(CLIENT_DIR, "test/fixtures/make_pass_payload.py"), join(CLIENT_DIR, "../tests/fixtures/passes/tinynet.py"),
     "TinyNet", out, "fuse-linear-relu", "relu_to_sigmoid"], { stdio: ["ignore", "ignore", "inherit"] });
   payloads = JSON.parse(readFileSync(out, "utf8"));
+  const convOut = out.replace(/\.json$/, "-conv.json");
+  execFileSync(PYTHON, [join(CLIENT_DIR, "test/fixtures/make_pass_payload.py"), join(CLIENT_DIR, "../tests/fixtures/passes/conv_bn.py"),
+    "ConvBlock", convOut, "fold_batchnorm", "scale_conv_output"], { stdio: ["ignore", "ignore", "inherit"] });
+  Object.assign(payloads, JSON.parse(readFileSync(convOut, "utf8")));
   view = await openPage({ width: 1300, height: 800 });
 });
 
@@ -72,7 +77,41 @@ test("a pass that changes results is marked so, with the retargeted node", async
   assert.equal(await page.locator('g.node.change-retargeted[data-id="relu"]').count(), 1);
   assert.equal(await page.locator("g.node.change-added, g.node.change-removed").count(), 0);
   assert.match(await page.locator("#pass .verdict-changes-results").textContent(), /changes results/);
-  assert.match(await page.locator("#pass").textContent(), /max abs diff/);
+  assert.match(await page.locator("#pass").textContent(), /max \|diff\|/);
+});
+
+test("a folded batch norm marks the conv it changed; a node inserted after the conv takes over its users, not its place", async () => {
+  const { page } = view;
+  await showPass(payloads["fold_batchnorm"]);
+  assert.equal(await page.locator('g.node.change-changed[data-id="conv"]').count(), 1);
+  assert.equal(await page.locator('g.node.change-removed[data-id="bn"]').count(), 1);
+  assert.match(await page.locator("#pass li.change-changed").textContent(), /changed conv: call_module\[conv \(Conv2d\)\] \(line 18\) — module replaced: weight, bias changed/);
+  await showPass(payloads["scale_conv_output"]);
+  const added = await page.locator("#pass li.change-added").textContent();
+  assert.match(added, /added mul: call_function\[torch\.mul\] \(line 18\), taking over the users of conv/);
+  assert.doesNotMatch(added, /in place of/);
+  assert.equal(await page.locator('g.node[data-id="conv"]:not([class*="change-"])').count(), 1, "the conv stays, unmarked");
+});
+
+test("in a half-width panel the proof table keeps its five columns, the last one inside the pane", async () => {
+  const { page } = view;
+  await page.setViewportSize({ width: 700, height: 800 });
+  await showPass(payloads["fold_batchnorm"]);
+  const pane = page.locator("#pass");
+  const heads = await pane.locator("table.outputs th").allTextContents();
+  assert.deepEqual(heads, ["output", "equal", "max |diff|", "SQNR dB", "largest at"]);
+  const box = await pane.boundingBox();
+  const cells = await pane.locator("table.outputs th, table.outputs td").evaluateAll((all) => all.map((c) => {
+    const r = c.getBoundingClientRect();
+    return { text: c.textContent, right: r.right };
+  }));
+  for (const cell of cells) {
+    assert.ok(cell.right <= box.x + box.width, `"${cell.text}" ends at ${cell.right}, past the pane's ${box.x + box.width}`);
+  }
+  assert.match(await pane.locator("table.outputs td").nth(3).textContent(), /^\d+(\.\d+)?$/, "the SQNR of a close result is a number");
+  assert.ok(await pane.evaluate((p) => p.scrollWidth <= p.clientWidth), "the pane does not scroll sideways");
+  await page.screenshot({ path: artifact("webview-pass-half-width.png") });
+  await page.setViewportSize({ width: 1300, height: 800 });
 });
 
 test("Back to the graph asks for the class's own graph; a plain report hides the pane", async () => {

@@ -46,11 +46,12 @@ class Analysis(Building):
     def __init__(self, path: str, text: str, levels: list[str], execution: str,
                  classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
                  roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None,
-                 pass_request: Optional[dict] = None, notes: bool = True) -> None:
+                 pass_request: Optional[dict] = None, notes: bool = True, surface: str = "editor") -> None:
         self.path = os.path.abspath(path)
         # a graph pass to run on the one class asked for (worker/passes): instead of tracing the levels
         self.pass_request = pass_request if isinstance(pass_request, dict) else None
         self.roots = roots or []  # importable folders (workspace folders)
+        self.surface = surface  # "editor" | "cli": whose words a fix uses
         self.calls_elsewhere = elsewhere.Index()  # the calls of the class's package's other files (read once)
         self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
         self.text = text
@@ -84,7 +85,8 @@ class Analysis(Building):
         return cls(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
                    request.get("execution", "safe"), request.get("classes"), request.get("first"),
                    request.get("known"), request.get("roots"), request.get("buffers"),
-                   request.get("pass"), notes=request.get("notes", True) is not False)
+                   request.get("pass"), notes=request.get("notes", True) is not False,
+                   surface="cli" if request.get("surface") == "cli" else "editor")
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -115,7 +117,7 @@ class Analysis(Building):
             return self.report
         except BaseException as error:  # anything the user's top level raises
             self.report.diagnostics.append(bound_diagnostic(classify(error, self.path, self.lines, "load", None,
-                                                                     whole_line(1, self.lines))))
+                                                                     whole_line(1, self.lines), self.surface)))
             return self.report
         self.report.diagnostics += [stand_in_diagnostic(s, loaded.tree, self.lines) for s in loaded.stand_ins]
         self.functions = qualnames_by_line(loaded.tree)

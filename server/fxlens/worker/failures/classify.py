@@ -177,14 +177,16 @@ def import_chain(exc: ImportError, path: str) -> str:
 
 
 def classify(exc: BaseException, path: str, lines: list[str], stage: str, level: Optional[str],
-             fallback_span: Span) -> Diagnostic:
+             fallback_span: Span, surface: str = "editor") -> Diagnostic:
     """One error diagnostic for `exc`, at the innermost line of `path` that led to it (the class line,
     or what a rule knows better, when no frame of `path` was running).
 
-    `stage` is what was going on ("construction", "inputs", "trace", "load")."""
+    `stage` is what was going on ("construction", "inputs", "trace", "load"); `surface` where the fix is
+    read ("editor" or "cli"), whose words it uses."""
     frames = user_frames(exc, path)
     span = span_of(*frames[-1], lines) if frames else fallback_span
     failure = _failure(exc, path, lines, stage, level, span.line, fallback_span.line)
+    failure.surface = surface
     rule = next((r for r in RULES if r.matches(failure)), None)
     if rule is not None:
         fields = failure.fields()

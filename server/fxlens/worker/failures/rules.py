@@ -37,6 +37,7 @@ class Failure:
     library_class: str = ""  # the class of `self` there ("Rearrange")
     proxy_involved: bool = False  # a torch.fx Proxy met code that needs a real value
     methods: list[str] = field(default_factory=list)  # the traced class's own methods (for no-forward)
+    surface: str = "editor"  # where the fix is read: "editor" or "cli" (see WHERE)
 
     def has(self, *needles: str) -> bool:
         return any(n in self.text for n in needles)
@@ -238,6 +239,16 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+# how a reader puts a fix into effect, in the words of where they read it: the editor's folders and settings,
+# the CLI's current directory and flags
+WHERE = {
+    "editor": {"roots": "the workspace folders and their `src/`", "from_root": "open your project's root folder in the editor",
+               "python": "the `fxlens.python` setting"},
+    "cli": {"roots": "the current directory and its `src/`", "from_root": "run fxlens from your project's root",
+            "python": "`--python`"},
+}
+
+
 def fallback(f: Failure) -> tuple[str, str, str]:
     """(category, explanation, fix) when no rule knows the error: say what raised and where."""
     inside = f" inside {f.library} code ({f.library_where})" if f.library else ""
@@ -249,10 +260,11 @@ def fallback(f: Failure) -> tuple[str, str, str]:
                 "Add a `# fxlens: MyModule(args)(torch.randn(...))` comment above the class with inputs this "
                 "forward accepts.")
     if f.stage == "load" and f.has("ModuleNotFoundError", "ImportError"):
+        words = WHERE.get(f.surface, WHERE["editor"])
         return ("load", f"Importing what the file needs raised {f.text.split(':')[0]}{inside}.",
-                "fxlens imports your file as Python would from the workspace folders (for the CLI: the current "
-                "directory) and their src/: open or run it from your project's root, or install the missing "
-                "package in the interpreter fxlens uses (fxlens.python, --python).")
+                f"fxlens imports your file as Python would from {words['roots']}: "
+                f"{words['from_root']}, or install the missing package in the interpreter fxlens uses "
+                f"({words['python']}).")
     if f.stage == "load":
         return ("load", f"Running the file's definitions raised {f.text.split(':')[0]}{inside}.",
                 "Fix the error at this line; fxlens runs the file's imports and definitions before tracing.")

@@ -20,6 +20,7 @@ from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
 from torch.utils import _pytree as pytree
 
 from fxlens.report import LevelResult, Node, Span
+from fxlens.units import bytes_text
 from fxlens.worker.levels import devices
 from fxlens.worker.levels import aten as trace_aten
 from fxlens.worker.failures.classify import classify, message_text
@@ -116,10 +117,6 @@ def _link_by_seq_nr(fx_graphs: list[Any], nodes: list[Node]) -> None:
             node.function, node.scope = source.function, source.scope
 
 
-def _kb(count: int) -> str:
-    return f"{count} B" if count < 1024 else f"{count / 1024:.1f} KB"
-
-
 def _failed(diagnostic: Any, started: float) -> LevelResult:
     diagnostic.level = LEVEL
     return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
@@ -189,7 +186,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     computing = [n for n in nodes if n.op not in ("placeholder", "output")]
     unlinked = sum(1 for n in computing if n.line is None)
     notes = [f"backward of {loss.reduced}" if loss.reduced else "backward of the module's scalar output",
-             f"saves {len(saved)} value{'s' if len(saved) != 1 else ''} for backward, {_kb(total)} at the example size"]
+             f"saves {len(saved)} value{'s' if len(saved) != 1 else ''} for backward, {bytes_text(total)} at the example size"]
     if unlinked:
         notes.append(f"{unlinked} node{'s' if unlinked != 1 else ''} map to no line of this file (torch carries "
                      f"no stack trace or seq_nr link to one: the loss fxlens adds, its gradient, library code)")

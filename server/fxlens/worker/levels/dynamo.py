@@ -5,6 +5,10 @@ Dynamo runs the module's Python for real, so a break's eager tail (the `if` on a
 values: where meta tensors cannot run it, devices.run retries on small real CPU tensors. Not on fake
 tensors: measured on torch 2.13, explain under a FakeTensorMode loses the graphs after an `.item()` break
 (1 graph, 0 breaks where real tensors give 2 graphs, 1 break).
+
+Free sizes (B, T) are named as the other levels name them: from a second run on grown inputs (values.grow),
+beside this process, whose sizes are compared node by node. Not from dynamic shapes: torch.compile's first
+compile is static, and a dynamic capture adds SymInt inputs and size nodes the user's graph does not have.
 """
 from __future__ import annotations
 
@@ -21,10 +25,11 @@ import torch
 from fxlens.report import Diagnostic, LevelResult, Node, Span
 from fxlens.worker.levels import devices
 from fxlens.worker.levels import graph_breaks
-from fxlens.worker.failures.classify import classify, whole_line
+from fxlens.worker.failures.classify import classify, message_text, whole_line
 from fxlens.worker.levels.aten import innermost_user_line
+from fxlens.worker.levels.beside import Beside, Lost
 from fxlens.worker.levels.fx import target_text
-from fxlens.worker.levels.values import SampledSizes, describe
+from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow, plain_sizes, twin_of
 
 LEVEL = "dynamo"
 KINDS = ("meta", "cpu")  # see above: fake tensors undercount graphs and breaks
@@ -103,12 +108,23 @@ def _function(name: str) -> str:
     return match.group("name") if match else name
 
 
-def nodes_of(graphs: list[Any], path: str, lines: list[str]) -> list[Node]:
+def _value(n: Any) -> Any:
+    return n.meta.get("example_value", n.meta.get("val"))
+
+
+def _signature(graph_module: Any) -> list:
+    return [[n.name, n.op, target_text(n)] for n in graph_module.graph.nodes]
+
+
+def nodes_of(graphs: list[Any], path: str, lines: list[str], names: Optional[SampledSizes] = None,
+             twins: Optional[list[dict[str, Any]]] = None) -> list[Node]:
+    """`twins[i]`: graph i's node values in the run on grown inputs, by name, which `names` reads sizes from."""
     result = []
+    names = names or SampledSizes({})
     for index, graph_module in enumerate(graphs):
+        twin = twins[index] if twins is not None and index < len(twins) else {}
         for n in graph_module.graph.nodes:
-            value = n.meta.get("example_value", n.meta.get("val"))
-            shape, dtype, text = describe(value, SampledSizes({}))
+            shape, dtype, text = describe(_value(n), names, twin.get(n.name))
             entry = Node(name=n.name, op=n.op, target=target_text(n), num_users=len(n.users),
                          users=[u.name for u in n.users], text=n.format_node() or "", shape=shape, dtype=dtype,
                          value=text, graph=index)
@@ -199,11 +215,12 @@ def _diagnostic(found: _Break) -> Diagnostic:
                       level=LEVEL, gb_id=entry.gb_id, hints=entry.hints)
 
 
-def _explained(example: Any, start: str) -> devices.Ran:
-    """explain's run from `start` (meta, or real CPU tensors when the forward reads values). A module too
-    large for the CPU whose code only mixes in CPU tensors it makes (`torch.arange(T)`, no value read)
-    runs on fake CPU tensors: measured on torch 2.13, their graphs and breaks are the real CPU run's."""
-    call = (example.inputs, example.kwargs)
+def _explained(example: Any, start: str, call: Optional[tuple] = None) -> devices.Ran:
+    """explain's run from `start` (meta, or real CPU tensors when the forward reads values), on the example's
+    inputs or `call` (args, kwargs). A module too large for the CPU whose code only mixes in CPU tensors it
+    makes (`torch.arange(T)`, no value read) runs on fake CPU tensors: measured on torch 2.13, their graphs
+    and breaks are the real CPU run's."""
+    call = call if call is not None else (example.inputs, example.kwargs)
     step = lambda m, inputs: explain(m, *inputs)  # noqa: E731
     try:
         return devices.run(step, example.instance, call, start, getattr(example, "rebuild", None), kinds=KINDS)
@@ -213,6 +230,35 @@ def _explained(example: Any, start: str) -> devices.Ran:
         ran = devices.run(step, example.instance, call, "fake", kinds=("fake",))
         ran.reason = f"{limit.summary}: ran on fake tensors instead"
         return ran
+
+
+def _grown_explained(example: Any, start: str, free: list) -> Beside:
+    """explain's run on the inputs with B doubled and T tripled, beside this process: each graph's signature
+    and its nodes' sizes, as plain data."""
+    def summary() -> dict:
+        try:
+            graphs = _explained(example, start, example.unflat(grow(example.flat(), free))).value.graphs
+        except Exception as error:  # noqa: BLE001  e.g. a size check the grown sizes fail: said in the note
+            return {"error": message_text(error)}
+        return {"graphs": [{"signature": _signature(g), "sizes": {n.name: plain_sizes(_value(n)) for n in g.graph.nodes}}
+                           for g in graphs]}
+
+    return Beside(summary)
+
+
+def _twins(graphs: list[Any], grown: Beside) -> tuple[list[dict[str, Any]], str]:
+    """Each graph's node values in the grown run, by name; a graph the grown run captured otherwise has none."""
+    try:
+        found = grown.result()
+    except Lost:
+        return [], "sizes are the example's (the process running larger batch/sequence sizes died)"
+    if "error" in found:
+        return [], f"sizes are the example's (running with larger batch/sequence sizes failed: {found['error']})"
+    twins = [{name: twin_of(sizes) for name, sizes in other["sizes"].items()}
+             if other["signature"] == _signature(graph) else {} for graph, other in zip(graphs, found["graphs"])]
+    if len(found["graphs"]) != len(graphs) or not all(twins):
+        return twins, "some sizes are the example's (larger batch/sequence sizes give different graphs)"
+    return twins, ""
 
 
 # The breaks are counted from every break reason dynamo records, not explain's `graph_break_count`, which
@@ -225,17 +271,25 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: dynamo runs the forward on them")
     start = "cpu" if reads_values(fx) and devices.fits_on_cpu(example.instance) else "meta"
+    free = example.dims if example.dims and any(example.dims) else None
+    grown = _grown_explained(example, start, free) if free else None
     try:
         ran = _explained(example, start)
     except Exception as error:
+        if grown is not None:
+            grown.cancel()
         diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
         diagnostic.level = LEVEL
         return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     devices.note(example.build, ran)
     explained = ran.value
+    twins, note, names = [], "", SampledSizes({})
+    if grown is not None:
+        twins, note = _twins(explained.graphs, grown)
+        names = SampledSizes(free_sizes(example.flat(), free))
     found = _breaks(explained.reasons, explained.logged, path, lines, class_span)
     diagnostics = [_diagnostic(b) for b in found]
     code = "\n".join(f"# graph {i}\n{g.code.strip()}\n" for i, g in enumerate(explained.graphs))
-    return LevelResult(LEVEL, True, nodes_of(explained.graphs, path, lines), diagnostics, code,
-                       time.perf_counter() - started, graphs=explained.graph_count,
+    return LevelResult(LEVEL, True, nodes_of(explained.graphs, path, lines, names, twins), diagnostics, code,
+                       time.perf_counter() - started, note, graphs=explained.graph_count,
                        breaks=sum(b.count for b in found))

@@ -106,3 +106,26 @@ def describe(value: Any, names: Any, other: Any = None) -> tuple[Optional[list],
     if isinstance(value, (int, float, bool)):
         return None, None, f"{type(value).__name__} {value}"
     return None, None, type(value).__name__
+
+
+def plain_sizes(value: Any) -> Any:
+    """Plain data for a traced value of a run with grown inputs, only its sizes (tensors, ints, tuples): what
+    a process beside sends back for `twin_of` to compare with."""
+    if isinstance(value, torch.Tensor):
+        # a size known only at run time (`u0` from `.item()`) has no grown twin to compare with
+        sizes = [s.node.expr if isinstance(s, torch.SymInt) else s for s in value.shape]
+        return {"shape": [int(s) for s in sizes]} if all(getattr(s, "is_number", True) for s in sizes) else None
+    if isinstance(value, (tuple, list)):
+        return [plain_sizes(item) for item in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def twin_of(sizes: Any) -> Any:
+    """Back from plain_sizes's data to something `describe` compares with (a meta tensor allocates nothing)."""
+    if isinstance(sizes, dict):
+        return torch.empty(sizes["shape"], device="meta")
+    if isinstance(sizes, list):
+        return tuple(twin_of(item) for item in sizes)
+    return sizes

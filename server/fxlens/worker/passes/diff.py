@@ -1,10 +1,12 @@
-"""Before → after: node counts by opcode, the nodes removed / added / retargeted, the printouts' diff."""
+"""Before → after: node counts by opcode, the nodes removed / added / retargeted / changed, the printouts' diff."""
 from __future__ import annotations
 
 import difflib
 import sys
 from collections import Counter
+from typing import Any, Optional
 
+import torch
 import torch.fx as fx
 
 from fxlens.pass_report import NodeChange
@@ -60,7 +62,56 @@ def _spanned(change: NodeChange, node: Node | None) -> NodeChange:
     return change
 
 
-def changes(before: fx.GraphModule, after: fx.GraphModule) -> list[NodeChange]:
+def _tensors(value: Any) -> dict[str, Any]:
+    """A module's parameters and buffers by name, or a tensor attribute as one unnamed entry."""
+    if isinstance(value, torch.nn.Module):
+        return {**dict(value.named_parameters()), **dict(value.named_buffers())}
+    return {"": value} if isinstance(value, torch.Tensor) else {}
+
+
+def _same(a: Any, b: Any) -> Optional[bool]:
+    """Whether two tensors hold the same values; None when that cannot be known (meta tensors)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.device.type == "meta" or b.device.type == "meta":
+        return None
+    return torch.equal(a.detach().cpu(), b.detach().cpu())
+
+
+def _names(names: list[str], verb: str) -> str:
+    return f"{', '.join(names)} {verb}" if names else ""
+
+
+def held_values(gm: fx.GraphModule) -> dict[str, Any]:
+    """What the call_module and get_attr nodes of `gm` reach, kept before a pass runs on it: after it,
+    `changes` tells a module the pass replaced (another object under the same name) from one it kept."""
+    return {str(node.target): _reached(gm, node) for node in gm.graph.nodes if node.op in ("call_module", "get_attr")}
+
+
+def _reached(gm: fx.GraphModule, node: fx.Node) -> Any:
+    value: Any = gm
+    for part in str(node.target).split("."):
+        value = getattr(value, part, None)
+    return value
+
+
+def module_change(before: Any, after: Any, replaced: bool) -> str:
+    """What a pass changed in what one node reaches (its module, or a tensor attribute), in words;
+    "" when nothing did. Values are compared where they are real (a meta module has only shapes)."""
+    old, new = _tensors(before), _tensors(after)
+    same = {name: _same(old[name], new[name]) for name in old if name in new}
+    parts = [_names([n for n in new if n not in old], "added"),
+             _names([n or "value" for n, equal in same.items() if equal is False], "changed"),
+             _names([n for n in old if n not in new], "removed")]
+    said = "; ".join(p for p in parts if p)
+    # another object whose values cannot be compared (meta) is said to be replaced; one equal to the old, not
+    if replaced and (said or None in same.values()):
+        return "module replaced" + (f": {said}" if said else "")
+    return said
+
+
+def changes(before: fx.GraphModule, after: fx.GraphModule, held: Optional[dict[str, Any]] = None) -> list[NodeChange]:
+    """`held`: held_values of the graph module the pass ran on, taken before it ran."""
     old = {node.name: node for node in before.graph.nodes}
     new = {node.name: node for node in after.graph.nodes}
     old_nodes = {n.name: n for n in report_nodes(before, {})}
@@ -75,16 +126,24 @@ def changes(before: fx.GraphModule, after: fx.GraphModule) -> list[NodeChange]:
         if (now_op, now_target) != (op, target):
             found.append(_spanned(NodeChange("retargeted", name, now_op, now_target, before=f"{op}[{target}]"),
                                   old_nodes.get(name)))
+        elif op in ("call_module", "get_attr") and new[name].target == node.target:
+            now = _reached(after, new[name])
+            replaced = held is not None and str(node.target) in held and held[str(node.target)] is not now
+            detail = module_change(_reached(before, node), now, replaced)
+            if detail:
+                found.append(_spanned(NodeChange("changed", name, op, target, detail=detail), old_nodes.get(name)))
     for name, node in new.items():
         if name in old:
             continue
         op, target = _what(after, node)
-        replaces = [n for n in replaced_names(node) if n in old]
-        change = NodeChange("added", name, op, target, replaces=replaces, how="from_node" if replaces else "name")
+        sources = [n for n in replaced_names(node) if n in old]
+        replaces, took = [n for n in sources if n not in new], [n for n in sources if n in new]
+        change = NodeChange("added", name, op, target, replaces=replaces, took_users_of=took,
+                            how="from_node" if sources else "name")
         # where the user's code made it: its own span, else that of what it replaces, else of its input
         # (an observer watches the value of the line before it)
         spanned = new_nodes.get(name)
-        for other in [*replaces, *(str(a) for a in node.all_input_nodes)]:
+        for other in [*sources, *(str(a) for a in node.all_input_nodes)]:
             if spanned is not None and spanned.line is not None:
                 break
             spanned = old_nodes.get(other) or new_nodes.get(other)

@@ -120,6 +120,7 @@ def run(request: dict, target: Target) -> PassReport:
     work = copy.deepcopy(original)
     if inputs is not None:
         work.meta[quantize.EXAMPLE_INPUTS] = proof.draw(inputs, torch.Generator().manual_seed(proof.SEED))
+    held = diff.held_values(work)  # what its nodes reach: a module the pass replaces is another object after
     try:
         with recording(work, info.name):
             returned = pass_fn(work)
@@ -141,7 +142,7 @@ def run(request: dict, target: Target) -> PassReport:
                                   "Call `gm.graph.lint()` at the end of the pass to see where it breaks."))
         return _timed(_before_only(report, original), started)
     result.recompile()
-    _fill(report, original, result)
+    _fill(report, original, result, held)
     report.ok = True
     if not report.changes and report.diff == "":
         report.diagnostics.append(user.diagnostic(where, "hint", "pass-no-change", f"the pass `{info.name}` changes "
@@ -170,11 +171,11 @@ def _proved(original: fx.GraphModule, result: fx.GraphModule, inputs: tuple, inf
     return found
 
 
-def _fill(report: PassReport, original: fx.GraphModule, result: fx.GraphModule) -> None:
+def _fill(report: PassReport, original: fx.GraphModule, result: fx.GraphModule, held: dict[str, Any]) -> None:
     report.counts_before, report.counts_after = diff.counts(original), diff.counts(result)
     report.nodes_before = diff.report_nodes(original, {})
     report.nodes_after = diff.report_nodes(result, {n.name: n for n in report.nodes_before})
-    report.changes = diff.changes(original, result)
+    report.changes = diff.changes(original, result, held)
     report.diff = diff.printout_diff(original, result)
     report.code_after = result.code
 

@@ -1,8 +1,8 @@
 """Byte counts as a person reads them: `448 B`, `2.71 KB`, `481 MB`, `1.20 GB` (3 significant digits, binary
-units as torch's memory tools use). A note that read "492084.3 KB" made the reader do the division."""
-from __future__ import annotations
+units as torch's memory tools use). A note that read "492084.3 KB" made the reader do the division.
 
-import re
+Stdlib only, shared: the worker writes sizes into its notes with it, the renderers into lenses and hovers."""
+from __future__ import annotations
 
 _UNITS = ("KB", "MB", "GB", "TB")
 
@@ -20,11 +20,3 @@ def bytes_text(count: float) -> str:
         if float(text) < 1000 or index == len(_UNITS) - 1:
             return f"{text} {unit}"
     raise AssertionError("unreachable")
-
-
-_KB_NUMBER = re.compile(r"\b(\d+(?:\.\d+)?) KB\b")
-
-
-def readable_sizes(text: str) -> str:
-    """Rewrites every `<number> KB` in a text (a level's note) with bytes_text."""
-    return _KB_NUMBER.sub(lambda m: bytes_text(float(m.group(1)) * 1024), text)
