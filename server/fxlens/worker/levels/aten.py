@@ -18,7 +18,7 @@ from fxlens.worker.levels import overloads
 from fxlens.worker.levels import specialise
 from fxlens.worker.failures.classify import classify, message_text, user_frames, whole_line
 from fxlens.worker.levels.fx import target_text
-from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow
+from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow, plain_sizes, twin_of
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
@@ -96,34 +96,12 @@ def nodes_of(ep: Any, path: str, lines: list[str], names: SampledSizes, twins: d
     return result
 
 
-def _sizes(value: Any) -> Any:
-    """Plain data for a node's value in the grown export: only its sizes matter (tensors, ints, tuples)."""
-    if isinstance(value, torch.Tensor):
-        # a size known only at run time (`u0` from `.item()`) has no grown twin to compare with
-        sizes = [s.node.expr if isinstance(s, torch.SymInt) else s for s in value.shape]
-        return {"shape": [int(s) for s in sizes]} if all(getattr(s, "is_number", True) for s in sizes) else None
-    if isinstance(value, (tuple, list)):
-        return [_sizes(item) for item in value]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return None
-
-
-def _twin(sizes: Any) -> Any:
-    """Back from plain data to something `describe` compares with (a meta tensor allocates nothing)."""
-    if isinstance(sizes, dict):
-        return torch.empty(sizes["shape"], device="meta")
-    if isinstance(sizes, list):
-        return tuple(_twin(item) for item in sizes)
-    return sizes
-
-
 def _signature(ep: Any) -> list:
     return [[n.name, n.op, target_text(n)] for n in ep.graph.nodes]
 
 
 def program_summary(ep: Any) -> dict:
-    return {"signature": _signature(ep), "sizes": {n.name: _sizes(n.meta.get("val")) for n in ep.graph.nodes}}
+    return {"signature": _signature(ep), "sizes": {n.name: plain_sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
 
 def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: str,
@@ -169,7 +147,7 @@ def twins_in(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
         return {}, f"sizes are the example's (exporting with larger batch/sequence sizes failed: {grown['error']})"
     if grown["signature"] != _signature(ep):
         return {}, "sizes are the example's (larger batch/sequence sizes give a different graph)"
-    return {name: _twin(sizes) for name, sizes in grown["sizes"].items()}, ""
+    return {name: twin_of(sizes) for name, sizes in grown["sizes"].items()}, ""
 
 
 def run(example: Any, path: str, lines: list[str], class_span: Span, programs: list[Optional[dict]],
