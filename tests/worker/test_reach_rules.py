@@ -206,3 +206,23 @@ def test_an_image_too_small_for_the_downsampling_is_guessed_larger_and_says_why(
     (image,) = volumes.find_class("DeepClassifier").build.inputs
     assert image.shape == ["B", 3, 64, 64]
     assert image.source == "first used by Conv2d, 64×64: smaller images vanish in its downsampling"
+
+
+@pytest.fixture(scope="module")
+def wrapped():
+    return _analyse(FIXTURES / "wrapped.py")
+
+
+@pytest.mark.parametrize("name,arguments", [
+    # a required Module argument: an instance of the annotated class, its own arguments guessed
+    ("TokenModel", "num_tokens=100, layers=LayerStack(dim=64, depth=2)"),
+    # **kwargs handed on to the base: its required `dim`, and the `depth` its assertion asks for by name
+    ("WideStack", "dim=64, depth=2"),
+])
+def test_wrappers_get_their_module_and_forwarded_arguments_and_trace_as_raw_torch(wrapped, name, arguments):
+    cls = wrapped.find_class(name)
+    assert (cls.build.how, cls.build.detail) == ("guessed", arguments)
+    assert cls.build.directive.startswith(f"{name}({arguments})(")
+    for level in ("fx", "aten"):
+        assert cls.levels[level].ok, cls.levels[level].diagnostics
+        assert reported(cls, level) == expected(FIXTURES / "wrapped.py", wrapped, cls, level)

@@ -159,7 +159,7 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
     """
     namespace = module.__dict__
     name = cls.__name__
-    required = _required_params(cls)
+    required = _required_params(cls) + guessing.forwarded(cls)
     if not required:
         return on_device(device, cls), Build("no-arguments", device=device, directive=f"{name}()")
     kwargs: dict[str, Any] = {}
@@ -206,7 +206,8 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
     fixed = {k: guessing.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
     try:
         made = guessing.guess(cls, required, fixed, _file_modules(module), source.node,
-                              lambda args, kw: on_device(device, lambda: cls(*args, **kw)))
+                              lambda args, kw: on_device(device, lambda: cls(*map(guessing.made, args),
+                                                                              **{k: guessing.made(v) for k, v in kw.items()})))
     except guessing.NoGuess as reason:
         missing = [f"`{p.name}`" for p in required if p.name not in kwargs]
         listed = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"

@@ -10,9 +10,12 @@ import ast
 import inspect
 import math
 import re
+import textwrap
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from functools import partial
+from typing import Any, Callable, Iterator, Optional
 
+import torch
 from torch import nn
 
 MAX_BUILDS = 12
@@ -147,6 +150,46 @@ class Option:
     text: str  # how the directive spells it
 
 
+@dataclass
+class Part:
+    """A module argument (`attn_layers: Encoder`), made when the instance is, on the device it is built on."""
+
+    make: Callable[[], nn.Module]
+
+
+def made(value: Any) -> Any:
+    """The value an option passes: a Part is built now."""
+    return value.make() if isinstance(value, Part) else value
+
+
+def _is_module_class(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, nn.Module) and annotation is not nn.Module
+
+
+def _module_options(annotation: Any, classes: list[type], nested: bool) -> list[Option]:
+    """For a parameter annotated with a Module class: an instance of it, or of a subclass in the file, with
+    guessed arguments of its own (one level deep)."""
+    if nested or not _is_module_class(annotation):
+        return []
+    options = []
+    for kind in [annotation, *(c for c in classes if issubclass(c, annotation) and c is not annotation)]:
+        try:
+            params = inspect.signature(kind).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        required = [p for p in params if p.default is inspect.Parameter.empty
+                    and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        try:
+            with torch.device("meta"):
+                found = guess(kind, required, {}, [], None, lambda args, kw, kind=kind: kind(*args, **kw), nested=True)
+        except NoGuess:
+            continue
+        options.append(Option(Part(partial(kind, *found.args, **found.kwargs)), found.expression))
+        if len(options) == 2:
+            break
+    return options
+
+
 def _annotation_text(annotation: Any) -> str:
     if annotation is inspect.Parameter.empty:
         return ""
@@ -190,9 +233,12 @@ def _literal_options(values: list[Any]) -> list[Option]:
     return [Option(v, repr(v)) for v in values]
 
 
-def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], classes: list[type]
-                ) -> list[Option]:
+def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], classes: list[type],
+                nested: bool = False) -> list[Option]:
     """Plausible values for one required parameter, best first; [] when nothing hints at one."""
+    modules = _module_options(param.annotation, classes, nested)
+    if modules:
+        return modules
     annotation = _annotation_text(param.annotation)
     kind = kind_of(param.name)
     parts = set(words(param.name))
@@ -262,6 +308,8 @@ class Guessed:
     instance: nn.Module
     arguments: dict[str, str]  # parameter -> the text of the value used
     expression: str  # `ViT(image_size=32, ...)`
+    args: tuple = ()  # the values it was built with
+    kwargs: dict = field(default_factory=dict)
 
 
 class NoGuess(Exception):
@@ -283,11 +331,11 @@ def satisfiable(cls: type) -> bool:
     siblings = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
     required = [p for p in params if p.default is inspect.Parameter.empty
                 and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    return all(options_for(p, Use(), siblings, []) for p in required)
+    return all(options_for(p, Use(), siblings, [], nested=True) or _is_module_class(p.annotation) for p in required)
 
 
 def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option], file_classes: list[type],
-          class_node: Optional[ast.ClassDef], build: Any) -> Guessed:
+          class_node: Optional[ast.ClassDef], build: Any, nested: bool = False, retries: int = 2) -> Guessed:
     """`build(kwargs)` makes the instance (on the device asked for); `fixed`: values already known
     (a config object of the file). Raises NoGuess with what was missing or the last error."""
     signature = inspect.signature(cls)
@@ -296,7 +344,8 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
     classes = [c for c in file_classes if c is not cls and satisfiable(c)]
     options: dict[str, list[Option]] = {}
     for param in required:
-        choices = [fixed[param.name]] if param.name in fixed else options_for(param, uses[param.name], siblings, classes)
+        choices = [fixed[param.name]] if param.name in fixed else options_for(param, uses[param.name], siblings,
+                                                                               classes, nested)
         if not choices:
             raise NoGuess(f"nothing says what `{param.name}` is")
         options[param.name] = choices
@@ -308,13 +357,54 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
         _fit_heads(combo, kinds, siblings)
         _fit_groups(combo, kinds, siblings)
         positional = [p.name for p in required if p.kind == p.POSITIONAL_ONLY]
+        args = [combo[n].value for n in positional]
+        kwargs = {n: o.value for n, o in combo.items() if n not in positional}
         try:
-            instance = build([combo[n].value for n in positional],
-                             {n: o.value for n, o in combo.items() if n not in positional})
+            instance = build(args, kwargs)
         except Exception as error:  # the user's constructor rejecting a guess is expected
             last = error
             continue
         texts = {n: o.text for n, o in combo.items()}
         spelled = [texts[n] for n in positional] + [f"{n}={t}" for n, t in texts.items() if n not in positional]
-        return Guessed(instance, texts, f"{cls.__name__}({', '.join(spelled)})")
+        return Guessed(instance, texts, f"{cls.__name__}({', '.join(spelled)})", tuple(args), kwargs)
+    named = _named_by(last, [*signature.parameters.values(), *forwarded(cls, required=False)], options)
+    if named is not None and retries:  # `depth` must be passed in: the error names what it wants
+        return guess(cls, [*required, named], fixed, file_classes, class_node, build, nested, retries - 1)
     raise NoGuess(f"no guess built it (last: {type(last).__name__}: {last})" if last else "no guess built it")
+
+
+def _named_by(error: Optional[BaseException], params: list[inspect.Parameter], given: dict) -> Optional[inspect.Parameter]:
+    """A parameter with a default that the constructor's error asks for by name (`depth` must be passed)."""
+    text = str(error) if error is not None else ""
+    for param in params:
+        if param.name not in given and param.default is not inspect.Parameter.empty and param.kind in (
+                param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY) and re.search(rf"[`'\"]{param.name}[`'\"]", text):
+            return param
+    return None
+
+
+def forwarded(cls: type, required: bool = True) -> list[inspect.Parameter]:
+    """The (required) parameters of the base class that `cls.__init__(..., **kwargs)` hands on to with
+    `super().__init__(..., **kwargs)` and does not pass itself (`SEResNet50(**kwargs)` -> SENet's
+    `spatial_dims`, `in_channels`), as keyword-only parameters."""
+    init = cls.__dict__.get("__init__")
+    try:
+        own = inspect.signature(init).parameters if init else {}
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init))) if init else None
+    except (TypeError, ValueError, OSError, SyntaxError):
+        return []
+    if tree is None or not any(p.kind == p.VAR_KEYWORD for p in own.values()):
+        return []
+    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "__init__" and any(k.arg is None for k in n.keywords)), None)
+    base = next((b for b in cls.__mro__[1:] if "__init__" in b.__dict__), None)
+    if call is None or base is None or base is nn.Module:
+        return []
+    passed = {k.arg for k in call.keywords if k.arg}
+    try:
+        theirs = list(inspect.signature(base.__init__).parameters.values())[1 + len(call.args):]
+    except (TypeError, ValueError):
+        return []
+    return [p.replace(kind=p.KEYWORD_ONLY) for p in theirs
+            if (p.default is inspect.Parameter.empty or not required)
+            and p.name not in passed and p.name not in own and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
