@@ -151,7 +151,7 @@ def test_unbuildable_class_gets_a_directive_hint_at_the_class_line(reports):
     assert not mystery.levels["fx"].ok
     (diagnostic,) = mystery.levels["fx"].diagnostics
     assert diagnostic.category == "construction" and diagnostic.line == 5
-    assert "needs thing" in diagnostic.message and "# fxlens: Mystery(" in diagnostic.fix
+    assert "needs `thing`, and nothing in the file or its package passes it" in diagnostic.message and "# fxlens: Mystery(" in diagnostic.fix
 
 
 def test_a_forward_no_layer_consumes_gets_a_small_float_tensor_labelled(reports):
