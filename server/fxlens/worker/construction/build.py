@@ -117,8 +117,13 @@ def _fewer_layers(config: Any) -> tuple[Any, dict[str, tuple[Any, Any]]]:
     small = elsewhere.shrunk(config, [])
     if small is config:
         return config, {}
-    return small, {k: (getattr(config, k), v) for k, v in vars(small).items()
-                   if k in elsewhere.LAYER_COUNTS and getattr(config, k) != v}
+    return small, {k: (getattr(config, k), v) for k, v in vars(small).items() if getattr(config, k, v) != v}
+
+
+def _change(field: str, before: Any, after: Any) -> str:
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)) and not isinstance(after, str):
+        return f"{field}: {len(after)} of {len(before)} entries"
+    return f"{field} {before} → {after}"
 
 
 def _keywords(fields: dict[str, tuple[Any, Any]]) -> str:
@@ -185,7 +190,7 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
     if len(kwargs) == len(required):
         described = ", ".join(f"{k}={type(v).__name__}({_keywords(shrunk.get(k, {}))})" for k, v in kwargs.items())
         ctor = f"{name}({described})" if all(spelled.values()) else ""
-        changes = ", ".join(f"{field} {before} → {after}" for k in kwargs
+        changes = ", ".join(_change(field, before, after) for k in kwargs
                             for field, (before, after) in shrunk.get(k, {}).items())
         detail = f"{name}({described})" + (f": {changes}" if changes else "")
         return on_device(device, lambda: cls(**kwargs)), Build("config", detail=detail, device=device,

@@ -142,6 +142,12 @@ def shrunk(value: Any, changes: list[str], name: str = "") -> Any:
     counts = {k: v for k, v in fields.items() if k in LAYER_COUNTS}
     if counts:
         shrunk_fields = {k: shrunk(v, changes, k) for k, v in counts.items()}
+        # one entry per layer (`layer_types` beside `num_hidden_layers`): as many as the layers left
+        per_layer = {old: new for k, old in counts.items() if isinstance(old, int) and not isinstance(old, bool)
+                     and isinstance(new := shrunk_fields[k], int) and new != old}
+        for key, item in fields.items():
+            if isinstance(item, (list, tuple)) and len(item) in per_layer and key not in shrunk_fields:
+                shrunk_fields[key] = type(item)(item[:per_layer[len(item)]])
         if any(shrunk_fields[k] is not counts[k] for k in counts):
             try:
                 clone = dataclasses.replace(value, **shrunk_fields) if dataclasses.is_dataclass(value) else copy.copy(value)

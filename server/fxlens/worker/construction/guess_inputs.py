@@ -204,7 +204,8 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
     if isinstance(layer, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)):
         layer = layer.self_attn
     if isinstance(layer, nn.MultiheadAttention):
-        e = layer.embed_dim
+        # the query is embed_dim wide; a key or value (`attn(q, context, context)`) kdim or vdim
+        e = {1: layer.kdim, 2: layer.vdim}.get(consumer.position[0], layer.embed_dim) if consumer else layer.embed_dim
         if layer.batch_first:
             return [Guess((BATCH, SEQUENCE, e), dims={0: "B", 1: "T"})]
         return [Guess((SEQUENCE, BATCH, e), dims={0: "T", 1: "B"})]

@@ -163,6 +163,25 @@ def _first_that_runs(instance: nn.Module, params: list[str], per_param: list[lis
     return found
 
 
+_MAX_CHOICES = 24
+
+
+def _choices(per_param: list[list[guess_inputs.Input]]) -> list[list[guess_inputs.Input]]:
+    """The guesses to try, one per parameter: all at the same rank index first (forward(x, y) usually wants
+    alike shapes), then, at each rank, one parameter at a time at its other ranks (`x` as (B, T, C) beside
+    a per-sample `t_emb` as (B, C))."""
+    ranks = range(max(len(o) for o in per_param))
+    alike = [[options[min(rank, len(options) - 1)] for options in per_param] for rank in ranks]
+    found, seen = [], set()
+    for chosen in alike + [[*base[:i], other, *base[i + 1:]] for base in alike
+                           for i, options in enumerate(per_param) if len(per_param) > 1 for other in options]:
+        key = tuple(map(id, chosen))
+        if key not in seen:
+            seen.add(key)
+            found.append(chosen)
+    return found[:_MAX_CHOICES]
+
+
 def _first_rank_that_runs(instance: nn.Module, params: list[str], per_param: list[list[guess_inputs.Input]],
                           start: str, rebuild: Optional[Callable[[], nn.Module]]) -> Inferred:
     # the leading parameters in forward's own order go by position, the others (keyword-only ones, a
@@ -172,9 +191,7 @@ def _first_rank_that_runs(instance: nn.Module, params: list[str], per_param: lis
     uncached = _without_cache(instance)
     last_error: Optional[BaseException] = None
     unconfirmed: Optional[Inferred] = None
-    # all parameters try the same rank index together (forward(x, y) usually wants alike shapes)
-    for rank_index in range(max(len(o) for o in per_param)):
-        chosen = [options[min(rank_index, len(options) - 1)] for options in per_param]
+    for chosen in _choices(per_param):
         made = [guess_inputs.make(value) for value in chosen]
         inputs = (tuple(made[:positional]), {**dict(zip(params[positional:], made[positional:])), **uncached})
         dims = [guess_inputs.dims_of(value) for value in chosen] + [None] * len(uncached)
