@@ -203,7 +203,6 @@ def test_a_policy_built_from_its_scripts_main_block(runs, rebuilt):
     _agrees_with_torch(rebuilt, key, "ActorCritic", "fx", levels["fx"])
 
 
-@pytest.mark.xfail(strict=True, reason=f"{POINT_4}: several tensor inputs (x, context, t_emb) at the aten level")
 def test_a_multi_input_forward_exports(runs, rebuilt):
     key = "diffuse/diffuse/blocks.py"
     levels = _class(runs, key, "CrossAttentionBlock")
