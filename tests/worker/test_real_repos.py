@@ -27,7 +27,6 @@ FILES = {model.key: model for model in CORPUS}
 RAW_TORCH = Path(__file__).with_name("raw_torch_corpus.py")
 
 POINT_3 = "#22 point 3: construction found across the workspace"
-POINT_4 = "#22 point 4: inputs for every forward"
 POINT_5 = "#22 point 5: a package __init__ importing a missing package"
 # duet's __init__ imports sentencepiece (not installed); these files never import it (#22 point 5): by path,
 # or through a stand-in for duet's __init__
