@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
+from fxlens import orphans
 from fxlens.engine.quarantine import Quarantine
 from fxlens.pass_report import PassReport, pass_from_json
 from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json, ladder_sorted
@@ -161,6 +162,9 @@ class WorkerClient:
             raise
         finally:
             code = await self.process.wait()
+            # a worker that was killed (a trace's shell, the system) handed its trace children, and what they
+            # started, up to this process when this process adopts orphans (cli.main): they end here
+            orphans.end_adopted_from_other_sessions()
             self.lost = [self._requests[i] for i, (f, _, _) in self._pending.items()
                          if i in self._requests and not f.done()]
             if self.lost:
