@@ -49,6 +49,9 @@ class TraceOptions:
     execution: str = "safe"
     timeout: float = 60.0
     memory_mb: int = 4096
+    # the class cost (parameters, FLOPs forward and backward: FlopCounterMode runs the class once more),
+    # for callers that show it (lenses, hovers, `fxlens graph`); `fxlens check` and `diff` never do
+    cost: bool = True
 
 
 OnClass = Callable[[ClassReport], None]
@@ -250,7 +253,7 @@ class WorkerClient:
                  known: Optional[dict[str, str]], roots: Optional[list[str]], buffers: Optional[dict[str, str]]) -> dict:
         return {"type": "trace", "path": os.path.abspath(path), "text": text,
                 "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
-                "memory_mb": options.memory_mb, "first": first, "classes": classes, "known": known or {},
+                "memory_mb": options.memory_mb, "cost": options.cost, "first": first, "classes": classes, "known": known or {},
                 "roots": [os.path.abspath(r) for r in roots or []],
                 "buffers": {os.path.abspath(p): t for p, t in (buffers or {}).items()}}
 
