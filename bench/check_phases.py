@@ -5,7 +5,10 @@ torch warm, one file after another, with a timer around each phase: loading the 
 with B doubled and T tripled (run here in this process instead of beside it, so that its time is its own),
 and the class cost (FlopCounterMode forward and backward). Sums over the tree, the median of `runs`.
 
-    python bench/check_phases.py [runs]   (prints JSON)
+    python bench/check_phases.py [runs] [--without-device-mode]   (prints JSON)
+
+`--without-device-mode` leaves out the missing-accelerator TorchFunctionMode every analysis runs under, to
+measure what it costs (the reports may then differ for code that asks for a GPU).
 """
 from __future__ import annotations
 
@@ -96,9 +99,23 @@ def _instrument(into: dict) -> None:
     _timed(aten.overloads, "add_flops", into, "aten: per-node FLOPs")
 
 
+def _without_the_device_mode() -> None:
+    """Only for measuring what it costs: the missing-accelerator TorchFunctionMode (construction/default_device)
+    left out, so that no torch call of the analysis goes through Python."""
+    from fxlens.worker.construction import default_device
+
+    @contextlib.contextmanager
+    def intercepted(path):
+        yield default_device.Asked(path)
+
+    default_device.intercepted = intercepted
+
+
 def one_run() -> dict:
     from fxlens.worker.analysis.analyse import Analysis
 
+    if "--without-device-mode" in sys.argv:
+        _without_the_device_mode()
     spent: dict = defaultdict(float)
     _instrument(spent)
     total = 0.0
@@ -119,12 +136,12 @@ def one_run() -> dict:
             "detail": {k: v for k, v in spent.items() if k not in PHASES}}
 
 
-def main(runs: int) -> dict:
+def main(runs: int, *options: str) -> dict:
     import subprocess
 
     measured = []
     for _ in range(runs):  # each run in a fresh process: the phases' first calls included, as in a check
-        done = subprocess.run([sys.executable, __file__, "--one"], capture_output=True, text=True, cwd=REPOS)
+        done = subprocess.run([sys.executable, __file__, "--one", *options], capture_output=True, text=True, cwd=REPOS)
         if done.returncode != 0:
             raise RuntimeError(done.stderr[-3000:])
         measured.append(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -134,8 +151,9 @@ def main(runs: int) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--one"]:
+    if sys.argv[1:2] == ["--one"]:
         sys.path[:0] = sorted({str((m.root / f).resolve()) for m in CORPUS for f in m.sys_path})
         print(json.dumps(one_run()))
     else:
-        print(json.dumps(main(int(sys.argv[1]) if len(sys.argv) > 1 else 3), indent=1))
+        numbers = [a for a in sys.argv[1:] if a.isdigit()]
+        print(json.dumps(main(int(numbers[0]) if numbers else 3, *[a for a in sys.argv[1:] if not a.isdigit()]), indent=1))
