@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Optional
 
-from fxlens import cli_pass
+from fxlens import cli_pass, orphans
 from fxlens.cli_files import CliError, load_error, read_file, syntax_error
 from fxlens.ci.check import add_arguments as add_check_arguments, run_check
 from fxlens.ci.diff import add_arguments as add_diff_arguments, run_diff
@@ -156,6 +156,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[list[str]] = None) -> int:
     args = parser().parse_args(argv)
+    # what a killed worker's traces leave comes up here, not to init, and ends when the worker does
+    # (engine/worker_client.py): every child of this process is fxlens's own
+    orphans.adopt()
     try:
         return args.run(args)
     except CliError as error:

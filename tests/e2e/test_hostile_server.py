@@ -169,17 +169,37 @@ async def test_killed_worker_is_restarted_and_the_trace_rerun(client: LanguageCl
     await recovered(client, doc)
 
 
+async def test_a_killed_worker_leaves_nothing_its_trace_started(tmp_path):
+    """The worker killed in the middle of a trace that started processes every way code does: the server
+    (their subreaper once the worker is gone) ends them all, and the restarted worker traces the file."""
+    token = uuid.uuid4().hex
+    lsp, worker, doc = await _server_with_a_trace_in_flight(tmp_path, token)
+    try:
+        os.kill(worker, signal.SIGKILL)
+        await doc.traced()  # the rerun in the restarted worker finds the marker and does not hang
+        assert errors(doc) == []
+        info = await command(lsp, "fxlens.debugInfo")
+        assert info["workerPid"] not in (None, worker)
+        assert leftovers(token, {server_pid(lsp), info["workerPid"]}) == []
+        await lsp.shutdown_session()
+        assert leftovers(token, set()) == []
+    finally:
+        await stop(lsp)
+
+
 # -- servers of their own: shutdown, SIGKILL, interpreters that cannot run the worker -------------
 
-async def _server_with_a_trace_in_flight(tmp_path: Path, token: str) -> tuple[LanguageClient, int]:
+async def _server_with_a_trace_in_flight(tmp_path: Path, token: str) -> tuple[LanguageClient, int, Doc]:
+    """A server whose trace hangs after starting processes every way code does (spawn_then_hang.py)."""
     lsp = await tracked(token).start()
     await start(lsp)
     marker = tmp_path / "started"
-    open_text(lsp, tmp_path / "once.py", HANGS_ONCE.format(marker=marker))
+    doc = open_text(lsp, tmp_path / "starter.py", fixture_text("spawn_then_hang.py", MARKER=str(marker)))
     await wait_for_file(marker)
     worker = (await command(lsp, "fxlens.debugInfo"))["workerPid"]
-    assert worker and len(processes_of(token, None)) >= 3  # server, worker, the hanging trace child
-    return lsp, worker
+    # server, worker, the hanging trace child and the 7 processes it started
+    assert worker and len(processes_of(token, None)) >= 10
+    return lsp, worker, doc
 
 
 async def _shut_down(lsp: LanguageClient) -> None:
@@ -201,7 +221,7 @@ async def _go_away(lsp: LanguageClient) -> None:
                          ids=["shutdown and exit", "SIGKILL of the server", "editor gone without shutdown"])
 async def test_the_editor_leaving_leaves_nothing_running(tmp_path, leave):
     token = uuid.uuid4().hex
-    lsp, _ = await _server_with_a_trace_in_flight(tmp_path, token)
+    lsp, _, _ = await _server_with_a_trace_in_flight(tmp_path, token)
     try:
         await leave(lsp)
         assert leftovers(token, set()) == []
@@ -287,3 +307,32 @@ async def test_execution_off_runs_nothing_at_all(client: LanguageClient, tmp_pat
         assert [m for m in markers.values() if Path(m).exists()] == []
     finally:
         await _configure(client)
+
+
+async def test_a_file_that_forks_sleepers_leaves_none_in_a_busy_server(tmp_path):
+    """The forking fixture (30 sleeping children, 15 in sessions of their own) in a server that has already
+    traced other files, among other traces in flight and edits that cancel its own: when everything is traced,
+    only the server and its worker (and its idle spare) are left."""
+    token = uuid.uuid4().hex
+    lsp = await tracked(token).start()
+    try:
+        await start(lsp)
+        earlier = [open_text(lsp, tmp_path / f"earlier{i}.py", GOOD) for i in range(3)]
+        for doc in earlier:
+            await doc.traced()
+        forker_text = fixture_text("fork_sleepers.py")
+        forker = open_text(lsp, tmp_path / "forker.py", forker_text)
+        busy = [open_text(lsp, tmp_path / f"busy{i}.py", GOOD) for i in range(3)]
+        for doc in earlier:  # edits of the earlier files, traced beside it
+            doc.change(GOOD + "\n")
+        for extra in range(1, 4):  # typing in the forker: each edit supersedes the trace in flight
+            forker.change(forker_text + "\n" * extra)
+        for doc in [forker, *busy, *earlier]:
+            await doc.traced()
+        assert errors(forker) == [] and any(lens.command.title.startswith("fx ") for lens in await forker.lenses())
+        worker = (await command(lsp, "fxlens.debugInfo"))["workerPid"]
+        assert leftovers(token, {server_pid(lsp), worker}) == []
+        await lsp.shutdown_session()
+        assert leftovers(token, set()) == []
+    finally:
+        await stop(lsp)

@@ -88,6 +88,15 @@ async def test_unbounded_native_recursion_is_at_its_line(worker, tmp_path):
     await recovered(worker, path, pid)
 
 
+async def test_a_million_deep_recursion_is_at_the_recursing_line(worker, tmp_path):
+    # times out while it recurses, or while fxlens reads its million-entry traceback (then the class line was
+    # named), or, on a fast machine, ends in RecursionError: the line is the recursing one every time
+    report, line, path, pid = await analyse(worker, tmp_path, "recursion_million.py")
+    (error,) = errors(report)
+    assert error.line == line and error.category in ("timeout", "recursion"), error
+    await recovered(worker, path, pid)
+
+
 async def test_closing_every_descriptor_does_not_stop_the_report(worker, tmp_path):
     report, _, path, pid = await analyse(worker, tmp_path, "close_fds.py")
     assert errors(report) == []

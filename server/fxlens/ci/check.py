@@ -78,7 +78,7 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     if args.jobs < 1:
         raise usage_error("-j/--jobs must be at least 1")
     levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
-    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout, surface="cli")
+    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout, surface="cli", cost=False)
     workspace = os.getcwd()
     files = files_to_check(args.paths, args.exclude, workspace)
     cache = CheckCache(None if args.no_cache else args.cache_dir)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
+from fxlens import orphans
 from fxlens.engine.quarantine import Quarantine
 from fxlens.pass_report import PassReport, pass_from_json
 from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json, ladder_sorted
@@ -50,6 +51,9 @@ class TraceOptions:
     memory_mb: int = 4096
     # where the report is read: "editor" or "cli", whose words a fix uses (a setting or a flag)
     surface: str = "editor"
+    # the class cost (parameters, FLOPs forward and backward: FlopCounterMode runs the class once more),
+    # for callers that show it (lenses, hovers, `fxlens graph`); `fxlens check` and `diff` never do
+    cost: bool = True
 
 
 OnClass = Callable[[ClassReport], None]
@@ -163,6 +167,9 @@ class WorkerClient:
             raise
         finally:
             code = await self.process.wait()
+            # a worker that was killed (a trace's shell, the system) handed its trace children, and what they
+            # started, up to this process when this process adopts orphans (cli.main): they end here
+            orphans.end_adopted_from_other_sessions()
             self.lost = [self._requests[i] for i, (f, _, _) in self._pending.items()
                          if i in self._requests and not f.done()]
             if self.lost:
@@ -248,7 +255,7 @@ class WorkerClient:
                  known: Optional[dict[str, str]], roots: Optional[list[str]], buffers: Optional[dict[str, str]]) -> dict:
         return {"type": "trace", "path": os.path.abspath(path), "text": text,
                 "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
-                "memory_mb": options.memory_mb, "surface": options.surface, "first": first, "classes": classes, "known": known or {},
+                "memory_mb": options.memory_mb, "surface": options.surface, "cost": options.cost, "first": first, "classes": classes, "known": known or {},
                 "roots": [os.path.abspath(r) for r in roots or []],
                 "buffers": {os.path.abspath(p): t for p, t in (buffers or {}).items()}}
 

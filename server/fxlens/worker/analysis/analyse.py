@@ -46,7 +46,8 @@ class Analysis(Building):
     def __init__(self, path: str, text: str, levels: list[str], execution: str,
                  classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
                  roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None,
-                 pass_request: Optional[dict] = None, notes: bool = True, surface: str = "editor") -> None:
+                 pass_request: Optional[dict] = None, notes: bool = True, surface: str = "editor",
+                 cost: bool = True) -> None:
         self.path = os.path.abspath(path)
         # a graph pass to run on the one class asked for (worker/passes): instead of tracing the levels
         self.pass_request = pass_request if isinstance(pass_request, dict) else None
@@ -61,6 +62,7 @@ class Analysis(Building):
         # the class-level hints (inputs guessed, arguments guessed) on the first level traced; a request
         # for deeper levels only, made for a server that holds the class's cheap levels, goes without
         self.notes = notes
+        self.cost = cost  # the class cost (levels/cost.py): only for a caller that shows it
         self.execution = execution
         self.only = set(classes) if classes else None
         self.first = first
@@ -86,7 +88,8 @@ class Analysis(Building):
                    request.get("execution", "safe"), request.get("classes"), request.get("first"),
                    request.get("known"), request.get("roots"), request.get("buffers"),
                    request.get("pass"), notes=request.get("notes", True) is not False,
-                   surface="cli" if request.get("surface") == "cli" else "editor")
+                   surface="cli" if request.get("surface") == "cli" else "editor",
+                   cost=request.get("cost", True) is not False)
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -161,7 +164,8 @@ class Analysis(Building):
             for one in started:
                 self._at(one.source.name, self._trace_levels, one, self.deep, emit)
         for one in started:  # after every level is out: counting FLOPs runs forward and backward once more
-            one.report.cost = self._at(one.source.name, class_cost, one.example, one.results.get("backward"))
+            if self.cost:
+                one.report.cost = self._at(one.source.name, class_cost, one.example, one.results.get("backward"))
             emit({"event": "class", "class": to_json(replace(one.report, levels={}))})
             one.context.close()
         return self.report

@@ -15,9 +15,8 @@ from fxlens.worker.failures.rules import RULES, Failure, fallback
 MESSAGE_CAP = 3000
 
 
-def _tracebacks(exc: BaseException) -> Iterator[types.TracebackType]:
-    """Every traceback entry across the exception chain; the original cause (innermost in time) first,
-    so the frames nearest the failure come last."""
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception chain, the original cause (innermost in time) first."""
     seen: set[int] = set()
     chain = []
     current: Optional[BaseException] = exc
@@ -25,17 +24,54 @@ def _tracebacks(exc: BaseException) -> Iterator[types.TracebackType]:
         seen.add(id(current))
         chain.append(current)
         current = current.__cause__ or current.__context__
-    for error in reversed(chain):
+    return chain[::-1]
+
+
+def _tracebacks(exc: BaseException) -> Iterator[types.TracebackType]:
+    """Every traceback entry across the exception chain; the original cause (innermost in time) first,
+    so the frames nearest the failure come last."""
+    for error in _chain(exc):
         tb = error.__traceback__
         while tb is not None:
             yield tb
             tb = tb.tb_next
 
 
+def _in_file(path: str) -> Any:
+    """`code -> whether it was compiled from `path``, each file name resolved once: a recursion a million
+    deep leaves a million traceback entries of one or two code objects."""
+    seen: dict[str, bool] = {}
+
+    def test(code: types.CodeType) -> bool:
+        name = code.co_filename
+        found = seen.get(name)
+        if found is None:
+            found = seen[name] = os.path.abspath(name) == path
+        return found
+
+    return test
+
+
 def user_frames(exc: BaseException, path: str) -> list[tuple[types.CodeType, int, int]]:
     """(code, lasti, lineno) of every traceback frame in `path`, outermost first, across the chain."""
-    return [(tb.tb_frame.f_code, tb.tb_lasti, tb.tb_lineno) for tb in _tracebacks(exc)
-            if os.path.abspath(tb.tb_frame.f_code.co_filename) == path]
+    ours = _in_file(path)
+    return [(tb.tb_frame.f_code, tb.tb_lasti, tb.tb_lineno) for tb in _tracebacks(exc) if ours(tb.tb_frame.f_code)]
+
+
+def innermost_user_frame(exc: BaseException, path: str) -> Optional[tuple[types.CodeType, int, int]]:
+    """`user_frames(exc, path)[-1]` (None when there is none), without a tuple per frame: a recursion a
+    million deep would cost seconds of allocation and collection."""
+    ours, found, code, mine = _in_file(path), None, None, False
+    for error in _chain(exc):
+        tb = error.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code is not code:  # (a recursion repeats one code object)
+                code = tb.tb_frame.f_code
+                mine = ours(code)
+            if mine:
+                found = tb
+            tb = tb.tb_next
+    return (found.tb_frame.f_code, found.tb_lasti, found.tb_lineno) if found is not None else None
 
 
 def span_of(code: types.CodeType, lasti: int, lineno: int, lines: list[str]) -> Span:
@@ -100,8 +136,8 @@ def _has_proxy(values: Any) -> bool:
 def _failure(exc: BaseException, path: str, lines: list[str], stage: str, level: Optional[str],
              line: int, class_line: int) -> Failure:
     entries = list(_tracebacks(exc))
-    last_user = max((i for i, tb in enumerate(entries)
-                     if os.path.abspath(tb.tb_frame.f_code.co_filename) == path), default=-1)
+    ours = _in_file(path)
+    last_user = next((i for i in range(len(entries) - 1, -1, -1) if ours(entries[i].tb_frame.f_code)), -1)
     inner = entries[last_user + 1:]
     named = [(tb, _library(tb.tb_frame.f_code.co_filename)) for tb in inner]
     named = [(tb, lib) for tb, lib in named if lib]
@@ -183,8 +219,8 @@ def classify(exc: BaseException, path: str, lines: list[str], stage: str, level:
 
     `stage` is what was going on ("construction", "inputs", "trace", "load"); `surface` where the fix is
     read ("editor" or "cli"), whose words it uses."""
-    frames = user_frames(exc, path)
-    span = span_of(*frames[-1], lines) if frames else fallback_span
+    frame = innermost_user_frame(exc, path)
+    span = span_of(*frame, lines) if frame else fallback_span
     failure = _failure(exc, path, lines, stage, level, span.line, fallback_span.line)
     failure.surface = surface
     rule = next((r for r in RULES if r.matches(failure)), None)
@@ -193,7 +229,7 @@ def classify(exc: BaseException, path: str, lines: list[str], stage: str, level:
         category, explanation, fix = rule.category, rule.explanation.format(**fields), rule.fix.format(**fields)
     else:
         category, explanation, fix = fallback(failure)
-    if category == "decorated-forward" and not frames:
+    if category == "decorated-forward" and not frame:
         span = forward_decorators(lines, fallback_span.line) or span
     if stage == "load" and isinstance(exc, ImportError):
         chain = import_chain(exc, path)

@@ -16,8 +16,10 @@ import time
 from typing import Optional
 
 _SIZE = 4096
-# sequence (odd while writing), samples taken, innermost line of the user's file, class name length
-_HEADER = struct.Struct("<IIII")
+# sequence (odd while writing), samples taken, innermost line of the user's file, class name length, whether
+# that line was on the stack at the last sample (1) or is only the last one seen (0: fxlens's own code was
+# running then, e.g. turning what the line raised into a diagnostic)
+_HEADER = struct.Struct("<IIIII")
 _NAME_AT = _HEADER.size
 _MAX_NAME = 512
 _NOTE_AT = _NAME_AT + _MAX_NAME
@@ -41,18 +43,19 @@ class Beacon:
 
     # -- the child's side ------------------------------------------------------------------------
 
-    def _write(self, line: Optional[int] = None, name: Optional[str] = None, sampled: bool = False) -> None:
+    def _write(self, line: Optional[int] = None, name: Optional[str] = None, sampled: bool = False,
+               now: bool = True) -> None:
         with self._lock:
-            self._write_locked(line, name, sampled)
+            self._write_locked(line, name, sampled, now)
 
-    def _write_locked(self, line: Optional[int], name: Optional[str], sampled: bool) -> None:
-        seq, samples, old_line, length = self._unpack(self.memory, 0)
-        self._pack(self.memory, 0, seq + 1, samples, old_line, length)  # odd: a reader retries
+    def _write_locked(self, line: Optional[int], name: Optional[str], sampled: bool, now: bool) -> None:
+        seq, samples, old_line, length, _ = self._unpack(self.memory, 0)
+        self._pack(self.memory, 0, seq + 1, samples, old_line, length, 0)  # odd: a reader retries
         if name is not None:
             data = name.encode("utf-8", "replace")[:_MAX_NAME]
             length = self._len(data)
             self.memory[_NAME_AT:_NAME_AT + length] = data
-        self._pack(self.memory, 0, seq + 2, samples + sampled, old_line if line is None else line, length)
+        self._pack(self.memory, 0, seq + 2, samples + sampled, old_line if line is None else line, length, now)
 
     def at_class(self, name: str) -> None:
         """The analysis starts on class `name` ("" between classes): what a hang or crash costs."""
@@ -77,6 +80,11 @@ class Beacon:
         import _thread
 
         frames, sleep, main = sys._current_frames, time.sleep, _thread.get_ident()
+        exceptions = getattr(sys, "_current_exceptions", dict)
+
+        def handling() -> bool:
+            handled = exceptions().get(main)
+            return (handled[1] if isinstance(handled, tuple) else handled) is not None  # (3.11: exc_info)
 
         def sample() -> None:
             while True:
@@ -88,20 +96,28 @@ class Beacon:
                         break
                     frame = frame.f_back
                 del frame
-                self._write(line=line, sampled=True)
+                if line:
+                    self._write(line=line, sampled=True)
+                elif handling():
+                    # fxlens is turning what the code raised into a diagnostic (a recursion a million deep
+                    # takes a while): the last line seen stays the one to name
+                    self._write(sampled=True, now=False)
+                else:
+                    self._write(line=0, sampled=True)
                 sleep(SAMPLE_SECONDS)
 
         _thread.start_new_thread(sample, ())
 
     # -- the worker's side -----------------------------------------------------------------------
 
-    def read(self) -> tuple[str, int, int, str]:
-        """(class, line, samples taken, note) as last written; line 0 when unknown."""
+    def read(self) -> tuple[str, int, int, str, bool]:
+        """(class, line, samples taken, note, whether the line was running at the last sample) as last
+        written; line 0 when unknown."""
         for _ in range(100):
-            seq, samples, line, length = self._unpack(self.memory, 0)
+            seq, samples, line, length, now = self._unpack(self.memory, 0)
             name = bytes(self.memory[_NAME_AT:_NAME_AT + min(length, _MAX_NAME)])
             if seq % 2 == 0 and self._unpack(self.memory, 0)[0] == seq:
                 break
         size = min(int.from_bytes(self.memory[_NOTE_AT:_NOTE_AT + 4], "little"), _MAX_NOTE)
         note = bytes(self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size]).decode("utf-8", "replace")
-        return name.decode("utf-8", "replace"), line, samples, note
+        return name.decode("utf-8", "replace"), line, samples, note, bool(now)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import posix
 import resource
 import signal
 import sys
@@ -18,7 +19,7 @@ from fxlens.worker.process import postmortem
 from fxlens.worker.process import shield
 from fxlens.worker.process.beacon import Beacon
 from fxlens.worker.process.channel import Channel, EventTooLarge
-from fxlens.worker.process.prctl import adopt_orphans, die_with_parent, name_process, prctl_death_signal
+from fxlens.worker.process.prctl import adopt_orphans, death_signal_setter, die_with_parent, name_process
 
 CHANNEL_FD = 919  # out of the way of the low fds user code might close or write to
 DEFAULT_MEMORY_MB = 4096
@@ -100,9 +101,24 @@ def _keep_faulthandler(beacon: Beacon) -> None:
     faulthandler.disable, faulthandler.enable = disable, enable
 
 
-def _die_with_trace_child() -> None:
-    # a process the user's code forks (os.fork, multiprocessing) dies with the trace child
-    prctl_death_signal()
+def _forks_die_with_their_parent() -> None:
+    """A process the user's code forks (os.fork, multiprocessing) dies with the process that forked it.
+
+    The signal is asked for in the new process, after the fork: a parent that died in between (the trace
+    child killed as its `done` arrived) sent none, and the new process exits at once instead of living on
+    as an orphan. (What this misses, a child that execs through `subprocess` or calls libc's fork itself,
+    the worker ends after the trace: isolation.sweep_orphans.)"""
+    set_death_signal, getpid, getppid, leave = death_signal_setter(), os.getpid, os.getppid, posix._exit
+    forking = [0]
+
+    def before() -> None:
+        forking[0] = getpid()
+
+    def after_in_child() -> None:
+        if set_death_signal() and getppid() != forking[0]:
+            leave(0)
+
+    os.register_at_fork(before=before, after_in_child=after_in_child)
 
 
 def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int], recipes: Iterable[dict],
@@ -117,9 +133,9 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
             if fd >= 0:
                 os.close(fd)
         os.setsid()  # its own process group: killing the group takes anything it spawned
-        die_with_parent()
+        die_with_parent(parent=worker_pid)
         adopt_orphans()  # a double-forked grandchild stays ours while the trace runs
-        os.register_at_fork(after_in_child=_die_with_trace_child)
+        _forks_die_with_their_parent()
         os.dup2(events_write, CHANNEL_FD)
         os.close(events_write)
         devnull = os.open(os.devnull, os.O_RDWR)

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
+from fxlens import orphans
 from fxlens.worker.process import child
 from fxlens.worker.process.beacon import Beacon
 from fxlens.worker.process.child import ABORTED_STATUS, DEFAULT_MEMORY_MB
@@ -140,50 +141,11 @@ def reap(pid: int) -> Reaped:
     return Reaped(status, usage.ru_maxrss)
 
 
-def _children_of(parent: int) -> list[tuple[int, int]]:
-    """(pid, process group) of every live or zombie child of `parent`, from /proc."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # it went away
-        if int(fields[1]) == parent:
-            found.append((int(entry), int(fields[2])))
-    return found
-
-
 def sweep_orphans(keep: set[int]) -> int:
-    """Kill and reap every child of this (subreaper) worker except the running trace children.
-
-    Whatever a finished trace spawned, it is reparented here when its parent dies; killing one may
-    orphan its own children, so repeat until none is left. Returns how many were removed."""
-    removed = 0
-    own_group = os.getpgrp()
-    for _ in range(100):  # a bound, in case something forks as fast as we kill
-        orphans = [(pid, group) for pid, group in _children_of(os.getpid()) if pid not in keep]
-        if not orphans:
-            break
-        for pid, group in orphans:
-            if group != own_group and group not in keep:
-                try:
-                    os.killpg(group, signal.SIGKILL)
-                except OSError:
-                    pass
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        for pid, _ in orphans:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-            removed += 1
-    return removed
+    """Kill and reap every child of this (subreaper) worker except the running trace children (and the
+    spare): whatever a finished trace spawned, in its own session or not, is reparented here when its
+    parent dies (fxlens/orphans.py). Returns how many were removed."""
+    return orphans.end_adopted(lambda child: child.pid in keep)
 
 
 def worker_rss_kb() -> int:

@@ -95,13 +95,13 @@ def _whole_line(lines: list[str], line: int) -> tuple[int, int, int, int]:
 
 def diagnostic_for_abort(error: BaseException, request: dict) -> dict:
     """In the child: the diagnostic for an exception that escaped the whole analysis."""
-    from fxlens.worker.failures.classify import message_text, span_of, user_frames
+    from fxlens.worker.failures.classify import innermost_user_frame, message_text, span_of
 
     path = os.path.abspath(request["path"])
     lines = line_model.split(request["text"])
-    frames = user_frames(error, path)
-    if frames:
-        span = span_of(*frames[-1], lines)
+    frame = innermost_user_frame(error, path)
+    if frame:
+        span = span_of(*frame, lines)
         where = (span.line, span.col, span.end_line, span.end_col)
     else:
         where = _whole_line(lines, 1)
@@ -217,15 +217,19 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
     path = os.path.abspath(job.request["path"])
     lines = line_model.split(job.request["text"])
     dumped, note = read_dump(job.dump_fd, path)
-    working_on, sampled, samples, limits_note = job.beacon.read()
+    working_on, sampled, samples, limits_note, running = job.beacon.read()
     known = dumped or sampled or None
+    # the line the code was at when it raised, fxlens then still turning that into a diagnostic
+    raised_here = not dumped and bool(sampled) and not running
     # line 0 when unknown: the class's line, if a class was running, else the file's first line
     line, col, end_line, end_col = _whole_line(lines, known) if known else (0, 0, 0, 0)
     blind = "" if known else _blind_spots(job.pid, dump_fd_gone, samples, limits_note)
     unknown = f" (fxlens could not tell which line was running: {blind})" if blind else ""
     if reason is not None:
         category = "timeout"
-        message = (f"fxlens stopped the trace: {reason}; this line was still running" if known
+        message = (f"fxlens stopped the trace: {reason}; this line was still running" if known and not raised_here
+                   else f"fxlens stopped the trace: {reason}; this line had raised an error that fxlens was still "
+                        "reading (a very deep recursion leaves a very long traceback)" if known
                    else f"fxlens stopped the trace: {reason}{unknown}")
         fix = ("Look for an endless loop or a blocking call (sleep, input, network) here; raise "
                "`fxlens.timeoutSeconds` if the code is just slow.")

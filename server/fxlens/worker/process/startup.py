@@ -67,10 +67,15 @@ def main() -> int:
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything printed from here on goes to stderr, never into the channel
     sys.stdout = sys.stderr
-    isolation.die_with_parent()
+    # when the server dies, SIGTERM (not SIGKILL): once shielded, the worker does not die of it but reads
+    # the end of its stdin and stops like at a shutdown, ending every trace and all they started first
+    isolation.die_with_parent(signal.SIGTERM)
 
     def send(message: dict) -> None:
-        channel.write(json.dumps(message) + "\n")
+        try:
+            channel.write(json.dumps(message) + "\n")
+        except OSError:
+            pass  # the server is gone: its end of stdin closes too, and the worker stops
 
     problem = _torch_problem()
     if problem is not None:
@@ -89,7 +94,10 @@ def main() -> int:
     # from here on no trace can end the worker with a signal; each child restores this mask
     mask = shield.shield_worker()
     Worker(send, channel.fileno(), mask).serve()
-    channel.flush()
+    try:
+        channel.flush()
+    except OSError:
+        pass
     # Tearing down an interpreter that imported torch takes seconds (module finalizers); nothing
     # is left to clean up (children reaped, stack dumps unlinked), so leave at once
     os._exit(0)

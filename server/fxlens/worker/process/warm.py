@@ -31,6 +31,8 @@ MAX_EVENT_BYTES = 2 * CHANNEL_LIMIT
 MAX_CLASS_RETRIES = 2
 # how often a child that closed its channel (closing descriptors it did not open) is looked at
 DEAF_POLL_SECONDS = 0.1
+# how often the worker looks whether the server that started it is still its parent
+PARENT_POLL_SECONDS = 1.0
 # a spare rehearses (rehearse.py) at most this much of the last trace's exports: a request that comes
 # meanwhile waits for the graph being exported
 REHEARSAL_SECONDS = 0.25
@@ -329,6 +331,7 @@ class Worker:
 
     def serve(self) -> None:
         self.selector.register(0, selectors.EVENT_READ, None)
+        parent = os.getppid()
         while not (self.stopping and not self.running):
             while self.queue and len(self.running) < MAX_CHILDREN and not self.stopping:
                 self._start(self.queue.pop(0))
@@ -340,6 +343,7 @@ class Worker:
             timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now
             if any(j.deaf for j in self.running.values()):
                 timeout = min(timeout, DEAF_POLL_SECONDS)
+            timeout = min(timeout, PARENT_POLL_SECONDS)
             for key, _ in self.selector.select(max(timeout, 0.0)):
                 if key.data is None:
                     if not self._read_stdin():
@@ -350,6 +354,8 @@ class Worker:
                     self._read_child(key.data)
             if shield.stop_requested():  # a SIGTERM from outside fxlens's process tree: stop cleanly
                 self._stop_everything()
+            if not self.stopping and os.getppid() != parent:
+                self._stop_everything()  # the server died and its end of stdin did not close: stop all the same
             for job in [j for j in self.running.values() if j.deaf]:
                 self._read_child(job)  # it may have opened its channel again, or died
                 if job.deaf and not isolation.running(job.pid):

@@ -1,0 +1,111 @@
+"""Processes left behind by a process that died: adopt them (a Linux subreaper), then end them.
+
+A process that sets PR_SET_CHILD_SUBREAPER becomes the parent of every orphan among its descendants
+(instead of init): whatever a trace starts, in its own session or not, double-forked or not, stays in
+reach of the process that owns the trace. Used at two floors:
+
+- the warm worker, after each trace child ends: everything that trace left is now the worker's child;
+- the process that runs the worker (the language server, the command line), after a worker dies (killed
+  by a trace's shell, or by the system): the worker's trace children, and what they started, come up to
+  it. Every one of them is in a session other than its own (a trace child starts a session of its own and
+  no process can join an existing session), while the workers and `git` it starts itself are in its own.
+
+Shared by both sides: stdlib only.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+from typing import Callable, NamedTuple
+
+_PR_SET_CHILD_SUBREAPER = 36
+# a bound on the rounds of `end_adopted`, in case something forks as fast as it is killed
+MAX_ROUNDS = 100
+
+_adopting = False
+
+
+class Child(NamedTuple):
+    pid: int
+    group: int
+    session: int
+
+
+def adopt() -> bool:
+    """Become the parent of every orphaned descendant (Linux subreaper), so none escapes to init."""
+    global _adopting
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _adopting = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _adopting = False
+    return _adopting
+
+
+def adopting() -> bool:
+    """Whether this process made itself a subreaper through `adopt()`."""
+    return _adopting
+
+
+def children(parent: int) -> list[Child]:
+    """Every live or zombie child of `parent`, from /proc."""
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # it went away
+        if int(fields[1]) == parent:
+            found.append(Child(int(entry), int(fields[2]), int(fields[3])))
+    return found
+
+
+def end_adopted(spare: Callable[[Child], bool]) -> int:
+    """Kill and reap every child of this process that `spare` does not keep, with its process group.
+
+    Killing one hands its own children to this process (it is their subreaper), so this repeats until no
+    such child is left: waiting for a killed process returns only once its children have come up here.
+    Returns how many were ended."""
+    me, own_group, ended = os.getpid(), os.getpgrp(), 0
+    kept_groups: set[int] = set()
+    for _ in range(MAX_ROUNDS):
+        found = children(me)
+        kept_groups |= {child.pid for child in found if spare(child)}
+        doomed = [child for child in found if not spare(child)]
+        if not doomed:
+            break
+        for child in doomed:
+            if child.group not in (own_group, *kept_groups):
+                _kill(lambda: os.killpg(child.group, signal.SIGKILL))
+            _kill(lambda: os.kill(child.pid, signal.SIGKILL))
+        for child in doomed:
+            try:
+                os.waitpid(child.pid, 0)
+            except ChildProcessError:
+                pass
+            ended += 1
+    return ended
+
+
+def end_adopted_from_other_sessions() -> int:
+    """In the process that runs workers: end every child in a session other than this process's own, i.e.
+    what came up from a worker that died (see the module's docstring). Nothing unless `adopt()` ran here."""
+    if not _adopting:
+        return 0
+    session = os.getsid(0)
+    return end_adopted(lambda child: child.session == session)
+
+
+def _kill(send: Callable[[], None]) -> None:
+    try:
+        send()
+    except OSError:
+        pass
