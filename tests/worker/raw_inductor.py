@@ -1,8 +1,8 @@
 """Raw `torch.compile(m)(x)` with inductor's own debug trace, in a fresh interpreter: what fxlens's inductor
 level is compared with. Kernels are built and run as torch builds them; nothing of fxlens is imported.
 
-argv: the fixture's path, then JSON {class name: [constructor expression, input shape]} (the expression is
-evaluated in the fixture's namespace). The cache folder is TORCHINDUCTOR_CACHE_DIR as the caller set it.
+argv: JSON {class name: [fixture path, constructor expression, input shape]} (the expression is evaluated
+in the fixture's namespace). The cache folder is TORCHINDUCTOR_CACHE_DIR as the caller set it.
 Prints JSON: per class, per compiled graph (in order), what inductor wrote to its debug folder:
 - "mappings": inductor_provenance_tracking_node_mappings.json as torch wrote it,
 - "output_code": output_code.py,
@@ -21,21 +21,31 @@ import torch._dynamo
 from torch._inductor import config
 from torch._inductor.compile_fx import compile_fx
 
-path, calls = os.path.abspath(sys.argv[1]), json.loads(sys.argv[2])
-spec = importlib.util.spec_from_file_location("raw_fixture", path)
-module = importlib.util.module_from_spec(spec)
-sys.modules["raw_fixture"] = module  # dynamo inlines a child's forward only from a registered module
-spec.loader.exec_module(module)
+calls = json.loads(sys.argv[1])
 FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
-def line_of(stack_trace):
+def load(path):
+    name = f"raw_fixture_{len(sys.modules)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dynamo inlines a child's forward only from a registered module
+    spec.loader.exec_module(module)
+    return module
+
+
+def line_of(stack_trace, path):
     mine = [m for m in FRAME.finditer(stack_trace or "") if os.path.abspath(m["file"]) == path]
     return int(mine[-1]["line"]) if mine else None
 
 
 result = {}
-for name, (expression, shape) in calls.items():
+modules = {}
+for name, (path, expression, shape) in calls.items():
+    path = os.path.abspath(path)
+    if path not in modules:
+        modules[path] = load(path)
+    module = modules[path]
     torch._dynamo.reset()
     torch.manual_seed(0)
     instance = eval(expression, vars(module))
@@ -45,7 +55,7 @@ for name, (expression, shape) in calls.items():
 
     def inductor(gm, example_inputs):
         # the same call torch.compile's "inductor" backend makes; the pre-grad graph is noted on the way
-        pre_lines.append({n.name: line_of(n.meta.get("stack_trace")) for n in gm.graph.nodes})
+        pre_lines.append({n.name: line_of(n.meta.get("stack_trace"), path) for n in gm.graph.nodes})
         return compile_fx(gm, example_inputs)
 
     with config.patch({"trace.enabled": True, "trace.provenance_tracking_level": 1, "fx_graph_cache": False,

@@ -6,6 +6,7 @@ Pure: report data -> text / plain data. A kernel node's `kernel` dict is worker/
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import quote
@@ -71,9 +72,7 @@ def fused_with(node: Node, line: int) -> list[int]:
 
 def ops_at(node: Node, line: int) -> list[str]:
     """The ops of `line` the kernel computes (`relu`, `addmm`), in graph order, once each."""
-    names = next((s["post"] for s in node.kernel["sources"] if s["line"] == line), [])
-    targets = dict(zip(node.kernel["post"], node.kernel["ops"]))
-    return list(dict.fromkeys(packet(targets.get(name, name)) for name in names))
+    return list(dict.fromkeys(packet(p["target"]) for p in node.kernel["post"] if p["line"] == line))
 
 
 def device_text(result: LevelResult) -> str:
@@ -120,7 +119,7 @@ def kernel_rows(result: LevelResult) -> tuple[list[str], list[list[str]]]:
     """The CLI's table of a kernel level (headers, rows): kernel, kind, lines, what it computes, users."""
     rows = []
     for node in kernels(result):
-        ops = list(dict.fromkeys(packet(op) for op in node.kernel["ops"]))
+        ops = list(dict.fromkeys(packet(op) for op in node.kernel["ops"] if not is_view(op)))
         rows.append([str(node.graph), node.name, node.kernel["kind"], ranges(node.kernel["lines"]),
                      ", ".join(ops[:MAX_OPS]) + (" …" if len(ops) > MAX_OPS else ""), ", ".join(node.users)])
     return ["graph", "kernel", "kind", "lines", "ops", "users"], rows
@@ -128,28 +127,84 @@ def kernel_rows(result: LevelResult) -> tuple[list[str], list[list[str]]]:
 
 # -- which kernel runs an aten / core-aten node ---------------------------------------------------
 
-def kernel_of_nodes(level: LevelResult, inductor: LevelResult) -> dict[str, str]:
-    """Aten-level node name -> the kernel (node name) that runs it, matched by source line and op.
+def _base(name: str) -> str:
+    """`layer_norm_1` -> `layer_norm`: a node's name without the counter fx adds to repeated names."""
+    return re.sub(r"_\d+$", "", name)
 
-    The aten levels (torch.export) and inductor's graphs (dynamo's) are separate traces with their own node
-    names; what they share is the user's line and the ATen op. A node whose op one of its line's kernels
-    computes (a core-aten `addmm` and the `extern_kernels.addmm`, a `relu` and the fused kernel holding the
-    relu) belongs to that kernel; an op the kernels compute decomposed (aten's `linear` is a permute and an
-    addmm below it) goes to the kernel that computes the line's work, not a view. Views inductor folds into
-    its indexing (`permute`, `view`) and nodes of lines no kernel computes stay uncoloured."""
-    by_line: dict[int, list[Node]] = {}
+
+def kernel_of_nodes(level: LevelResult, inductor: LevelResult) -> dict[str, str]:
+    """Aten-level node name -> the kernel (node name) that runs it, matched through the line and the op.
+
+    The aten levels (torch.export) and inductor's graphs (dynamo's, then aot_autograd's post-grad graph) are
+    separate traces with their own node names; what they share is the user's line and the ATen ops:
+    1. the k-th node computing op `addmm` on a line is the k-th post-grad `addmm` of that line, and runs in
+       the kernel that computes it;
+    2. an op inductor decomposed (export's `linear` is a permute and an addmm below it, `native_layer_norm` a
+       var_mean and pointwise ops) is the k-th call of its kind on the line: the k-th pre-grad node there of
+       that name (dynamo and export both name a call after its function: `linear_3`, `layer_norm_1`), and
+       runs where that node's work runs;
+    3. else it runs in the first kernel doing work on its line.
+    Views (inductor folds them into its indexing, no work of their own) and the nodes of lines no kernel
+    computes stay uncoloured."""
+    posts: dict[tuple[int, str], list] = {}  # (line, op) -> [(position, kernel)] of post-grad nodes doing work
+    work: dict[int, list] = {}  # line -> [(position, kernel)]
+    pres: dict[int, dict[str, list]] = {}  # line -> pre-grad name -> [(position, kernel)] of its work
+    seen: set[tuple[Optional[int], str]] = set()
     for node in kernels(inductor):
-        for line in node.kernel["lines"]:
-            by_line.setdefault(line, []).append(node)
-    found: dict[str, str] = {}
+        for post in node.kernel["post"]:
+            if post["line"] is None or is_view(post["target"]) or (node.graph, post["name"]) in seen:
+                continue  # (a node recomputed in a later kernel is the first kernel's)
+            seen.add((node.graph, post["name"]))
+            at = (node.graph or 0, post["at"] if post["at"] is not None else 0)
+            posts.setdefault((post["line"], packet(post["target"])), []).append((at, node.name))
+            work.setdefault(post["line"], []).append((at, node.name))
+            for pre in post["pre"]:
+                pres.setdefault(post["line"], {}).setdefault(pre, []).append((at, node.name))
+    for found in (*posts.values(), *work.values(), *(k for line in pres.values() for k in line.values())):
+        found.sort()
+    ordinal: dict[tuple[int, str], int] = {}
+    owners: dict[str, str] = {}
     for node in level.nodes:
-        if node.op != "call_function" or node.line is None or node.line not in by_line:
+        if node.op != "call_function" or node.line is None or is_view(node.target):
             continue
-        candidates = by_line[node.line]
         word = packet(node.target)
-        match = next((k for k in candidates if word in ops_at(k, node.line)), None)
-        if match is None and not is_view(word):
-            match = next((k for k in candidates if any(not is_view(op) for op in ops_at(k, node.line))), None)
-        if match is not None:
-            found[node.name] = match.name
-    return found
+        count = ordinal[(node.line, word)] = ordinal.get((node.line, word), -1) + 1
+        named = sorted((runs[0][0], pre) for pre, runs in pres.get(node.line, {}).items()
+                       if _base(pre) == _base(node.name) or (_base(pre) in word or word in _base(pre)))
+        if (node.line, word) in posts:
+            found = posts[(node.line, word)]
+            owners[node.name] = found[min(count, len(found) - 1)][1]
+        elif named:
+            owners[node.name] = pres[node.line][named[min(count, len(named) - 1)][1]][0][1]
+        elif node.line in work:
+            owners[node.name] = work[node.line][0][1]
+    return owners
+
+
+def kernel_level(cls: Optional[ClassReport]) -> Optional[LevelResult]:
+    """The class's traced kernel level (inductor), if it has one that compiled."""
+    return next((r for r in (cls.levels.values() if cls else ()) if r.ok and is_kernel_level(r)), None)
+
+
+def colour_nodes(drawn: list[dict], cls: ClassReport, result: LevelResult, levels: tuple[str, ...]) -> None:
+    """The graph view's payload nodes get the kernel that runs them: `kernel` (its node name) and
+    `kernel_colour` (its index in the kernel level: one colour per kernel, the same in every level's view).
+    A kernel level's own nodes are their kernels (with `kind`, `lines` and `ops` for the details pane); the
+    nodes of the ATen levels in `levels` are matched to kernels by kernel_of_nodes."""
+    found = kernel_level(cls)
+    if found is None:
+        return
+    index = {node.name: i for i, node in enumerate(kernels(found))}
+    if result is found:
+        for entry, node in zip(drawn, kernels(found)):
+            ops = list(dict.fromkeys(packet(op) for op in node.kernel["ops"] if not is_view(op)))
+            entry.update(kernel=node.name, kernel_colour=index[node.name], kind=node.kernel["kind"],
+                         lines=ranges(node.kernel["lines"]), ops=", ".join(ops))
+        return
+    if result.level not in levels:
+        return
+    owners = kernel_of_nodes(result, found)
+    for entry in drawn:
+        owner = owners.get(entry["id"])
+        if owner is not None:
+            entry.update(kernel=owner, kernel_colour=index[owner])

@@ -109,7 +109,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
     start = "cpu" if reads_values(fx) and devices.fits_on_cpu(example.instance) else "fake"
     step = lambda module, inputs: compile_graphs(module, *inputs)  # noqa: E731
     try:
-        with inductor_cache.private(torch.__version__):
+        with inductor_cache.private(torch.__version__) as folder, inductor_cache.remembered_probes(folder):
             ran = devices.run(step, example.instance, (example.inputs, example.kwargs), start,
                               getattr(example, "rebuild", None), kinds=KINDS, fake_device=target)
     except Exception as error:

@@ -1,9 +1,17 @@
-"""The folder inductor writes into while the inductor level compiles: fxlens's own, never a shared one.
+"""The folder inductor writes into while the inductor level compiles: fxlens's own, never a shared one;
+and the answers of inductor's CPU probes, kept there.
 
 Inductor writes its caches (the vector-ISA probes it compiles, the wrapper modules it generates, locks)
 under `TORCHINDUCTOR_CACHE_DIR`, by default `/tmp/torchinductor_<user>`, a folder every torch.compile of
 the machine shares. The level points it (and Triton's cache) at `<fxlens cache>/inductor/torch-<version>`
 for the compile and puts the user's setting back afterwards.
+
+Inductor decides how to vectorise CPU kernels by probing the instruction sets (`cpu_vec_isa`): each probe
+compiles a tiny program with the set's flags (cached in the folder) and loads it in a fresh Python process,
+six processes per compile here, 2.7 to 4 s of every trace child's first compile. `remembered_probes` keeps
+each probe's answer in `probes.json`, keyed by everything the answer depends on (torch, the compiler binary,
+the CPU, the flags, the program): a later child asks torch's own logic the same questions and gets the same
+answers without the processes.
 
 Bounded: the wrappers the level reads are deleted once read (inductor_capture.py); what stays is what a
 next compile reuses (the ISA probes, a few hundred KB). A folder grown past MAX_BYTES anyway (a torch that
@@ -12,10 +20,14 @@ are removed once KEEP_VERSIONS newer ones exist.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import platform
 import shutil
+import tempfile
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 # the folder's own setting (tests point it at a temporary folder); else the user cache folder's fxlens/inductor
 ENV = "FXLENS_INDUCTOR_CACHE_DIR"
@@ -81,3 +93,76 @@ def private(torch_version: str) -> Iterator[str]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+PROBES = "probes.json"
+
+
+def _compiler_identity() -> str:
+    """The C++ compiler inductor would run, as a file: its path, size and time (a new compiler, a new key)."""
+    from torch._inductor.cpp_builder import get_cpp_compiler
+
+    try:
+        compiler = get_cpp_compiler()
+    except Exception as error:  # (no compiler: the probes fail, and that is remembered under this key)
+        return f"none: {error}"
+    found = shutil.which(compiler) or compiler
+    try:
+        stat = os.stat(found)
+    except OSError:
+        return found
+    return f"{os.path.realpath(found)}:{stat.st_size}:{int(stat.st_mtime)}"
+
+
+def _cpu_flags() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            return next((line for line in info if line.startswith(("flags", "Features"))), "")
+    except OSError:
+        return platform.processor()
+
+
+def _read(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            found = json.load(f)
+        return found if isinstance(found, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(path: str, answers: dict) -> None:
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".probes-")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(answers, out)
+        os.replace(temporary, path)  # (two children writing at once: one whole file wins)
+    except OSError:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+@contextmanager
+def remembered_probes(path: str) -> Iterator[None]:
+    """Inductor's ISA probes (`VecISA.check_build`) answered from `path/probes.json` where asked before."""
+    import torch
+    from torch._inductor import cpu_vec_isa
+
+    file = os.path.join(path, PROBES)
+    machine = "\n".join([torch.__version__, platform.machine(), _compiler_identity(), _cpu_flags()])
+    probe: Callable[[Any, str], bool] = cpu_vec_isa.VecISA.check_build
+
+    def check_build(isa: Any, code: str) -> bool:
+        key = hashlib.sha256("\n".join([machine, type(isa).__name__, isa.build_arch_flags(), code]).encode()).hexdigest()
+        answers = _read(file)
+        if isinstance(answers.get(key), bool):
+            return answers[key]
+        answer = bool(probe(isa, code))
+        _write(file, {**_read(file), key: answer})
+        return answer
+
+    cpu_vec_isa.VecISA.check_build = check_build
+    try:
+        yield
+    finally:
+        cpu_vec_isa.VecISA.check_build = probe

@@ -146,15 +146,17 @@ def _producers(name: str, post: dict, kernels_of: dict[str, list[str]], memo: di
     return found
 
 
-def _primary(post: list[str], graph: dict, sources: dict[int, dict]) -> Optional[dict]:
-    """The source of the kernel's first op that computes (not a view inductor folded into its indexing):
-    the line a kernel is listed at (sdpa's kernel at the attention call, not at the reshape before it)."""
-    for name in post:
-        if not is_view(graph.get(name, {}).get("target", "")):
-            found = next((entry for entry in sources.values() if name in entry["post"]), None)
-            if found is not None:
-                return found
-    return None
+def _post_node(name: str, compiled: Compiled, to_pre: dict[str, list[str]], order: dict[str, int],
+               locate: Locate) -> dict:
+    """One post-grad node a kernel computes: its op, the pre-grad nodes it comes from, its line (through the
+    pre-grad nodes' stack traces, else its own) and its position in the post-grad graph."""
+    pre = list(to_pre.get(name, []))
+    traces = [compiled.pre.get(p, {}).get("stack_trace", "") for p in pre]
+    traces.append(compiled.post.get(name, {}).get("stack_trace", ""))
+    where = next((w for w in (_where(t, locate) for t in traces) if w), None)
+    return {"name": name, "target": compiled.post.get(name, {}).get("target", name), "pre": pre,
+            "line": where[1] if where else None, "function": where[0] if where else None,
+            "at": order.get(name)}
 
 
 def _where(trace: str, locate: Locate) -> Optional[tuple[str, int]]:
@@ -177,43 +179,31 @@ def kernels_of(compiled: Compiled, graph: int, graphs: int, locate: Locate, line
     memo: dict[str, list[str]] = {}
     nodes: list[Node] = []
     for key in keys:
-        post = sorted(dict.fromkeys(to_post[key]), key=lambda n: order.get(n, len(order)))
-        pre = list(dict.fromkeys(p for n in post for p in to_pre.get(n, [])))
-        sources: dict[int, dict] = {}
-        for name in post:
-            traces = [compiled.pre.get(p, {}).get("stack_trace", "") for p in to_pre.get(name, [])]
-            traces.append(compiled.post.get(name, {}).get("stack_trace", ""))
-            where = next((w for w in (_where(t, locate) for t in traces) if w), None)
-            if where is None:
-                continue
-            function, line = where
-            entry = sources.setdefault(line, {"line": line, "function": function, "post": []})
-            entry["post"].append(name)
-        if not sources:  # inductor's own gathering, e.g. for a kernel whose nodes lost theirs
-            for trace in compiled.stack_traces.get(key, []):
-                where = _where(trace, locate)
-                if where:
-                    sources.setdefault(where[1], {"line": where[1], "function": where[0], "post": []})
+        post = [_post_node(name, compiled, to_pre, order, locate)
+                for name in sorted(dict.fromkeys(to_post[key]), key=lambda n: order.get(n, len(order)))]
+        placed = [p for p in post if p["line"] is not None]
+        if not placed:  # inductor's own gathering, e.g. for a kernel whose nodes lost their stack traces
+            where = next((w for w in (_where(t, locate) for t in compiled.stack_traces.get(key, [])) if w), None)
+            placed = [{"line": where[1], "function": where[0], "target": ""}] if where else []
         name = kernel_name(key)
-        kind = kind_of(key, compiled.extern)
         call = calls.get(key, _Code())
         source, code_line = definitions.get(name, (call.call, call.line))
-        ordered = [sources[line] for line in sorted(sources)]
         node = Node(name=key + suffix, op="call_function", target=name, num_users=0, text=call.call or name,
                     graph=graph)
-        primary = _primary(post, compiled.post, sources) or (ordered[0] if ordered else None)
+        # listed at its first op that computes (not a view folded into its indexing): sdpa's kernel at the
+        # attention call, not at the reshape before it
+        primary = next((p for p in placed if not is_view(p["target"])), placed[0] if placed else None)
         if primary is not None:
             first = whole_line(primary["line"], lines)
             node.line, node.col, node.end_line, node.end_col = first.line, first.col, first.end_line, first.end_col
             node.function = primary["function"]
         node.kernel = {
-            "kind": kind, "device": compiled.device,
-            "ops": [compiled.post.get(n, {}).get("target", n) for n in post],
-            "post": post, "pre": pre, "lines": sorted(sources), "sources": ordered,
+            "kind": kind_of(key, compiled.extern), "device": compiled.device, "graphs": graphs,
+            "ops": [p["target"] for p in post], "lines": sorted({p["line"] for p in placed}),
+            "post": post, "pre": list(dict.fromkeys(pre for p in post for pre in p["pre"])),
             "source_nodes": call.source_nodes, "original_aten": call.original_aten,
             "code": source, "code_line": code_line + code_offset if code_line is not None else None,
             "call_line": call.line + code_offset if call.line is not None else None,
-            "graphs": graphs,
         }
         nodes.append(node)
     _link(nodes, compiled, producing, memo)
@@ -226,8 +216,8 @@ def _link(nodes: list[Node], compiled: Compiled, producing: dict[str, list[str]]
     pointwise ops in each kernel that reads them rather than storing them)."""
     at = {n.name: index for index, n in enumerate(nodes)}
     for consumer in nodes:
-        own = set(consumer.kernel["post"])
-        for post_name in consumer.kernel["post"]:
+        own = [p["name"] for p in consumer.kernel["post"]]
+        for post_name in own:
             for input_name in compiled.post.get(post_name, {}).get("inputs", []):
                 if input_name in own:
                     continue
