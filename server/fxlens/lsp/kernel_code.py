@@ -58,7 +58,7 @@ def register(ls: "FxlensServer") -> None:
     files = GraphFiles()
 
     @ls.command(COMMAND)
-    async def kernel_code(ls: "FxlensServer", *args: Any) -> dict:
+    async def kernel_code(ls, *args: Any) -> dict:  # (pygls reads the annotations: none on `ls`)
         uri, name, kernel = _text(args, 0) or "", _text(args, 1), _text(args, 2)
         doc = ls.document(uri)
         if doc is None:
