@@ -261,3 +261,31 @@ def test_a_compile_failure_is_a_diagnostic_at_the_line_torch_names():
     assert not result.ok
     (diagnostic,) = result.diagnostics
     assert (diagnostic.line, diagnostic.level) == (relu, "inductor") and "no lowering for this op here" in diagnostic.message
+
+
+def test_a_compile_past_the_traces_time_is_a_timeout_of_this_level_alone():
+    """The trace's deadline reaches the level (Analysis -> ClassContext); a compile that would run past it
+    (less a margin to report in) stops as this level's timeout, before the worker stops the whole trace."""
+    import time
+
+    import torch
+
+    from fxlens import lines as line_model
+    from fxlens.worker.analysis.analyse import Analysis
+    from fxlens.worker.failures.classify import whole_line
+    from fxlens.worker.levels import inductor
+    from fxlens.worker.levels.inductor_capture import MARGIN_SECONDS
+    from fxlens.worker.load import loader
+
+    analysis = Analysis.from_request({"path": str(LADDER), "text": LADDER.read_text(), "timeout": 30})
+    assert 29 < analysis.deadline - time.monotonic() <= 30
+    text = LADDER.read_text()
+    module = loader.load(str(LADDER), text, "safe", loader.parse(str(LADDER), text), [], {}).module
+    lines = line_model.split(text)
+    example = SimpleNamespace(instance=module.Net(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(), rebuild=None)
+    span = whole_line(7, lines)
+    result = inductor.run(example, str(LADDER), lines, span, deadline=time.monotonic() + MARGIN_SECONDS / 2)
+    assert not result.ok and [d.category for d in result.diagnostics] == ["timeout"]
+    assert result.diagnostics[0].line == span.line and "fxlens.timeoutSeconds" in result.diagnostics[0].fix
+    assert torch._C._len_torch_function_stack() == 0  # nothing left behind
+    assert inductor.run(example, str(LADDER), lines, span, deadline=time.monotonic() + 120).ok

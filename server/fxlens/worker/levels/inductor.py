@@ -32,6 +32,17 @@ KINDS = ("fake", "cpu")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
+def _timeout(span: Span, started: float) -> LevelResult:
+    seconds = time.perf_counter() - started
+    diagnostic = Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "timeout",
+                            f"torch.compile did not finish within the trace's time (stopped after {seconds:.1f} s)",
+                            "The inductor level compiles the forward as torch.compile would; this class's compile "
+                            "needs longer than fxlens.timeoutSeconds leaves it. Its other levels are not affected.",
+                            "Raise fxlens.timeoutSeconds (or `--timeout` on the command line), or compile a smaller "
+                            "example (a directive with fewer layers).", level=LEVEL)
+    return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=seconds)
+
+
 def device() -> str:
     """What torch.compile would compile for here: a GPU when the worker's torch has one, else the CPU."""
     return "cuda" if torch.cuda.is_available() else "cpu"
@@ -93,9 +104,11 @@ def _note(nodes: list, graphs: int, where: str) -> str:
     return "; ".join(parts)
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optional[LevelResult] = None) -> LevelResult:
-    """`fx`: the class's fx level, which says whether the forward reads values (dynamo.reads_values)."""
-    from fxlens.worker.levels.inductor_capture import compile_graphs, compiler_problem
+def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optional[LevelResult] = None,
+        deadline: Optional[float] = None) -> LevelResult:
+    """`fx`: the class's fx level, which says whether the forward reads values (dynamo.reads_values);
+    `deadline`: time.monotonic() at which the worker stops the trace (the compile stops a little before)."""
+    from fxlens.worker.levels.inductor_capture import CompileTimeout, compile_graphs, compiler_problem
 
     started = time.perf_counter()
     if example.inputs is None:
@@ -107,11 +120,13 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
             return LevelResult(LEVEL, False, diagnostics=[_compiler_diagnostic(problem, class_span)],
                                seconds=time.perf_counter() - started)
     start = "cpu" if reads_values(fx) and devices.fits_on_cpu(example.instance) else "fake"
-    step = lambda module, inputs: compile_graphs(module, *inputs)  # noqa: E731
+    step = lambda module, inputs: compile_graphs(module, *inputs, deadline=deadline)  # noqa: E731
     try:
         with inductor_cache.private(torch.__version__) as folder, inductor_cache.remembered_probes(folder):
             ran = devices.run(step, example.instance, (example.inputs, example.kwargs), start,
                               getattr(example, "rebuild", None), kinds=KINDS, fake_device=target)
+    except CompileTimeout:
+        return _timeout(class_span, started)
     except Exception as error:
         return _failed(error, path, lines, class_span, started)
     if ran.reason:  # (fake tensors are this level's choice, not something the meta device could not do)

@@ -24,6 +24,9 @@ Plain data out (kernel_map.Compiled): the mapping to report nodes (kernel_map.py
 from __future__ import annotations
 
 import os
+import signal
+import threading
+import time
 import types
 from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Optional
@@ -32,6 +35,46 @@ from unittest import mock
 import torch
 
 from fxlens.worker.levels.kernel_map import Compiled
+
+
+# of the time left before the worker stops the trace, what the compile leaves to report (and to the levels
+# after it): a compile cut short fails as a timeout of this level, not of the whole class
+MARGIN_SECONDS, MARGIN_SHARE = 1.5, 0.05
+
+
+class CompileTimeout(BaseException):
+    """The compile ran out of the trace's time. A BaseException: torch's `except Exception` (dynamo wraps a
+    backend's errors) lets it through."""
+
+
+@contextmanager
+def _within(deadline: Optional[float]) -> Iterator[None]:
+    """CompileTimeout raised in the code run inside once `deadline` (less the margin) passes. Only the call
+    itself is armed: the cleanups around it (dynamo's reset, the function modes put back) always run whole."""
+    if deadline is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    left = deadline - time.monotonic()
+    budget = left - max(MARGIN_SECONDS, MARGIN_SHARE * left)
+    if budget <= 0:
+        raise CompileTimeout()
+    armed = [True]
+
+    def expire(signum: int, frame: Any) -> None:
+        if armed[0]:
+            armed[0] = False
+            raise CompileTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        yield
+    finally:
+        try:
+            armed[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        finally:
+            signal.signal(signal.SIGALRM, previous)
 
 
 class NotBuilt(RuntimeError):
@@ -132,10 +175,12 @@ def _capturing(into: list[Compiled], written: list[str]) -> Iterator[None]:
         yield
 
 
-def compile_graphs(module: torch.nn.Module, args: tuple, kwargs: dict) -> list[Compiled]:
+def compile_graphs(module: torch.nn.Module, args: tuple, kwargs: dict, deadline: Optional[float] = None
+                   ) -> list[Compiled]:
     """Every graph torch.compile(module)(*args, **kwargs) would hand inductor, compiled to code, in order.
 
-    Raises what torch.compile raises (a lowering that fails, no C++ compiler: see compiler_problem)."""
+    Raises what torch.compile raises (a lowering that fails, no C++ compiler: see compiler_problem), and
+    CompileTimeout when the compile would outlast `deadline` (time.monotonic(): when the worker stops the trace)."""
     import torch._dynamo
     from torch._inductor.compile_fx import compile_fx
 
@@ -155,7 +200,8 @@ def compile_graphs(module: torch.nn.Module, args: tuple, kwargs: dict) -> list[C
 
     try:
         with fresh_dynamo(), _capturing(compiled, written), no_function_modes():
-            torch._dynamo.optimize(backend, nopython=False)(module)(*args, **kwargs)
+            with _within(deadline):
+                torch._dynamo.optimize(backend, nopython=False)(module)(*args, **kwargs)
     finally:
         for path in written:  # the wrappers' text is in `compiled`; the folder keeps only what is reused
             try:
