@@ -73,10 +73,10 @@ def _compiled() -> Compiled:
         mappings={"postToPre": to_pre, "cppCodeToPost": {
             "extern_kernels.addmm:1": ["addmm"], "cpp_fused_add_mul_relu_sigmoid_0:2": ["add", "mul", "sigmoid", "relu"],
             "extern_kernels.addmm:3": ["addmm_1"], "cpp_fused__softmax_1:4": ["exp", "sub", "amax", "div", "sum_1"]}},
-        post={name: {"target": target, "inputs": inputs, "stack_trace": _trace(line), "original_aten": None}
+        post={name: {"target": target, "inputs": inputs, "stack_trace": _trace(line)}
               for name, (target, inputs, line) in post.items()},
-        pre={name: {"target": "", "stack_trace": _trace(line)} for name, line in pre_lines.items()},
-        extern={"extern_kernels.addmm:1": "ExternKernelOut", "extern_kernels.addmm:3": "ExternKernelOut"})
+        pre={name: {"stack_trace": _trace(line)} for name, line in pre_lines.items()},
+        extern={"extern_kernels.addmm:1": "extern", "extern_kernels.addmm:3": "extern"})
 
 
 def _locate(trace: str):
@@ -114,7 +114,7 @@ def test_kernels_are_nodes_in_call_order_with_their_kind_ops_lines_and_code():
 
 def test_kinds_by_inductors_ir_class_else_by_name():
     assert kind_of("torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default:3", {
-        "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default:3": "FallbackKernel"}) == "fallback"
+        "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default:3": "fallback"}) == "fallback"
     assert kind_of("extern_kernels.bmm:5", {}) == "extern" and kind_of("triton_poi_fused_relu_0:1", {}) == "fused"
     assert kernel_name("cpp_fused_relu_0:12") == "cpp_fused_relu_0" and kernel_name("weird") == "weird"
 

@@ -235,9 +235,21 @@ def test_no_cpp_compiler_is_a_diagnostic_not_a_crash(env):
         assert env["CXX"] in diagnostic.message
 
 
-def test_a_compile_failure_is_a_diagnostic_at_the_line_torch_names():
+def _fresh_folder(tmp_path, monkeypatch) -> None:
+    """A private folder of the test's own (no compile cached in it), inductor's CPU probes' answers copied."""
+    import shutil
+
+    probes = Path(_torch_folder()) / inductor_cache.PROBES
+    monkeypatch.setenv(inductor_cache.ENV, str(tmp_path))
+    os.makedirs(_torch_folder(), exist_ok=True)
+    if probes.exists():
+        shutil.copy(probes, Path(_torch_folder()) / inductor_cache.PROBES)
+
+
+def test_a_compile_failure_is_a_diagnostic_at_the_line_torch_names(tmp_path, monkeypatch):
     """A lowering that raises (as a torch bug or an unsupported op would) fails the level at the node's line,
     which torch names in its message: the compile has no frame of the user's file in its traceback."""
+    _fresh_folder(tmp_path, monkeypatch)  # (the graphs traced above are cached: they would not be compiled)
     import torch
     from torch._inductor import lowering
 
@@ -289,3 +301,34 @@ def test_a_compile_past_the_traces_time_is_a_timeout_of_this_level_alone():
     assert result.diagnostics[0].line == span.line and "fxlens.timeoutSeconds" in result.diagnostics[0].fix
     assert torch._C._len_torch_function_stack() == 0  # nothing left behind
     assert inductor.run(example, str(LADDER), lines, span, deadline=time.monotonic() + 120).ok
+
+
+def test_a_graph_compiled_before_is_read_back_not_compiled_again(tmp_path, monkeypatch):
+    """The compiled-graph cache (inductor_cache.CompiledCache): the same class again gives the same kernels,
+    its compile not run; a change to the code it compiles (another line) is compiled."""
+    import torch
+    from torch._inductor import compile_fx
+
+    from fxlens import lines as line_model
+    from fxlens.worker.failures.classify import whole_line
+    from fxlens.worker.levels import inductor
+    from fxlens.worker.load import loader
+
+    _fresh_folder(tmp_path, monkeypatch)
+    text = LADDER.read_text()
+    module = loader.load(str(LADDER), text, "safe", loader.parse(str(LADDER), text), [], {}).module
+    lines = line_model.split(text)
+    example = SimpleNamespace(instance=module.Net(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(), rebuild=None)
+    first = inductor.run(example, str(LADDER), lines, whole_line(7, lines))
+    assert first.ok and len(list((Path(_torch_folder()) / inductor_cache.COMPILED).glob("*.json"))) == 1
+    with mock.patch.object(compile_fx, "compile_fx", side_effect=AssertionError("compiled again")):
+        again = inductor.run(example, str(LADDER), lines, whole_line(7, lines))
+    assert [(n.name, n.kernel["code"], n.kernel["lines"]) for n in again.nodes] == \
+        [(n.name, n.kernel["code"], n.kernel["lines"]) for n in first.nodes]
+    moved = tmp_path / "moved_ladder.py"  # the same code one line down: other stack traces, another key
+    moved.write_text("\n" + text)
+    shifted = loader.load(str(moved), moved.read_text(), "safe", loader.parse(str(moved), moved.read_text()), [], {}).module
+    other = SimpleNamespace(instance=shifted.Net(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(), rebuild=None)
+    moved_lines = line_model.split(moved.read_text())
+    result = inductor.run(other, str(moved), moved_lines, whole_line(8, moved_lines))
+    assert [n.kernel["lines"] for n in result.nodes] == [[line + 1 for line in n.kernel["lines"]] for n in first.nodes]

@@ -248,21 +248,19 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
                 shown_aten = []
             _folded(out, per_level, group[0])
             _cost(out, cls, per_level, group[0], shown_aten, len(group))
-    return _kernels(out, report, container, line) or heading_done
+    return _kernels(out, report, container, line, heading_done) or heading_done
 
 
-def _kernels(out: Out, report: FileReport, cls: Optional[ClassReport], line: int) -> bool:
+def _kernels(out: Out, report: FileReport, cls: Optional[ClassReport], line: int, heading_done: bool) -> bool:
     """The kernels torch.compile runs for the line (the cursor's class's inductor level)."""
-    if cls is None:
+    result = kernels.kernel_level(cls)
+    rows = kernels.hover_lines(out.code, out.bold, out.markdown, cls, result, line, report.path) if result else []
+    if not rows:
         return False
-    for result in cls.levels.values():
-        rows = kernels.hover_lines(out.code, out.bold, out.markdown, cls, result, line, report.path)
-        if rows:
-            if not out.blocks or not any(b.startswith(out.bold(f"line {line}")) for b in out.blocks):
-                out.line(out.bold(f"line {line}"))
-            out.line("\n".join(rows))
-            return True
-    return False
+    if not heading_done:
+        out.line(out.bold(f"line {line}"))
+    out.line("\n".join(rows))
+    return True
 
 
 def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: int, col: int) -> list[Node]:

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from fxlens.ops import is_view, packet
 from fxlens.report import ClassReport, LevelResult, Node
 
+LEVEL = "inductor"  # the level whose nodes are kernels
 KINDS = ("fused", "extern", "fallback")
 # VS Code's client command that opens a kernel's code (vscode-client/src/kernelDocument.ts); the server's
 # own command, for other clients, is lsp/kernel_code.py's
@@ -29,7 +30,7 @@ def kernels(result: Optional[LevelResult]) -> list[Node]:
 
 def is_kernel_level(result: Optional[LevelResult]) -> bool:
     """A level whose nodes are kernels (the inductor level), not graph nodes."""
-    return bool(kernels(result))
+    return result is not None and result.level == LEVEL
 
 
 def counts(result: LevelResult) -> dict[str, int]:
@@ -183,7 +184,8 @@ def kernel_of_nodes(level: LevelResult, inductor: LevelResult) -> dict[str, str]
 
 def kernel_level(cls: Optional[ClassReport]) -> Optional[LevelResult]:
     """The class's traced kernel level (inductor), if it has one that compiled."""
-    return next((r for r in (cls.levels.values() if cls else ()) if r.ok and is_kernel_level(r)), None)
+    result = cls.levels.get(LEVEL) if cls is not None else None
+    return result if result is not None and result.ok else None
 
 
 def colour_nodes(drawn: list[dict], cls: ClassReport, result: LevelResult, levels: tuple[str, ...]) -> None:

@@ -47,7 +47,7 @@ def level_title(level: str, result: LevelResult) -> str:
         what = _failure_word(result)
         line = _failure_line(result)
         return f"{level}: {what}" + (f" — line {line}" if line is not None else "")
-    if kernels.is_kernel_level(result) or result.level == "inductor":
+    if kernels.is_kernel_level(result):
         return f"{level}: {kernels.counts_text(result)}"
     if result.graphs is not None:
         return _graphs_title(level, result)
@@ -92,7 +92,7 @@ def short_level(level: str, result: LevelResult) -> str:
     if not result.ok:
         line = _failure_line(result)
         return f"{level} {_failure_word(result)}" + (f", line {line}" if line is not None else "")
-    if kernels.is_kernel_level(result) or result.level == "inductor":
+    if kernels.is_kernel_level(result):
         return f"{level} {kernels.counts_text(result)}"
     if result.graphs is not None:
         return f"{level} {result.breaks} break{'s' if result.breaks != 1 else ''}" if result.breaks else f"{level} 1 graph"

@@ -120,9 +120,10 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
             return LevelResult(LEVEL, False, diagnostics=[_compiler_diagnostic(problem, class_span)],
                                seconds=time.perf_counter() - started)
     start = "cpu" if reads_values(fx) and devices.fits_on_cpu(example.instance) else "fake"
-    step = lambda module, inputs: compile_graphs(module, *inputs, deadline=deadline)  # noqa: E731
     try:
         with inductor_cache.private(torch.__version__) as folder, inductor_cache.remembered_probes(folder):
+            cache = inductor_cache.CompiledCache(folder)
+            step = lambda module, inputs: compile_graphs(module, *inputs, deadline=deadline, cache=cache)  # noqa: E731
             ran = devices.run(step, example.instance, (example.inputs, example.kwargs), start,
                               getattr(example, "rebuild", None), kinds=KINDS, fake_device=target)
     except CompileTimeout:

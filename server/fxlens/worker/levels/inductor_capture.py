@@ -34,6 +34,7 @@ from unittest import mock
 
 import torch
 
+from fxlens.worker.levels.inductor_cache import compiled_key
 from fxlens.worker.levels.kernel_map import Compiled
 
 
@@ -90,18 +91,11 @@ def _target(node: torch.fx.Node) -> str:
     return getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or str(target)
 
 
-def _graph_nodes(graph: Any, with_inputs: bool) -> dict:
-    nodes = {}
-    for node in graph.nodes:
-        if node.op in ("placeholder", "output"):
-            continue
-        entry = {"target": _target(node), "stack_trace": node.meta.get("stack_trace") or ""}
-        if with_inputs:
-            entry["inputs"] = [i.name for i in node.all_input_nodes]
-            original = node.meta.get("original_aten")
-            entry["original_aten"] = str(original) if original is not None else None
-        nodes[node.name] = entry
-    return nodes
+def _post_grad(graph: Any) -> dict:
+    """The post-grad graph's computing nodes, in order: name -> {"target", "inputs", "stack_trace"}."""
+    return {node.name: {"target": _target(node), "inputs": [i.name for i in node.all_input_nodes],
+                        "stack_trace": node.meta.get("stack_trace") or ""}
+            for node in graph.nodes if node.op not in ("placeholder", "output")}
 
 
 def _unbuilt(path: str) -> types.ModuleType:
@@ -121,7 +115,7 @@ def _capturing(into: list[Compiled], written: list[str]) -> Iterator[None]:
     """Inductor's config and hooks for one compile: provenance on, caches that would skip the compile off,
     no compile worker pool, no debug folder, and the wrapper read instead of loaded."""
     from torch._functorch import config as functorch_config
-    from torch._inductor import config, debug
+    from torch._inductor import config, debug, ir
     from torch._inductor.codecache import PyCodeCache
     from torch._inductor.virtualized import V
 
@@ -135,8 +129,8 @@ def _capturing(into: list[Compiled], written: list[str]) -> Iterator[None]:
 
     def tracing(node_schedule: Any, kernel_name: str, is_extern: bool = False) -> Optional[int]:
         handle = provenance(node_schedule, kernel_name, is_extern)
-        if is_extern and handle is not None:
-            extern[f"{kernel_name}:{handle}"] = type(node_schedule).__name__
+        if is_extern and handle is not None:  # a library call, or an op inductor runs as ATen's own (no lowering)
+            extern[f"{kernel_name}:{handle}"] = "fallback" if isinstance(node_schedule, ir.FallbackKernel) else "extern"
         return handle
 
     def dumped() -> dict:
@@ -149,10 +143,10 @@ def _capturing(into: list[Compiled], written: list[str]) -> Iterator[None]:
                 code = source.read()
         device = getattr(graph, "device_type", None) or "cpu"
         into.append(Compiled(
-            code=code, mappings={k: v for k, v in mappings.items() if k != "version"},
-            post=_graph_nodes(graph.module.graph, with_inputs=True),
-            pre={name: {"target": "", "stack_trace": trace}
-                 for name, trace in debug._inductor_pre_grad_node_stack_trace.items()},
+            code=code, mappings={name: {key: list(value) for key, value in mapping.items()}  # (plain data)
+                                 for name, mapping in mappings.items() if isinstance(mapping, dict)},
+            post=_post_grad(graph.module.graph),
+            pre={name: {"stack_trace": trace} for name, trace in debug._inductor_pre_grad_node_stack_trace.items()},
             extern=dict(extern), stack_traces={k: list(v) for k, v in debug._inductor_kernel_stack_trace.items()},
             device=str(device)))
         extern.clear()
@@ -175,12 +169,13 @@ def _capturing(into: list[Compiled], written: list[str]) -> Iterator[None]:
         yield
 
 
-def compile_graphs(module: torch.nn.Module, args: tuple, kwargs: dict, deadline: Optional[float] = None
-                   ) -> list[Compiled]:
+def compile_graphs(module: torch.nn.Module, args: tuple, kwargs: dict, deadline: Optional[float] = None,
+                   cache: Optional[Any] = None) -> list[Compiled]:
     """Every graph torch.compile(module)(*args, **kwargs) would hand inductor, compiled to code, in order.
 
     Raises what torch.compile raises (a lowering that fails, no C++ compiler: see compiler_problem), and
-    CompileTimeout when the compile would outlast `deadline` (time.monotonic(): when the worker stops the trace)."""
+    CompileTimeout when the compile would outlast `deadline` (time.monotonic(): when the worker stops the trace).
+    `cache`: an inductor_cache.CompiledCache, which answers for a graph compiled before."""
     import torch._dynamo
     from torch._inductor.compile_fx import compile_fx
 
@@ -190,12 +185,15 @@ def compile_graphs(module: torch.nn.Module, args: tuple, kwargs: dict, deadline:
     written: list[str] = []
 
     def backend(gm: torch.fx.GraphModule, example_inputs: list) -> Any:
-        before = len(compiled)
-        compile_fx(gm, example_inputs)
-        for one in compiled[before:]:  # the pre-grad graph is the one dynamo gave
-            for node in gm.graph.nodes:
-                if node.name in one.pre:
-                    one.pre[node.name]["target"] = _target(node)
+        key = compiled_key(gm, example_inputs, cache.machine) if cache is not None else None
+        found = cache.get(key) if key is not None else None
+        if found is not None:
+            compiled.append(found)
+        else:
+            before = len(compiled)
+            compile_fx(gm, example_inputs)  # (inductor's own entry point, as torch.compile's "inductor" backend calls it)
+            if key is not None and len(compiled) == before + 1:
+                cache.put(key, compiled[-1])
         return gm.forward  # the call goes on eagerly: the kernels were never built
 
     try:

@@ -24,9 +24,6 @@ from fxlens.ops import is_view
 from fxlens.report import Node
 from fxlens.worker.failures.classify import whole_line
 
-KINDS = ("fused", "extern", "fallback")
-# IR classes of ExternKernel that run an ATen op inductor did not lower
-_FALLBACK_CLASSES = frozenset({"FallbackKernel", "MemoryCheckKernel", "ComplexView"})
 _DEFINITION = re.compile(r"^(?P<name>\w+) = async_compile\.\w+\(", re.MULTILINE)
 _HANDLE = "# [Provenance debug handles] "
 _ORIGINS = re.compile(r"#\s*(?:Topologically Sorted|Unsorted) Source Nodes: \[(?P<source>[^\]]*)\], "
@@ -44,12 +41,12 @@ class Compiled:
     # inductor's own provenance json: preToPost, postToPre, cppCodeToPost (kernel "name:handle" -> post-grad
     # node names; Triton's kernels too, under this name), postToCppCode
     mappings: dict = field(default_factory=dict)
-    # the post-grad graph, in order: name -> {"target", "inputs", "stack_trace", "original_aten"}
+    # the post-grad graph's computing nodes, in order: name -> {"target", "inputs", "stack_trace"}
     post: dict = field(default_factory=dict)
-    # the pre-grad graph (dynamo's): name -> {"target", "stack_trace"}
+    # the pre-grad graph's nodes (dynamo's) that have a stack trace: name -> {"stack_trace"}
     pre: dict = field(default_factory=dict)
-    # kernel "name:handle" -> the IR class of a kernel that is not generated code (ExternKernelOut,
-    # FallbackKernel, ...): a library call or an op inductor has no lowering for
+    # kernel "name:handle" -> the kind of a kernel that is not generated code: "extern" (a library call,
+    # inductor's ExternKernel) or "fallback" (its FallbackKernel: an op it has no lowering for)
     extern: dict = field(default_factory=dict)
     # kernel "name:handle" -> the stack traces inductor gathered for it
     stack_traces: dict = field(default_factory=dict)
@@ -63,10 +60,11 @@ def kernel_name(key: str) -> str:
 
 
 def kind_of(key: str, extern: dict) -> str:
-    if extern.get(key) in _FALLBACK_CLASSES:
-        return "fallback"
+    """`fused`, `extern` or `fallback`: as inductor's IR said it (`extern`), else by the kernel's name."""
+    if key in extern:
+        return extern[key]
     name = kernel_name(key)
-    if key in extern or name.startswith("extern_kernels."):
+    if name.startswith("extern_kernels."):
         return "extern"
     if name.startswith(("cpp_", "triton_")):
         return "fused"
