@@ -27,6 +27,9 @@ class LevelInfo:
     # takes seconds on big models: traced only after every class's cheap levels are published, and
     # only when asked for (settings, CLI) or wanted (a hover, the graph view); see TRACE_ORDER
     deep: bool = False
+    # a deep level a hover starts when the settings do not trace it; one that costs seconds of CPU per class
+    # (inductor's compile) is computed only when asked for: the settings, the CLI, the graph view
+    on_hover: bool = True
 
 
 # As displayed, the lesson's ladder, top down: symbolic_trace -> dynamo -> (aot_autograd) export ->
@@ -40,15 +43,20 @@ LEVEL_INFO = (
               "aten.addmm.default)", False, False, deep=True),
     LevelInfo("backward", "aot_autograd's joint graph split into forward and backward as torch.compile does; "
               "what the forward saves for backward", False, False, deep=True),
+    LevelInfo("inductor", "torch.compile's forward kernels for this machine (C++ on CPU, Triton on a GPU): each "
+              "generated kernel, library call and fallback, mapped to your lines by inductor's provenance",
+              False, False, deep=True, on_hover=False),
 )
 LEVELS = tuple(info.name for info in LEVEL_INFO)  # display order (the ladder)
 DEFAULT_LEVELS = tuple(info.name for info in LEVEL_INFO if info.default)
 COLUMN_LEVELS = tuple(info.name for info in LEVEL_INFO if info.columns)
 DEEP_LEVELS = tuple(info.name for info in LEVEL_INFO if info.deep)
+HOVER_LEVELS = tuple(info.name for info in LEVEL_INFO if info.deep and info.on_hover)  # what a hover starts
 # As traced, which differs: the cheap levels of every class first (published before any deeper one
 # starts), then core-aten and backward, which reuse the aten level's exported program, then dynamo,
-# which shares nothing with them and costs the most (its own import, a run of the real code).
-TRACE_ORDER = ("fx", "aten", "core-aten", "backward", "dynamo")
+# which shares nothing with them and costs the most (its own import, a run of the real code), then
+# inductor, which compiles what dynamo captures (seconds, even without building a kernel).
+TRACE_ORDER = ("fx", "aten", "core-aten", "backward", "dynamo", "inductor")
 assert sorted(TRACE_ORDER) == sorted(LEVELS), "every level has its place in both orders"
 
 
@@ -110,6 +118,9 @@ class Node:
     bytes: Optional[int] = None
     # forward FLOPs at the example size as torch.utils.flop_counter counts them (aten levels); None: unknown
     flops: Optional[int] = None
+    # inductor level: the kernel this node is ({"kind": "fused" | "extern" | "fallback", "ops", "post", "pre",
+    # "lines", "sources", "code", "code_line", ...}: worker/levels/kernel_map.py); None elsewhere
+    kernel: Optional[dict] = None
 
 
 @dataclass

@@ -30,9 +30,10 @@ def _net() -> FileReport:
 
 
 def test_the_settings_accept_every_described_level_in_ladder_order():
-    # displayed as the lesson's ladder; traced cheap first, then what reuses the export, dynamo last
-    assert LEVELS == ("fx", "dynamo", "aten", "core-aten", "backward") and DEFAULT_LEVELS == ("fx", "aten")
-    assert in_trace_order(LEVELS) == ("fx", "aten", "core-aten", "backward", "dynamo")
+    # displayed as the lesson's ladder down to the kernels; traced cheap first, then what reuses the export,
+    # then dynamo, then inductor, which compiles what dynamo captures
+    assert LEVELS == ("fx", "dynamo", "aten", "core-aten", "backward", "inductor") and DEFAULT_LEVELS == ("fx", "aten")
+    assert in_trace_order(LEVELS) == ("fx", "aten", "core-aten", "backward", "dynamo", "inductor")
     assert in_ladder_order(["backward", "aten", "dynamo", "fx"]) == ("fx", "dynamo", "aten", "backward")
     settings, warnings = parse_settings({"fxlens": {"levels": ["core-aten", "fx", "aten"]}})
     assert warnings == [] and settings.levels == ("fx", "aten", "core-aten")

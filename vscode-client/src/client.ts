@@ -14,6 +14,7 @@ import {
   State,
   TransportKind,
 } from "vscode-languageclient/node";
+import { CLIENT_SHOW_KERNEL } from "./core/kernelCode";
 import { redirectLenses, redirectLens, SERVER_SHOW_GRAPH } from "./core/lensCommands";
 import { passTarget, PassTarget, SERVER_RUN_PASS } from "./core/passPreview";
 import { RestartBudget } from "./core/restartBudget";
@@ -120,6 +121,8 @@ export class FxlensClient {
       ],
       outputChannel: this.log,
       initializationOptions: { fxlens: this.settings },
+      // the hover's "show code" link runs this command, and only this one
+      markdown: { isTrusted: { enabledCommands: [CLIENT_SHOW_KERNEL] } },
       errorHandler: {
         error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown }),
         closed: () => this.onServerClosed(),

@@ -7,7 +7,9 @@ import {
   classPicks, CLIENT_RUN_GRAPH_PASS, parsePassChoices, passPicks, runPassArguments, SERVER_PASS_CHOICES, SERVER_RUN_PASS,
 } from "./core/passPreview";
 import { readSettings, serverSettings, FxlensSettings } from "./core/settings";
+import { CLIENT_SHOW_KERNEL, KernelCode, kernelArguments, SERVER_KERNEL_CODE } from "./core/kernelCode";
 import { GraphPanel } from "./graphPanel";
+import { KernelDocuments } from "./kernelDocument";
 import { onPythonInterpreterChange, probeInterpreter, resolveInterpreter } from "./interpreter";
 import { SHOW_OUTPUT_COMMAND, StatusBar } from "./statusBar";
 
@@ -142,12 +144,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return cell && cell.kind === vscode.NotebookCellKind.Code && cell.document.languageId === "python" ? { document: cell.document, line: 0 } : undefined;
   }
 
+  // the hover's "show code" link: the kernel's code, read-only, at the kernel
+  const kernelDocuments = new KernelDocuments();
+  async function showKernel(...args: unknown[]): Promise<void> {
+    const target = kernelArguments(args);
+    if (!target) {
+      return;
+    }
+    const result = (await client.execute(SERVER_KERNEL_CODE, target).catch((error) => ({ ok: false, message: String(error) }))) as Partial<KernelCode>;
+    if (!result?.ok || typeof result.code !== "string") {
+      void vscode.window.showWarningMessage(`fxlens: no code for ${target[2]}: ${result?.message || "the server has none"}`);
+      return;
+    }
+    await kernelDocuments.show(result as KernelCode);
+  }
+
   context.subscriptions.push(
     log,
     status,
     panel,
+    kernelDocuments,
     vscode.commands.registerCommand(CLIENT_SHOW_GRAPH, showGraph),
     vscode.commands.registerCommand(CLIENT_RUN_GRAPH_PASS, runGraphPass),
+    vscode.commands.registerCommand(CLIENT_SHOW_KERNEL, showKernel),
     vscode.commands.registerCommand("fxlens.retraceFile", async () => {
       const uri = pythonAtCursor()?.document.uri.toString();
       if (uri) {

@@ -1,5 +1,6 @@
 // Draws a laid-out drawing into an <svg>: expanded groups as frames, collapsed groups and nodes as
 // boxes, edges as routes; pan (drag), zoom (wheel), highlight classes, and keyboard moves between boxes.
+import { kernelClasses, kernelTitle } from "./kernelColours";
 import { Drawing, FONT_SIZE, Item, LINE_HEIGHT, PADDING_X, PADDING_Y } from "./visible";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -26,7 +27,7 @@ function itemClasses(item: Item): string {
     return `group ${item.expanded ? "expanded" : "collapsed"}` + (item.group.repeat ? " repeated" : "");
   }
   const node = item.node!;
-  return `node op-${node.op}` + (node.line === null ? " no-source" : "") + (typeof node.change === "string" ? ` change-${node.change}` : "");
+  return `node op-${node.op}` + (node.line === null ? " no-source" : "") + (typeof node.change === "string" ? ` change-${node.change}` : "") + kernelClasses(node);
 }
 
 export class GraphView {
@@ -101,7 +102,7 @@ export class GraphView {
       element.setAttribute("aria-expanded", String(item.expanded));
     }
     const title = svgElement("title", {});
-    title.textContent = item.lines.join("\n") + (item.node ? (item.node.line !== null ? `\nline ${item.node.line}` : "\n(no source line)") : item.group?.call ? `\ncalled on line ${item.group.call.line}` : "");
+    title.textContent = item.lines.join("\n") + (item.node ? (item.node.line !== null ? `\nline ${item.node.line}` : "\n(no source line)") + kernelTitle(item.node) : item.group?.call ? `\ncalled on line ${item.group.call.line}` : "");
     const height = item.expanded ? item.lines.length * LINE_HEIGHT + 2 * PADDING_Y : item.height;
     if (item.group?.repeat && !item.expanded) {
       // a stack of cards: one of several instances of the same class

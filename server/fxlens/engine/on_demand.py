@@ -19,7 +19,7 @@ from fxlens.engine.documents import Document
 from fxlens.engine.level_cache import LevelCache
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.worker_client import WorkerUnavailable
-from fxlens.report import DEEP_LEVELS, ClassReport, FileReport, LevelResult, in_ladder_order
+from fxlens.report import HOVER_LEVELS, ClassReport, FileReport, LevelResult, in_ladder_order
 
 MAX_LOGGED = 50
 
@@ -45,11 +45,12 @@ class OnDemand:
 
     def hovered(self, doc: Document, report: FileReport, line: int, asked: tuple[str, ...]) -> tuple[str, ...]:
         """A hover on `line`: start every deeper level its class lacks that the settings do not trace
-        anyway; the levels being computed for that class (the hover says so, and does not wait)."""
+        anyway (those a hover starts: report.HOVER_LEVELS); the levels being computed for that class (the
+        hover says so, and does not wait)."""
         cls = next((c for c in report.classes if c.line <= line <= c.end_line), None)
         if cls is None:
             return ()
-        self.want(doc, cls.name, tuple(level for level in DEEP_LEVELS if level not in cls.levels and level not in asked))
+        self.want(doc, cls.name, tuple(level for level in HOVER_LEVELS if level not in cls.levels and level not in asked))
         return self.computing(doc, cls.name)
 
     def computing(self, doc: Document, name: str) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
 from fxlens.engine.notebook import Notebooks
 from fxlens.engine.pass_runs import PassRuns
-from fxlens.lsp import actions, commands, diagnostics, head_lens, hover, inlay, lens, notebooks, passes
+from fxlens.lsp import actions, commands, diagnostics, head_lens, hover, inlay, kernel_code, lens, notebooks, passes
 from fxlens.lsp.cells import CellCoords
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
@@ -226,7 +226,7 @@ def build_server() -> FxlensServer:
     ls.feature(types.TEXT_DOCUMENT_DID_SAVE)(_did_save)
     ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_did_change_workspace_folders)
     ls.feature(types.SHUTDOWN)(_shutdown)
-    for feature in (hover, lens, inlay, commands, actions, passes, notebooks):
+    for feature in (hover, lens, inlay, commands, actions, passes, notebooks, kernel_code):
         feature.register(ls)
     return ls
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from fxlens.render import kernels
 from fxlens.render.cost import cost_compact
 from fxlens.render.ladder import rung
 from fxlens.report import ClassReport, Diagnostic, LevelResult, Node
@@ -53,6 +54,8 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def node_table(result: LevelResult) -> str:
+    if kernels.is_kernel_level(result):
+        return _table(*kernels.kernel_rows(result))
     rows = [[n.name, n.op, n.target, str(n.num_users), shape_text(n), n.dtype or "",
              str(n.line) if n.line is not None else ""] for n in result.nodes]
     headers = ["node", "opcode", "target", "users", "shape", "dtype", "line"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from fxlens.render import kernels
+from fxlens.render.cost import ATEN_LEVELS
 from fxlens.render.graph_text import graph_data, level_text, node_table, printout
 from fxlens.render.ladder import rung
 from fxlens.render.view_scopes import derive_scopes
@@ -55,7 +57,9 @@ def _once(nodes: list[dict]) -> list[dict]:
 
 def _graph(cls: ClassReport, result: LevelResult) -> dict:
     graph = graph_data(result)
-    graph["nodes"] = _once([_node_payload(drawn, node) for drawn, node in zip(graph["nodes"], result.nodes)])
+    graph["nodes"] = [_node_payload(drawn, node) for drawn, node in zip(graph["nodes"], result.nodes)]
+    kernels.colour_nodes(graph["nodes"], cls, result, ATEN_LEVELS)  # (drawn in the colour of their kernel)
+    graph["nodes"] = _once(graph["nodes"])
     if result.level in _DERIVED_SCOPES:
         derive_scopes(graph["nodes"], graph["edges"], _scopes(cls, result), cls.name)
     return graph

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from fxlens.render import cost
+from fxlens.render import kernels
 from fxlens.render.calls import call_text, calls_on_line
 from fxlens.render import nodes as q
 from fxlens.render.causes import Cause, merge, plain
@@ -217,8 +218,9 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
     heading_done = False
     for cls in order:
         leaves = q.leaf_paths(cls)
+        # (a kernel level's nodes are kernels, many lines each: said below, for the cursor's class)
         per_level = {level: q.instances(q.on_line(cls.levels[level], line), leaves)
-                     for level in LEVELS if level in cls.levels}
+                     for level in LEVELS if level in cls.levels and not kernels.is_kernel_level(cls.levels[level])}
         paths = list(dict.fromkeys(i.path for groups in per_level.values() for i in groups))
         if not paths:
             continue
@@ -246,7 +248,19 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
                 shown_aten = []
             _folded(out, per_level, group[0])
             _cost(out, cls, per_level, group[0], shown_aten, len(group))
-    return heading_done
+    return _kernels(out, report, container, line, heading_done) or heading_done
+
+
+def _kernels(out: Out, report: FileReport, cls: Optional[ClassReport], line: int, heading_done: bool) -> bool:
+    """The kernels torch.compile runs for the line (the cursor's class's inductor level)."""
+    result = kernels.kernel_level(cls)
+    rows = kernels.hover_lines(out.code, out.bold, out.markdown, cls, result, line, report.path) if result else []
+    if not rows:
+        return False
+    if not heading_done:
+        out.line(out.bold(f"line {line}"))
+    out.line("\n".join(rows))
+    return True
 
 
 def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: int, col: int) -> list[Node]:

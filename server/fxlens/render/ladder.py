@@ -19,10 +19,14 @@ class Rung:
 
 
 def rung(result: LevelResult) -> Rung:
-    """The rung of a traced level's graph, from its opcode mix alone."""
+    """The rung of a traced level's graph, from its opcode mix alone (kernels: below the last rung)."""
     computing = [n for n in result.nodes if n.op in COMPUTING and n.target not in STRUCTURAL]
     if not computing:
         return Rung("no computing node", "the graph only passes its inputs through")
+    kernels = sum(1 for n in computing if n.kernel)
+    if kernels:
+        return Rung("below inductor (kernels)", f"{kernels} kernel{'s' if kernels != 1 else ''} inductor generated "
+                    "or calls: the code that runs")
     modules = sum(1 for n in computing if n.op == "call_module")
     if modules:
         return Rung("above aot_autograd (module level)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from fxlens.render import kernels
 from fxlens.render.cost import cost_compact, flops_text
 from fxlens.render.ladder import rung
 from fxlens.render.nodes import opcode_counts
@@ -46,6 +47,8 @@ def level_title(level: str, result: LevelResult) -> str:
         what = _failure_word(result)
         line = _failure_line(result)
         return f"{level}: {what}" + (f" — line {line}" if line is not None else "")
+    if kernels.is_kernel_level(result):
+        return f"{level}: {kernels.counts_text(result)}"
     if result.graphs is not None:
         return _graphs_title(level, result)
     if any(n.phase for n in result.nodes):
@@ -89,6 +92,8 @@ def short_level(level: str, result: LevelResult) -> str:
     if not result.ok:
         line = _failure_line(result)
         return f"{level} {_failure_word(result)}" + (f", line {line}" if line is not None else "")
+    if kernels.is_kernel_level(result):
+        return f"{level} {kernels.counts_text(result)}"
     if result.graphs is not None:
         return f"{level} {result.breaks} break{'s' if result.breaks != 1 else ''}" if result.breaks else f"{level} 1 graph"
     return f"{level} {len(result.nodes)}"

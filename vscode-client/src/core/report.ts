@@ -30,6 +30,10 @@ export interface GraphNode extends ReportSpan {
   phase?: string | null;
   // a pass preview: the node the pass adds or removes
   change?: string;
+  // the inductor level's kernel that runs the node (aten, core-aten and inductor views), and its index
+  // among the class's kernels (its colour)
+  kernel?: string | null;
+  kernel_colour?: number | null;
   [extra: string]: unknown;
 }
 

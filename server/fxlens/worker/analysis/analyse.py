@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
@@ -47,8 +48,11 @@ class Analysis(Building):
                  classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
                  roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None,
                  pass_request: Optional[dict] = None, notes: bool = True, surface: str = "editor",
-                 cost: bool = True) -> None:
+                 cost: bool = True, timeout: Optional[float] = None) -> None:
         self.path = os.path.abspath(path)
+        # when the worker stops this trace (fxlens.timeoutSeconds): a level that can tell it will not finish
+        # in time (inductor's compile) fails as a timeout itself, and the class's other levels stand
+        self.deadline = time.monotonic() + timeout if timeout else None
         # a graph pass to run on the one class asked for (worker/passes): instead of tracing the levels
         self.pass_request = pass_request if isinstance(pass_request, dict) else None
         self.roots = roots or []  # importable folders (workspace folders)
@@ -89,7 +93,8 @@ class Analysis(Building):
                    request.get("known"), request.get("roots"), request.get("buffers"),
                    request.get("pass"), notes=request.get("notes", True) is not False,
                    surface="cli" if request.get("surface") == "cli" else "editor",
-                   cost=request.get("cost", True) is not False)
+                   cost=request.get("cost", True) is not False,
+                   timeout=request.get("timeout") if isinstance(request.get("timeout"), (int, float)) else None)
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -267,7 +272,8 @@ class Analysis(Building):
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
-        started = Started(source, example, report, class_span, ClassContext(tuple(self.levels), self.describe_program))
+        started = Started(source, example, report, class_span, ClassContext(tuple(self.levels), self.describe_program,
+                                                                                  deadline=self.deadline))
         self._trace_levels(started, self.cheap, emit)
         return started
 

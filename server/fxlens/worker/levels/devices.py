@@ -93,12 +93,14 @@ def _first_line(error: BaseException) -> str:
 
 
 def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, start: str = "meta",
-        rebuild: Optional[Callable[[], nn.Module]] = None, kinds: tuple[str, ...] = KINDS) -> Ran:
+        rebuild: Optional[Callable[[], nn.Module]] = None, kinds: tuple[str, ...] = KINDS,
+        fake_device: str = "cpu") -> Ran:
     """`step(module, inputs)` on the first kind of tensors (from `start`, among `kinds`) that can run it.
 
     `rebuild` makes the same module on the CPU (its real initial weights); without it, CPU weights are
     made from the meta tensors' shapes. The user's own errors are raised as they are; when only fxlens's
-    tensors were the problem, a MetaDeviceLimit says what each kind could not do.
+    tensors were the problem, a MetaDeviceLimit says what each kind could not do. `fake_device`: the device
+    fake tensors say they are on (the inductor level compiles for a GPU on fake `cuda` tensors).
     """
     state = _state(module)
     on_meta = any(t.device.type == "meta" for t in state.values())
@@ -114,7 +116,7 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
                            f"run on real CPU tensors (limit {MAX_CPU_ELEMENTS // 1_000_000} M)")
             break
         try:
-            with _swapped(module, kind, rebuild) as convert, instance_state.kept(module):
+            with _swapped(module, kind, rebuild, fake_device) as convert, instance_state.kept(module):
                 value = step(module, convert(inputs))
         except Exception as error:
             limit = meta_limit(error) if kind == "meta" else _fake_limit(error)
@@ -159,7 +161,7 @@ def _state(module: nn.Module) -> dict[str, torch.Tensor]:
 
 
 @contextmanager
-def _swapped(module: nn.Module, kind: str, rebuild: Optional[Callable[[], nn.Module]]
+def _swapped(module: nn.Module, kind: str, rebuild: Optional[Callable[[], nn.Module]], fake_device: str = "cpu"
              ) -> Iterator[Callable[[Any], Any]]:
     """The module's tensors replaced by `kind` ones for the duration; yields the inputs' converter."""
     state = _state(module)
@@ -170,10 +172,10 @@ def _swapped(module: nn.Module, kind: str, rebuild: Optional[Callable[[], nn.Mod
         stack.callback(_refresh_rnn_weights, module)  # runs last, once the module's own tensors are back
         if kind == "fake":
             mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
-            swapped = {name: _as_parameter(_fake(mode, t), t) for name, t in state.items()}
+            swapped = {name: _as_parameter(_fake(mode, t, fake_device), t) for name, t in state.items()}
             stack.enter_context(_reparametrize_module(module, swapped))
             stack.enter_context(mode)
-            yield lambda inputs: convert(inputs, "fake", mode)
+            yield lambda inputs: convert(inputs, "fake", mode, fake_device)
             return
         stack.enter_context(torch.random.fork_rng())
         torch.manual_seed(SEED)
@@ -211,10 +213,11 @@ def _as_parameter(tensor: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
     return tensor
 
 
-def _fake(mode: Any, tensor: torch.Tensor) -> torch.Tensor:
-    """A fake tensor on the CPU made from a meta one (tensors the code makes itself are CPU ones)."""
+def _fake(mode: Any, tensor: torch.Tensor, device: str = "cpu") -> torch.Tensor:
+    """A fake tensor made from a meta one, on the CPU unless `device` says otherwise (tensors the code
+    makes itself are CPU ones)."""
     meta = tensor if tensor.device.type == "meta" else tensor.to("meta")
-    return mode.fake_tensor_converter.from_meta_and_device(mode, meta, torch.device("cpu"))
+    return mode.fake_tensor_converter.from_meta_and_device(mode, meta, torch.device(device))
 
 
 def _cpu_like(tensor: torch.Tensor, floats: Callable[[tuple, torch.dtype], torch.Tensor]) -> torch.Tensor:
@@ -226,7 +229,7 @@ def _cpu_like(tensor: torch.Tensor, floats: Callable[[tuple, torch.dtype], torch
     return torch.zeros(shape, dtype=tensor.dtype)  # an index of 0 is in range of any table
 
 
-def convert(value: Any, kind: str, mode: Any = None) -> Any:
+def convert(value: Any, kind: str, mode: Any = None, fake_device: str = "cpu") -> Any:
     """Inputs as `kind` tensors: meta (shapes only), fake (made from meta) or CPU (real values kept; a meta
     tensor becomes deterministic values: normal floats, zero integers, true booleans)."""
     if isinstance(value, torch.Tensor):
@@ -237,16 +240,16 @@ def convert(value: Any, kind: str, mode: Any = None) -> Any:
                 return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
             return value.to("meta")
         if kind == "fake":
-            return _fake(mode, value)
+            return _fake(mode, value, fake_device)
         if value.device.type != "meta":
             return value
         return _cpu_like(value, lambda shape, dtype: torch.randn(shape).to(dtype))
     if isinstance(value, tuple):
-        return tuple(convert(item, kind, mode) for item in value)
+        return tuple(convert(item, kind, mode, fake_device) for item in value)
     if isinstance(value, list):
-        return [convert(item, kind, mode) for item in value]
+        return [convert(item, kind, mode, fake_device) for item in value]
     if isinstance(value, dict):
-        return {key: convert(item, kind, mode) for key, item in value.items()}
+        return {key: convert(item, kind, mode, fake_device) for key, item in value.items()}
     return value
 
 

@@ -65,7 +65,7 @@ class Explained:
 
 
 @contextmanager
-def _no_function_modes() -> Iterator[None]:
+def no_function_modes() -> Iterator[None]:
     """The call as torch.compile makes it for the user: dynamo traces into the Python of every active
     TorchFunctionMode (fxlens's own, which makes tensors asked on a missing GPU on meta, would add breaks of
     its own), so none is active while it runs."""
@@ -85,18 +85,27 @@ def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
     from torch._dynamo.backends.debugging import ExplainWithBackend
     from torch._dynamo.utils import graph_break_reasons
 
+    backend = ExplainWithBackend("eager")
+    # as explain itself runs: its flag makes dynamo log every break, not only the first of a kind
+    with fresh_dynamo(), graph_breaks.listening() as logged, \
+            mock.patch("torch._dynamo.symbolic_convert.explain", True), no_function_modes():
+        torch._dynamo.optimize(backend, nopython=False)(module)(*args, **kwargs)
+        output = backend.output()
+        return Explained(output.graphs, output.graph_count, list(graph_break_reasons), logged)
+
+
+@contextmanager
+def fresh_dynamo() -> Iterator[None]:
+    """A dynamo run from a clean state (its caches would otherwise answer for an earlier version of the
+    same code), which leaves none behind for the next one."""
+    import torch._dynamo
+
     # dynamo's first compile in a process turns torch.distributions' argument checks off for good
     # (TorchPatcher.patch): the levels and classes traced after this one must see the user's setting
     validate = torch.distributions.Distribution._validate_args
     torch._dynamo.reset()
     try:
-        backend = ExplainWithBackend("eager")
-        # as explain itself runs: its flag makes dynamo log every break, not only the first of a kind
-        with graph_breaks.listening() as logged, mock.patch("torch._dynamo.symbolic_convert.explain", True), \
-                _no_function_modes():
-            torch._dynamo.optimize(backend, nopython=False)(module)(*args, **kwargs)
-        output = backend.output()
-        return Explained(output.graphs, output.graph_count, list(graph_break_reasons), logged)
+        yield
     finally:
         torch._dynamo.reset()
         torch.distributions.Distribution.set_default_validate_args(validate)

@@ -15,6 +15,7 @@ from fxlens.worker.levels import backward as trace_backward
 from fxlens.worker.levels import core_aten as trace_core_aten
 from fxlens.worker.levels import dynamo as trace_dynamo
 from fxlens.worker.levels import fx as trace_fx
+from fxlens.worker.levels import inductor as trace_inductor
 from fxlens.worker.levels.beside import Beside
 
 
@@ -33,6 +34,8 @@ class ClassContext:
     aten: Optional[LevelResult] = None
     # with free sizes: the aten level's process beside, holding the grown program for core-aten
     beside: Optional[Beside] = None
+    # time.monotonic() at which the worker stops the trace (None: no limit known)
+    deadline: Optional[float] = None
 
     def close(self) -> None:
         if self.beside is not None:
@@ -81,8 +84,14 @@ def _dynamo(example: Any, path: str, lines: list[str], class_span: Span, context
     return trace_dynamo.run(example, path, lines, class_span, fx)
 
 
+def _inductor(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
+    # as for dynamo: the fx level says whether the forward reads values (which fake tensors cannot run)
+    fx = context.fx or trace_fx.run(example, path, lines, class_span)
+    return trace_inductor.run(example, path, lines, class_span, fx, deadline=context.deadline)
+
+
 TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten, "core-aten": _core_aten, "backward": _backward,
-                         "dynamo": _dynamo}
+                         "dynamo": _dynamo, "inductor": _inductor}
 assert set(TABLE) <= set(LEVELS), "every traced level is described in report.LEVEL_INFO"
 
 
