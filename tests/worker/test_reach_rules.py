@@ -153,12 +153,13 @@ def test_config_driven_classes_export_as_raw_torch_exports_them(configured, name
     assert reported(cls, "aten") == expected(FIXTURES / "configured.py", configured, cls, "aten")
 
 
-def test_the_config_class_a_base_names_builds_an_unannotated_config_with_fewer_layers(configured):
+def test_the_config_class_a_base_names_builds_an_unannotated_config_at_its_defaults(configured):
+    # the defaults as written (six layers): a config-built model is the user's model at full size
     cls = configured.find_class("TinySeq2Seq")
-    assert (cls.build.how, cls.build.detail) == ("config", "TinySeq2Seq(config=TinyConfig(num_layers=2)): num_layers 6 → 2")
-    assert cls.build.directive.startswith("TinySeq2Seq(config=TinyConfig(num_layers=2))(")
+    assert (cls.build.how, cls.build.detail) == ("config", "TinySeq2Seq(config=TinyConfig())")
+    assert cls.build.directive.startswith("TinySeq2Seq(config=TinyConfig())(")
     instance, _, _ = rebuild(FIXTURES / "configured.py", cls.build.directive)
-    assert len(instance.encoder.layers) == len(instance.decoder.layers) == 2
+    assert len(instance.encoder.layers) == len(instance.decoder.layers) == 6
     # its encoder is traced as the instance it built, with what its run passed it
     assert configured.find_class("TinyEncoder").built_by == "TinySeq2Seq"
 

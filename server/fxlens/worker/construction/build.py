@@ -111,25 +111,6 @@ def _no_arg_instance(cls: type) -> Optional[Any]:
         return None
 
 
-def _fewer_layers(config: Any) -> tuple[Any, dict[str, tuple[Any, Any]]]:
-    """A default config at a size fxlens can run: its layer counts at elsewhere.SHRUNK_LAYERS (a
-    `LlamaConfig()` has 32); field -> (before, after) for each field shrunk."""
-    small = elsewhere.shrunk(config, [])
-    if small is config:
-        return config, {}
-    return small, {k: (getattr(config, k), v) for k, v in vars(small).items() if getattr(config, k, v) != v}
-
-
-def _change(field: str, before: Any, after: Any) -> str:
-    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)) and not isinstance(after, str):
-        return f"{field}: {len(after)} of {len(before)} entries"
-    return f"{field} {before} → {after}"
-
-
-def _keywords(fields: dict[str, tuple[Any, Any]]) -> str:
-    return ", ".join(f"{k}={after!r}" for k, (_, after) in fields.items())
-
-
 def _guessed_config(cls: type, namespace: dict) -> tuple[Optional[Any], str]:
     """A config class whose own fields are required (`ModelArgs(d_model, n_layer, vocab_size)`), built
     from guessed values: (the instance, how a directive spells it), or (None, "")."""
@@ -169,12 +150,9 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
         return on_device(device, cls), Build("no-arguments", device=device, directive=f"{name}()")
     kwargs: dict[str, Any] = {}
     guessed_configs: dict[str, str] = {}  # parameter -> `ModelArgs(d_model=64, ...)`
-    shrunk: dict[str, dict[str, Any]] = {}  # parameter -> the config fields made smaller
     for param in required:
         for candidate in _config_candidates(param, cls, namespace, module.__name__):
             value = _no_arg_instance(candidate)
-            if value is not None:
-                value, shrunk[param.name] = _fewer_layers(value)
             if value is None:
                 value, text = _guessed_config(candidate, namespace)
                 if value is not None and text:
@@ -188,13 +166,10 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
         return on_device(device, lambda: cls(**kwargs)), Build("guessed", detail=values, device=device,
                                                                directive=f"{name}({values})")
     if len(kwargs) == len(required):
-        described = ", ".join(f"{k}={type(v).__name__}({_keywords(shrunk.get(k, {}))})" for k, v in kwargs.items())
+        described = ", ".join(f"{k}={type(v).__name__}()" for k, v in kwargs.items())
         ctor = f"{name}({described})" if all(spelled.values()) else ""
-        changes = ", ".join(_change(field, before, after) for k in kwargs
-                            for field, (before, after) in shrunk.get(k, {}).items())
-        detail = f"{name}({described})" + (f": {changes}" if changes else "")
-        return on_device(device, lambda: cls(**kwargs)), Build("config", detail=detail, device=device,
-                                                               directive=ctor)
+        return on_device(device, lambda: cls(**kwargs)), Build("config", detail=f"{name}({described})",
+                                                               device=device, directive=ctor)
     for call in calls_to(tree, name):
         try:
             args = [evaluate(a, namespace, source_path(module)) for a in call.args]
