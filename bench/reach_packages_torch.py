@@ -19,8 +19,6 @@ import copy
 import glob
 import importlib
 import importlib.util
-import json
-import os
 import signal
 import sys
 import time
@@ -30,7 +28,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 import torch  # noqa: E402
 from reach_corpus import PACKAGES  # noqa: E402
-from reach_rebuild import error_text, rebuild  # noqa: E402
+from reach_rebuild import error_text, rebuild, serve  # noqa: E402
 
 TRACE_SECONDS = 120  # one symbolic_trace or export of one instance
 BUILD_SECONDS = 300  # one builder: construction and the recording run
@@ -216,14 +214,8 @@ def answer(request: dict) -> dict:
 
 
 def main() -> None:
-    request = json.load(sys.stdin)
     torch.set_num_threads(1)
-    stdout = os.fdopen(os.dup(1), "w")
-    with contextlib.redirect_stdout(sys.stderr):  # a model's print() must not corrupt the answer
-        os.dup2(2, 1)
-        result = answer(request)
-    stdout.write(json.dumps(result))
-    stdout.flush()
+    serve(answer)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,12 @@ the recipe's expressions are evaluated in (the file's module plus `torch`)."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
+import json
+import os
+import sys
+from typing import Callable
 
 import torch
 from torch_nodes import export_rows, first_call_of, fx_concrete_args, fx_rows
@@ -112,3 +117,15 @@ def rebuild(job: dict, scope: dict, path: str) -> dict:
         else:
             out[level] = {"error": "; ".join(errors)}
     return out
+
+
+def serve(answer: Callable[[dict], dict]) -> None:
+    """Read one JSON request on stdin, write `answer(request)` as JSON on stdout: a raw-torch helper
+    process's whole protocol. What the models print goes to stderr (it must not corrupt the answer)."""
+    request = json.load(sys.stdin)
+    stdout = os.fdopen(os.dup(1), "w")
+    with contextlib.redirect_stdout(sys.stderr):
+        os.dup2(2, 1)
+        result = answer(request)
+    stdout.write(json.dumps(result))
+    stdout.flush()

@@ -12,14 +12,9 @@ import one repository's model files the way its scripts do and, per class,
 """
 from __future__ import annotations
 
-import contextlib
-import importlib
-import json
-import os
 import sys
 import time
 import traceback
-import types
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -28,23 +23,8 @@ sys.path.insert(0, str(BENCH.parent / "tests" / "fixtures" / "repos"))
 from reference import CORPUS, ModelFile, envs  # noqa: E402
 
 import torch  # noqa: E402
-from reach_rebuild import error_text, rebuild as rebuild_in  # noqa: E402
+from reach_rebuild import error_text, rebuild as rebuild_in, serve  # noqa: E402
 from torch_nodes import fx_concrete_args  # noqa: E402
-
-def import_file(model: ModelFile):
-    for folder in reversed(model.sys_path):
-        path = str((model.root / folder).resolve())
-        if path not in sys.path:
-            sys.path.insert(0, path)
-    # a package whose __init__ imports what is not installed: an empty one of the same __path__ stands in
-    # (as tests/worker/raw_torch_corpus.py does), the way fxlens gets past it
-    for package in model.stub_packages:
-        folder = next((model.root / f / package) for f in model.sys_path if (model.root / f / package / "__init__.py").is_file())
-        stub = types.ModuleType(package)
-        stub.__path__ = [str(folder.resolve())]
-        sys.modules[package] = stub
-    return importlib.import_module(model.module)
-
 
 def namespace(module) -> dict:
     return {**vars(module), "torch": torch, "nn": torch.nn, "envs": envs}
@@ -86,7 +66,7 @@ def time_all() -> dict:
     for model in CORPUS:
         before = set(sys.modules)
         saved_path = list(sys.path)
-        module = import_file(model)
+        module = model.imported()
         results = truth(model, module)
         traced += sum(bool(r.get("fx_ok")) + bool(r.get("export_ok")) for r in results.values())
         root = str(model.root.resolve())
@@ -105,7 +85,7 @@ def answer(request: dict) -> dict:
     for key in request["files"]:
         model = files[key]
         try:
-            module = import_file(model)
+            module = model.imported()
         except Exception as error:  # noqa: BLE001 - the corpus itself is broken: say so
             out["import_errors"][key] = error_text(error) + "\n" + traceback.format_exc(limit=-3)
             continue
@@ -119,13 +99,7 @@ def answer(request: dict) -> dict:
 
 
 def main() -> None:
-    request = json.load(sys.stdin)
-    stdout = os.fdopen(os.dup(1), "w")
-    with contextlib.redirect_stdout(sys.stderr):  # a model's print() must not corrupt the answer
-        os.dup2(2, 1)
-        result = answer(request)
-    stdout.write(json.dumps(result))
-    stdout.flush()
+    serve(answer)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,7 @@ by an empty package of the same `__path__`, as a user who never imports the pack
 """
 from __future__ import annotations
 
-import contextlib
-import importlib
-import json
-import os
 import sys
-import types
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -27,35 +22,18 @@ sys.path.insert(0, str(TESTS / "fixtures" / "repos"))
 from reference import CORPUS, envs  # noqa: E402
 
 import torch  # noqa: E402
-from reach_rebuild import rebuild  # noqa: E402
-
-
-def import_model(model):
-    roots = [str((model.root / folder).resolve()) for folder in model.sys_path]
-    sys.path[:0] = [r for r in roots if r not in sys.path]
-    for package in model.stub_packages:
-        folder = next(Path(r) / package for r in roots if (Path(r) / package / "__init__.py").is_file())
-        stub = types.ModuleType(package)
-        stub.__path__ = [str(folder)]
-        sys.modules[package] = stub
-    return importlib.import_module(model.module)
+from reach_rebuild import rebuild, serve  # noqa: E402
 
 
 def answer(request: dict) -> dict:
     model = {m.key: m for m in CORPUS}[request["file"]]
-    module = import_model(model)
+    module = model.imported()
     scope = {**vars(module), "torch": torch, "nn": torch.nn, "envs": envs}
     return {"rebuilds": {job["class"]: rebuild(job, scope, str(model.file.resolve())) for job in request["jobs"]}}
 
 
 def main() -> None:
-    request = json.load(sys.stdin)
-    stdout = os.fdopen(os.dup(1), "w")
-    with contextlib.redirect_stdout(sys.stderr):  # a model's print() must not corrupt the answer
-        os.dup2(2, 1)
-        result = answer(request)
-    stdout.write(json.dumps(result))
-    stdout.flush()
+    serve(answer)
 
 
 if __name__ == "__main__":
