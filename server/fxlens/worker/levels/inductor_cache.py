@@ -39,6 +39,8 @@ import tempfile
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
+from fxlens.cache_dirs import user_cache_dir
+
 # the folder's own setting (tests point it at a temporary folder); else the user cache folder's fxlens/inductor
 ENV = "FXLENS_INDUCTOR_CACHE_DIR"
 MAX_BYTES = 256 << 20
@@ -49,10 +51,7 @@ _VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 
 
 def root() -> str:
-    if os.environ.get(ENV):
-        return os.environ[ENV]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "fxlens", "inductor")
+    return user_cache_dir("inductor", ENV)
 
 
 def folder(torch_version: str) -> str:
