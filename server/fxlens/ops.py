@@ -10,10 +10,10 @@ VIEW_OPS = frozenset({"view", "reshape", "_unsafe_view", "_reshape_alias", "perm
 
 
 def packet(target: str) -> str:
-    """`aten.addmm.default` -> `addmm` (the op, as torch names its overload packet), `operator.getitem` ->
-    `getitem`, `getitem` -> `getitem`."""
+    """`aten.addmm.default` -> `addmm` (the op, as torch names its overload packet; `prims.inductor_random.default`
+    -> `inductor_random`), `operator.getitem` -> `getitem`, `getitem` -> `getitem`."""
     parts = target.split(".")
-    return parts[1] if parts[0] == "aten" and len(parts) > 1 else parts[-1]
+    return parts[1] if len(parts) == 3 or (parts[0] == "aten" and len(parts) > 1) else parts[-1]
 
 
 def is_view(target: str) -> bool:

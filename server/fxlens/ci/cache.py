@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from fxlens import __version__
+from fxlens.cache_dirs import user_cache_dir
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import FileReport, file_from_json, to_json
 from fxlens.worker.load.imports import placement, search_roots
@@ -29,10 +30,7 @@ CACHE_ENV = "FXLENS_CACHE_DIR"
 
 def default_cache_dir() -> str:
     """`$FXLENS_CACHE_DIR`, else the user cache folder (`$XDG_CACHE_HOME` or `~/.cache`) + `fxlens/check`."""
-    if os.environ.get(CACHE_ENV):
-        return os.environ[CACHE_ENV]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "fxlens", "check")
+    return user_cache_dir("check", CACHE_ENV)
 
 
 def torch_version(python: str) -> str:

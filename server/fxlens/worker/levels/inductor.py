@@ -13,8 +13,6 @@ would run differs from what a CPU runs, and the hover says which this is.
 """
 from __future__ import annotations
 
-import os
-import re
 import time
 from typing import Any, Optional
 
@@ -29,7 +27,6 @@ from fxlens.worker.levels.kernel_map import map_kernels
 
 LEVEL = "inductor"
 KINDS = ("fake", "cpu")
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 def _timeout(span: Span, started: float) -> LevelResult:
@@ -69,17 +66,9 @@ def _line_torch_names(error: BaseException, path: str) -> Optional[int]:
         seen.add(id(current))
         texts.append(str(current))
         current = current.__cause__ or current.__context__
-    for text in texts:
-        for marker in ("Found from", "from user code:"):
-            if marker in text:
-                mine = [m for m in _FRAME.finditer(text.rsplit(marker, 1)[1]) if os.path.abspath(m["file"]) == path]
-                if mine:
-                    return int(mine[-1]["line"])
-    for text in texts:
-        mine = [m for m in _FRAME.finditer(text) if os.path.abspath(m["file"]) == path]
-        if mine:
-            return int(mine[-1]["line"])
-    return None
+    tails = [text.rsplit(marker, 1)[1] for text in texts for marker in ("Found from", "from user code:") if marker in text]
+    found = next((w for w in (innermost_user_line(text, path) for text in [*tails, *texts]) if w), None)
+    return found[1] if found else None
 
 
 def _failed(error: Exception, path: str, lines: list[str], class_span: Span, started: float) -> LevelResult:
@@ -130,7 +119,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
         return _timeout(class_span, started)
     except Exception as error:
         return _failed(error, path, lines, class_span, started)
-    if ran.reason:  # (fake tensors are this level's choice, not something the meta device could not do)
+    if ran.reason or ran.tensors == "cpu":  # (fake tensors are this level's choice, not a limit of the meta device)
         devices.note(example.build, ran)
     compiled = ran.value
     if not compiled:

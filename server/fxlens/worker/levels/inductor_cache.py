@@ -1,5 +1,5 @@
 """The folder inductor writes into while the inductor level compiles: fxlens's own, never a shared one;
-and the answers of inductor's CPU probes, kept there.
+and what the level keeps there: the answers of inductor's CPU probes, and the compiles it did.
 
 Inductor writes its caches (the vector-ISA probes it compiles, the wrapper modules it generates, locks)
 under `TORCHINDUCTOR_CACHE_DIR`, by default `/tmp/torchinductor_<user>`, a folder every torch.compile of
@@ -13,7 +13,7 @@ each probe's answer in `probes.json`, keyed by everything the answer depends on 
 the CPU, the flags, the program): a later child asks torch's own logic the same questions and gets the same
 answers without the processes.
 
-`Compiled` keeps what one compile of a captured graph gave (kernel_map.Compiled: the code, inductor's
+`CompiledCache` keeps what one compile of a captured graph gave (kernel_map.Compiled: the code, inductor's
 provenance, the post-grad graph), keyed by everything that decides it: the graph dynamo captured (its code,
 its nodes' stack traces, the attributes it reads), the example inputs' sizes, strides, dtypes, devices and
 `requires_grad`, inductor's and aot_autograd's configuration, torch, the compiler and the CPU. A later trace
@@ -22,10 +22,10 @@ inductor's FX graph cache does for torch.compile, which the level cannot use (a 
 compile, and with it the provenance).
 
 Bounded: the wrappers the level reads are deleted once read (inductor_capture.py); what stays is what a
-next compile reuses (the ISA probes, a few hundred KB). A folder grown past MAX_BYTES anyway (a torch that
+next compile reuses (the ISA probes, a few hundred KB, and the compiles). A folder grown past MAX_BYTES anyway (a torch that
 writes more than this one does) is emptied before the next compile, and folders of other torch versions
-are removed once KEEP_VERSIONS newer ones exist; at most MAX_COMPILED compiles are kept (the least
-recently used go first).
+are removed once KEEP_VERSIONS newer ones exist; at most MAX_COMPILED compiles, MAX_COMPILED_BYTES of
+them, are kept (the least recently used go first).
 """
 from __future__ import annotations
 
@@ -39,19 +39,19 @@ import tempfile
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
+from fxlens.cache_dirs import user_cache_dir
+
 # the folder's own setting (tests point it at a temporary folder); else the user cache folder's fxlens/inductor
 ENV = "FXLENS_INDUCTOR_CACHE_DIR"
 MAX_BYTES = 256 << 20
 KEEP_VERSIONS = 2
 MAX_COMPILED = 256
+MAX_COMPILED_BYTES = MAX_BYTES // 2  # (a 12-layer GPT-2's compile, 98 kernels: 0.9 MB)
 _VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 
 
 def root() -> str:
-    if os.environ.get(ENV):
-        return os.environ[ENV]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "fxlens", "inductor")
+    return user_cache_dir("inductor", ENV)
 
 
 def folder(torch_version: str) -> str:
@@ -249,12 +249,15 @@ class CompiledCache:
         _write(os.path.join(self.folder, f"{key}.json"), {f.name: getattr(compiled, f.name)
                                                            for f in dataclasses.fields(compiled)})
         try:
-            entries = sorted((os.path.join(self.folder, n) for n in os.listdir(self.folder) if n.endswith(".json")),
-                             key=os.path.getmtime, reverse=True)
+            entries = sorted(((os.stat(p), p) for p in (os.path.join(self.folder, n) for n in os.listdir(self.folder))
+                              if p.endswith(".json")), key=lambda e: e[0].st_mtime, reverse=True)
         except OSError:
             return
-        for stale in entries[MAX_COMPILED:]:
-            try:
-                os.remove(stale)
-            except OSError:
-                pass
+        total = 0
+        for index, (stat, entry) in enumerate(entries):  # the most recently used first: the rest go
+            total += stat.st_size
+            if index >= MAX_COMPILED or total > MAX_COMPILED_BYTES:
+                try:
+                    os.remove(entry)
+                except OSError:
+                    pass
