@@ -5,7 +5,11 @@ torch warm, one file after another, with a timer around each phase: loading the 
 with B doubled and T tripled (run here in this process instead of beside it, so that its time is its own),
 and the class cost (FlopCounterMode forward and backward). Sums over the tree, the median of `runs`.
 
-    python bench/check_phases.py [runs] [--without-device-mode]   (prints JSON)
+    python bench/check_phases.py [runs] [--without-device-mode] [--as-check]   (prints JSON)
+
+`--as-check` asks as `fxlens check` does (surface "check", no class cost): sizes are not named, and the grown
+export runs only where the eager size probe (worker/levels/size_probe.py, timed on its own) says the graph
+could depend on a size.
 
 `--without-device-mode` leaves out the missing-accelerator TorchFunctionMode every analysis runs under, to
 measure what it costs (the reports may then differ for code that asks for a GPU).
@@ -97,6 +101,7 @@ def _instrument(into: dict) -> None:
     _timed(aten, "nodes_of", into, "aten: nodes mapped to lines")
     _timed(aten.specialise, "hints", into, "aten: specialisation hints")
     _timed(aten.overloads, "add_flops", into, "aten: per-node FLOPs")
+    _timed(aten.size_probe, "could_depend", into, "aten: size probe (as a check)")
 
 
 def _without_the_device_mode() -> None:
@@ -124,6 +129,7 @@ def one_run() -> dict:
         path = str((REPOS / model.file.relative_to(REPOS)).resolve())
         request = {"path": path, "text": Path(path).read_text(), "levels": ["fx", "aten"], "execution": "safe",
                    "classes": None, "first": None,
+                   **({"surface": "check", "cost": False} if "--as-check" in sys.argv else {}),
                    "roots": [str((model.root / folder).resolve()) for folder in model.sys_path]}
         analysis = Analysis.from_request(request)
         start = time.perf_counter()

@@ -67,3 +67,61 @@ def test_a_hard_coded_batch_says_which_line_fails_for_others(report):
 def test_a_graph_that_does_not_depend_on_sizes_has_no_hint(report):
     assert _hint(report, "Plain") == []
     assert report.find_class("Plain").levels["aten"].note == ""
+
+
+# `fxlens check` asks as surface "check": it shows no shape, so the worker exports grown sizes only where an
+# eager run on meta tensors at both sizes calls other ops (levels/size_probe.py). Its hints are the editor's.
+@pytest.fixture(scope="module")
+def check_report():
+    async def analyse():
+        client = WorkerClient()
+        await client.start()
+        try:
+            return await client.analyse(str(PATH), PATH.read_text(), TraceOptions(levels=("aten",), surface="check"))
+        finally:
+            await client.stop()
+
+    return asyncio.run(analyse())
+
+
+@pytest.mark.parametrize("name", ["LoopOverBatch", "AssertsLength", "Plain", "BatchBranch", "FixedBatch"])
+def test_a_check_finds_the_hints_the_editor_shows(report, check_report, name):
+    seen = [(d.line, d.col, d.end_line, d.end_col, d.message) for d in _hint(report, name)]
+    assert [(d.line, d.col, d.end_line, d.end_col, d.message) for d in _hint(check_report, name)] == seen
+
+
+def test_the_editor_names_the_batch_and_a_check_keeps_the_example_size(report, check_report):
+    # the editor's shapes name B (from the grown export); a check, which shows no shape, skips that export
+    def shapes(r):
+        return [n.shape for n in r.find_class("Plain").levels["aten"].nodes if n.op == "call_function"]
+
+    assert all(shape[0] == "B" for shape in shapes(report))
+    assert all(shape[0] == 2 for shape in shapes(check_report))
+
+
+def test_the_hints_lines_come_from_the_one_grown_export(monkeypatch):
+    """The loop's hint is at its line, and the aten level exported twice: the example, and the grown inputs
+    (whose nodes' stack traces map them to lines: no third export to find them)."""
+    from fxlens.worker.analysis.analyse import Analysis
+    from fxlens.worker.levels import aten, beside
+
+    def in_this_process(self) -> None:  # the grown export runs here, where it can be counted
+        raise OSError("counted in this process")
+
+    exports = []
+    export = aten.export
+
+    def counted(*args, **kwargs):
+        exports.append(args[1])
+        return export(*args, **kwargs)
+
+    monkeypatch.setattr(beside.Beside, "_fork", in_this_process)
+    monkeypatch.setattr(aten, "export", counted)
+    events = []
+    Analysis(str(PATH), PATH.read_text(), ["aten"], "safe", ["LoopOverBatch"], None).run(events.append)
+    (aten_level,) = [e["class"]["levels"]["aten"] for e in events
+                     if e.get("event") == "class" and "aten" in e["class"].get("levels", {})]
+    hints = [d for d in aten_level["diagnostics"] if d["category"] == "specialised"]
+    assert [d["line"] for d in hints] == [_line("for i in range(x.size(0))")]
+    example, grown = [inputs[0].shape for inputs in exports]  # no third export
+    assert grown[0] == 2 * example[0]

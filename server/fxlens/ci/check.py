@@ -78,7 +78,9 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     if args.jobs < 1:
         raise usage_error("-j/--jobs must be at least 1")
     levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
-    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout, surface="cli", cost=False)
+    # surface "check": the fixes' words are the CLI's, and no shape is shown, so the worker names no size B or T
+    # and exports grown sizes only where a specialisation hint could come of it (worker/levels/size_probe.py)
+    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout, surface="check", cost=False)
     workspace = os.getcwd()
     files = files_to_check(args.paths, args.exclude, workspace)
     cache = CheckCache(None if args.no_cache else args.cache_dir)

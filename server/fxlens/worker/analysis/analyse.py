@@ -48,7 +48,7 @@ class Analysis(Building):
                  classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
                  roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None,
                  pass_request: Optional[dict] = None, notes: bool = True, surface: str = "editor",
-                 cost: bool = True, timeout: Optional[float] = None) -> None:
+                 cost: bool = True, timeout: Optional[float] = None, names: bool = True) -> None:
         self.path = os.path.abspath(path)
         # when the worker stops this trace (fxlens.timeoutSeconds): a level that can tell it will not finish
         # in time (inductor's compile) fails as a timeout itself, and the class's other levels stand
@@ -57,6 +57,7 @@ class Analysis(Building):
         self.pass_request = pass_request if isinstance(pass_request, dict) else None
         self.roots = roots or []  # importable folders (workspace folders)
         self.surface = surface  # "editor" | "cli": whose words a fix uses
+        self.names = names  # False: nothing shows the shapes (a check): B and T are not named (levels/size_probe.py)
         self.calls_elsewhere = elsewhere.Index()  # the calls of the class's package's other files (read once)
         self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
         self.text = text
@@ -92,7 +93,9 @@ class Analysis(Building):
                    request.get("execution", "safe"), request.get("classes"), request.get("first"),
                    request.get("known"), request.get("roots"), request.get("buffers"),
                    request.get("pass"), notes=request.get("notes", True) is not False,
-                   surface="cli" if request.get("surface") == "cli" else "editor",
+                   # "check": `fxlens check`, read in a terminal and showing only findings, never a shape
+                   surface="cli" if request.get("surface") in ("cli", "check") else "editor",
+                   names=request.get("surface") != "check",
                    cost=request.get("cost", True) is not False,
                    timeout=request.get("timeout") if isinstance(request.get("timeout"), (int, float)) else None)
 
@@ -273,7 +276,7 @@ class Analysis(Building):
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
         started = Started(source, example, report, class_span, ClassContext(tuple(self.levels), self.describe_program,
-                                                                                  deadline=self.deadline))
+                                                                                  deadline=self.deadline, names=self.names))
         self._trace_levels(started, self.cheap, emit)
         return started
 

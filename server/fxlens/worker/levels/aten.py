@@ -15,7 +15,7 @@ from fxlens.report import LevelResult, Node, Span
 from fxlens.worker.levels import devices
 from fxlens.worker.levels.beside import Beside, Lost
 from fxlens.worker.levels import overloads
-from fxlens.worker.levels import specialise
+from fxlens.worker.levels import size_probe, specialise
 from fxlens.worker.failures.classify import classify, message_text, user_frames, whole_line
 from fxlens.worker.levels.fx import target_text
 from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow, plain_sizes, twin_of
@@ -100,6 +100,17 @@ def _signature(ep: Any) -> list:
     return [[n.name, n.op, target_text(n)] for n in ep.graph.nodes]
 
 
+def line_counts(ep: Any, path: str) -> list[list[int]]:
+    """[line, nodes] for each line of `path` the program's nodes come from (placeholders and outputs left
+    out): what specialise.py compares between the example's graph and the grown one."""
+    counts: dict[int, int] = {}
+    for n in ep.graph.nodes:
+        where = innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
+        if where:
+            counts[where[1]] = counts.get(where[1], 0) + 1
+    return [[line, count] for line, count in sorted(counts.items())]
+
+
 def program_summary(ep: Any) -> dict:
     return {"signature": _signature(ep), "sizes": {n.name: plain_sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
@@ -112,7 +123,8 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: st
 
     One export with symbolic sizes (Dim.AUTO) costs ~3x a static one (22 s vs 6.7 s on a 70B-shaped
     decoder), so fxlens exports twice statically and reads B and T off the two runs, as the fx level
-    does. Only plain sizes come back, and what `describe(program, seconds)` makes of the graph. `then(ep)`:
+    does. Only plain data comes back: the sizes, the nodes per source line (for specialise.py), and what
+    `describe(program, seconds)` makes of the graph. `then(ep)`:
     asked for later (Beside.more_result), on the same grown program, in the same process: a deeper level that
     needs it grown (core-aten's decompositions) does not export it again.
     """
@@ -121,10 +133,12 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: st
     def summary() -> dict:
         try:
             started = time.perf_counter()
-            with without_stack_traces():  # only sizes come back
-                exported.append(export_example(module, inputs, kwargs, rebuild).value)
+            # with stack traces: where this graph differs from the example's, the specialisation hints read
+            # its nodes' lines from here, instead of exporting the grown inputs a third time to map them
+            exported.append(export_example(module, inputs, kwargs, rebuild).value)
             seconds = time.perf_counter() - started
-            return {**program_summary(exported[0]), "described": describe(exported[0], seconds) if describe else None}
+            return {**program_summary(exported[0]), "lines": line_counts(exported[0], path),
+                    "described": describe(exported[0], seconds) if describe else None}
         except Exception as error:
             frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
             return {"error": message_text(error), "line": frames[-1][2] if frames else None}
@@ -152,15 +166,19 @@ def twins_in(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
 
 def run(example: Any, path: str, lines: list[str], class_span: Span, programs: list[Optional[dict]],
         describe_program: Optional[Describe] = None, on_export: Optional[Callable[[Any], None]] = None, grown_then: Optional[Callable[[Any], dict]] = None,
-        on_grown: Optional[Callable[[Beside], None]] = None) -> LevelResult:
+        on_grown: Optional[Callable[[Beside], None]] = None, names: bool = True) -> LevelResult:
     """The level's result; what `describe_program` makes of each graph exported is appended to `programs`, and the
     ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again).
     With free sizes and `grown_then`, the process beside that exported the grown inputs is handed to
-    `on_grown`, still holding that program: `grown_then(program)` runs there when asked."""
+    `on_grown`, still holding that program: `grown_then(program)` runs there when asked.
+    `names=False`: nobody reads the shapes (a check's findings), so the grown export runs only where it can
+    find a specialisation hint (size_probe.could_depend); the shapes then keep the example's numbers."""
     started = time.perf_counter()
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
     free = example.dims if example.dims and any(example.dims) else None
+    if free and not names and not size_probe.could_depend(example, free):
+        free = None
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
     grown = (_grown_export(example.instance, *example.unflat(grow(flat, free)), path, rebuild, grown_then, describe_program)
@@ -191,12 +209,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, programs: l
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
         names = SampledSizes(free_sizes(flat, free))
     nodes = nodes_of(ep, path, lines, names, twins)
-
-    def grown_nodes() -> list[Node]:  # the grown export again, with source lines: only when graphs differ
-        grown_ep = export_example(example.instance, *example.unflat(grow(flat, free)), rebuild).value
-        return nodes_of(grown_ep, path, lines, SampledSizes({}), {})
-
-    hints = specialise.hints(example, free, grown_summary, nodes, grown_nodes, lines) if note and grown_summary else []
+    hints = specialise.hints(example, free, grown_summary, nodes, lines) if note and grown_summary else []
     overloads.add_flops(ep.graph, nodes)
     return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note,
                        schemas=overloads.schemas(ep.graph))

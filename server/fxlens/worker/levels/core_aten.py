@@ -53,21 +53,24 @@ def _failed(diagnostic: Any, started: float) -> LevelResult:
 
 
 def run(example: Any, path: str, lines: list[str], class_span: Span, exported: Any = None,
-        export_failed: bool = False, beside: Optional[Beside] = None) -> LevelResult:
+        export_failed: bool = False, beside: Optional[Beside] = None, names: bool = True) -> LevelResult:
     """`exported`: the aten level's ExportedProgram, if it ran; `export_failed`: it ran and failed (its
     diagnostic already says where, so this level does not export again to say it twice); `beside`: the
-    aten level's process holding the grown program (see aten.run's `grown_then`)."""
+    aten level's process holding the grown program (see aten.run's `grown_then`); `names=False`: nobody
+    reads the shapes (a check), so no grown program is decomposed: its only use here is naming B and T."""
     started = time.perf_counter()
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: torch.export needs them")
     if export_failed:
         return LevelResult(LEVEL, False, note="nothing to decompose: the aten level's export failed (its "
                                               "diagnostic says where)", seconds=time.perf_counter() - started)
-    free = example.dims if example.dims and any(example.dims) else None
+    free = example.dims if example.dims and any(example.dims) and names else None
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
     if not free:
         grown = None
+        if beside is not None:
+            beside.close()  # the aten level's grown program, not needed here: let its process go
     elif exported is not None and beside is not None:
         beside.start_more()
         grown = beside

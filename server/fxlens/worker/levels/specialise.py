@@ -11,7 +11,7 @@ import ast
 import inspect
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from fxlens.report import Diagnostic, Node
 from fxlens.worker.failures.classify import whole_line
@@ -59,21 +59,17 @@ def free_sizes(example: Any, dims: list) -> list[FreeSize]:
     return found
 
 
-def hints(example: Any, free: list, grown: dict, example_nodes: list[Node], grown_nodes: Callable[[], list[Node]],
-          lines: list[str]) -> list[Diagnostic]:
+def hints(example: Any, free: list, grown: dict, example_nodes: list[Node], lines: list[str]) -> list[Diagnostic]:
     """Hints for a grown export that failed or gave another graph than the example's (`grown` is its
-    summary: `error` and `line`, or `signature`); `grown_nodes()` exports it again, with source lines."""
+    summary: `error` and `line`, or `signature` and `lines`, its nodes per source line: aten.line_counts)."""
     sizes = free_sizes(example, free)
     if not sizes:
         return []
     if "error" in grown:
         line = grown.get("line")
         return [_failed_hint(line, grown["error"], sizes, lines)] if line else []
-    try:
-        other = grown_nodes()
-    except Exception:  # noqa: BLE001  the note already says the graphs differ; no lines to point at
-        return []
-    return _count_hints(example_nodes, other, sizes, lines)
+    after = {int(line): int(count) for line, count in grown.get("lines") or []}
+    return _count_hints(_counts(example_nodes), after, sizes, lines)
 
 
 def _sizes_read(text: str, sizes: list[FreeSize]) -> list[FreeSize]:
@@ -118,8 +114,7 @@ def _enclosing_decisions(lines: list[str]) -> dict[int, ast.stmt]:
     return owner
 
 
-def _count_hints(example: list[Node], grown: list[Node], sizes: list[FreeSize], lines: list[str]) -> list[Diagnostic]:
-    before, after = _counts(example), _counts(grown)
+def _count_hints(before: dict[int, int], after: dict[int, int], sizes: list[FreeSize], lines: list[str]) -> list[Diagnostic]:
     changed = sorted(line for line in set(before) | set(after) if before.get(line, 0) != after.get(line, 0))
     decisions = _enclosing_decisions(lines) if changed else {}
     by_header: dict[int, list[int]] = {}

@@ -36,6 +36,9 @@ class ClassContext:
     beside: Optional[Beside] = None
     # time.monotonic() at which the worker stops the trace (None: no limit known)
     deadline: Optional[float] = None
+    # False: nothing shows this trace's shapes (`fxlens check`), so sizes are not named B and T, and an
+    # export with grown sizes runs only where it can find a specialisation hint (levels/size_probe.py)
+    names: bool = True
 
     def close(self) -> None:
         if self.beside is not None:
@@ -61,7 +64,7 @@ def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: 
     then = trace_core_aten.grown_summary if "core-aten" in context.levels else None
     context.aten = trace_aten.run(example, path, lines, class_span, programs=context.programs,
                                   describe_program=context.describe_program, on_export=keep,
-                                  grown_then=then, on_grown=hold)
+                                  grown_then=then, on_grown=hold, names=context.names)
     return context.aten
 
 
@@ -69,7 +72,7 @@ def _core_aten(example: Any, path: str, lines: list[str], class_span: Span, cont
     failed = context.aten is not None and not context.aten.ok
     beside, context.beside = context.beside, None
     return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed,
-                               beside=beside)
+                               beside=beside, names=context.names)
 
 
 def _backward(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
