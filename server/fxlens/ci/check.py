@@ -98,6 +98,10 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     for _ in reports:
         progress.step()
     misses = [(path, texts[path], [workspace]) for path in files if path not in reports]
+    # the costliest first (the cache's recorded costs, kept across fxlens and torch versions; unknown files
+    # before them): a long file started last would leave the other workers idle while it runs alone
+    costs = read_costs(cache.folder)
+    misses.sort(key=lambda miss: -costs.get(_shard_name(miss[0]), float("inf")))
     try:
         traced = asyncio.run(trace_all(misses, args.python, options, args.jobs, progress.step))
     except WorkerUnavailable as error:
