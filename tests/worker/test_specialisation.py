@@ -125,3 +125,22 @@ def test_the_hints_lines_come_from_the_one_grown_export(monkeypatch):
     assert [d["line"] for d in hints] == [_line("for i in range(x.size(0))")]
     example, grown = [inputs[0].shape for inputs in exports]  # no third export
     assert grown[0] == 2 * example[0]
+
+
+def test_a_check_with_core_aten_finishes_with_the_same_hints(report):
+    """A check holds no grown program for core-aten (it names no size): every class's levels end, none waits
+    on a process beside (a hang would end as a timeout diagnostic)."""
+    async def analyse():
+        client = WorkerClient()
+        await client.start()
+        try:
+            options = TraceOptions(levels=("aten", "core-aten"), surface="check", timeout=40)
+            return await client.analyse(str(PATH), PATH.read_text(), options)
+        finally:
+            await client.stop()
+
+    checked = asyncio.run(analyse())
+    assert not [d for d in checked.all_diagnostics() if d.category == "timeout"]
+    assert checked.find_class("Plain").levels["core-aten"].ok
+    for name in ("LoopOverBatch", "AssertsLength", "BatchBranch", "FixedBatch"):
+        assert [d.message for d in _hint(checked, name)] == [d.message for d in _hint(report, name)]

@@ -69,8 +69,6 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     flat = example.flat()
     if not free:
         grown = None
-        if beside is not None:
-            beside.close()  # the aten level's grown program, not needed here: let its process go
     elif exported is not None and beside is not None:
         beside.start_more()
         grown = beside

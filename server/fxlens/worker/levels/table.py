@@ -61,7 +61,8 @@ def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: 
     def hold(beside: Beside) -> None:
         context.beside = beside
 
-    then = trace_core_aten.grown_summary if "core-aten" in context.levels else None
+    # a check (names=False) decomposes no grown program (core_aten.run): the process beside is not held for it
+    then = trace_core_aten.grown_summary if "core-aten" in context.levels and context.names else None
     context.aten = trace_aten.run(example, path, lines, class_span, programs=context.programs,
                                   describe_program=context.describe_program, on_export=keep,
                                   grown_then=then, on_grown=hold, names=context.names)
