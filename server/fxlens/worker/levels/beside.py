@@ -106,9 +106,14 @@ class Beside:
         """Let the process go (it exits once it has nothing more to do) and reap it."""
         if not self.pid:
             return
-        for fd in (self.go_fd,):
-            if fd >= 0:
-                os.close(fd)
+        if self.go_fd >= 0:
+            # never asked for `more`: it waits for the end of the go pipe, which a process forked since
+            # (another class's process beside) may hold open too. Nothing it has left is wanted: end it.
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.close(self.go_fd)
         self.go_fd = -1
         if self._answers is not None:
             self._answers.close()
