@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
 from fxlens import orphans
+from fxlens.cache_dirs import user_cache_dir
 from fxlens.engine.quarantine import Quarantine
 from fxlens.pass_report import PassReport, pass_from_json
 from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json, ladder_sorted
@@ -85,7 +86,9 @@ class WorkerClient:
     async def start(self) -> dict:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [SERVER_DIR, env.get("PYTHONPATH")]))
-        env.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "fxlens-inductor"))
+        # what torch compiles outside the inductor level (which has its own folder) stays in fxlens's cache folder,
+        # not in the `/tmp/torchinductor_<user>` every torch.compile on the machine shares
+        env["TORCHINDUCTOR_CACHE_DIR"] = user_cache_dir("torch", "TORCHINDUCTOR_CACHE_DIR")
         try:
             self.process = await asyncio.create_subprocess_exec(
                 self.python, "-m", "fxlens.worker", stdin=asyncio.subprocess.PIPE,
