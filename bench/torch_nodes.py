@@ -14,6 +14,7 @@ from typing import NamedTuple, Optional
 import torch
 import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp
+from torch.utils._pytree import tree_leaves, tree_map, tree_map_only
 
 
 class Row(NamedTuple):
@@ -103,13 +104,12 @@ def cpu_export(instance: torch.nn.Module, args: tuple, kwargs: Optional[dict] = 
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
     from torch.nn.utils.stateless import _reparametrize_module
-    from torch.utils._pytree import tree_map_only
 
     state = {**dict(instance.named_parameters(remove_duplicate=False)),
              **dict(instance.named_buffers(remove_duplicate=False))}
     on_meta = lambda t: t.device.type == "meta"  # noqa: E731
     if not any(on_meta(t) for t in state.values()) and not any(
-            on_meta(t) for t in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)):
+            on_meta(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)):
         return torch.export.export(instance, args, kwargs=kwargs or None, strict=False)
     mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
 
@@ -143,7 +143,9 @@ def first_call_of(parent: torch.nn.Module, path: str, args: tuple, kwargs: dict)
     the call (`.item()` on meta) still counts."""
     child = parent.get_submodule(path)
     seen: list = []
-    handle = child.register_forward_pre_hook(lambda m, a, k: seen.append((a, k)) if not seen else None,
+    # the containers as they are at the call (a list the parent appends to later must not grow in the record)
+    snapshot = lambda a, k: tree_map(lambda leaf: leaf, (a, k))  # noqa: E731
+    handle = child.register_forward_pre_hook(lambda m, a, k: seen.append(snapshot(a, k)) if not seen else None,
                                              with_kwargs=True)
     try:
         with torch.no_grad():

@@ -245,3 +245,13 @@ def test_children_receive_what_an_eager_run_of_their_parent_hands_them(tmp_path,
     assert attention.levels["aten"].ok
     # (exported on CPU-like tensors: on meta, SDPA's output layout adds a `contiguous` a CPU export has not)
     assert reported(attention, "aten") == aten_nodes(parent.blocks[0].attn, args, kwargs, path)
+
+
+def test_a_child_keeps_the_list_it_was_called_with_not_what_the_parent_appends_later():
+    path = FIXTURES / "history.py"
+    report = _analyse(path)
+    mixer = report.find_class("Accumulate")
+    assert mixer.built_by == "HistoryStack" and mixer.levels["aten"].ok
+    # the first mixer sees the input alone; the stack appends three more states before its readout runs
+    assert [n.name for n in mixer.levels["aten"].nodes if n.op == "placeholder"] == ["x", "hiddens_0"]
+    assert reported(mixer, "aten") == expected(path, report, mixer, "aten")

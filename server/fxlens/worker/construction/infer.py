@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional
 import torch
 import torch.fx as fx
 from torch import nn
+from torch.utils._pytree import tree_map
 from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlens.worker.levels import devices
@@ -240,7 +241,8 @@ def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Option
     awaited = set(firsts.values()) if wanted is not None else None
 
     def hook(module: nn.Module, args: tuple, kwargs: dict) -> None:
-        calls.setdefault(id(module), (args, kwargs))
+        # the containers as they are at the call: a list the parent appends to later must not grow in the record
+        calls.setdefault(id(module), tree_map(lambda leaf: leaf, (args, kwargs)))
         if awaited is not None and awaited <= calls.keys():
             raise _Enough
 
