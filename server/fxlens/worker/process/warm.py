@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from fxlens.pass_report import pass_from_json
-from fxlens.report import Diagnostic, class_from_json, file_from_json, to_json
+from fxlens.report import Diagnostic, class_from_json, cost_from_json, file_from_json, to_json
 from fxlens.worker.load import imports
 from fxlens.worker.process import isolation
 from fxlens.worker.process import postmortem
@@ -58,6 +58,8 @@ class Job:
     attempt: int = 1
     beacon: Optional[isolation.Beacon] = None
     deaf: bool = False  # the child closed its channel (and may open it again): watched by polling
+    # past its `done`, counting the classes' costs (`cost` events, then `end`): a new trace may take its place
+    tail: bool = False
 
 
 def _number(value: object, default: float, low: float, high: float) -> float:
@@ -115,7 +117,8 @@ def _child_event(line: bytes) -> Optional[dict]:
         return None
     # parse it as the server will: a forged event that the server cannot read would kill its reader
     parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
-             "aborted": lambda e: Diagnostic(**e["diagnostic"]),
+             "aborted": lambda e: Diagnostic(**e["diagnostic"]), "end": lambda e: None,
+             "cost": lambda e: (e["class"].upper(), cost_from_json(e["cost"])),
              "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None,
              "pass": lambda e: pass_from_json(e["pass"]),
              "stage": lambda e: [str(level) for level in e["levels"]]}.get(event.get("event"))
@@ -254,6 +257,15 @@ class Worker:
                 if len(line) <= MAX_RECIPE_BYTES:
                     job.recipes = _worth_rehearsing([*job.recipes, event["recipe"]])
                 continue
+            if kind == "done" and event.get("costs") is True and not job.done:
+                # the report goes out now; the child counts the costs after it (child.py), then says `end`
+                job.done = job.tail = True
+                self.recipes = job.recipes or self.recipes
+                self.send({"id": job.id, **event})
+                continue
+            if kind == "end" or (kind == "done" and job.done):
+                self._finish(job, kill=True)
+                return
             if kind == "done":
                 # nothing the child does after its report matters: stop it and whatever it started,
                 # answer, then reap (the kernel takes milliseconds to tear a large process down)
@@ -293,6 +305,8 @@ class Worker:
         os.close(job.dump_fd)
         if job.beacon is not None:
             job.beacon.close()
+        if job.tail:  # (however it ended: its last cost, a cancel, a crash, the deadline, a trace needing its place)
+            self.send({"id": job.id, "event": "end"})
 
     def _after_lost_child(self, job: Job, diagnostic: Diagnostic, working_on: str) -> None:
         """One class's hang or crash costs only that class: the file is traced again without it (the
@@ -333,6 +347,11 @@ class Worker:
         self.selector.register(0, selectors.EVENT_READ, None)
         parent = os.getppid()
         while not (self.stopping and not self.running):
+            while self.queue and len(self.running) >= MAX_CHILDREN and not self.stopping:
+                counting = next((j for j in self.running.values() if j.tail), None)
+                if counting is None:
+                    break
+                self._finish(counting, kill=True)  # a trace waiting comes before costs (its own come later)
             while self.queue and len(self.running) < MAX_CHILDREN and not self.stopping:
                 self._start(self.queue.pop(0))
             if not self.running:
