@@ -16,6 +16,7 @@ from fxlens.cache_dirs import user_cache_dir
 from fxlens.engine.quarantine import Quarantine
 from fxlens.pass_report import PassReport, pass_from_json
 from fxlens.engine.late_costs import LateCosts, OnCost
+from fxlens.engine.sent_texts import SentTexts
 from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, cost_from_json, file_from_json, ladder_sorted
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
@@ -84,6 +85,8 @@ class WorkerClient:
         # waits for them instead (job id -> the report held until the worker's `end`)
         self._on_cost = LateCosts(lambda line: self.stderr_lines.append(line))
         self._costing: dict[int, FileReport] = {}
+        self._texts = SentTexts(self._write)  # the buffer texts this worker holds: each version sent once
+        self._sent: dict[int, dict] = {}  # job id -> its request, texts inline (sent so if the worker lost them)
         self._reader: Optional[asyncio.Task] = None
         self._stderr: Optional[asyncio.Task] = None
         self.stderr_lines: list[str] = []
@@ -211,6 +214,10 @@ class WorkerClient:
             return
         future, on_class, classes = entry
         try:
+            if event["event"] == "unknown-text" and event["id"] in self._sent:
+                self._texts.forget([str(k) for k in event.get("keys") or []])
+                self._send(self._sent[event["id"]])  # this once with its texts in it
+                return
             if event["event"] == "cost" and event.get("id") in self._costing:
                 cls = classes.get(event["class"])
                 if cls is not None:  # (the report waiting for its costs, not yet anybody's)
@@ -253,10 +260,13 @@ class WorkerClient:
         return self.process is not None and self.process.returncode is None
 
     def _send(self, message: dict) -> None:
+        self._write((json.dumps(message) + "\n").encode())
+
+    def _write(self, data: bytes) -> None:
         if not self.alive:
             raise WorkerUnavailable("the worker is not running")
         assert self.process and self.process.stdin
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.write(data)
 
     def submit(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
                classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
@@ -342,7 +352,8 @@ class WorkerClient:
                 return
             self._deferred.pop(0)
             self._requests[job_id] = (message["path"], message["text"])
-            self._send(message)
+            self._sent[job_id] = message
+            self._send(self._texts.keyed(message))
 
     async def _result(self, job_id: int, future: asyncio.Future) -> FileReport:
         try:
@@ -360,6 +371,7 @@ class WorkerClient:
         finally:
             self._pending.pop(job_id, None)
             self._costing.pop(job_id, None)
+            self._sent.pop(job_id, None)
             if not future.done() or future.cancelled():
                 self._on_cost.drop(job_id)  # (a cancelled trace's costs never come)
             self._requests.pop(job_id, None)

@@ -19,6 +19,7 @@ from fxlens.worker.load import imports
 from fxlens.worker.process import isolation
 from fxlens.worker.process import postmortem
 from fxlens.worker.process import shield
+from fxlens.worker.process.texts import Stdin, TextStore, UnknownText
 from fxlens.worker.failures.limits import MAX_EVENT_BYTES as CHANNEL_LIMIT
 
 MAX_CHILDREN = 2
@@ -139,7 +140,7 @@ class Worker:
         self.selector = selectors.DefaultSelector()
         self.queue: list[Job] = []
         self.running: dict[int, Job] = {}
-        self.stdin_buffer = b""
+        self.stdin = Stdin(TextStore())  # requests, and the texts they name by key
         self.stopping = False
         self.spare: Optional[isolation.Spare] = None
         # the graphs the next spare exports while it waits: the last finished trace's
@@ -150,7 +151,12 @@ class Worker:
     def handle(self, message: dict) -> None:
         kind = message.get("type")
         if kind == "trace":
-            self.queue.append(Job(int(message["id"]), normalise(message)))
+            try:
+                request = self.stdin.store.resolve(message)
+            except UnknownText as error:  # (restarted, or dropped as older): the server sends the texts again
+                self.send({"id": message.get("id"), "event": "unknown-text", "keys": error.keys})
+                return
+            self.queue.append(Job(int(message["id"]), normalise(request)))
         elif kind == "cancel":
             self.cancel(int(message["id"]))
         elif kind == "shutdown":
@@ -326,14 +332,13 @@ class Worker:
         chunk = os.read(0, 1 << 20)
         if not chunk:
             return False
-        self.stdin_buffer += chunk
-        *lines, self.stdin_buffer = self.stdin_buffer.split(b"\n")
-        for line in lines:
-            if line.strip():
-                try:
-                    self.handle(json.loads(line))
-                except (ValueError, KeyError, TypeError) as error:
-                    self.send({"event": "error", "message": f"bad request: {error}"})
+        for message in self.stdin.feed(chunk):
+            try:
+                if isinstance(message, ValueError):
+                    raise message
+                self.handle(message)
+            except (ValueError, KeyError, TypeError) as error:
+                self.send({"event": "error", "message": f"bad request: {error}"})
         return True
 
     def _stop_everything(self) -> None:
