@@ -359,9 +359,10 @@ class Worker:
                 self._finish(counting, kill=True)  # a trace waiting comes before costs (its own come later)
             while self.queue and len(self.running) < MAX_CHILDREN and not self.stopping:
                 self._start(self.queue.pop(0))
-            if not self.running:
+            if all(j.tail for j in self.running.values()):
                 # while a trace runs, forking (and setting up) the next spare would take the core the
-                # trace's process could use: the spare is made when the worker is idle
+                # trace's process could use: the spare is made when the worker is idle (or only counting
+                # costs: the next edit's trace must not wait for them to end before its spare is made)
                 self._prepare_spare()
             now = time.monotonic()
             timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now
