@@ -50,7 +50,7 @@ class Hooks:
     def started(self, doc): self.events.append("started")
     def class_done(self, doc, report, levels): self.events.append(f"class {report.name}")
     def stage_done(self, doc, levels): self.events.append(f"stage {', '.join(levels)}")
-    def costs_done(self, doc, names, complete): self.events.append(f"costs {', '.join(names)}")
+    def costs_done(self, doc, names): self.events.append(f"costs {', '.join(names)}")
     def ended(self, doc): self.events.append("ended")
     def finished(self, doc): self.events.append("finished")
     def unavailable(self, doc, error): self.events.append("unavailable")

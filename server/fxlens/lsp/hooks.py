@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 PROGRESS_AFTER_SECONDS = 0.5
 # {uri, version, complete, className, levels[, cost]}: the client's graph view re-renders. `levels`: those
 # that just arrived for `className`; with none, every class of the file being traced now has them (the
-# cheap ones, or at `complete` all asked for); `cost: true`: the cost of `className` (or of several
-# classes, className null) came, counted after the trace
+# cheap ones, or at `complete` all asked for); `cost: true` (complete false, no levels): the cost of
+# `className` (or of several classes, className null) came, counted after the trace
 REPORT_CHANGED = "fxlens/reportChanged"
 STATUS = "fxlens/status"  # {state: idle | tracing | error, message}: for a status bar
 
@@ -133,9 +133,10 @@ class EditorHooks:
         diagnostics.publish(self.ls, doc)
         self._changed(doc, complete=False, levels=levels)
 
-    def costs_done(self, doc: Document, names: list[str], complete: bool) -> None:
-        """Class costs (counted after the trace's `done`) joined the report: the lens shows the FLOPs."""
-        self._changed(doc, complete=complete, cls=names[0] if len(names) == 1 else None, levels=[], cost=True)
+    def costs_done(self, doc: Document, names: list[str]) -> None:
+        """Class costs (counted after the trace's `done`) joined the report: the lens shows the FLOPs. Not
+        `complete`: that means a trace ended, once per trace (clients wait for it)."""
+        self._changed(doc, complete=False, cls=names[0] if len(names) == 1 else None, levels=[], cost=True)
 
     def levels_added(self, doc: Document, name: str, levels: list[str]) -> None:
         """Levels computed on demand joined the report (the file's trace was complete before)."""
