@@ -263,15 +263,21 @@ class Worker:
                 if len(line) <= MAX_RECIPE_BYTES:
                     job.recipes = _worth_rehearsing([*job.recipes, event["recipe"]])
                 continue
-            if kind == "done" and event.get("costs") is True and not job.done:
+            if job.tail:  # after its report only its costs count, until `end`
+                if kind == "cost":
+                    self.send({"id": job.id, **event})
+                elif kind in ("end", "done"):
+                    self._finish(job, kill=True)
+                    return
+                continue
+            if kind == "end":
+                continue  # (user code writing to the channel: only a report with costs is followed by one)
+            if kind == "done" and event.get("costs") is True:
                 # the report goes out now; the child counts the costs after it (child.py), then says `end`
                 job.done = job.tail = True
                 self.recipes = job.recipes or self.recipes
                 self.send({"id": job.id, **event})
                 continue
-            if kind == "end" or (kind == "done" and job.done):
-                self._finish(job, kill=True)
-                return
             if kind == "done":
                 # nothing the child does after its report matters: stop it and whatever it started,
                 # answer, then reap (the kernel takes milliseconds to tear a large process down)
