@@ -14,7 +14,7 @@ import sys
 from typing import Callable
 
 import torch
-from torch_nodes import export_rows, first_call_of, fx_concrete_args, fx_rows
+from torch_nodes import cpu_export, export_rows, first_call_of, fx_concrete_args, fx_rows
 
 # the example sizes fxlens names B and T (server/fxlens/worker/build.py: BATCH, SEQUENCE)
 FREE_SIZES = {"B": 2, "T": 8}
@@ -108,7 +108,7 @@ def rebuild(job: dict, scope: dict, path: str) -> dict:
                 if level == "fx":
                     rows = fx_rows(instance, positional, path, partial, fx_concrete_args(instance, args, kwargs))
                 else:
-                    rows = export_rows(torch.export.export(instance, args, kwargs, strict=False), path)
+                    rows = export_rows(cpu_export(instance, args, kwargs), path)
                 out[level] = {"rows": [list(r) for r in rows], "device": device, "partial": partial,
                               "inputs": [list(x.shape) if isinstance(x, torch.Tensor) else None for x in positional]}
                 break

@@ -14,6 +14,7 @@ from typing import NamedTuple, Optional
 import torch
 import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp
+from torch.utils._pytree import tree_leaves, tree_map, tree_map_only
 
 
 class Row(NamedTuple):
@@ -96,6 +97,33 @@ def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool =
     return rows
 
 
+def cpu_export(instance: torch.nn.Module, args: tuple, kwargs: Optional[dict] = None) -> torch.export.ExportedProgram:
+    """`torch.export.export(instance, args, kwargs)` as on the CPU. A module built on meta is exported on fake
+    CPU tensors made from its meta ones: the CPU's graph without the CPU's memory (exported on meta tensors,
+    SDPA picks another output layout, and the graph gains a `contiguous` a CPU export has not)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch.nn.utils.stateless import _reparametrize_module
+
+    state = {**dict(instance.named_parameters(remove_duplicate=False)),
+             **dict(instance.named_buffers(remove_duplicate=False))}
+    on_meta = lambda t: t.device.type == "meta"  # noqa: E731
+    if not any(on_meta(t) for t in state.values()) and not any(
+            on_meta(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)):
+        return torch.export.export(instance, args, kwargs=kwargs or None, strict=False)
+    mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
+
+    def fake(t: torch.Tensor) -> torch.Tensor:
+        made = mode.fake_tensor_converter.from_meta_and_device(mode, t if on_meta(t) else t.to("meta"),
+                                                               torch.device("cpu"))
+        return torch.nn.Parameter(made, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else made
+
+    swapped = {name: fake(t) for name, t in state.items()}
+    with _reparametrize_module(instance, swapped), mode:
+        args, kwargs = tree_map_only(torch.Tensor, fake, (args, kwargs or {}))
+        return torch.export.export(instance, args, kwargs=kwargs or None, strict=False)
+
+
 def export_rows(program: torch.export.ExportedProgram, path: str) -> list[Row]:
     rows = []
     for n in program.graph.nodes:
@@ -115,7 +143,9 @@ def first_call_of(parent: torch.nn.Module, path: str, args: tuple, kwargs: dict)
     the call (`.item()` on meta) still counts."""
     child = parent.get_submodule(path)
     seen: list = []
-    handle = child.register_forward_pre_hook(lambda m, a, k: seen.append((a, k)) if not seen else None,
+    # the containers as they are at the call (a list the parent appends to later must not grow in the record)
+    snapshot = lambda a, k: tree_map(lambda leaf: leaf, (a, k))  # noqa: E731
+    handle = child.register_forward_pre_hook(lambda m, a, k: seen.append(snapshot(a, k)) if not seen else None,
                                              with_kwargs=True)
     try:
         with torch.no_grad():

@@ -302,8 +302,14 @@ def class_from_json(data: dict) -> ClassReport:
     report.build.inputs = [_build(InputSpec, i) for i in build.get("inputs", [])]
     report.members = [_build(Member, m) for m in data.get("members", [])]
     report.levels = {k: level_from_json(v) for k, v in data.get("levels", {}).items()}
-    report.cost = _build(Cost, data["cost"]) if data.get("cost") else None
+    report.cost = cost_from_json(data["cost"]) if data.get("cost") else None
     return report
+
+
+def cost_from_json(data: dict) -> Cost:
+    if not isinstance(data, dict):
+        raise TypeError("a cost is an object")
+    return _build(Cost, data)
 
 
 def file_from_json(data: dict) -> FileReport:

@@ -86,6 +86,7 @@ def make_client() -> LanguageClient:
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def lens_refresh(client: LanguageClient, params: None) -> None:
         record.lens_refreshes += 1
+        record.sequence.append(("lens-refresh", None))
         record.poke()
 
     @client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)
@@ -95,7 +96,7 @@ def make_client() -> LanguageClient:
 
     @client.feature("fxlens/reportChanged")
     def report_changed(client: LanguageClient, params: Any) -> None:
-        record.reports.append({k: _value(params, k) for k in ("uri", "version", "complete", "className", "levels")})
+        record.reports.append({k: _value(params, k) for k in ("uri", "version", "complete", "className", "levels", "cost")})
         record.sequence.append(("report", record.reports[-1]))
         record.poke()
 

@@ -19,7 +19,7 @@ class FakeClient:
         self.release = asyncio.Event()
 
     def submit(self, path, text, options, first=None, classes=None, on_class=None, known=None, roots=None,
-               buffers=None, on_stage=None, notes=True):
+               buffers=None, on_stage=None, notes=True, on_cost=None, costless=None):
         self.calls.append({"text": text, "first": first, "known": known, "roots": roots, "buffers": buffers})
         return self._answer(on_class)
 
@@ -50,6 +50,7 @@ class Hooks:
     def started(self, doc): self.events.append("started")
     def class_done(self, doc, report, levels): self.events.append(f"class {report.name}")
     def stage_done(self, doc, levels): self.events.append(f"stage {', '.join(levels)}")
+    def costs_done(self, doc, names): self.events.append(f"costs {', '.join(names)}")
     def ended(self, doc): self.events.append("ended")
     def finished(self, doc): self.events.append("finished")
     def unavailable(self, doc, error): self.events.append("unavailable")

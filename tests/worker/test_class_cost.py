@@ -137,3 +137,50 @@ def test_cli_json_and_header_carry_the_cost():
     text = subprocess.run([sys.executable, "-m", "fxlens", "graph", str(MLP), "--class", "MLP", "--level", "aten"],
                           capture_output=True, text=True, cwd=ROOT, timeout=300, env=env).stdout
     assert text.splitlines()[1] == "cost: 212 params · 1.5 KFLOP fwd + 2.0 KFLOP bwd at the example size (x: (4, 8))"
+
+
+def test_the_editor_gets_the_report_before_the_costs_and_check_gets_none():
+    """The costs are counted after the file's `done`: the report (fx, aten) is there first, each cost
+    comes after it, and is what FlopCounterMode counts; `fxlens check`'s options count none."""
+    async def go():
+        client = WorkerClient()
+        await client.start()
+        try:
+            heard: list[tuple[str, bool]] = []
+            arrived = asyncio.Event()
+            result = None
+
+            def on_cost(name, fingerprint, cost):
+                heard.append((name, result is not None and result.done(), fingerprint, cost))
+                arrived.set()
+
+            result = asyncio.ensure_future(client.submit(str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten")),
+                                                         on_cost=on_cost))
+            report = await result
+            at_done = {c.name: c.cost for c in report.classes}
+            while {name for name, *_ in heard} != set(at_done):
+                arrived.clear()
+                await arrived.wait()
+            unasked = await client.analyse(str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten"), cost=False))
+            # a class held unchanged whose cost never came (cut short by an edit) gets it, untraced
+            again: list[str] = []
+            counted = asyncio.Event()
+            known = {c.name: c.fingerprint for c in report.classes}
+            untraced = await client.submit(str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten")), known=known,
+                                           costless=["MLP"], on_cost=lambda name, *_: (again.append(name), counted.set()))
+            await counted.wait()
+            assert sorted(untraced.unchanged) == sorted(known) and again == ["MLP"]
+            return report, at_done, heard, unasked
+        finally:
+            await client.stop()
+
+    report, at_done, heard, unasked = asyncio.run(go())
+    assert at_done == {"MLP": None, "NoParams": None, "ScalarLoss": None}  # the report came without them
+    assert sorted(name for name, *_ in heard) == ["MLP", "NoParams", "ScalarLoss"]  # once each
+    assert all(after for _, after, _, _ in heard)  # every cost after the report
+    name, _, fingerprint, cost = next(h for h in heard if h[0] == "MLP")
+    assert fingerprint == report.find_class("MLP").fingerprint
+    with torch.device("meta"):
+        instance = _load(MLP).MLP()
+    assert (cost.forward_flops, cost.backward_flops) == _torch_flops(instance, torch.randn(4, 8, device="meta"))
+    assert [c.cost for c in unasked.classes] == [None, None, None] and unasked.find_class("MLP").levels["aten"].ok

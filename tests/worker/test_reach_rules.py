@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch_reference import analyse, expected, load, rebuild, reported
+from torch_reference import aten_nodes, analyse, expected, first_call_of, load, rebuild, reported
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reach"
 
@@ -227,3 +227,31 @@ def test_wrappers_get_their_module_and_forwarded_arguments_and_trace_as_raw_torc
     for level in ("fx", "aten"):
         assert cls.levels[level].ok, cls.levels[level].diagnostics
         assert reported(cls, level) == expected(FIXTURES / "wrapped.py", wrapped, cls, level)
+
+
+# 1,000 words: small enough for real CPU weights; 400,000 (102 M elements): CPU weights of one value each
+@pytest.mark.parametrize("vocab", [1000, 400_000])
+def test_children_receive_what_an_eager_run_of_their_parent_hands_them(tmp_path, vocab):
+    path = tmp_path / "masked.py"
+    path.write_text((FIXTURES / "masked.py").read_text().replace("vocab_size: int = 1000", f"vocab_size: int = {vocab}"))
+    attention = _analyse(path, levels=("aten",)).find_class("SelfAttention")
+    assert attention.built_by == "Decoder"
+    # the meta device cannot read the positions; fake tensors would take the library's traced path (a 4-D mask)
+    assert {spec.name: spec.value for spec in attention.build.inputs}["mask"] == "None"
+    # raw torch: the parent run eagerly on the CPU as a user runs it, the child exported with what it received
+    parent = load(path).Decoder()
+    args, kwargs = first_call_of(parent, "blocks.0.attn", (torch.zeros(2, 8, dtype=torch.int64),), {})
+    assert (args[1:] or [kwargs.get("mask")])[0] is None
+    assert attention.levels["aten"].ok
+    # (exported on CPU-like tensors: on meta, SDPA's output layout adds a `contiguous` a CPU export has not)
+    assert reported(attention, "aten") == aten_nodes(parent.blocks[0].attn, args, kwargs, path)
+
+
+def test_a_child_keeps_the_list_it_was_called_with_not_what_the_parent_appends_later():
+    path = FIXTURES / "history.py"
+    report = _analyse(path)
+    mixer = report.find_class("Accumulate")
+    assert mixer.built_by == "HistoryStack" and mixer.levels["aten"].ok
+    # the first mixer sees the input alone; the stack appends three more states before its readout runs
+    assert [n.name for n in mixer.levels["aten"].nodes if n.op == "placeholder"] == ["x", "hiddens_0"]
+    assert reported(mixer, "aten") == expected(path, report, mixer, "aten")

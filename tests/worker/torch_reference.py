@@ -19,7 +19,7 @@ from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport, FileReport
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from torch_nodes import first_call_of, fx_concrete_args  # noqa: E402  (raw torch's side, shared with bench/reach.py)
+from torch_nodes import cpu_export, first_call_of, fx_concrete_args  # noqa: E402  (raw torch's side, shared with bench/reach.py)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "building"
 # the sizes fxlens gives free dims in its examples (worker/construction/build.py), to read "B", "2*B" as numbers
@@ -138,7 +138,7 @@ def fx_nodes(instance: torch.nn.Module, args: Optional[tuple], kwargs: dict, pat
 
 
 def aten_nodes(instance: torch.nn.Module, args: tuple, kwargs: dict, path: Path) -> list[tuple]:
-    ep = torch.export.export(instance, args, kwargs=kwargs or None, strict=False)
+    ep = cpu_export(instance, args, kwargs)
     return [(n.name, n.op, str(n.target) if isinstance(n.target, torch._ops.OpOverload)
              else n._pretty_print_target(n.target), len(n.users),
              _innermost_line(n.meta.get("stack_trace"), path) if n.op not in ("placeholder", "output") else None,

@@ -15,6 +15,7 @@ from fxlens.engine.parsing import cheap_parse
 from fxlens.engine.shift import LineMap, LineMapping, shift_class, shift_report
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.outline import Outline, outline
+from fxlens.report import ClassReport, Cost
 
 
 def _outline(text: str) -> Optional[Outline]:
@@ -35,6 +36,23 @@ def known_fingerprints(good: Optional[Traced], options: TraceOptions) -> dict[st
     if good is None or good.options != options:
         return {}
     return {c.name: c.fingerprint for c in good.report.classes if c.fingerprint}
+
+
+def costless(good: Optional[Traced], options: TraceOptions) -> list[str]:
+    """The classes of the last trace whose cost never came (counted after `done`, cut short by an edit):
+    held unchanged, they get it counted anyway."""
+    if good is None or good.options != options or not options.cost:
+        return []
+    return [c.name for c in good.report.classes if c.fingerprint and c.cost is None]
+
+
+def with_cost(cls: ClassReport, held_text: str, traced_text: str, name: str, fingerprint: Optional[str],
+              cost: Cost) -> ClassReport:
+    """`cls` (held, traced from `held_text`) with the cost counted for class `name` of a trace of
+    `traced_text` at `fingerprint`, when it is that class: same fingerprint, or the very text."""
+    if cls.name != name or not (fingerprint and cls.fingerprint == fingerprint or held_text is traced_text):
+        return cls
+    return replace(cls, cost=cost)
 
 
 def merge(good: Optional[Traced], fresh: Traced, line_map: Callable[[str, str], LineMapping] = LineMap) -> Traced:

@@ -11,10 +11,10 @@ import asyncio
 from typing import Callable, Optional, Protocol
 
 from fxlens.engine.documents import Document, Surroundings, Traced
-from fxlens.engine.incremental import known_fingerprints, merge, needs_trace, reuse
+from fxlens.engine.incremental import costless, known_fingerprints, merge, needs_trace, reuse, with_cost
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
-from fxlens.report import ClassReport
+from fxlens.report import ClassReport, Cost
 
 DEBOUNCE_SECONDS = 0.25
 
@@ -29,6 +29,8 @@ class Hooks(Protocol):
     def class_done(self, doc: Document, report: ClassReport, levels: list[str]) -> None: ...
     # every class being traced has `levels` (the cheap ones); the deeper levels asked for follow
     def stage_done(self, doc: Document, levels: list[str]) -> None: ...
+    # the costs of classes `names` joined the report (counted after the trace's `done`)
+    def costs_done(self, doc: Document, names: list[str]) -> None: ...
     def finished(self, doc: Document) -> None: ...
     def ended(self, doc: Document) -> None: ...
     def unavailable(self, doc: Document, error: WorkerUnavailable) -> None: ...
@@ -98,12 +100,23 @@ class Scheduler:
             doc.add_partial(text, self.attach(doc, report, text))
             self.hooks.class_done(doc, report, arrived)
 
+        # costs come after the report (worker/analysis: counting FLOPs never delays a result); one that comes
+        # before this task has put the report in the document waits here for it
+        early: Optional[list[tuple[str, Optional[str], Cost]]] = []
+
+        def on_cost(name: str, fingerprint: Optional[str], cost: Cost) -> None:
+            if early is not None:
+                early.append((name, fingerprint, cost))
+            else:
+                self._add_costs(doc, text, [(name, fingerprint, cost)])
+
         try:
             # the request goes out first: the worker starts while the editor is told
             trace = client.submit(doc.path, text, options, first=doc.class_at(doc.cursor_line), on_class=on_class,
                                   known={} if full else known_fingerprints(good, options),
                                   roots=list(around.roots), buffers=dict(around.buffers),
-                                  on_stage=lambda levels: self.hooks.stage_done(doc, levels))
+                                  on_stage=lambda levels: self.hooks.stage_done(doc, levels), on_cost=on_cost,
+                                  costless=[] if full else costless(good, options))
             self.hooks.busy(self.active)
             self.hooks.started(doc)
             report = await trace
@@ -117,3 +130,17 @@ class Scheduler:
         report.classes = [self.attach(doc, c, text) for c in report.classes]
         doc.finish(merge(good, Traced(version, text, report, options, around.key), doc.line_map))
         self.hooks.finished(doc)
+        arrived, early = early, None
+        if arrived:
+            self._add_costs(doc, text, arrived)
+
+    def _add_costs(self, doc: Document, text: str, costs: list[tuple[str, Optional[str], Cost]]) -> None:
+        """Costs counted for a trace of `text` join the classes held (the editor's lens refreshes)."""
+        by_name = {name: (fingerprint, cost) for name, fingerprint, cost in costs}
+
+        def update(cls: ClassReport, held: str) -> ClassReport:
+            found = by_name.get(cls.name)
+            return cls if found is None else with_cost(cls, held, text, cls.name, *found)
+
+        doc.update_classes(update)
+        self.hooks.costs_done(doc, list(by_name))

@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
 from fxlens import orphans
+from fxlens.cache_dirs import user_cache_dir
 from fxlens.engine.quarantine import Quarantine
 from fxlens.pass_report import PassReport, pass_from_json
-from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, file_from_json, ladder_sorted
+from fxlens.engine.late_costs import LateCosts, OnCost
+from fxlens.engine.sent_texts import SentTexts
+from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, cost_from_json, file_from_json, ladder_sorted
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
 # the worker keeps each event far below this (worker/failures/limits.py); a longer line is skipped, not fatal
@@ -78,6 +81,12 @@ class WorkerClient:
         self._pending: dict[int, tuple[asyncio.Future, Optional[OnClass], dict[str, ClassReport]]] = {}
         self._passes: dict[int, PassReport] = {}  # job id -> what its graph pass found
         self._on_stage: dict[int, OnStage] = {}
+        # who hears the costs counted after a request's `done`; without a listener the request's result
+        # waits for them instead (job id -> the report held until the worker's `end`)
+        self._on_cost = LateCosts(lambda line: self.stderr_lines.append(line))
+        self._costing: dict[int, FileReport] = {}
+        self._texts = SentTexts(self._write)  # the buffer texts this worker holds: each version sent once
+        self._sent: dict[int, dict] = {}  # job id -> its request, texts inline (sent so if the worker lost them)
         self._reader: Optional[asyncio.Task] = None
         self._stderr: Optional[asyncio.Task] = None
         self.stderr_lines: list[str] = []
@@ -85,7 +94,9 @@ class WorkerClient:
     async def start(self) -> dict:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [SERVER_DIR, env.get("PYTHONPATH")]))
-        env.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "fxlens-inductor"))
+        # what torch compiles outside the inductor level (which has its own folder) stays in fxlens's cache folder,
+        # not in the `/tmp/torchinductor_<user>` every torch.compile on the machine shares
+        env["TORCHINDUCTOR_CACHE_DIR"] = user_cache_dir("torch", "TORCHINDUCTOR_CACHE_DIR")
         try:
             self.process = await asyncio.create_subprocess_exec(
                 self.python, "-m", "fxlens.worker", stdin=asyncio.subprocess.PIPE,
@@ -174,8 +185,12 @@ class WorkerClient:
                          if i in self._requests and not f.done()]
             if self.lost:
                 self.quarantine.record_death(self.lost, _exit_words(code))
+            self._on_cost.clear()
             for job_id, (future, _, _) in self._pending.items():
                 if future.done():
+                    continue
+                if job_id in self._costing:  # its report came; only some costs did not
+                    future.set_result(self._costing.pop(job_id))
                     continue
                 held = self.quarantine.report_for(*self._requests[job_id]) if job_id in self._requests else None
                 if held is not None:
@@ -195,9 +210,22 @@ class WorkerClient:
             return
         entry = self._pending.get(event.get("id"))
         if entry is None:
+            self._on_cost.heard(event)
             return
         future, on_class, classes = entry
         try:
+            if event["event"] == "unknown-text" and event["id"] in self._sent:
+                self._texts.forget([str(k) for k in event.get("keys") or []])
+                self._send(self._sent[event["id"]])  # this once with its texts in it
+                return
+            if event["event"] == "cost" and event.get("id") in self._costing:
+                cls = classes.get(event["class"])
+                if cls is not None:  # (the report waiting for its costs, not yet anybody's)
+                    cls.cost = cost_from_json(event["cost"])
+                return
+            if event["event"] in ("end", "cancelled") and event.get("id") in self._costing:
+                future.set_result(self._costing.pop(event["id"]))
+                return
             if event["event"] == "class":
                 # each event carries the levels finished since the last one for that class
                 fresh = class_from_json(event["class"])
@@ -215,6 +243,13 @@ class WorkerClient:
                 # `done` is the file-level part: the classes came one event at a time
                 report = file_from_json(event["report"])
                 report.classes = list(classes.values())
+                if event.get("costs") is True:  # the classes' costs follow, then `end`
+                    if self._on_cost.listening(event["id"]):
+                        future.set_result(report)
+                    else:
+                        self._costing[event["id"]] = report
+                    return
+                self._on_cost.drop(event["id"])
                 future.set_result(report)
         except Exception as error:  # a malformed report or a failing callback: that request's error
             if not future.done():
@@ -225,16 +260,20 @@ class WorkerClient:
         return self.process is not None and self.process.returncode is None
 
     def _send(self, message: dict) -> None:
+        self._write((json.dumps(message) + "\n").encode())
+
+    def _write(self, data: bytes) -> None:
         if not self.alive:
             raise WorkerUnavailable("the worker is not running")
         assert self.process and self.process.stdin
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.write(data)
 
     def submit(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
                classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
                known: Optional[dict[str, str]] = None, roots: Optional[list[str]] = None,
                buffers: Optional[dict[str, str]] = None, on_stage: Optional[OnStage] = None,
-               notes: bool = True) -> Awaitable[FileReport]:
+               notes: bool = True, on_cost: Optional[OnCost] = None,
+               costless: Optional[list[str]] = None) -> Awaitable[FileReport]:
         """Send a trace request at once; awaiting the result gives the report, and cancelling that
         await kills the trace in flight.
 
@@ -244,11 +283,24 @@ class WorkerClient:
         buffers, imported instead of those files on disk. `on_stage`: told when every class has its
         cheap levels (the deeper ones asked for follow). `notes`: False when the caller holds the
         classes' cheap levels and asks for deeper ones only (the hints on how a class was built are
-        not repeated on them)."""
+        not repeated on them).
+
+        The classes' costs (`options.cost`) are counted after the file's report: with `on_cost`, the result
+        comes at the report and each cost goes to `on_cost` when it comes (an earlier request's costs
+        for the same path, if still coming, are given up: `costless` names the classes held unchanged
+        whose cost never came, counted again); without, the result waits for the costs."""
         request = {**self._request(path, text, options, first, classes, known, roots, buffers), "notes": notes}
+        if costless:
+            request["costless"] = list(costless)
+        if on_cost is not None:
+            for earlier in self._on_cost.give_up(request["path"]):
+                if self.alive:
+                    self._send({"type": "cancel", "id": earlier})
         job_id, result = self._start_job(request, on_class)
         if on_stage is not None:
             self._on_stage[job_id] = on_stage
+        if on_cost is not None and options.cost and job_id in self._pending:  # (not a quarantined file's held report)
+            self._on_cost.listen(job_id, request["path"], on_cost)
         return result
 
     def _request(self, path: str, text: str, options: TraceOptions, first: Optional[str], classes: Optional[list[str]],
@@ -300,7 +352,8 @@ class WorkerClient:
                 return
             self._deferred.pop(0)
             self._requests[job_id] = (message["path"], message["text"])
-            self._send(message)
+            self._sent[job_id] = message
+            self._send(self._texts.keyed(message))
 
     async def _result(self, job_id: int, future: asyncio.Future) -> FileReport:
         try:
@@ -317,6 +370,10 @@ class WorkerClient:
             raise
         finally:
             self._pending.pop(job_id, None)
+            self._costing.pop(job_id, None)
+            self._sent.pop(job_id, None)
+            if not future.done() or future.cancelled():
+                self._on_cost.drop(job_id)  # (a cancelled trace's costs never come)
             self._requests.pop(job_id, None)
             self._send_deferred()
             self._on_stage.pop(job_id, None)

@@ -2,6 +2,7 @@
 differ from the last commit's version of the file, how (`vs HEAD: +12 nodes, +1 break`)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -25,7 +26,9 @@ def head_lenses(ls: "FxlensServer", doc: Document, view: View) -> list[types.Cod
 
     async def trace(text: str) -> FileReport:
         client = await ls.supervisor.get()
-        return await client.analyse(doc.path, text, ls.settings.trace_options(), roots=ls.roots())
+        # (the lens compares graphs: HEAD's costs would only keep the answer waiting)
+        options = replace(ls.settings.trace_options(), cost=False)
+        return await client.analyse(doc.path, text, options, roots=ls.roots())
 
     key = repr((ls.settings.trace_options(), ls.roots()))
     ls.baselines.refresh(doc.path, key, trace, lambda: refresh(ls))

@@ -16,9 +16,10 @@ if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
 PROGRESS_AFTER_SECONDS = 0.5
-# {uri, version, complete, className, levels}: the client's graph view re-renders. `levels`: those that
-# just arrived for `className`; with none, every class of the file being traced now has them (the cheap
-# ones, or at `complete` all asked for)
+# {uri, version, complete, className, levels[, cost]}: the client's graph view re-renders. `levels`: those
+# that just arrived for `className`; with none, every class of the file being traced now has them (the
+# cheap ones, or at `complete` all asked for); `cost: true` (complete false, no levels): the cost of
+# `className` (or of several classes, className null) came, counted after the trace
 REPORT_CHANGED = "fxlens/reportChanged"
 STATUS = "fxlens/status"  # {state: idle | tracing | error, message}: for a status bar
 
@@ -132,6 +133,11 @@ class EditorHooks:
         diagnostics.publish(self.ls, doc)
         self._changed(doc, complete=False, levels=levels)
 
+    def costs_done(self, doc: Document, names: list[str]) -> None:
+        """Class costs (counted after the trace's `done`) joined the report: the lens shows the FLOPs. Not
+        `complete`: that means a trace ended, once per trace (clients wait for it)."""
+        self._changed(doc, complete=False, cls=names[0] if len(names) == 1 else None, levels=[], cost=True)
+
     def levels_added(self, doc: Document, name: str, levels: list[str]) -> None:
         """Levels computed on demand joined the report (the file's trace was complete before)."""
         diagnostics.publish(self.ls, doc)
@@ -152,16 +158,18 @@ class EditorHooks:
 
     # -- refreshes -------------------------------------------------------------------------------
 
-    def _changed(self, doc: Document, complete: bool, levels: list[str], cls: Optional[str] = None) -> None:
-        # `complete`: the whole file is traced (false while classes stream in one by one)
+    def _changed(self, doc: Document, complete: bool, levels: list[str], cls: Optional[str] = None,
+                 cost: bool = False) -> None:
+        # `complete`: the whole file is traced (false while classes stream in one by one); `cost`: what
+        # changed is the classes' cost (levels empty), counted after the trace
         self.ls.notify(REPORT_CHANGED, {"uri": doc.uri, "version": doc.version, "complete": complete,
-                                        "className": cls, "levels": levels})
+                                        "className": cls, "levels": levels, **({"cost": True} if cost else {})})
         book = self.ls.notebooks.of_document(doc)
         if book is not None:  # a graph view shows a notebook's class for the cell that defines it
             cells = {cell.uri for c in doc.view().report.classes if (cell := book.module.cell_at(c.line))}
             for uri in sorted(cells):
                 self.ls.notify(REPORT_CHANGED, {"uri": uri, "version": doc.version, "complete": complete,
-                                                "className": cls, "levels": levels})
+                                                "className": cls, "levels": levels, **({"cost": True} if cost else {})})
         if self.ls.capability("workspace", "code_lens", "refresh_support"):
             self._refresh("lens", self.ls.workspace_code_lens_refresh)
         if self.ls.settings.inlay_hints:

@@ -48,7 +48,8 @@ class Analysis(Building):
                  classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
                  roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None,
                  pass_request: Optional[dict] = None, notes: bool = True, surface: str = "editor",
-                 cost: bool = True, timeout: Optional[float] = None, names: bool = True) -> None:
+                 cost: bool = True, timeout: Optional[float] = None, costless: Optional[list[str]] = None,
+                 names: bool = True) -> None:
         self.path = os.path.abspath(path)
         # when the worker stops this trace (fxlens.timeoutSeconds): a level that can tell it will not finish
         # in time (inductor's compile) fails as a timeout itself, and the class's other levels stand
@@ -68,6 +69,11 @@ class Analysis(Building):
         # for deeper levels only, made for a server that holds the class's cheap levels, goes without
         self.notes = notes
         self.cost = cost  # the class cost (levels/cost.py): only for a caller that shows it
+        # classes the server holds unchanged but without their cost (its computation was cut short): their
+        # cost is counted again even when they are not traced
+        self.costless = set(costless or ())
+        # what `emit_costs` counts after `done`: (class, fingerprint, example, its backward level)
+        self.costs_due: list[tuple[str, Optional[str], Any, Optional[LevelResult]]] = []
         self.execution = execution
         self.only = set(classes) if classes else None
         self.first = first
@@ -97,7 +103,8 @@ class Analysis(Building):
                    surface="cli" if request.get("surface") in ("cli", "check") else "editor",
                    names=request.get("surface") != "check",
                    cost=request.get("cost", True) is not False,
-                   timeout=request.get("timeout") if isinstance(request.get("timeout"), (int, float)) else None)
+                   timeout=request.get("timeout") if isinstance(request.get("timeout"), (int, float)) else None,
+                   costless=[n for n in request.get("costless") or () if isinstance(n, str)])
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -171,12 +178,22 @@ class Analysis(Building):
                 emit({"event": "stage", "levels": list(self.cheap)})
             for one in started:
                 self._at(one.source.name, self._trace_levels, one, self.deep, emit)
-        for one in started:  # after every level is out: counting FLOPs runs forward and backward once more
-            if self.cost:
-                one.report.cost = self._at(one.source.name, class_cost, one.example, one.results.get("backward"))
-            emit({"event": "class", "class": to_json(replace(one.report, levels={}))})
+        for one in started:
             one.context.close()
+        if self.cost:  # counted after `done` (emit_costs): FLOPs run forward and backward once more
+            self.costs_due = [(one.source.name, one.report.fingerprint, one.example, one.results.get("backward"))
+                              for one in started]
+            self.costs_due += [(name, fingerprints.get(name), examples[name], None) for name in self.report.unchanged
+                               if name in self.costless and isinstance(examples.get(name), building.Example)]
         return self.report
+
+    def emit_costs(self, emit: Emit) -> None:
+        """After the file's `done`: each class's cost as its own `cost` event, so that no fx or aten
+        result waits for FlopCounterMode (5-8 ms a class)."""
+        for name, hashed, example, backward in self.costs_due:
+            cost = self._at(name, class_cost, example, backward)
+            emit({"event": "cost", "class": name, "fingerprint": hashed, "cost": to_json(cost)})
+        self.costs_due = []
 
     def _run_pass(self, sources: list[ClassSource], examples: dict[str, Any], emit: Emit) -> None:
         from fxlens.worker.passes import runner  # torch.ao is imported only when a pass runs

@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional
 import torch
 import torch.fx as fx
 from torch import nn
+from torch.utils._pytree import tree_map
 from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlens.worker.levels import devices
@@ -240,7 +241,8 @@ def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Option
     awaited = set(firsts.values()) if wanted is not None else None
 
     def hook(module: nn.Module, args: tuple, kwargs: dict) -> None:
-        calls.setdefault(id(module), (args, kwargs))
+        # the containers as they are at the call: a list the parent appends to later must not grow in the record
+        calls.setdefault(id(module), tree_map(lambda leaf: leaf, (args, kwargs)))
         if awaited is not None and awaited <= calls.keys():
             raise _Enough
 
@@ -301,6 +303,12 @@ def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Option
     return result, None
 
 
+# What a child receives is what it receives in an eager run: where meta cannot run the parent, CPU tensors
+# (one repeated value per weight when the model is too big for real ones) before fake ones, on which
+# libraries take their tracing path (transformers builds the 4-D attention mask an eager run skips).
+RECORDING_KINDS = ("meta", "cpu", "fake")
+
+
 def _recorded(instance: nn.Module, call: tuple[tuple, dict], wanted: Optional[set[type]], start: str,
               rebuild: Optional[Callable[[], nn.Module]]) -> tuple[dict, Optional[BaseException], str]:
     """(calls, the error that stopped the run, the tensors it ran on): a run that fails keeps the calls
@@ -315,7 +323,7 @@ def _recorded(instance: nn.Module, call: tuple[tuple, dict], wanted: Optional[se
         return calls
 
     try:
-        ran = devices.run(step, instance, call, start, rebuild)
+        ran = devices.run(step, instance, call, start, rebuild, kinds=RECORDING_KINDS, weightless_cpu=True)
     except Exception as error:  # noqa: BLE001  the user's forward: the parent's own trace reports it
         return stopped.get("calls", {}), stopped.get("error", error), start
     return _outliving(ran.value), None, ran.tensors

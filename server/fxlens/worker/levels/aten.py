@@ -32,10 +32,13 @@ def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple], kwa
 
 
 def export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Any:
-    """Export on meta tensors first, whatever the other levels needed: torch.export makes its own fake
-    tensors (`.item()` becomes an unbacked size), and its graph is the one rehearsals can rebuild. Code
-    that mixes in tensors it makes on the CPU exports on fake CPU tensors, or real ones."""
-    return devices.run(lambda m, call: export(m, call[0], None, call[1]), module, (inputs, kwargs), "meta", rebuild)
+    """Export on fake CPU tensors made from the meta ones, whatever the other levels needed: no memory, and
+    the graph a CPU export gives (on meta, operators such as SDPA choose another output layout, and the
+    graph gains a `contiguous` the user's export has not); `.item()` becomes an unbacked size. Code fake
+    tensors cannot run (`.numpy()`, an operator with no fake kernel) exports on real CPU tensors when the
+    module is small."""
+    return devices.run(lambda m, call: export(m, call[0], None, call[1]), module, (inputs, kwargs), "fake", rebuild,
+                       traces=True)
 
 
 def export_for(example: Any) -> Any:

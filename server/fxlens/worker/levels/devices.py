@@ -79,9 +79,11 @@ def meta_limit(error: BaseException) -> Optional[str]:
     return None
 
 
-def _fake_limit(error: BaseException) -> Optional[str]:
+def _fake_limit(error: BaseException, traces: bool = False) -> Optional[str]:
     text = f"{type(error).__name__}: {error}"
-    for needles, what in _FAKE_LIMITS:
+    # a step that traces (torch.export) decides on values with fake tensors of its own, whatever it is given:
+    # its data-dependent errors are torch's answer for the code, not a limit of the tensors fxlens chose
+    for needles, what in _FAKE_LIMITS[1:] if traces else _FAKE_LIMITS:
         if any(needle in text for needle in needles):
             return what
     return meta_limit(error)
@@ -94,13 +96,18 @@ def _first_line(error: BaseException) -> str:
 
 def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, start: str = "meta",
         rebuild: Optional[Callable[[], nn.Module]] = None, kinds: tuple[str, ...] = KINDS,
-        fake_device: str = "cpu") -> Ran:
-    """`step(module, inputs)` on the first kind of tensors (from `start`, among `kinds`) that can run it.
+        fake_device: str = "cpu", weightless_cpu: bool = False, traces: bool = False) -> Ran:
+    """`step(module, inputs)` on the first kind of tensors (from `start`, among `kinds`, in that order) that
+    can run it.
 
     `rebuild` makes the same module on the CPU (its real initial weights); without it, CPU weights are
     made from the meta tensors' shapes. The user's own errors are raised as they are; when only fxlens's
     tensors were the problem, a MetaDeviceLimit says what each kind could not do. `fake_device`: the device
     fake tensors say they are on (the inductor level compiles for a GPU on fake `cuda` tensors).
+    `weightless_cpu`: a module too big for real CPU weights runs on CPU weights that hold one value each,
+    repeated without memory (for a step that reads the run's path, not its numbers); an error there is
+    taken for an artefact of those weights and the next kind is tried. `traces`: the step traces the module
+    (torch.export), so a data-dependent error on fake tensors is the code's own.
     """
     state = _state(module)
     on_meta = any(t.device.type == "meta" for t in state.values())
@@ -111,26 +118,35 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
     errors: list[str] = []
     last: Optional[BaseException] = None
     for kind in order:
-        if kind == "cpu" and on_meta and _elements(module) > MAX_CPU_ELEMENTS:
+        weightless = kind == "cpu" and on_meta and _elements(module) > MAX_CPU_ELEMENTS
+        if weightless and not weightless_cpu:
             reasons.append(f"the module has {_elements(module) / 1e6:.0f} M parameter elements, too many to "
                            f"run on real CPU tensors (limit {MAX_CPU_ELEMENTS // 1_000_000} M)")
             break
         try:
-            with _swapped(module, kind, rebuild, fake_device) as convert, instance_state.kept(module):
+            with _swapped(module, "weightless" if weightless else kind, rebuild, fake_device) as convert, \
+                    instance_state.kept(module):
                 value = step(module, convert(inputs))
         except Exception as error:
-            limit = meta_limit(error) if kind == "meta" else _fake_limit(error)
+            if weightless:
+                reasons.append("CPU weights of one repeated value cannot run it")
+                errors.append(_first_line(error)[:160])
+                last = error
+                continue
+            limit = meta_limit(error) if kind == "meta" else _fake_limit(error, traces)
             if kind == "cpu" or not limit:
                 raise  # the user's own error: it fails alike on every kind of tensor
             last = error
             reasons.append(f"{'the meta device' if kind == 'meta' else 'fake tensors'} cannot {limit}")
             errors.append(_first_line(error)[:160])
             continue
-        return Ran(value, kind, "; ".join(reasons) + (f": ran on {_NAMES[kind]} instead" if reasons else ""))
+        name = _NAMES["weightless" if weightless else kind]
+        return Ran(value, kind, "; ".join(reasons) + (f": ran on {name} instead" if reasons else ""))
     raise MetaDeviceLimit("; ".join(reasons), last or RuntimeError("no tensors to run on"), "; ".join(errors))
 
 
-_NAMES = {"meta": "meta tensors", "fake": "fake tensors", "cpu": "small real CPU tensors"}
+_NAMES = {"meta": "meta tensors", "fake": "fake tensors", "cpu": "small real CPU tensors",
+          "weightless": "CPU tensors whose weights hold one repeated value"}
 # the meta device's failure for code that makes its own tensors without `device=` (CPU ones)
 MIXES_DEVICES = "mix with tensors the code makes on the CPU (a factory without `device=`)"
 
@@ -179,7 +195,7 @@ def _swapped(module: nn.Module, kind: str, rebuild: Optional[Callable[[], nn.Mod
             return
         stack.enter_context(torch.random.fork_rng())
         torch.manual_seed(SEED)
-        real = _real_state(state, rebuild)
+        real = _weightless_state(state) if kind == "weightless" else _real_state(state, rebuild)
         stack.enter_context(_reparametrize_module(module, real))
         yield lambda inputs: convert(inputs, "cpu")
 
@@ -204,6 +220,19 @@ def _real_state(state: dict[str, torch.Tensor], rebuild: Optional[Callable[[], n
             real[name] = _cpu_like(tensor, lambda shape, dtype: torch.rand(shape).to(dtype))
         real[name] = _as_parameter(real[name], tensor)
     return real
+
+
+def _weightless_state(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """CPU tensors of the meta ones' shapes that hold one value each (an expanded scalar): a 7B model's
+    weights in no memory. Small positive floats keep norms and scales valid; indices are 0, masks true."""
+    weightless = {}
+    for name, tensor in state.items():
+        if tensor.device.type != "meta":
+            weightless[name] = tensor
+            continue
+        one = _cpu_like(tensor.new_empty(()), lambda shape, dtype: torch.full(shape, 0.02, dtype=dtype))
+        weightless[name] = _as_parameter(one.expand(tensor.shape), tensor)
+    return weightless
 
 
 def _as_parameter(tensor: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
@@ -254,6 +283,9 @@ def convert(value: Any, kind: str, mode: Any = None, fake_device: str = "cpu") -
 
 
 def note(build: Build, ran: Ran) -> None:
-    """Record on the report's Build the furthest kind of tensors any step of this class needed."""
+    """Record on the report's Build the furthest kind of tensors any step of this class needed. A step that
+    starts on fake tensors by design (the aten export, the joint graph) needed nothing the meta device lacks."""
+    if ran.tensors == "fake" and not ran.reason:
+        return
     if KINDS.index(ran.tensors) > KINDS.index(build.tensors):
         build.tensors, build.tensors_reason = ran.tensors, ran.reason

@@ -181,7 +181,14 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
         analysis.describe_program = recipe
         beacon.start_sampling(analysis.path)
         report = analysis.run(emit)
-        emit({"event": "done", "report": postmortem.to_json(report)})
+        costs = bool(analysis.costs_due)  # counted after the report: `done` says they follow
+        emit({"event": "done", "report": postmortem.to_json(report), **({"costs": True} if costs else {})})
+        if costs:
+            try:
+                analysis.emit_costs(emit)
+            except BaseException:  # noqa: BLE001  user code raising through a cost run: the report stands
+                pass
+            emit({"event": "end"})
     except BaseException as error:  # noqa: BLE001  the user's SystemExit/KeyboardInterrupt end up here too
         status = ABORTED_STATUS
         try:

@@ -78,7 +78,7 @@ def fork_spare(private_fds: Iterable[int] = (), recipes: Iterable[dict] = (), ma
 
 def hand_over(spare: Spare, request: dict) -> None:
     """Give the spare its request (OSError if it died waiting: BrokenPipeError)."""
-    data = (json.dumps(request) + "\n").encode()
+    data = memoryview((json.dumps(request) + "\n").encode())  # (a 5 MB text: no copy per 64 KB written)
     try:
         while data:
             data = data[os.write(spare.request_fd, data):]

@@ -4,8 +4,9 @@ A forked child starts with the caches of the warm worker only. torch.export's Fa
 is keyed by operator and argument shapes, so a child that exports the class just edited pays again for
 every kernel it ran last time: on a small file that is a quarter of the export. The worker never runs
 user code, so it cannot export the user's class itself; what it can do is keep the *aten graph* of the
-last export — plain data, operators of torch's own `aten` namespace on meta tensors — and have the next
-spare export that graph while the user is still typing. The ops meet the same inputs, the cache fills
+last export — plain data, operators of torch's own `aten` namespace and the shapes of their tensors — and
+have the next spare export that graph as the aten level exports (on fake CPU tensors made from meta ones)
+while the user is still typing. The ops meet the same inputs, the cache fills
 with the same keys, and the real export finds them there.
 
 A recipe that is wrong, hostile or stale costs nothing but cache misses: every cache entry is made by
@@ -33,6 +34,7 @@ from fxlens.worker.levels.values import dtype_name
 MAX_NODES = 3000
 
 _SCALARS = (bool, int, float, str, type(None))
+_DEVICES = ("meta", "cpu")  # (an export's tensors are fake CPU ones, or meta)
 
 PROBE_PATH = "/fxlens-probe/fxlens_probe.py"  # never read: the text is given
 PROBE = textwrap.dedent("""
@@ -68,8 +70,8 @@ class NotRehearsable(Exception):
 
 
 def _tensor_spec(value: Any) -> dict:
-    if not isinstance(value, torch.Tensor) or value.device.type != "meta" or value.layout != torch.strided:
-        raise NotRehearsable("not a strided meta tensor")
+    if not isinstance(value, torch.Tensor) or value.device.type not in _DEVICES or value.layout != torch.strided:
+        raise NotRehearsable("not a strided tensor on meta or the CPU")
     return {"shape": [int(s) for s in value.shape], "stride": [int(s) for s in value.stride()],
             "dtype": dtype_name(value.dtype), "requires_grad": bool(value.requires_grad)}
 
@@ -85,8 +87,8 @@ def _encode(value: Any) -> Any:
         return {"tuple": [_encode(item) for item in value]}
     if isinstance(value, torch.dtype):
         return {"dtype": dtype_name(value)}
-    if isinstance(value, torch.device) and value.type == "meta":
-        return {"device": "meta"}
+    if isinstance(value, torch.device) and value.type in _DEVICES:
+        return {"device": value.type}
     if isinstance(value, torch.memory_format):
         return {"memory_format": str(value).removeprefix("torch.")}
     if isinstance(value, torch.layout) and value == torch.strided:
@@ -158,8 +160,8 @@ def _decode(value: Any, env: dict[str, torch.fx.Node]) -> Any:
         return tuple(_decode(item, env) for item in value["tuple"])
     if "dtype" in value:
         return _torch_constant(value["dtype"], torch.dtype)
-    if "device" in value:
-        return torch.device("meta")
+    if "device" in value and value["device"] in _DEVICES:
+        return torch.device(value["device"])
     if "memory_format" in value:
         return _torch_constant(value["memory_format"], torch.memory_format)
     if "layout" in value:
@@ -219,10 +221,12 @@ def _trace_probe() -> None:
 
 
 def _export(recipe: dict) -> None:
+    from fxlens.worker.levels import devices
     from fxlens.worker.levels.aten import export, without_stack_traces  # (trace_aten imports this module)
 
+    module, inputs = _program(recipe)
     with without_stack_traces():  # this export only warms caches
-        export(*_program(recipe), None)
+        devices.run(lambda m, call: export(m, call[0], None, call[1]), module, (inputs, {}), "fake", kinds=("fake",))
 
 
 def _warms(step: Callable[[], None]) -> bool:

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from fxlens.pass_report import pass_from_json
-from fxlens.report import Diagnostic, class_from_json, file_from_json, to_json
+from fxlens.report import Diagnostic, class_from_json, cost_from_json, file_from_json, to_json
 from fxlens.worker.load import imports
 from fxlens.worker.process import isolation
 from fxlens.worker.process import postmortem
 from fxlens.worker.process import shield
+from fxlens.worker.process.texts import Stdin, TextStore, UnknownText
 from fxlens.worker.failures.limits import MAX_EVENT_BYTES as CHANNEL_LIMIT
 
 MAX_CHILDREN = 2
@@ -58,6 +59,8 @@ class Job:
     attempt: int = 1
     beacon: Optional[isolation.Beacon] = None
     deaf: bool = False  # the child closed its channel (and may open it again): watched by polling
+    # past its `done`, counting the classes' costs (`cost` events, then `end`): a new trace may take its place
+    tail: bool = False
 
 
 def _number(value: object, default: float, low: float, high: float) -> float:
@@ -115,7 +118,8 @@ def _child_event(line: bytes) -> Optional[dict]:
         return None
     # parse it as the server will: a forged event that the server cannot read would kill its reader
     parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
-             "aborted": lambda e: Diagnostic(**e["diagnostic"]),
+             "aborted": lambda e: Diagnostic(**e["diagnostic"]), "end": lambda e: None,
+             "cost": lambda e: (e["class"].upper(), cost_from_json(e["cost"])),
              "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None,
              "pass": lambda e: pass_from_json(e["pass"]),
              "stage": lambda e: [str(level) for level in e["levels"]]}.get(event.get("event"))
@@ -136,7 +140,7 @@ class Worker:
         self.selector = selectors.DefaultSelector()
         self.queue: list[Job] = []
         self.running: dict[int, Job] = {}
-        self.stdin_buffer = b""
+        self.stdin = Stdin(TextStore())  # requests, and the texts they name by key
         self.stopping = False
         self.spare: Optional[isolation.Spare] = None
         # the graphs the next spare exports while it waits: the last finished trace's
@@ -147,7 +151,12 @@ class Worker:
     def handle(self, message: dict) -> None:
         kind = message.get("type")
         if kind == "trace":
-            self.queue.append(Job(int(message["id"]), normalise(message)))
+            try:
+                request = self.stdin.store.resolve(message)
+            except UnknownText as error:  # (restarted, or dropped as older): the server sends the texts again
+                self.send({"id": message.get("id"), "event": "unknown-text", "keys": error.keys})
+                return
+            self.queue.append(Job(int(message["id"]), normalise(request)))
         elif kind == "cancel":
             self.cancel(int(message["id"]))
         elif kind == "shutdown":
@@ -254,6 +263,21 @@ class Worker:
                 if len(line) <= MAX_RECIPE_BYTES:
                     job.recipes = _worth_rehearsing([*job.recipes, event["recipe"]])
                 continue
+            if job.tail:  # after its report only its costs count, until `end`
+                if kind == "cost":
+                    self.send({"id": job.id, **event})
+                elif kind in ("end", "done"):
+                    self._finish(job, kill=True)
+                    return
+                continue
+            if kind == "end":
+                continue  # (user code writing to the channel: only a report with costs is followed by one)
+            if kind == "done" and event.get("costs") is True:
+                # the report goes out now; the child counts the costs after it (child.py), then says `end`
+                job.done = job.tail = True
+                self.recipes = job.recipes or self.recipes
+                self.send({"id": job.id, **event})
+                continue
             if kind == "done":
                 # nothing the child does after its report matters: stop it and whatever it started,
                 # answer, then reap (the kernel takes milliseconds to tear a large process down)
@@ -293,6 +317,8 @@ class Worker:
         os.close(job.dump_fd)
         if job.beacon is not None:
             job.beacon.close()
+        if job.tail:  # (however it ended: its last cost, a cancel, a crash, the deadline, a trace needing its place)
+            self.send({"id": job.id, "event": "end"})
 
     def _after_lost_child(self, job: Job, diagnostic: Diagnostic, working_on: str) -> None:
         """One class's hang or crash costs only that class: the file is traced again without it (the
@@ -312,14 +338,13 @@ class Worker:
         chunk = os.read(0, 1 << 20)
         if not chunk:
             return False
-        self.stdin_buffer += chunk
-        *lines, self.stdin_buffer = self.stdin_buffer.split(b"\n")
-        for line in lines:
-            if line.strip():
-                try:
-                    self.handle(json.loads(line))
-                except (ValueError, KeyError, TypeError) as error:
-                    self.send({"event": "error", "message": f"bad request: {error}"})
+        for message in self.stdin.feed(chunk):
+            try:
+                if isinstance(message, ValueError):
+                    raise message
+                self.handle(message)
+            except (ValueError, KeyError, TypeError) as error:
+                self.send({"event": "error", "message": f"bad request: {error}"})
         return True
 
     def _stop_everything(self) -> None:
@@ -333,11 +358,17 @@ class Worker:
         self.selector.register(0, selectors.EVENT_READ, None)
         parent = os.getppid()
         while not (self.stopping and not self.running):
+            while self.queue and len(self.running) >= MAX_CHILDREN and not self.stopping:
+                counting = next((j for j in self.running.values() if j.tail), None)
+                if counting is None:
+                    break
+                self._finish(counting, kill=True)  # a trace waiting comes before costs (its own come later)
             while self.queue and len(self.running) < MAX_CHILDREN and not self.stopping:
                 self._start(self.queue.pop(0))
-            if not self.running:
+            if all(j.tail for j in self.running.values()):
                 # while a trace runs, forking (and setting up) the next spare would take the core the
-                # trace's process could use: the spare is made when the worker is idle
+                # trace's process could use: the spare is made when the worker is idle (or only counting
+                # costs: the next edit's trace must not wait for them to end before its spare is made)
                 self._prepare_spare()
             now = time.monotonic()
             timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now

@@ -1,0 +1,56 @@
+"""The class costs a trace counts after its `done` (worker/analysis: FlopCounterMode runs each class once
+more, 5-8 ms a class, so no fx or aten result waits for it): who hears them, per request.
+
+The worker client's helper: it answers a request at its `done`, then hands the request's later `cost`
+events here until the worker's `end`.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from fxlens.report import Cost, cost_from_json
+
+# (class name, the fingerprint it was counted for, the cost)
+OnCost = Callable[[str, Optional[str], Cost], None]
+
+
+class LateCosts:
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+        self._listeners: dict[int, tuple[str, OnCost]] = {}  # job id -> (its path, who hears its costs)
+
+    def listen(self, job_id: int, path: str, on_cost: OnCost) -> None:
+        self._listeners[job_id] = (path, on_cost)
+
+    def listening(self, job_id: object) -> bool:
+        return job_id in self._listeners
+
+    def give_up(self, path: str) -> list[int]:
+        """A newer trace of `path` is on its way: the jobs whose costs are still coming for it (to cancel;
+        what they would have counted, the newer one counts)."""
+        earlier = [i for i, (p, _) in self._listeners.items() if p == path]
+        for job_id in earlier:
+            del self._listeners[job_id]
+        return earlier
+
+    def drop(self, job_id: int) -> None:
+        self._listeners.pop(job_id, None)
+
+    def clear(self) -> None:
+        self._listeners.clear()
+
+    def heard(self, event: dict) -> None:
+        """An event of a request already answered: one of its costs, or the end of them."""
+        job_id = event.get("id")
+        listener = self._listeners.get(job_id)  # type: ignore[arg-type]
+        if listener is None:
+            return
+        if event.get("event") in ("end", "cancelled"):
+            del self._listeners[job_id]  # type: ignore[arg-type]
+        elif event.get("event") == "cost":
+            try:
+                fingerprint = event.get("fingerprint")
+                listener[1](str(event["class"]), fingerprint if isinstance(fingerprint, str) else None,
+                            cost_from_json(event["cost"]))
+            except Exception as error:  # a bad cost, or a failing listener: only that number is missing
+                self.log(f"a class cost was dropped: {type(error).__name__}: {error}")

@@ -1,0 +1,110 @@
+"""The texts the server sent, kept by key, and the reading of the worker's stdin that brings them.
+
+Each buffer version crosses the pipe once, as raw UTF-8 after a header line (`{"type": "text", "key": K,
+"bytes": N}`), not as JSON inside every request: a 5 MB buffer turned into JSON costs the server's event
+loop ~10-40 ms per request (the trace, each on-demand level, each neighbour's trace that imports it). A
+request then names its texts by key (`text_key`, `buffer_keys`); one the worker no longer holds (a
+bounded store) is answered `unknown-text`, and the server sends that request again with its texts in it.
+"""
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Optional, Union
+
+# what the worker keeps: the recent versions of the open buffers (a trace names its own and its neighbours')
+MAX_TEXTS = 64
+MAX_CHARS = 256 << 20
+MAX_TEXT_BYTES = 1 << 30  # one text's header asking for more is not fxlens's server talking
+
+
+class UnknownText(Exception):
+    def __init__(self, keys: list[str]) -> None:
+        super().__init__(f"texts not held: {', '.join(keys)}")
+        self.keys = keys
+
+
+class TextStore:
+    def __init__(self, size: int = MAX_TEXTS, chars: int = MAX_CHARS) -> None:
+        self.size, self.chars = size, chars
+        self._held: OrderedDict[str, str] = OrderedDict()
+        self._total = 0
+
+    def put(self, key: str, text: str) -> None:
+        old = self._held.pop(key, None)
+        self._total -= len(old) if old is not None else 0
+        self._held[key] = text
+        self._total += len(text)
+        while len(self._held) > 1 and (len(self._held) > self.size or self._total > self.chars):
+            _, dropped = self._held.popitem(last=False)
+            self._total -= len(dropped)
+
+    def resolve(self, message: dict) -> dict:
+        """A trace request with its texts in it (`text`, `buffers`), from their keys where it names them;
+        UnknownText with the keys not held."""
+        text_key, buffer_keys = message.get("text_key"), message.get("buffer_keys")
+        if text_key is None and buffer_keys is None:
+            return message  # the texts are in the request itself
+        keys = {"": text_key} if text_key is not None else {}
+        if isinstance(buffer_keys, dict):
+            keys.update(buffer_keys)
+        missing = [k for k in keys.values() if not isinstance(k, str) or k not in self._held]
+        if missing:
+            raise UnknownText([str(k) for k in missing])
+        for key in keys.values():
+            self._held.move_to_end(key)
+        resolved = {k: v for k, v in message.items() if k not in ("text_key", "buffer_keys")}
+        if text_key is not None:
+            resolved["text"] = self._held[text_key]
+        if isinstance(buffer_keys, dict):
+            resolved["buffers"] = {**(message.get("buffers") or {}), **{p: self._held[k] for p, k in buffer_keys.items()}}
+        return resolved
+
+
+class Stdin:
+    """The worker's stdin: JSON lines, each `text` header followed by that many raw bytes (kept in `store`)."""
+
+    def __init__(self, store: TextStore) -> None:
+        self.store = store
+        self._data = bytearray()  # (deleting from its front is cheap: no copy of what follows)
+        self._frame: Optional[tuple[str, int]] = None  # the text whose bytes are being read
+
+    def feed(self, chunk: bytes) -> list[Union[dict, ValueError]]:
+        """The requests `chunk` completes, in order (a line that is not one: a ValueError in its place)."""
+        self._data += chunk
+        out: list[Union[dict, ValueError]] = []
+        while True:
+            if self._frame is not None:
+                key, size = self._frame
+                if len(self._data) < size:
+                    return out
+                raw = bytes(self._data[:size])
+                del self._data[:size]
+                self._frame = None
+                try:
+                    self.store.put(key, raw.decode("utf-8", errors="surrogatepass"))
+                except UnicodeDecodeError as error:
+                    out.append(ValueError(f"text {key} is not UTF-8: {error}"))
+                continue
+            end = self._data.find(b"\n")
+            if end < 0:
+                return out
+            line = bytes(self._data[:end])
+            del self._data[:end + 1]
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as error:
+                out.append(error)
+                continue
+            if not isinstance(message, dict):
+                out.append(ValueError("a request is a JSON object"))
+            elif message.get("type") == "text":
+                key, size = message.get("key"), message.get("bytes")
+                if not isinstance(key, str) or not isinstance(size, int) or not 0 <= size <= MAX_TEXT_BYTES:
+                    out.append(ValueError("a text header needs a `key` string and a `bytes` count"))
+                    continue
+                self._frame = (key, size)
+            else:
+                out.append(message)
