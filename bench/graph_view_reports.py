@@ -91,10 +91,9 @@ def main(argv: list[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         for key in argv[1:] or ["gpt2-12", "gpt2-48", "llama70b"]:
             path = MODELS[key].materialise(Path(folder))
-            kept = traces / f"{key}.{'-'.join(levels)}.json" if traces else None
-            if kept is not None and kept.exists():
-                objects = json.loads(kept.read_text())
-            else:
+            kept = traces / f"{key}.json" if traces else None
+            objects = json.loads(kept.read_text()) if kept is not None and kept.exists() else []
+            if not set(levels) <= {o["level"] for o in objects}:  # a kept trace without some level: again
                 objects = cli_levels(path, TOP_CLASS[key], levels)
                 kept is not None and kept.write_text(json.dumps(objects))
             cls, uri = traced(objects, TOP_CLASS[key]), path.resolve().as_uri()
