@@ -49,14 +49,19 @@ test("GPT-2's backward (about 1,800 nodes) draws collapsed: the blocks, then the
 test("a level chosen while another lays out: the chosen one is drawn, never the other under its name", async () => {
   await view.show(reports.fx);
   const before = await draws();
-  // the backward report arrives; while its layout runs the user picks fx again (the host then posts it)
-  await view.send({ type: "report", report: reports.backward });
-  await page.waitForFunction(() => document.body.dataset.layout === "running");
+  // the backward report arrives; while its layout runs the user picks fx again (the host then posts it).
+  // The messages are handed to the page's handler at once, one after another (dispatchEvent runs it
+  // synchronously): the backward layout, quick in a warm worker, cannot answer in between
+  const during = await page.evaluate(({ backward, fx }) => {
+    const deliver = (data) => window.dispatchEvent(new MessageEvent("message", { data }));
+    deliver({ type: "report", report: backward });
+    const seen = { layout: document.body.dataset.layout, drawnLevel: document.body.dataset.drawnLevel, boxes: document.querySelectorAll("svg#graph g.node, svg#graph g.group").length };
+    deliver({ type: "loading", className: "GPT", level: "fx" });
+    deliver({ type: "report", report: fx });
+    return seen;
+  }, { backward: reports.backward, fx: reports.fx });
   // the fx drawing is taken down at once: nothing is shown under the name "backward"
-  assert.equal(await page.locator("svg#graph g.node, svg#graph g.group").count(), 0);
-  assert.equal((await dataset()).drawnLevel, undefined);
-  await view.send({ type: "loading", className: "GPT", level: "fx" });
-  await view.send({ type: "report", report: reports.fx });
+  assert.deepEqual(during, { layout: "running", drawnLevel: undefined, boxes: 0 });
   await waitForDraw(page, before);
   const shown = await dataset();
   assert.equal(shown.drawnLevel, "fx");
