@@ -14,6 +14,7 @@ import { matchingNodes, nodesOfSpan, nodesOnLine } from "./search";
 import { collapsible, oneRowToolbar, resizable, tabs } from "./panes";
 import { SplitPane } from "./splitView";
 import { groupKey, Item, representative } from "./visible";
+import { clearPhases, since, timed } from "./timing";
 
 declare function acquireVsCodeApi(): { postMessage(message: PageToHost): void };
 
@@ -143,8 +144,10 @@ async function relayout(keepView: boolean): Promise<void> {
   if (!laid || shown !== hierarchy) {
     return; // a newer layout is on its way
   }
-  view.draw(laid.drawing, keepView);
-  applyHighlights();
+  timed("draw", () => {
+    view.draw(laid.drawing, keepView);
+    applyHighlights();
+  });
   showLayoutStatus(laid.note, "info");
   Object.assign(document.body.dataset, {
     layout: "done", layoutHow: laid.how, layoutMs: (performance.now() - started).toFixed(1), boxes: String(laid.boxes),
@@ -224,7 +227,7 @@ function showReport(next: GraphReport, pass: string | undefined): void {
   shownPass = pass;
   const failure = failureNode(next);
   report = failure ? { ...next, graph: { nodes: [...next.graph.nodes, failure.node], edges: [...next.graph.edges, ...failure.edges] } } : next;
-  hierarchy = buildHierarchy(report);
+  hierarchy = timed("hierarchy", () => buildHierarchy(report!));
   if (sameGraph) {
     expanded = new Set([...expanded].filter((id) => hierarchy!.groups.has(id)));
   } else {
@@ -323,7 +326,7 @@ function onKey(event: KeyboardEvent): void {
 function handle(data: HostToPage): void {
   switch (data.type) {
     case "report":
-      showReport(data.report, data.pass?.pass ?? undefined);
+      timed("report", () => showReport(data.report, data.pass?.pass ?? undefined));
       passPane.show(data.pass);
       break;
     case "loading":
@@ -353,7 +356,14 @@ function handle(data: HostToPage): void {
   }
 }
 
-window.addEventListener("message", (event: MessageEvent) => handle(event.data as HostToPage));
+window.addEventListener("message", (event: MessageEvent) => {
+  // reading `data` is when the browser unpacks a posted report: the phase "receive"
+  const start = performance.now();
+  const data = event.data as HostToPage;
+  data.type === "report" && clearPhases();
+  since("receive", start);
+  handle(data);
+});
 svg.addEventListener("keydown", onKey);
 byId<HTMLButtonElement>("fit").addEventListener("click", () => view.fit(true));
 byId<HTMLButtonElement>("expand-all").addEventListener("click", () => {

@@ -130,11 +130,17 @@ def level_text(path: str, report: ClassReport, level: str) -> str:
     return "\n".join(parts)
 
 
+def _drawn(n: Node) -> dict:
+    shape = shape_text(n)
+    # (value_text's shape, not computed again: the 70B-shaped model's backward draws 20,000 nodes)
+    value = f"{shape} {short_dtype(n.dtype)}".strip() if n.shape is not None else shape
+    return {"id": n.name, "op": n.op, "target": n.target, "shape": shape, "dtype": n.dtype,
+            "label": f"{n.name}\n{n.op}[{n.target}]" + (f"\n{value}" if value else ""),
+            "line": n.line, "col": n.col, "end_line": n.end_line, "end_col": n.end_col, "scope": n.scope}
+
+
 def graph_data(result: LevelResult) -> dict:
     """Nodes and data-flow edges for clients that draw the graph."""
-    nodes = [{"id": n.name, "op": n.op, "target": n.target, "shape": shape_text(n), "dtype": n.dtype,
-              "label": f"{n.name}\n{n.op}[{n.target}]" + (f"\n{value_text(n)}" if value_text(n) else ""),
-              "line": n.line, "col": n.col, "end_line": n.end_line, "end_col": n.end_col, "scope": n.scope}
-             for n in result.nodes]
+    nodes = [_drawn(n) for n in result.nodes]
     edges = [{"source": n.name, "target": user} for n in result.nodes for user in n.users]
     return {"nodes": nodes, "edges": edges}

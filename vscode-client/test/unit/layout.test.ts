@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { GraphNode, GraphReport } from "../../src/core/report";
 import { BACKWARD, buildHierarchy } from "../../webview/hierarchy";
-import { quickLayout } from "../../webview/quickLayout";
+import { layersCrossed, quickLayout } from "../../webview/quickLayout";
 import { elkGraph, placeLayout } from "../../webview/visible";
 
 function node(id: string, scope: string, phase: string | null, op = "call_function"): GraphNode {
@@ -68,4 +68,21 @@ test("the quick layout wraps a wide layer into rows", () => {
   const drawing = placeLayout(quickLayout(graph), items);
   assert.ok(drawing.width <= 2600, `width ${drawing.width}`);
   assert.ok(new Set(drawing.items.map((i) => i.y)).size > 10);
+});
+
+test("the layers an edge passes are counted: a chain's edges pass none, a value read by every box far below passes many", () => {
+  // a chain of 30 blocks; the first block's mask is read by every block, each block hands a value to the end
+  const blocks = Array.from({ length: 30 }, (_, i) => ({ id: `b${i}`, width: 100, height: 30 }));
+  const chainEdges = blocks.slice(1).map((b, i) => ({ id: `c${i}`, sources: [`b${i}`], targets: [b.id] }));
+  const graph = { id: "root", children: [...blocks, { id: "end", width: 100, height: 30 }], edges: [...chainEdges, { id: "last", sources: ["b29"], targets: ["end"] }] };
+  assert.equal(layersCrossed(graph), 0);
+  // b0 -> b_k passes k - 1 rows; b_k -> end passes 29 - k
+  const fan = blocks.slice(2).map((b) => ({ id: `m${b.id}`, sources: ["b0"], targets: [b.id] }));
+  const toEnd = blocks.slice(0, 28).map((b) => ({ id: `s${b.id}`, sources: [b.id], targets: ["end"] }));
+  const crossed = layersCrossed({ ...graph, edges: [...graph.edges, ...fan, ...toEnd] });
+  const expected = [...Array(28).keys()].reduce((sum, k) => sum + (k + 1) + (29 - k), 0);
+  assert.equal(crossed, expected);
+  // inside a group, edges are counted between its children; one into the group is counted at the top
+  const nested = { id: "root", children: [{ id: "g", children: blocks.slice(0, 4), width: 0, height: 0 }, { id: "x", width: 10, height: 10 }], edges: [...chainEdges.slice(0, 3), { id: "in", sources: ["x"], targets: ["b3"] }, { id: "skip", sources: ["b0"], targets: ["b3"] }] };
+  assert.equal(layersCrossed(nested), 2);
 });

@@ -49,14 +49,19 @@ test("GPT-2's backward (about 1,800 nodes) draws collapsed: the blocks, then the
 test("a level chosen while another lays out: the chosen one is drawn, never the other under its name", async () => {
   await view.show(reports.fx);
   const before = await draws();
-  // the backward report arrives; while its layout runs the user picks fx again (the host then posts it)
-  await view.send({ type: "report", report: reports.backward });
-  await page.waitForFunction(() => document.body.dataset.layout === "running");
+  // the backward report arrives; while its layout runs the user picks fx again (the host then posts it).
+  // The messages are handed to the page's handler at once, one after another (dispatchEvent runs it
+  // synchronously): the backward layout, quick in a warm worker, cannot answer in between
+  const during = await page.evaluate(({ backward, fx }) => {
+    const deliver = (data) => window.dispatchEvent(new MessageEvent("message", { data }));
+    deliver({ type: "report", report: backward });
+    const seen = { layout: document.body.dataset.layout, drawnLevel: document.body.dataset.drawnLevel, boxes: document.querySelectorAll("svg#graph g.node, svg#graph g.group").length };
+    deliver({ type: "loading", className: "GPT", level: "fx" });
+    deliver({ type: "report", report: fx });
+    return seen;
+  }, { backward: reports.backward, fx: reports.fx });
   // the fx drawing is taken down at once: nothing is shown under the name "backward"
-  assert.equal(await page.locator("svg#graph g.node, svg#graph g.group").count(), 0);
-  assert.equal((await dataset()).drawnLevel, undefined);
-  await view.send({ type: "loading", className: "GPT", level: "fx" });
-  await view.send({ type: "report", report: reports.fx });
+  assert.deepEqual(during, { layout: "running", drawnLevel: undefined, boxes: 0 });
   await waitForDraw(page, before);
   const shown = await dataset();
   assert.equal(shown.drawnLevel, "fx");
@@ -81,6 +86,39 @@ test("a layout past its budget is stopped: the page says so and draws in layers 
   } finally {
     await page.evaluate(() => delete document.body.dataset.layoutBudgetMs);
   }
+});
+
+/** A decoder of `count` collapsed layers whose long edges outweigh its boxes: layer 0's mask is read by every layer, and every layer hands a value to the forward's output. */
+function longEdgedDecoder(count) {
+  const node = (id, scope, op = "call_function") => ({ id, op, target: "aten.mm.default", shape: "(2, 8, 64)", dtype: "float32", label: `${id}\n${op}\n(2, 8, 64) f32`, line: 5, col: 4, end_line: 5, end_col: 20, scope, function: "Layer.forward" });
+  const nodes = [node("x", "", "placeholder")];
+  const edges = [];
+  let last = "x";
+  for (let i = 0; i < count; i++) {
+    nodes.push(node(`a${i}`, `layers.${i}`), node(`b${i}`, `layers.${i}`));
+    edges.push({ source: last, target: `a${i}` }, { source: `a${i}`, target: `b${i}` }, { source: `b${i}`, target: "output" });
+    i > 0 && edges.push({ source: "a0", target: `a${i}` }); // the mask, computed once
+    last = `b${i}`;
+  }
+  nodes.push(node("output", "", "output"));
+  const scopes = Object.fromEntries([...Array(count).keys()].map((i) => [`layers.${i}`, { class: "Layer", line: 12 }]));
+  return { uri: "file:///decoder.py", class: "Decoder", level: "aten", levels: ["aten"], ok: true, printout: "", code: "", table: "", diagnostics: [], inputs: ["x"], graph: { nodes, edges }, scopes };
+}
+
+test("a graph whose edges run past thousands of rows is drawn in layers at once, and the page says why", async () => {
+  // 120 layers: few boxes, but the mask's and the outputs' edges pass 14,000 rows in all, which ELK
+  // routes for longer than its budget: the page does not wait for the budget to run out
+  await view.show(longEdgedDecoder(120));
+  const shown = await dataset();
+  assert.equal(shown.drawnClass, "Decoder");
+  assert.equal(shown.layoutHow, "quick");
+  assert.ok(Number(shown.boxes) < 130, `${shown.boxes} boxes`);
+  assert.match(await page.locator("#layout-status").textContent(), /^Decoder \(aten\): 358 edges, many of them long \(they pass [\d,]+ rows of boxes in all\), more than the full layout routes in time: drawn in layers, without edge routing\.$/);
+  assert.equal(await page.locator("g.group.collapsed[data-group^='layers.']").count(), 120);
+  // a shorter stack of the same shape gets the full layout, its note gone
+  await view.show(longEdgedDecoder(12));
+  assert.equal((await dataset()).layoutHow, "elk");
+  assert.equal(await page.locator("#layout-status").isHidden(), true);
 });
 
 test("everything open on the backward level: 1,800 boxes drawn at once, in layers", async () => {
