@@ -19,9 +19,10 @@ before(async () => {
 
 after(async () => view?.close());
 
-test("GPT-2's backward (about 1,800 nodes) draws collapsed: the blocks, then their gradients in a group of their own", async () => {
-  // 2,225 nodes in the joint graph; each saved value is drawn once, not on both sides of the partition
-  assert.ok(reports.backward.graph.nodes.length > 1700);
+test("GPT-2's backward (about 1,400 nodes) draws collapsed: the blocks, then their gradients in a group of their own", async () => {
+  // 1,704 nodes in the joint graph (SDPA's CPU kernel and its backward, as a CPU build runs them); each saved
+  // value is drawn once, not on both sides of the partition
+  assert.ok(reports.backward.graph.nodes.length > 1300);
   await view.show(reports.backward);
   const shown = await dataset();
   assert.equal(shown.drawnLevel, "backward");
@@ -121,7 +122,7 @@ test("a graph whose edges run past thousands of rows is drawn in layers at once,
   assert.equal(await page.locator("#layout-status").isHidden(), true);
 });
 
-test("everything open on the backward level: 1,800 boxes drawn at once, in layers", async () => {
+test("everything open on the backward level: its 1,500 boxes drawn at once, in layers", async () => {
   await view.show(reports.backward);
   const before = await draws();
   await page.click("#expand-all");
