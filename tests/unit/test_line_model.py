@@ -172,4 +172,7 @@ def test_one_edit_keeps_every_line_it_did_not_touch_and_maps_only_equal_lines(te
     before = lines.count(text[:max(0, start - 1)]) - 1
     after = lines.count(text[min(len(text), end + 1):]) - 1
     untouched = [*range(1, before + 1), *range(len(old) - after + 1, len(old) + 1)]
-    assert all(lines_map.line(n) is not None for n in untouched)
+    # as many lines survive; a line whose text is its own survives itself (of equal lines beside the edit,
+    # which one the edit took is the diff's choice: deleting one of three empty lines keeps two)
+    assert len(mapped) >= len(set(untouched))
+    assert all(lines_map.line(n) is not None for n in untouched if old.count(old[n - 1]) == 1)
