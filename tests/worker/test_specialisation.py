@@ -1,12 +1,10 @@
 """Where the aten graph depends on an example size, a hint at that line says so, and for which size."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
-
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from torch_reference import analyse
 
 PATH = Path(__file__).resolve().parents[1] / "fixtures" / "failures_real" / "specialised.py"
 LINES = PATH.read_text().splitlines()
@@ -18,15 +16,7 @@ def _line(needle: str) -> int:
 
 @pytest.fixture(scope="module")
 def report():
-    async def analyse():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(str(PATH), PATH.read_text(), TraceOptions(levels=("aten",)))
-        finally:
-            await client.stop()
-
-    return asyncio.run(analyse())
+    return analyse([PATH], levels=("aten",))[PATH.stem]
 
 
 def _hint(report, class_name):
@@ -73,15 +63,7 @@ def test_a_graph_that_does_not_depend_on_sizes_has_no_hint(report):
 # eager run on meta tensors at both sizes calls other ops (levels/size_probe.py). Its hints are the editor's.
 @pytest.fixture(scope="module")
 def check_report():
-    async def analyse():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(str(PATH), PATH.read_text(), TraceOptions(levels=("aten",), surface="check"))
-        finally:
-            await client.stop()
-
-    return asyncio.run(analyse())
+    return analyse([PATH], levels=("aten",), surface="check")[PATH.stem]
 
 
 @pytest.mark.parametrize("name", ["LoopOverBatch", "AssertsLength", "Plain", "BatchBranch", "FixedBatch"])
@@ -130,16 +112,7 @@ def test_the_hints_lines_come_from_the_one_grown_export(monkeypatch):
 def test_a_check_with_core_aten_finishes_with_the_same_hints(report):
     """A check holds no grown program for core-aten (it names no size): every class's levels end, none waits
     on a process beside (a hang would end as a timeout diagnostic)."""
-    async def analyse():
-        client = WorkerClient()
-        await client.start()
-        try:
-            options = TraceOptions(levels=("aten", "core-aten"), surface="check", timeout=40)
-            return await client.analyse(str(PATH), PATH.read_text(), options)
-        finally:
-            await client.stop()
-
-    checked = asyncio.run(analyse())
+    checked = analyse([PATH], levels=("aten", "core-aten"), surface="check", timeout=40)[PATH.stem]
     assert not [d for d in checked.all_diagnostics() if d.category == "timeout"]
     assert checked.find_class("Plain").levels["core-aten"].ok
     for name in ("LoopOverBatch", "AssertsLength", "BatchBranch", "FixedBatch"):

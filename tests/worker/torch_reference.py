@@ -27,9 +27,10 @@ FREE = {"B": 2, "T": 8}
 
 
 def analyse(paths: list[Path], classes: Optional[list[str]] = None, levels: Optional[tuple[str, ...]] = None,
-            roots: Optional[list[str]] = None) -> dict[str, FileReport]:
-    """Each file's report by its stem, from one warm worker (default levels unless `levels`)."""
-    options = TraceOptions(levels=levels) if levels else TraceOptions()
+            roots: Optional[list[str]] = None, **options: Any) -> dict[str, FileReport]:
+    """Each file's report by its stem, from one warm worker (default levels unless `levels`; the other
+    TraceOptions as given, e.g. `surface="check"` as `fxlens check` asks)."""
+    options = TraceOptions(levels=levels, **options) if levels else TraceOptions(**options)
 
     async def run() -> dict[str, FileReport]:
         client = WorkerClient()
