@@ -42,9 +42,10 @@ _META_LIMITS = (
     ("from the 'Meta' backend", "run an operator that has no meta implementation"),
 )
 # What fake tensors cannot do: decide on a value (they have none either) or leave torch.
+_DECIDES_ON_VALUES = (("GuardOnDataDependentSymNode", "DataDependentOutputException", "data-dependent"),
+                      "decide on a value (they have none either)")
 _FAKE_LIMITS = (
-    (("GuardOnDataDependentSymNode", "DataDependentOutputException", "data-dependent"),
-     "decide on a value (they have none either)"),
+    _DECIDES_ON_VALUES,
     (("not supported for tensor subclasses",), "leave torch (`.numpy()`)"),
     (("DynamicOutputShapeException", "UnsupportedOperatorException", "FakeTensor"), "run this operator"),
 )
@@ -83,8 +84,9 @@ def _fake_limit(error: BaseException, traces: bool = False) -> Optional[str]:
     text = f"{type(error).__name__}: {error}"
     # a step that traces (torch.export) decides on values with fake tensors of its own, whatever it is given:
     # its data-dependent errors are torch's answer for the code, not a limit of the tensors fxlens chose
-    for needles, what in _FAKE_LIMITS[1:] if traces else _FAKE_LIMITS:
-        if any(needle in text for needle in needles):
+    for limit in _FAKE_LIMITS:
+        needles, what = limit
+        if not (traces and limit is _DECIDES_ON_VALUES) and any(needle in text for needle in needles):
             return what
     return meta_limit(error)
 
