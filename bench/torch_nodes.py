@@ -137,22 +137,66 @@ def export_rows(program: torch.export.ExportedProgram, path: str) -> list[Row]:
     return rows
 
 
+class _Called(Exception):
+    """The child has been called: the rest of the parent's forward is not needed."""
+
+
 def first_call_of(parent: torch.nn.Module, path: str, args: tuple, kwargs: dict) -> Optional[tuple[tuple, dict]]:
     """The (args, kwargs) the submodule at `path` first receives when `parent(*args, **kwargs)` runs (a
     forward pre-hook, as a user would check), or None when the run never calls it. A run that fails after
-    the call (`.item()` on meta) still counts."""
+    the call (`.item()` on meta) still counts. A parent built on meta whose meta run fails before the call
+    is run eagerly on the CPU, with weights that are each one value expanded (a 7B model in no memory): the
+    path an eager CPU run takes, recorded as meta tensors."""
     child = parent.get_submodule(path)
     seen: list = []
-    # the containers as they are at the call (a list the parent appends to later must not grow in the record)
-    snapshot = lambda a, k: tree_map(lambda leaf: leaf, (a, k))  # noqa: E731
-    handle = child.register_forward_pre_hook(lambda m, a, k: seen.append(snapshot(a, k)) if not seen else None,
-                                             with_kwargs=True)
+
+    def hook(module, a, k):
+        # the containers as they are at the call (a list the parent appends to later must not grow in the record)
+        seen.append(tree_map(lambda leaf: leaf, (a, k)))
+        raise _Called
+
+    handle = child.register_forward_pre_hook(hook, with_kwargs=True)
     try:
-        with torch.no_grad():
-            parent(*args, **kwargs)
-    except Exception:  # noqa: BLE001 - what the child received before the parent failed is enough
-        pass
+        for run in (_as_given, _on_weightless_cpu):
+            try:
+                with torch.no_grad():
+                    run(parent, args, kwargs)
+            except Exception:  # noqa: BLE001 - what the child received before the parent failed is enough
+                pass
+            if seen:
+                break
     finally:
         handle.remove()
-    return (tuple(seen[0][0]), dict(seen[0][1])) if seen else None
+    if not seen:
+        return None
+    call = seen[0] if run is _as_given else tree_map_only(torch.Tensor, lambda t: t.to("meta"), seen[0])
+    return tuple(call[0]), dict(call[1])
+
+
+def _as_given(parent: torch.nn.Module, args: tuple, kwargs: dict) -> None:
+    parent(*args, **kwargs)
+
+
+def _on_weightless_cpu(parent: torch.nn.Module, args: tuple, kwargs: dict) -> None:
+    from torch.nn.utils.stateless import _reparametrize_module
+
+    def one_value(t: torch.Tensor) -> torch.Tensor:
+        if t.dtype == torch.bool:
+            made = torch.ones((), dtype=torch.bool)
+        elif t.dtype.is_floating_point:
+            made = torch.full((), 0.02, dtype=t.dtype)
+        else:
+            made = torch.zeros((), dtype=t.dtype)
+        made = made.expand(t.shape)
+        return torch.nn.Parameter(made, requires_grad=False) if isinstance(t, torch.nn.Parameter) else made
+
+    state = {**dict(parent.named_parameters(remove_duplicate=False)),
+             **dict(parent.named_buffers(remove_duplicate=False))}
+    if not any(t.device.type == "meta" for t in state.values()):
+        return
+    inputs = tree_map_only(torch.Tensor, lambda t: (torch.randn(t.shape).to(t.dtype) if t.dtype.is_floating_point
+                                                    else torch.zeros(t.shape, dtype=t.dtype)) if t.is_meta else t,
+                           (args, kwargs))
+    with _reparametrize_module(parent, {name: one_value(t) for name, t in state.items()}):
+        parent(*inputs[0], **inputs[1])
 

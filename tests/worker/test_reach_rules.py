@@ -255,3 +255,29 @@ def test_a_child_keeps_the_list_it_was_called_with_not_what_the_parent_appends_l
     # the first mixer sees the input alone; the stack appends three more states before its readout runs
     assert [n.name for n in mixer.levels["aten"].nodes if n.op == "placeholder"] == ["x", "hiddens_0"]
     assert reported(mixer, "aten") == expected(path, report, mixer, "aten")
+
+
+def test_a_forward_whose_error_names_the_length_it_expects_gets_that_length():
+    path = FIXTURES / "signals.py"
+    report = _analyse(path)
+    encoder = report.find_class("FeatureEncoder")
+    (features,) = encoder.build.inputs
+    assert features.shape == ["B", 16, 96]
+    assert features.source.endswith("dim 2 at 96, the size forward's error asks for")
+    assert encoder.levels["aten"].ok and reported(encoder, "aten") == expected(path, report, encoder, "aten")
+
+
+# 1,000 words: real CPU weights confirm the guess; 400,000 (over the CPU limit): the guess stands unconfirmed,
+# and the children are recorded on CPU weights of one value each
+@pytest.mark.parametrize("vocab", [1000, 400_000])
+def test_experts_multiplied_by_grouped_mm_get_inputs_and_export_as_raw_torch(tmp_path, vocab):
+    path = tmp_path / "signals.py"
+    path.write_text((FIXTURES / "signals.py").read_text().replace("vocab: int = 1000", f"vocab: int = {vocab}"))
+    report = _analyse(path, levels=("aten",))
+    model, experts = report.find_class("MixtureModel"), report.find_class("Experts")
+    # the meta kernel of `_grouped_mm` wants bf16 where the CPU kernel takes float32: a limit of the device
+    assert "cannot run `_grouped_mm` on float32" in model.build.tensors_reason
+    assert experts.built_by in ("MixtureModel", "MixtureBlock")
+    for cls in (model, experts):
+        assert cls.levels["aten"].ok, cls.levels["aten"].diagnostics
+        assert reported(cls, "aten") == expected(path, report, cls, "aten")

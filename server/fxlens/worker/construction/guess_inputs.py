@@ -5,6 +5,7 @@ table, masks of ones): fxlens runs it on meta, fake or CPU tensors (see levels/d
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Union
 
@@ -67,6 +68,34 @@ def with_side(value: Input, side: int) -> Input:
                   for i, size in enumerate(value.shape))
     why = f"{value.why}, {side}×{side}: smaller images vanish in its downsampling" if value.why else value.why
     return value if shape == value.shape else replace(value, shape=shape, why=why)
+
+
+# "expects the mel input features to be of length 3000, but found 16": the size forward wants, and the
+# guessed size it rejected
+_NAMED_SIZE = re.compile(r"expect\w*\b[^.\d]{0,80}?(\d+)\D{0,40}?\b(?:found|got|received)\b\D{0,20}?(\d+)",
+                         re.IGNORECASE)
+_LARGEST_NAMED_SIZE = 1 << 16
+
+
+def named_size(error: Optional[BaseException]) -> Optional[tuple[int, int]]:
+    """(size forward rejected, size it says it expects), when its error names both."""
+    found = _NAMED_SIZE.search(str(error)) if isinstance(error, (ValueError, AssertionError, RuntimeError)) else None
+    if found is None:
+        return None
+    wanted, rejected = int(found.group(1)), int(found.group(2))
+    return (rejected, wanted) if 0 < wanted <= _LARGEST_NAMED_SIZE and wanted != rejected else None
+
+
+def with_size(value: Input, rejected: int, wanted: int) -> Input:
+    """The guess with its last dim of size `rejected` at `wanted` (no longer a free dim)."""
+    if isinstance(value, tuple):
+        return tuple(with_size(item, rejected, wanted) for item in value)
+    if not isinstance(value, Guess) or rejected not in value.shape:
+        return value
+    dim = len(value.shape) - 1 - value.shape[::-1].index(rejected)
+    shape = (*value.shape[:dim], wanted, *value.shape[dim + 1:])
+    why = f"{value.why}; dim {dim} at {wanted}, the size forward's error asks for"
+    return replace(value, shape=shape, dims={d: n for d, n in value.dims.items() if d != dim}, why=why)
 
 
 def labelled(values: list[Input], why: str) -> list[Input]:

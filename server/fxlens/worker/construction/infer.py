@@ -161,6 +161,15 @@ def _first_that_runs(instance: nn.Module, params: list[str], per_param: list[lis
             break
         larger = [[guess_inputs.with_side(value, side) for value in options] for options in per_param]
         found = _first_rank_that_runs(instance, params, larger, start, rebuild)
+    # forward's own error names the size it wants ("expects ... length 3000, but found 16"): once per size
+    for _ in range(len(params)):
+        named = guess_inputs.named_size(found.error) if found.inputs is None else None
+        resized = [[guess_inputs.with_size(value, *named) for value in options] for options in per_param] \
+            if named else per_param
+        if resized == per_param:
+            break
+        per_param = resized
+        found = _first_rank_that_runs(instance, params, per_param, start, rebuild)
     return found
 
 

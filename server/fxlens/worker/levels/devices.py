@@ -40,6 +40,8 @@ _META_LIMITS = (
     ("found two different devices", "mix with tensors the code makes on the CPU (a factory without `device=`)"),
     ("found at least two devices", "mix with tensors the code makes on the CPU (a factory without `device=`)"),
     ("from the 'Meta' backend", "run an operator that has no meta implementation"),
+    # torch's meta kernel for `_grouped_mm` applies the GPU kernel's dtype rule; the CPU kernel takes float32
+    ("Expected inputs of BF16 type", "run `_grouped_mm` on float32 (its meta kernel has the GPU's bf16-only rule)"),
 )
 # What fake tensors cannot do: decide on a value (they have none either) or leave torch.
 _DECIDES_ON_VALUES = (("GuardOnDataDependentSymNode", "DataDependentOutputException", "data-dependent"),
