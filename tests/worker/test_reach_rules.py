@@ -281,3 +281,22 @@ def test_experts_multiplied_by_grouped_mm_get_inputs_and_export_as_raw_torch(tmp
     for cls in (model, experts):
         assert cls.levels["aten"].ok, cls.levels["aten"].diagnostics
         assert reported(cls, "aten") == expected(path, report, cls, "aten")
+
+
+def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(monkeypatch):
+    path = FIXTURES / "stages" / "blocks.py"
+    report = _analyse(path)
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    from stages.network import SmallUNet
+    # raw torch: the network at its defaults, run on the image its first layer takes
+    network = SmallUNet()
+    for name, where in (("Upsample", "up.upsample"), ("Merge", "up.merge")):
+        cls = report.find_class(name)
+        assert (cls.build.how, cls.build.detail) == ("found", f"the `{where}` instance built by SmallUNet() in "
+                                                              "stages/network.py")
+        args, kwargs = first_call_of(network, where, (torch.randn(2, 3, 16, 16),), {})
+        assert [spec.shape for spec in cls.build.inputs] == [["B", *a.shape[1:]] for a in args]
+        # the pinned directive rebuilds it, and exports as raw torch exports it
+        instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
+        assert [a.shape for a in pinned] == [a.shape for a in args]
+        assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(instance, pinned, pinned_kwargs, path)

@@ -20,7 +20,7 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Union
 
 from torch import nn
 
@@ -44,6 +44,8 @@ class Site:
     line: int
     call: ast.Call
     function: Optional[ast.FunctionDef]  # the function the call sits in (None: the module's top level)
+    # the module-level class or function the call sits in (None: the module's top level)
+    container: Optional[Union[ast.ClassDef, ast.FunctionDef]] = None
 
     def where(self, root: str) -> str:
         return f"{os.path.relpath(self.path, root)}:{self.line}"
@@ -80,13 +82,18 @@ def _python_files(folder: str, own: str) -> Iterator[str]:
                 yield path
 
 
-def _calls(tree: ast.Module) -> Iterator[tuple[ast.Call, Optional[ast.FunctionDef]]]:
-    def visit(node: ast.AST, function: Optional[ast.FunctionDef]) -> Iterator[tuple[ast.Call, Optional[ast.FunctionDef]]]:
+Container = Optional[Union[ast.ClassDef, ast.FunctionDef]]
+
+
+def _calls(tree: ast.Module) -> Iterator[tuple[ast.Call, Optional[ast.FunctionDef], Container]]:
+    def visit(node: ast.AST, function: Optional[ast.FunctionDef], container: Container
+              ) -> Iterator[tuple[ast.Call, Optional[ast.FunctionDef], Container]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.Call) and isinstance(child.func, (ast.Name, ast.Attribute)):
-                yield child, function
-            yield from visit(child, child if isinstance(child, ast.FunctionDef) else function)
-    yield from visit(tree, None)
+                yield child, function, container
+            top = child if container is None and isinstance(child, (ast.ClassDef, ast.FunctionDef)) else container
+            yield from visit(child, child if isinstance(child, ast.FunctionDef) else function, top)
+    yield from visit(tree, None, None)
 
 
 class Index:
@@ -122,8 +129,8 @@ def _read(folder: str, own: str) -> dict[str, list[Site]]:
             tree = ast.parse(text, filename=path)
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue  # a file that does not parse builds nothing
-        for call, function in _calls(tree):
-            by_name.setdefault(_called_name(call), []).append(Site(path, call.lineno, call, function))
+        for call, function, container in _calls(tree):
+            by_name.setdefault(_called_name(call), []).append(Site(path, call.lineno, call, function, container))
     for found in by_name.values():
         found.sort(key=lambda s: (s.function is not None, s.path, s.line))
     return by_name
@@ -159,7 +166,8 @@ def shrunk(value: Any, changes: list[str], name: str = "") -> Any:
     return value
 
 
-def _module_of(path: str, roots: list[str]) -> Any:
+def module_of(path: str, roots: list[str]) -> Any:
+    """The module of the package file at `path`, imported as Python imports it."""
     with open(path, encoding="utf-8") as handle:
         tree = ast.parse(handle.read(), filename=path)
     where = imports.placement(path, tree, roots)
@@ -272,7 +280,7 @@ def _build_at(site: Site, cls: type, own_module: str, roots: list[str],
               on_device: Callable[[Callable[[], Any]], Any]) -> tuple[Optional[nn.Module], list[str], str, Capture]:
     """(the instance the site's call makes, what shrank, how it was reached as the user reads it, what
     the calls made)."""
-    namespace = _module_of(site.path, roots).__dict__
+    namespace = module_of(site.path, roots).__dict__
     changes: list[str] = []
     shrinkable = package_classes(own_module) + package_classes(namespace.get("__name__", ""))
     capture, restore = _capturing(cls, shrinkable, changes)
