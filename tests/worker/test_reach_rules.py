@@ -300,3 +300,15 @@ def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(monk
         instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
         assert [a.shape for a in pinned] == [a.shape for a in args]
         assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(instance, pinned, pinned_kwargs, path)
+
+
+def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it():
+    path = FIXTURES / "registered.py"
+    report = _analyse(path)
+    cls = report.find_class("TokenClassifier")
+    assert (cls.build.how, cls.build.detail) == ("call-in-file", "built by `classifier_small()` (line 29), depth 12 → 2")
+    assert cls.build.directive.startswith("TokenClassifier(vocab=100, dim=32, depth=2, heads=4)(")
+    raw = load(path).TokenClassifier(vocab=100, dim=32, depth=2, heads=4)
+    assert _rows(cls.levels["fx"].nodes) == _torch_rows(torch.fx.symbolic_trace(raw).graph)
+    for level in ("fx", "aten"):
+        assert reported(cls, level) == expected(path, report, cls, level)

@@ -173,14 +173,21 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
     for call in calls_to(tree, name):
         try:
             args = [evaluate(a, namespace, source_path(module)) for a in call.args]
-            kw = {k.arg: evaluate(k.value, namespace, source_path(module)) for k in call.keywords if k.arg}
+            kw = {}
+            for keyword in call.keywords:  # `**sizes` too: a function's local makes the call the function's
+                value = evaluate(keyword.value, namespace, source_path(module))
+                kw.update({keyword.arg: value} if keyword.arg else value)
         except Exception:
             continue
         return (on_device(device, lambda: cls(*args, **kw)),
                 Build("call-in-file", detail=f"{ast.unparse(call)} (line {call.lineno})", device=device,
                       directive=ast.unparse(call)))
+    made_here = lambda make: on_device(device, make)  # noqa: E731
+    found = elsewhere.build_by_own_factory(cls, module, tree, made_here, namespace)
+    if found is not None:
+        return found.instance, Build("call-in-file", detail=found.detail, device=device, directive=found.directive)
     found = elsewhere.build_elsewhere(index or elsewhere.Index(), cls, module.__name__, source_path(module),
-                                      list(roots), lambda make: on_device(device, make), namespace)
+                                      list(roots), made_here, namespace)
     if found is not None:
         return found.instance, Build("found", detail=found.detail, device=device, directive=found.directive)
     fixed = {k: guessing.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}

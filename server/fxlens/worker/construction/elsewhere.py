@@ -276,11 +276,10 @@ def package_classes(module_name: str) -> list[type]:
     return list(found.values())
 
 
-def _build_at(site: Site, cls: type, own_module: str, roots: list[str],
+def _build_at(site: Site, cls: type, own_module: str, namespace: dict,
               on_device: Callable[[Callable[[], Any]], Any]) -> tuple[Optional[nn.Module], list[str], str, Capture]:
     """(the instance the site's call makes, what shrank, how it was reached as the user reads it, what
     the calls made)."""
-    namespace = module_of(site.path, roots).__dict__
     changes: list[str] = []
     shrinkable = package_classes(own_module) + package_classes(namespace.get("__name__", ""))
     capture, restore = _capturing(cls, shrinkable, changes)
@@ -308,11 +307,39 @@ def build_elsewhere(index: Index, cls: type, own_module: str, own_path: str, roo
     root = os.path.dirname(package_folder(own_path))
     for site in index.sites(cls.__name__, own_path):
         try:
-            instance, shrunk, how, capture = _build_at(site, cls, own_module, roots, on_device)
+            namespace = module_of(site.path, roots).__dict__
+            found = _found_at(site, cls, own_module, namespace, on_device, names, f" in {site.where(root)}")
         except (Exception, SystemExit):  # noqa: BLE001  a call that does not work here: the next one may
             continue
-        if instance is not None:
-            detail = f"built by {how} in {site.where(root)}" + (f", {', '.join(shrunk)}" if shrunk else "")
-            spelled = _call(capture.calls[id(instance)], capture, names) if id(instance) in capture.calls else None
-            return Found(instance, detail, spelled or "")
+        if found is not None:
+            return found
     return None
+
+
+def build_by_own_factory(cls: type, module: Any, tree: ast.Module, on_device: Callable[[Callable[[], Any]], Any],
+                         names: dict) -> Optional[Found]:
+    """The class built by a function of its own file that returns it and takes no required argument (a
+    `@register_model` builder, `def build_small(): return Model(...)`), or None; layer counts shrunk."""
+    path = getattr(module, "__file__", None) or "<buffer>"
+    for call, function, container in _calls(tree):
+        if function is None or _called_name(call) != cls.__name__:
+            continue
+        try:
+            found = _found_at(Site(path, call.lineno, call, function, container), cls, module.__name__,
+                              module.__dict__, on_device, names, f" (line {call.lineno})")
+        except (Exception, SystemExit):  # noqa: BLE001  a function that does not work here: the next one may
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def _found_at(site: Site, cls: type, own_module: str, namespace: dict, on_device: Callable[[Callable[[], Any]], Any],
+              names: dict, where: str) -> Optional[Found]:
+    instance, shrunk, how, capture = _build_at(site, cls, own_module, namespace, on_device)
+    if instance is None:
+        return None
+    inside = f" (in `{site.function.name}()`)" if site.function is not None and site.function.name not in how else ""
+    detail = f"built by {how}{where}{inside}" + (f", {', '.join(shrunk)}" if shrunk else "")
+    spelled = _call(capture.calls[id(instance)], capture, names) if id(instance) in capture.calls else None
+    return Found(instance, detail, spelled or "")
