@@ -319,3 +319,8 @@ def _specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: dic
         else:
             specs.append(InputSpec(name, value=repr(value)[:80], keyword=keyword))
     return specs
+
+
+def part_of(rebuild: Optional[Callable[[], nn.Module]], path: str) -> Optional[Callable[[], nn.Module]]:
+    """The submodule at `path` of the parent's CPU rebuild: a child's own real weights."""
+    return (lambda: rebuild().get_submodule(path)) if rebuild is not None else None

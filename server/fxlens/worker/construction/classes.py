@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from functools import partial
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from torch import nn
 
@@ -161,7 +161,7 @@ class Building:
                 continue
             build = Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
                           device=parent.build.device)
-            child = building.Example(sub, build, parent=parent_name, rebuild=part_of(parent.rebuild, path))
+            child = building.Example(sub, build, parent=parent_name, rebuild=building.part_of(parent.rebuild, path))
             if id(sub) in calls:
                 args, kwargs, dims = calls[id(sub)]
                 try:
@@ -198,8 +198,3 @@ class Building:
 
 def _recorded_by_parent(example: Any) -> bool:
     return isinstance(example, building.Example) and bool(example.parent) and example.inputs is not None
-
-
-def part_of(rebuild: Optional[Callable[[], nn.Module]], path: str) -> Optional[Callable[[], nn.Module]]:
-    """The submodule at `path` of the parent's CPU rebuild: a child's own real weights."""
-    return (lambda: rebuild().get_submodule(path)) if rebuild is not None else None

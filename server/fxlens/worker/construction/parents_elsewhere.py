@@ -13,7 +13,7 @@ import inspect
 import os
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable
 
 import torch
 from torch import nn
@@ -118,9 +118,6 @@ def _children(network: nn.Module, types: set[type], where: str, constructor: str
         build = Build("found", "parent", detail=f"the `{sub_path}` instance built by {where}", device="meta",
                       directive=f"{constructor}.get_submodule({sub_path!r})")
         found[name] = building.Example(sub, build, inputs=args, kwargs=kwargs, dims=dims,
-                                       rebuild=_part(rebuild, sub_path))
+                                       rebuild=building.part_of(rebuild, sub_path))
     return found
 
-
-def _part(rebuild: Callable[[], nn.Module], path: str) -> Optional[Callable[[], nn.Module]]:
-    return lambda: rebuild().get_submodule(path)
