@@ -312,3 +312,15 @@ def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it():
     assert _rows(cls.levels["fx"].nodes) == _torch_rows(torch.fx.symbolic_trace(raw).graph)
     for level in ("fx", "aten"):
         assert reported(cls, level) == expected(path, report, cls, level)
+
+
+@pytest.mark.parametrize("message,sizes", [
+    ("Encoder expects the mel features to be of length 3000, but found 16. Pad them to 3000.", (16, 3000)),
+    ("expected sequence length 128, got 8", (8, 128)),
+    # a rank is not a size
+    ("Expected 4D input (got 3D input)", None),
+    ("Expected 3-dimensional input for 3-dimensional weight [8, 3, 3], but got 4-dimensional input", None),
+])
+def test_the_size_a_forwards_error_asks_for_is_read_from_its_message(message, sizes):
+    from fxlens.worker.construction.guess_inputs import named_size
+    assert named_size(ValueError(message)) == sizes

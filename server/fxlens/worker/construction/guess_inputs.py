@@ -72,8 +72,9 @@ def with_side(value: Input, side: int) -> Input:
 
 # "expects the mel input features to be of length 3000, but found 16": the size forward wants, and the
 # guessed size it rejected
-_NAMED_SIZE = re.compile(r"expect\w*\b[^.\d]{0,80}?(\d+)\D{0,40}?\b(?:found|got|received)\b\D{0,20}?(\d+)",
-                         re.IGNORECASE)
+# (not a rank: "Expected 4D input (got 3D input)")
+_NAMED_SIZE = re.compile(r"expect\w*\b[^.\d]{0,80}?(\d+)(?![\dD]|-?dim)\D{0,40}?\b(?:found|got|received)\b"
+                         r"\D{0,20}?(\d+)(?![\dD]|-?dim)", re.IGNORECASE)
 _LARGEST_NAMED_SIZE = 1 << 16
 
 
