@@ -97,6 +97,12 @@ def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool =
     return rows
 
 
+def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Every parameter and buffer by name, shared ones under each of their names."""
+    return {**dict(module.named_parameters(remove_duplicate=False)),
+            **dict(module.named_buffers(remove_duplicate=False))}
+
+
 def cpu_export(instance: torch.nn.Module, args: tuple, kwargs: Optional[dict] = None) -> torch.export.ExportedProgram:
     """`torch.export.export(instance, args, kwargs)` as on the CPU. A module built on meta is exported on fake
     CPU tensors made from its meta ones: the CPU's graph without the CPU's memory (exported on meta tensors,
@@ -105,8 +111,7 @@ def cpu_export(instance: torch.nn.Module, args: tuple, kwargs: Optional[dict] = 
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
     from torch.nn.utils.stateless import _reparametrize_module
 
-    state = {**dict(instance.named_parameters(remove_duplicate=False)),
-             **dict(instance.named_buffers(remove_duplicate=False))}
+    state = _state(instance)
     on_meta = lambda t: t.device.type == "meta"  # noqa: E731
     if not any(on_meta(t) for t in state.values()) and not any(
             on_meta(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)):
@@ -190,8 +195,7 @@ def _on_weightless_cpu(parent: torch.nn.Module, args: tuple, kwargs: dict) -> No
         made = made.expand(t.shape)
         return torch.nn.Parameter(made, requires_grad=False) if isinstance(t, torch.nn.Parameter) else made
 
-    state = {**dict(parent.named_parameters(remove_duplicate=False)),
-             **dict(parent.named_buffers(remove_duplicate=False))}
+    state = _state(parent)
     if not any(t.device.type == "meta" for t in state.values()):
         return
     inputs = tree_map_only(torch.Tensor, lambda t: (torch.randn(t.shape).to(t.dtype) if t.dtype.is_floating_point

@@ -59,8 +59,9 @@ class Building:
     def _adopt_from_networks_elsewhere(self, sources: list[ClassSource], examples: dict[str, Any]) -> list[ClassSource]:
         """The classes without inputs traced as instances that networks of other files build (see
         parents_elsewhere); the sources adopted, so that they hand inputs on to their own children."""
+        # every example has been through `_infer` by now: no guess is tried again here
         wanted = {s.name: self.namespace[s.name] for s in sources if not s.directive
-                  and isinstance(self.namespace.get(s.name), type) and self._worse_than_parents(examples.get(s.name))}
+                  and isinstance(self.namespace.get(s.name), type) and _without_good_inputs(examples.get(s.name))}
         if not wanted:
             return []
         adopted = parents_elsewhere.adopt(self.calls_elsewhere, wanted, self.path, self.roots)
@@ -181,11 +182,9 @@ class Building:
     def _worse_than_parents(self, alone: Any) -> bool:
         """Whether the instance a parent built (with no inputs recorded) beats the class built alone:
         when that failed, guessed its arguments, or has no inputs either."""
-        if not isinstance(alone, building.Example) or alone.build.how == "guessed":
-            return True
-        if alone.inputs is None:
+        if isinstance(alone, building.Example) and alone.build.how != "guessed" and alone.inputs is None:
             self._infer(alone)
-        return alone.inputs is None
+        return _without_good_inputs(alone)
 
     def _why_no_inputs(self, parent_name: str, parent: building.Example) -> str:
         problem = parent.problems[-1] if parent.problems else None
@@ -194,6 +193,11 @@ class Building:
         return f"running {parent_name} on guessed inputs failed: {in_plain_words(problem)}"
 
     # -- tracing ---------------------------------------------------------------------------------
+
+
+def _without_good_inputs(example: Any) -> bool:
+    """Not built, built on guessed arguments, or without inputs."""
+    return not isinstance(example, building.Example) or example.build.how == "guessed" or example.inputs is None
 
 
 def _recorded_by_parent(example: Any) -> bool:
