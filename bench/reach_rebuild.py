@@ -18,6 +18,9 @@ from torch_nodes import cpu_export, export_rows, first_call_of, fx_concrete_args
 
 # the example sizes fxlens names B and T (server/fxlens/worker/build.py: BATCH, SEQUENCE)
 FREE_SIZES = {"B": 2, "T": 8}
+# fxlens gives no model over this many parameter elements real CPU weights (worker/failures/limits.py);
+# a rebuild on the CPU of a 7B-default model would take the whole memory and the process with it
+MAX_CPU_ELEMENTS = 50_000_000
 
 
 def error_text(error: BaseException) -> str:
@@ -92,15 +95,38 @@ def _positional(instance: torch.nn.Module, args: tuple, kwargs: dict) -> tuple:
     return tuple(bound.arguments.values())
 
 
+def _root(recipe: dict) -> dict:
+    """The recipe of the module built first: a child's parent's, up to the top."""
+    return _root(recipe["parent"]) if recipe["kind"] == "parent" else recipe
+
+
+def elements_on_meta(recipe: dict, scope: dict) -> int:
+    """The parameter and buffer elements of the top module the recipe builds, built on meta; 0 when the
+    meta device cannot build it (the CPU rebuild is then tried, as before)."""
+    try:
+        module = build(_root(recipe), scope, "meta")[0]
+    except Exception:  # noqa: BLE001 - unknown size: not a reason to skip the CPU
+        return 0
+    return sum(t.numel() for t in [*module.parameters(), *module.buffers()])
+
+
 def rebuild(job: dict, scope: dict, path: str) -> dict:
     """Raw torch's rows for the levels fxlens traced: on meta as fxlens does, on the CPU (real values) if
-    meta cannot; last, the fx graph with the shapes meta propagation got to."""
+    meta cannot and the model is within fxlens's CPU limit; last, the fx graph with the shapes meta
+    propagation got to."""
     out: dict = {}
+    elements = None
     for level in job["levels"]:
         errors = []
         for device, partial in (("meta", False), ("cpu", False), ("meta", True)):
             if partial and level != "fx":
                 continue
+            if device == "cpu":
+                elements = elements_on_meta(job["recipe"], scope) if elements is None else elements
+                if elements > MAX_CPU_ELEMENTS:
+                    errors.append(f"cpu: not tried, {elements / 1e6:.0f} M parameter elements "
+                                  f"(over the {MAX_CPU_ELEMENTS // 1_000_000} M fxlens gives real CPU weights)")
+                    continue
             try:
                 torch.manual_seed(0)
                 instance, args, kwargs = build(job["recipe"], scope, device)
