@@ -20,10 +20,9 @@ import signal
 from typing import Callable, NamedTuple
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
 # a bound on the rounds of `end_adopted`, in case something forks as fast as it is killed
 MAX_ROUNDS = 100
-
-_adopting = False
 
 
 class Child(NamedTuple):
@@ -34,18 +33,20 @@ class Child(NamedTuple):
 
 def adopt() -> bool:
     """Become the parent of every orphaned descendant (Linux subreaper), so none escapes to init."""
-    global _adopting
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        _adopting = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
-        _adopting = False
-    return _adopting
+        return False
 
 
 def adopting() -> bool:
-    """Whether this process made itself a subreaper through `adopt()`."""
-    return _adopting
+    """Whether this process is a subreaper: the kernel's own flag (a fork does not inherit it)."""
+    flag = ctypes.c_int(0)
+    try:
+        asked = ctypes.CDLL(None, use_errno=True).prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    except (OSError, AttributeError):
+        return False
+    return asked == 0 and flag.value != 0
 
 
 def children(parent: int) -> list[Child]:
@@ -98,7 +99,7 @@ def end_adopted(spare: Callable[[Child], bool]) -> int:
 def end_adopted_from_other_sessions() -> int:
     """In the process that runs workers: end every child in a session other than this process's own, i.e.
     what came up from a worker that died (see the module's docstring). Nothing unless `adopt()` ran here."""
-    if not _adopting:
+    if not adopting():
         return 0
     session = os.getsid(0)
     return end_adopted(lambda child: child.session == session)

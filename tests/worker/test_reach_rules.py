@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from fxlens.worker.construction import reproduce
 from torch_reference import aten_nodes, analyse, expected, first_call_of, load, rebuild, reported
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reach"
@@ -300,6 +301,36 @@ def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(monk
         instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
         assert [a.shape for a in pinned] == [a.shape for a in args]
         assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(instance, pinned, pinned_kwargs, path)
+
+
+def test_the_pinned_directive_gives_a_block_its_inputs_memory_layout(monkeypatch):
+    """The encoder hands its block a transposed view; the block's `.contiguous()` copies it, and torch
+    records that copy only for a tensor that is not already dense, so the pin must keep the layout."""
+    path = FIXTURES / "speech" / "blocks.py"
+    cls = _analyse(path, levels=("aten",)).find_class("ConvModule")
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    from speech.network import Encoder
+    args, _ = first_call_of(Encoder(), "conv", (torch.randn(2, 8, 16),), {})
+    instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
+    assert [(a.shape, a.stride()) for a in pinned] == [(a.shape, a.stride()) for a in args]
+    nodes = reported(cls, "aten")
+    assert cls.levels["aten"].ok and nodes == aten_nodes(instance, pinned, pinned_kwargs, path)
+    assert "aten.contiguous.default" in [target for _, _, target, *_ in nodes]
+
+
+@pytest.mark.parametrize("value", [
+    torch.empty(2, 16, 4, 4, device="meta").to(memory_format=torch.channels_last),
+    torch.empty(3, 4, 5).transpose(0, 2),
+    torch.zeros(4, 3, dtype=torch.int64).t(),
+    torch.empty(2, 1, 8, 4).permute(0, 3, 1, 2),  # a size-1 dim among the permuted ones
+])
+def test_a_written_input_keeps_the_layout_of_a_permuted_dense_tensor(value):
+    written = eval(reproduce.expression(value), {"torch": torch})
+    assert (written.shape, written.stride(), written.dtype) == (value.shape, value.stride(), value.dtype)
+
+
+def test_a_view_into_a_bigger_tensor_is_written_dense():
+    assert reproduce.expression(torch.empty(6, 4)[:, :2]) == "torch.randn(6, 2)"
 
 
 def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it():

@@ -1,6 +1,6 @@
 """The `# fxlens:` expression that reproduces a build: constructor and inputs, as Python source that
 evaluates, in the file's namespace plus `torch`, to the same construction and inputs (shapes and
-dtypes; a meta tensor has no values to repeat)."""
+dtypes and memory layout; a meta tensor has no values to repeat)."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -16,7 +16,28 @@ class Inexpressible(Exception):
     """A value no short expression rebuilds (an object, a closure)."""
 
 
+def _layout(value: torch.Tensor) -> Optional[list[int]]:
+    """The dims in memory order (outermost first) of a dense tensor laid out as a permutation of its
+    sizes (channels_last, a transpose), or None when it is contiguous or not such a permutation.
+    The layout matters: a forward may call `.contiguous()`, which torch records only when it copies."""
+    if value.is_contiguous() or value.dim() < 2:
+        return None
+    order = sorted(range(value.dim()), key=lambda d: -value.stride(d))
+    expected = 1
+    for dim in reversed(order):
+        if value.size(dim) != 1 and value.stride(dim) != expected:
+            return None  # overlapping, strided or a view into a bigger tensor: not a plain permutation
+        expected *= value.size(dim)
+    return order
+
+
 def _tensor(value: torch.Tensor) -> str:
+    order = _layout(value)
+    if order is not None:
+        inverse = [order.index(d) for d in range(value.dim())]
+        dense = _tensor(value.permute(order).contiguous() if value.device.type == "cpu" else
+                        torch.empty([value.size(d) for d in order], dtype=value.dtype, device="meta"))
+        return f"{dense}.permute({', '.join(map(str, inverse))})"
     sizes = ", ".join(str(int(s)) for s in value.shape)
     dtype = str(value.dtype)
     if (value.device.type == "cpu" and value.numel() <= _SMALL and not value.is_floating_point()
