@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
@@ -31,22 +31,23 @@ class Child(NamedTuple):
     session: int
 
 
-def adopt() -> bool:
-    """Become the parent of every orphaned descendant (Linux subreaper), so none escapes to init."""
+def prctl(option: int, value: Any) -> bool:
+    """Linux `prctl(option, value)`; False where it fails or there is no libc to ask."""
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def adopt() -> bool:
+    """Become the parent of every orphaned descendant (Linux subreaper), so none escapes to init."""
+    return prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
 def adopting() -> bool:
     """Whether this process is a subreaper: the kernel's own flag (a fork does not inherit it)."""
     flag = ctypes.c_int(0)
-    try:
-        asked = ctypes.CDLL(None, use_errno=True).prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
-    except (OSError, AttributeError):
-        return False
-    return asked == 0 and flag.value != 0
+    return prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag)) and flag.value != 0
 
 
 def children(parent: int) -> list[Child]:

@@ -35,9 +35,8 @@ def _tensor(value: torch.Tensor) -> str:
     order = _layout(value)
     if order is not None:
         inverse = [order.index(d) for d in range(value.dim())]
-        dense = _tensor(value.permute(order).contiguous() if value.device.type == "cpu" else
-                        torch.empty([value.size(d) for d in order], dtype=value.dtype, device="meta"))
-        return f"{dense}.permute({', '.join(map(str, inverse))})"
+        # permuted into memory order the tensor is contiguous: written as any contiguous one, then permuted back
+        return f"{_tensor(value.permute(order))}.permute({', '.join(map(str, inverse))})"
     sizes = ", ".join(str(int(s)) for s in value.shape)
     dtype = str(value.dtype)
     if (value.device.type == "cpu" and value.numel() <= _SMALL and not value.is_floating_point()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
-from typing import Any, Callable
+from typing import Callable
 
 from fxlens import orphans
 
@@ -12,22 +12,14 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_NAME = 15
 
 
-def _prctl(option: int, value: Any) -> bool:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, value, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
 def name_process(name: str) -> None:
     """What `ps` and `top` show for this process (Linux, 15 bytes at most)."""
-    _prctl(_PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]))
+    orphans.prctl(_PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]))
 
 
 def prctl_death_signal(number: int = signal.SIGKILL) -> bool:
     """Linux: the signal `number` (SIGKILL) when the parent dies."""
-    return _prctl(_PR_SET_PDEATHSIG, number)
+    return orphans.prctl(_PR_SET_PDEATHSIG, number)
 
 
 def death_signal_setter(number: int = signal.SIGKILL) -> Callable[[], bool]:
