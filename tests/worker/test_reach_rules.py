@@ -5,10 +5,11 @@ see the file's namespace plus `torch`."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
-from fxlens.worker.construction import reproduce
+from fxlens.worker.construction import elsewhere, parents_elsewhere, reproduce
 from torch_reference import aten_nodes, analyse, expected, first_call_of, load, rebuild, reported
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reach"
@@ -355,3 +356,23 @@ def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it():
 def test_the_size_a_forwards_error_asks_for_is_read_from_its_message(message, sizes):
     from fxlens.worker.construction.guess_inputs import named_size
     assert named_size(ValueError(message)) == sizes
+
+
+def test_reading_a_big_package_leaves_the_networks_their_whole_time_to_build(monkeypatch):
+    # a package of hundreds of files takes seconds to read (diffusers: 10 s); the clock jumps past the
+    # search's whole time while it is read, and the network that builds the block is still built and run
+    clock = SimpleNamespace(now=0.0)
+    read = elsewhere._read
+
+    def slow_read(folder, own):
+        found = read(folder, own)
+        clock.now += 2 * parents_elsewhere.MAX_SECONDS
+        return found
+
+    monkeypatch.setattr(elsewhere, "_read", slow_read)
+    monkeypatch.setattr(parents_elsewhere, "time", SimpleNamespace(monotonic=lambda: clock.now))
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    from speech.blocks import ConvModule
+    adopted = parents_elsewhere.adopt(elsewhere.Index(), {"ConvModule": ConvModule},
+                                      str(FIXTURES / "speech" / "blocks.py"), [str(FIXTURES)])
+    assert adopted["ConvModule"].build.detail.startswith("the `conv` instance built by Encoder()")

@@ -25,7 +25,8 @@ from fxlens.worker.construction.infer import guessed_params, infer_inputs, recor
 from fxlens.worker.levels import fx as trace_fx
 
 # how far up the chain of callers the networks are looked for, how many are built at most, and the time
-# the search may add to a file's first result
+# building and running them may add to a file's first result (reading the package is not counted: it is
+# read once per analysis, within elsewhere's own file bounds, and a slow read must not starve the builds)
 MAX_DEPTH = 4
 MAX_NETWORKS = 6
 MAX_SECONDS = 20.0
@@ -70,8 +71,9 @@ def adopt(index: elsewhere.Index, wanted: dict[str, type], own_path: str, roots:
     run of that network gave it (classes no network reached are left out)."""
     adopted: dict[str, building.Example] = {}
     root = os.path.dirname(elsewhere.package_folder(own_path))
+    networks = networks_building(index, list(wanted), own_path)
     built, deadline = 0, time.monotonic() + MAX_SECONDS
-    for network in networks_building(index, list(wanted), own_path):
+    for network in networks:
         if built >= MAX_NETWORKS or len(adopted) == len(wanted) or time.monotonic() > deadline:
             break
         try:
