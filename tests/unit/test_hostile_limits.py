@@ -10,7 +10,7 @@ from fxlens.engine.quarantine import Quarantine
 from fxlens.report import class_from_json
 from fxlens.worker.process.channel import Channel, EventTooLarge
 from fxlens.worker.failures.limits import MAX_EVENT_BYTES, bounded
-from fxlens.worker.process.postmortem import too_large
+from fxlens.worker.process.postmortem import read_dump, too_large
 
 
 def test_an_event_over_the_limit_is_not_written_and_fails_its_own_class():
@@ -53,3 +53,31 @@ def test_a_file_that_kills_the_worker_twice_is_held_and_an_edit_tries_again():
     assert quarantine.report_for("/p/bad.py", "v2") is None  # edited: tried again ...
     quarantine.record_death([("/p/bad.py", "v2")], "the worker was killed (SIGKILL)")
     assert quarantine.report_for("/p/bad.py", "v2") is not None  # ... and held again after one more death
+
+
+_RECURSING = ["import torch", "", "", "", "", "", "def down(n):", "    return down(n + 1) + 1", ""]
+
+
+def _dumped(tmp_path, frames):
+    dump = tmp_path / "dump"
+    dump.write_text("Fatal Python error: Aborted\n\nCurrent thread 0x1 (most recent call first):\n"
+                    + "".join(f'  File "{path}", line {line} in {name}\n' for path, line, name in frames))
+    return os.open(dump, os.O_RDONLY)
+
+
+def test_a_timeout_caught_as_a_frame_enters_its_function_names_the_line_that_called_it(tmp_path):
+    user = str(tmp_path / "deep.py")
+    fd = _dumped(tmp_path, [(user, 7, "down"), (user, 8, "down"), (user, 8, "down"), ("/torch/nn.py", 3, "f")])
+    try:
+        assert read_dump(fd, user, _RECURSING)[0] == 8
+    finally:
+        os.close(fd)
+
+
+def test_a_frame_at_a_def_line_with_no_caller_of_the_file_still_names_that_line(tmp_path):
+    user = str(tmp_path / "deep.py")
+    fd = _dumped(tmp_path, [(user, 7, "down"), ("/torch/nn.py", 3, "f")])
+    try:
+        assert read_dump(fd, user, _RECURSING)[0] == 7
+    finally:
+        os.close(fd)

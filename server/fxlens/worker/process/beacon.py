@@ -92,8 +92,11 @@ class Beacon:
                 line = 0
                 while frame is not None:
                     if frame.f_code.co_filename == path:
-                        line = frame.f_lineno or 0
-                        break
+                        if frame.f_lineno != frame.f_code.co_firstlineno:
+                            line = frame.f_lineno or 0
+                            break
+                        # still at its `def` line, the frame has not started its body: its caller's line runs
+                        line = line or frame.f_lineno or 0
                     frame = frame.f_back
                 del frame
                 if line:

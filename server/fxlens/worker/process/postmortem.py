@@ -125,7 +125,7 @@ _CRASH_SIGNALS = {
 }
 
 
-def read_dump(dump_fd: int, path: str) -> tuple[Optional[int], str]:
+def read_dump(dump_fd: int, path: str, lines: list[str]) -> tuple[Optional[int], str]:
     """(innermost line of `path`, the child's note) from the last stack the child dumped.
 
     faulthandler prints the most recent call first: the first frame of `path` is the innermost.
@@ -136,10 +136,11 @@ def read_dump(dump_fd: int, path: str) -> tuple[Optional[int], str]:
     except OSError:
         return None, ""
     notes = [line for line in text.splitlines() if line.endswith(" called")]
-    for match in _DUMP_FRAME.finditer(text):
-        if os.path.abspath(match.group("file")) == path:
-            return int(match.group("line")), (notes[-1] if notes else "")
-    return None, (notes[-1] if notes else "")
+    frames = [int(m.group("line")) for m in _DUMP_FRAME.finditer(text) if os.path.abspath(m.group("file")) == path]
+    # a frame at its `def` (or decorator) line is entering its function: its caller's line is the one running
+    starts = {number for number, text in enumerate(lines, 1) if text.lstrip().startswith(("def ", "async def ", "@"))}
+    running = [line for line in frames if line not in starts] or frames
+    return (running[0] if running else None), (notes[-1] if notes else "")
 
 
 def _signal_name(number: int) -> str:
@@ -216,7 +217,7 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
         return Diagnostic(**job.aborted), ""
     path = os.path.abspath(job.request["path"])
     lines = line_model.split(job.request["text"])
-    dumped, note = read_dump(job.dump_fd, path)
+    dumped, note = read_dump(job.dump_fd, path, lines)
     working_on, sampled, samples, limits_note, running = job.beacon.read()
     known = dumped or sampled or None
     # the line the code was at when it raised, fxlens then still turning that into a diagnostic
