@@ -55,7 +55,7 @@ def test_a_file_that_kills_the_worker_twice_is_held_and_an_edit_tries_again():
     assert quarantine.report_for("/p/bad.py", "v2") is not None  # ... and held again after one more death
 
 
-_RECURSING = ["import torch", "", "", "", "", "", "def down(n):", "    return down(n + 1) + 1", ""]
+_RECURSING = "\n".join(["import torch", "", "", "", "", "", "def down(n):", "    return down(n + 1) + 1", ""])
 
 
 def _dumped(tmp_path, frames):

@@ -5,6 +5,7 @@ Every outcome becomes one error diagnostic at the innermost line of the user's f
 """
 from __future__ import annotations
 
+import ast
 import os
 import re
 import signal
@@ -125,22 +126,33 @@ _CRASH_SIGNALS = {
 }
 
 
-def read_dump(dump_fd: int, path: str, lines: list[str]) -> tuple[Optional[int], str]:
+def read_dump(dump_fd: int, path: str, text: str) -> tuple[Optional[int], str]:
     """(innermost line of `path`, the child's note) from the last stack the child dumped.
 
     faulthandler prints the most recent call first: the first frame of `path` is the innermost.
     The child writes a note line (`os._exit(3) called`) before the stacks it dumps on purpose."""
     try:
         # pread: the child shares this descriptor's offset, and may still be writing at it
-        text = os.pread(dump_fd, os.fstat(dump_fd).st_size, 0).decode(errors="replace")
+        dump = os.pread(dump_fd, os.fstat(dump_fd).st_size, 0).decode(errors="replace")
     except OSError:
         return None, ""
-    notes = [line for line in text.splitlines() if line.endswith(" called")]
-    frames = [int(m.group("line")) for m in _DUMP_FRAME.finditer(text) if os.path.abspath(m.group("file")) == path]
-    # a frame at its `def` (or decorator) line is entering its function: its caller's line is the one running
-    starts = {number for number, text in enumerate(lines, 1) if text.lstrip().startswith(("def ", "async def ", "@"))}
+    notes = [line for line in dump.splitlines() if line.endswith(" called")]
+    frames = [int(m.group("line")) for m in _DUMP_FRAME.finditer(dump) if os.path.abspath(m.group("file")) == path]
+    # a frame at its function's first line (the beacon's `co_firstlineno` rule) is entering it: its caller's
+    # line is the one running
+    starts = _function_first_lines(text) if frames else set()
     running = [line for line in frames if line not in starts] or frames
     return (running[0] if running else None), (notes[-1] if notes else "")
+
+
+def _function_first_lines(text: str) -> set[int]:
+    """Each function's `co_firstlineno`: its first decorator's line, else its `def` line."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    return {min([node.lineno, *(d.lineno for d in node.decorator_list)]) for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def _signal_name(number: int) -> str:
@@ -217,7 +229,7 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
         return Diagnostic(**job.aborted), ""
     path = os.path.abspath(job.request["path"])
     lines = line_model.split(job.request["text"])
-    dumped, note = read_dump(job.dump_fd, path, lines)
+    dumped, note = read_dump(job.dump_fd, path, job.request["text"])
     working_on, sampled, samples, limits_note, running = job.beacon.read()
     known = dumped or sampled or None
     # the line the code was at when it raised, fxlens then still turning that into a diagnostic
