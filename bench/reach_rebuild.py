@@ -29,6 +29,8 @@ def error_text(error: BaseException) -> str:
 
 
 def _spec_tensor(spec: dict, device: str):
+    if spec.get("parts") is not None:  # a tuple of tensors, element by element
+        return tuple(_spec_tensor(part, device) for part in spec["parts"])
     if spec.get("shape") is None:
         return ast.literal_eval(spec["value"]) if spec.get("value") is not None else None
     shape = [size if isinstance(size, int) else eval(str(size), {}, dict(FREE_SIZES)) for size in spec["shape"]]

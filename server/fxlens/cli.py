@@ -40,6 +40,7 @@ async def _analyse_files(paths: list[str], python: str, options: TraceOptions,
 def _inputs_json(report: ClassReport) -> dict:
     def one(spec: InputSpec) -> dict:
         return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {}),
+                **({"parts": [one(part) for part in spec.parts]} if spec.parts is not None else {}),
                 **({"keyword": True} if spec.keyword else {}), **({"source": spec.source} if spec.source else {})}
 
     return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,

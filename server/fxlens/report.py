@@ -146,7 +146,9 @@ class InputSpec:
     name: str
     shape: Optional[list] = None
     dtype: Optional[str] = None
-    value: Optional[str] = None  # for non-tensor inputs
+    value: Optional[str] = None  # for non-tensor inputs; a tuple of tensors is also written here, for people
+    # a tuple of tensors, element by element (name "0", "1", …): what a rebuild makes it from
+    parts: Optional[list["InputSpec"]] = None
     keyword: bool = False  # passed by name (forward(..., mask=...)), not by position
     # where a guessed input's shape comes from ("first used by Linear", "by its name `t`"); "" otherwise
     source: str = ""
@@ -295,11 +297,18 @@ def level_from_json(data: dict) -> LevelResult:
     return result
 
 
+def input_from_json(data: dict) -> InputSpec:
+    spec = _build(InputSpec, data)
+    if spec.parts is not None:
+        spec.parts = [_build(InputSpec, part) for part in spec.parts]
+    return spec
+
+
 def class_from_json(data: dict) -> ClassReport:
     report = _build(ClassReport, data)
     build = data.get("build") or {}
     report.build = _build(Build, build)
-    report.build.inputs = [_build(InputSpec, i) for i in build.get("inputs", [])]
+    report.build.inputs = [input_from_json(i) for i in build.get("inputs", [])]
     report.members = [_build(Member, m) for m in data.get("members", [])]
     report.levels = {k: level_from_json(v) for k, v in data.get("levels", {}).items()}
     report.cost = cost_from_json(data["cost"]) if data.get("cost") else None

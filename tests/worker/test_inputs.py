@@ -73,10 +73,8 @@ def _inputs(report: ClassReport, device: str) -> tuple:
     for spec in report.build.inputs:
         if spec.shape is not None:
             made.append(tensor(spec.shape, spec.dtype))
-        else:  # "tuple[Tensor(2, B, 48) float32, ...]"
-            parts = re.findall(r"Tensor\(([^)]*)\) (\w+)", spec.value)
-            made.append(tuple(tensor([int(s) if s.isdigit() else s for s in shape.split(", ")], dtype)
-                              for shape, dtype in parts))
+        else:  # a tuple of tensors: the report gives each element's shape and dtype
+            made.append(tuple(tensor(part.shape, part.dtype) for part in spec.parts))
     return tuple(made)
 
 
@@ -166,6 +164,8 @@ def test_rnn_language_model_gets_sequence_first_ids_and_an_lstm_state(reports):
     # batch_first=False: (T, B) ids; the hidden state is (h, c), each (num_layers, B, nhid)
     assert _specs(lm) == [("tokens", ["T", "B"], "int64"),
                           ("state", "tuple[Tensor(2, B, 48) float32, Tensor(2, B, 48) float32]")]
+    state = lm.build.inputs[1]
+    assert [(part.shape, part.dtype) for part in state.parts] == [([2, "B", 48], "float32")] * 2
     decoded = next(n for n in lm.levels["fx"].nodes if n.target == "decoder")
     assert decoded.shape == ["T", "B", 1000]
     assert_fx_matches_torch(lm, "recurrent_lm")

@@ -313,9 +313,10 @@ def _specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: dic
             specs.append(InputSpec(name, shape, dtype_name(value.dtype), keyword=keyword))
         elif isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
             free = (dims[index] if dims and index < len(dims) else None) or [{}] * len(value)
-            parts = [f"Tensor({', '.join(str(f.get(d, s)) for d, s in enumerate(v.shape))}) {dtype_name(v.dtype)}"
-                     for v, f in zip(value, free)]
-            specs.append(InputSpec(name, value=f"tuple[{', '.join(parts)}]", keyword=keyword))
+            parts = [InputSpec(str(i), [f.get(d, s) for d, s in enumerate(v.shape)], dtype_name(v.dtype))
+                     for i, (v, f) in enumerate(zip(value, free))]
+            text = ", ".join(f"Tensor({', '.join(map(str, part.shape))}) {part.dtype}" for part in parts)
+            specs.append(InputSpec(name, value=f"tuple[{text}]", parts=parts, keyword=keyword))
         else:
             specs.append(InputSpec(name, value=repr(value)[:80], keyword=keyword))
     return specs
