@@ -37,23 +37,16 @@ def _spec_tensor(spec: dict, device: str):
     return torch.zeros(shape, dtype=getattr(torch, spec["dtype"]), device=device)
 
 
-def _bind(instance: torch.nn.Module, values: list, names: list) -> tuple[tuple, dict]:
-    """Positional while the forward's parameters are positional, keywords after (as a user calls it)."""
-    parameters = inspect.signature(instance.forward).parameters
-    args, kwargs = [], {}
-    for value, name in zip(values, names):
-        param = parameters.get(name)
-        if not kwargs and param is not None and param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            args.append(value)
-        else:
-            kwargs[name] = value
-    return tuple(args), kwargs
+def _bind(values: list, specs: list) -> tuple[tuple, dict]:
+    """As fxlens called it: by position the inputs it passed by position, by name (in its order) the rest."""
+    args = tuple(value for value, spec in zip(values, specs) if not spec.get("keyword"))
+    return args, {spec["name"]: value for value, spec in zip(values, specs) if spec.get("keyword")}
 
 
 def _called_with_specs(instance: torch.nn.Module, specs: list, device: str) -> tuple[torch.nn.Module, tuple, dict]:
     with torch.device(device):
         values = [_spec_tensor(spec, device) for spec in specs]
-    return (instance, *_bind(instance, values, [spec["name"] for spec in specs]))
+    return (instance, *_bind(values, specs))
 
 
 def split_directive(text: str):

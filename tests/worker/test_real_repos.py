@@ -31,11 +31,7 @@ POINT_5 = "#22 point 5: a package __init__ importing a missing package"
 # duet's __init__ imports sentencepiece (not installed); these files never import it (#22 point 5): by path,
 # or through a stand-in for duet's __init__
 INIT_FAILS = ["duet/src/duet/towers/layers.py", "duet/src/duet/towers/image.py", "duet/src/duet/model.py"]
-NOT_REPRODUCIBLE = {  # the build fxlens found cannot be rebuilt from what its report says
-    "convnets/convnets/residual.py": f"{POINT_3}: ResidualNet is built from the call inside `resnet_s(**kwargs)`; "
-                                     "the directive it reports, `ResidualNet(PlainUnit, [2, 2, 2, 2], **kwargs)(...)`, "
-                                     "names a `kwargs` no namespace defines (the pinned build must be `resnet_s()`)",
-}
+NOT_REPRODUCIBLE: dict = {}  # file -> why the build fxlens found cannot be rebuilt from what its report says
 
 
 def _files(xfails: dict):
@@ -163,9 +159,6 @@ def test_relative_imports_in_a_src_layout_build_children_from_the_parents_run(ru
     assert reach.shown(unet["fx"]) and reach.shown(unet["aten"])
 
 
-@pytest.mark.xfail(strict=True, reason=f"{POINT_3}: built by its `@register_model` builder, but the image size "
-                                      "the builder passes (`image_size=32`) is not on the instance, so the "
-                                      "guessed image is 16×16")
 def test_a_class_built_only_by_its_registry(runs, rebuilt):
     key = "patchnet/patchnet/models.py"
     levels = _class(runs, key, "PatchClassifier")
@@ -181,25 +174,32 @@ def test_a_class_built_only_by_a_factory_in_another_file(runs, rebuilt):
     _agrees_with_torch(rebuilt, key, "LatentDenoiser", "fx", levels["fx"])
 
 
-@pytest.mark.xfail(strict=True, reason=f"{POINT_3}: a required nn.Module argument gets a workspace class that fits")
 def test_a_required_module_argument(runs, rebuilt):
     key = "sparse-moe/src/sparse_moe/layer.py"
     levels = _class(runs, key, "DenseMoELayer")
     assert reach.shown(levels["fx"]), levels["fx"]["diagnostics"]
+    # the package's own expert and router, as many experts as the router routes to
+    directive = levels["fx"]["inputs"]["directive"]
+    assert "SwiGLUExpert(" in directive and "range(4)" in directive and "TopKRouter(dim=64, num_experts=4)" in directive
     _agrees_with_torch(rebuilt, key, "DenseMoELayer", "fx", levels["fx"])
 
 
-@pytest.mark.xfail(strict=True, reason=f"{POINT_3}: a classmethod as the construction (ScanLM.from_preset)")
+@pytest.mark.xfail(strict=True, reason=f"{POINT_3}: a classmethod as the construction (ScanLM.from_preset): the "
+                                      "config's defaults (`ScanLM(cfg=ScanConfig())`) build it first, and come "
+                                      "before the script's `__main__` block")
 def test_a_build_found_in_a_classmethod_says_so(runs):
     levels = _class(runs, "scan/ssm.py", "ScanLM")
     assert "from_preset" in (levels["aten"]["inputs"].get("directive") or levels["aten"]["inputs"]["detail"])
 
 
-@pytest.mark.xfail(strict=True, reason=f"{POINT_3}: `__main__` blocks (an RL policy built from a vector env)")
 def test_a_policy_built_from_its_scripts_main_block(runs, rebuilt):
     key = "agents/algos/ppo_discrete.py"
     levels = _class(runs, key, "ActorCritic")
     assert reach.shown(levels["fx"]), levels["fx"]["diagnostics"]
+    inputs = levels["fx"]["inputs"]
+    assert inputs["detail"] == "built by the `__main__` block: `ActorCritic(envs)` (line 48)"
+    # the block's assignments the call needs, in place of their names; the training loop after it never runs
+    assert inputs["directive"].startswith("ActorCritic(gym.vector.SyncVectorEnv([lambda: gym.make(get_args().env_id)")
     _agrees_with_torch(rebuilt, key, "ActorCritic", "fx", levels["fx"])
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import sys
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -12,7 +13,7 @@ import torch
 from torch import nn
 
 from fxlens.report import Build, InputSpec
-from fxlens.worker.construction import elsewhere
+from fxlens.worker.construction import elsewhere, main_block
 from fxlens.worker.construction import guess_arguments as guessing
 from fxlens.worker.load.discover import ClassSource, calls_to
 from fxlens.worker.levels.values import dtype_name
@@ -134,6 +135,18 @@ def _file_modules(module: types.ModuleType) -> list[type]:
             and obj.__module__ == module.__name__]
 
 
+def _package_modules(module: types.ModuleType) -> list[type]:
+    """The Module classes of the other modules of the file's own package imported so far (not of the
+    whole top-level package: transformers' models are one package each)."""
+    package = module.__name__.rpartition(".")[0]
+    found: dict[int, type] = {}
+    for name, loaded in list(sys.modules.items()):
+        if package and loaded is not None and name.startswith(package + ".") and name != module.__name__:
+            found.update({id(obj): obj for obj in list(vars(loaded).values()) if isinstance(obj, type)
+                          and issubclass(obj, nn.Module) and obj.__module__ == name})
+    return list(found.values())
+
+
 def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: ast.Module,
                 device: str, roots: Sequence[str] = (), index: Optional[elsewhere.Index] = None
                 ) -> tuple[nn.Module, Build]:
@@ -186,15 +199,20 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
     found = elsewhere.build_by_own_factory(cls, module, tree, made_here, namespace)
     if found is not None:
         return found.instance, Build("call-in-file", detail=found.detail, device=device, directive=found.directive)
+    scripted = main_block.build_by_main_block(cls, tree, namespace, source_path(module), made_here)
+    if scripted is not None:
+        return scripted.instance, Build("call-in-file", detail=scripted.detail, device=device,
+                                        directive=scripted.directive)
     found = elsewhere.build_elsewhere(index or elsewhere.Index(), cls, module.__name__, source_path(module),
                                       list(roots), made_here, namespace)
     if found is not None:
         return found.instance, Build("found", detail=found.detail, device=device, directive=found.directive)
     fixed = {k: guessing.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
     try:
-        made = guessing.guess(cls, required, fixed, _file_modules(module), source.node,
+        made = guessing.guess(cls, required, fixed, _file_modules(module) + _package_modules(module), source.node,
                               lambda args, kw: on_device(device, lambda: cls(*map(guessing.made, args),
-                                                                              **{k: guessing.made(v) for k, v in kw.items()})))
+                                                                              **{k: guessing.made(v) for k, v in kw.items()})),
+                              names=namespace)
     except guessing.NoGuess as reason:
         missing = [f"`{p.name}`" for p in required if p.name not in kwargs]
         listed = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"

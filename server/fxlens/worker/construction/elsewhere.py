@@ -216,6 +216,8 @@ def _spelled(value: Any, capture: Capture, names: dict, depth: int = 0) -> Optio
         return None
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
+    if isinstance(value, type):  # a block class handed in (`ResidualNet(PlainUnit, [2, 2, 2, 2])`)
+        return _named(value, names)
     if isinstance(value, (tuple, list)):
         parts = [_spelled(v, capture, names, depth + 1) for v in value]
         if any(p is None for p in parts):
@@ -277,13 +279,15 @@ def package_classes(module_name: str) -> list[type]:
 
 
 def _build_at(site: Site, cls: type, own_module: str, namespace: dict,
-              on_device: Callable[[Callable[[], Any]], Any]) -> tuple[Optional[nn.Module], list[str], str, Capture]:
-    """(the instance the site's call makes, what shrank, how it was reached as the user reads it, what
-    the calls made)."""
+              on_device: Callable[[Callable[[], Any]], Any]
+              ) -> tuple[Optional[nn.Module], list[str], Optional[str], str, Capture]:
+    """(the instance the site's call makes, what shrank, the factory called to reach it (None: the call
+    itself ran), how it was reached as the user reads it, what the calls made)."""
     changes: list[str] = []
     shrinkable = package_classes(own_module) + package_classes(namespace.get("__name__", ""))
     capture, restore = _capturing(cls, shrinkable, changes)
     how = f"`{ast.unparse(site.call)[:80]}`"
+    reached = None
     try:
         try:
             code = compile(ast.Expression(body=site.call), site.path, "eval")
@@ -293,11 +297,12 @@ def _build_at(site: Site, cls: type, own_module: str, namespace: dict,
             function = namespace.get(site.function.name) if site.function is not None else None
             if not callable(function) or not _is_factory(site.function, site.call):
                 raise
-            how = f"`{site.function.name}()`"
+            reached = site.function.name
+            how = f"`{reached}()`"
             on_device(function)
     finally:
         restore()
-    return (capture.made[0] if capture.made else None), list(dict.fromkeys(changes)), how, capture
+    return (capture.made[0] if capture.made else None), list(dict.fromkeys(changes)), reached, how, capture
 
 
 def build_elsewhere(index: Index, cls: type, own_module: str, own_path: str, roots: list[str],
@@ -336,10 +341,20 @@ def build_by_own_factory(cls: type, module: Any, tree: ast.Module, on_device: Ca
 
 def _found_at(site: Site, cls: type, own_module: str, namespace: dict, on_device: Callable[[Callable[[], Any]], Any],
               names: dict, where: str) -> Optional[Found]:
-    instance, shrunk, how, capture = _build_at(site, cls, own_module, namespace, on_device)
+    instance, shrunk, reached, how, capture = _build_at(site, cls, own_module, namespace, on_device)
     if instance is None:
         return None
     inside = f" (in `{site.function.name}()`)" if site.function is not None and site.function.name not in how else ""
     detail = f"built by {how}{where}{inside}" + (f", {', '.join(shrunk)}" if shrunk else "")
     spelled = _call(capture.calls[id(instance)], capture, names) if id(instance) in capture.calls else None
+    if spelled is None and reached is not None and not shrunk:
+        spelled = _reached_call(reached, namespace, names)  # the factory itself rebuilds what it built
     return Found(instance, detail, spelled or "")
+
+
+def _reached_call(function: str, namespace: dict, names: dict) -> Optional[str]:
+    """`resnet_s()` as the class's file spells the factory `function` of `namespace`'s module."""
+    if names.get(function) is namespace.get(function):
+        return f"{function}()"
+    module = namespace.get("__name__")
+    return f"__import__({module!r}, fromlist=['_']).{function}()" if module else None

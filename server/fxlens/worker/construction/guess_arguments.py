@@ -12,11 +12,12 @@ import math
 import re
 import textwrap
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Callable, Iterator, Optional
 
 import torch
 from torch import nn
+
+from fxlens.worker.construction.module_arguments import Option, is_module_class, made, module_options  # noqa: F401
 
 MAX_BUILDS = 12
 _DIM, _HEAD_DIM = 64, 16
@@ -144,52 +145,6 @@ def uses_in(init: Optional[ast.FunctionDef], names: list[str]) -> dict[str, Use]
     return found
 
 
-@dataclass
-class Option:
-    value: Any
-    text: str  # how the directive spells it
-
-
-@dataclass
-class Part:
-    """A module argument (`attn_layers: Encoder`), made when the instance is, on the device it is built on."""
-
-    make: Callable[[], nn.Module]
-
-
-def made(value: Any) -> Any:
-    """The value an option passes: a Part is built now."""
-    return value.make() if isinstance(value, Part) else value
-
-
-def _is_module_class(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, nn.Module) and annotation is not nn.Module
-
-
-def _module_options(annotation: Any, classes: list[type], nested: bool) -> list[Option]:
-    """For a parameter annotated with a Module class: an instance of it, or of a subclass in the file, with
-    guessed arguments of its own (one level deep)."""
-    if nested or not _is_module_class(annotation):
-        return []
-    options = []
-    for kind in [annotation, *(c for c in classes if issubclass(c, annotation) and c is not annotation)]:
-        try:
-            params = inspect.signature(kind).parameters.values()
-        except (TypeError, ValueError):
-            continue
-        required = [p for p in params if p.default is inspect.Parameter.empty
-                    and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-        try:
-            with torch.device("meta"):
-                found = guess(kind, required, {}, [], None, lambda args, kw, kind=kind: kind(*args, **kw), nested=True)
-        except NoGuess:
-            continue
-        options.append(Option(Part(partial(kind, *found.args, **found.kwargs)), found.expression))
-        if len(options) == 2:
-            break
-    return options
-
-
 def _annotation_text(annotation: Any) -> str:
     if annotation is inspect.Parameter.empty:
         return ""
@@ -234,9 +189,11 @@ def _literal_options(values: list[Any]) -> list[Option]:
 
 
 def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], classes: list[type],
-                nested: bool = False) -> list[Option]:
+                nested: bool = False, names: Optional[dict] = None) -> list[Option]:
     """Plausible values for one required parameter, best first; [] when nothing hints at one."""
-    modules = _module_options(param.annotation, classes, nested)
+    nested_guess = lambda kind, required: guess(kind, required, {}, [], None,  # noqa: E731
+                                                 lambda args, kw: kind(*args, **kw), nested=True)
+    modules = module_options(param, kind_of(param.name), classes, names or {}, nested, nested_guess)
     if modules:
         return modules
     annotation = _annotation_text(param.annotation)
@@ -331,13 +288,16 @@ def satisfiable(cls: type) -> bool:
     siblings = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
     required = [p for p in params if p.default is inspect.Parameter.empty
                 and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    return all(options_for(p, Use(), siblings, [], nested=True) or _is_module_class(p.annotation) for p in required)
+    return all(options_for(p, Use(), siblings, [], nested=True) or is_module_class(p.annotation) for p in required)
 
 
 def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option], file_classes: list[type],
-          class_node: Optional[ast.ClassDef], build: Any, nested: bool = False, retries: int = 2) -> Guessed:
+          class_node: Optional[ast.ClassDef], build: Any, nested: bool = False, retries: int = 2,
+          names: Optional[dict] = None) -> Guessed:
     """`build(kwargs)` makes the instance (on the device asked for); `fixed`: values already known
-    (a config object of the file). Raises NoGuess with what was missing or the last error."""
+    (a config object of the file); `file_classes`: the Module classes of the file, then of its package,
+    and `names` the file's namespace (how a directive names them). Raises NoGuess with what was missing
+    or the last error."""
     signature = inspect.signature(cls)
     siblings = {p.name: p.default for p in signature.parameters.values() if p.default is not inspect.Parameter.empty}
     uses = uses_in(init_of(class_node), [p.name for p in required])
@@ -345,7 +305,7 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
     options: dict[str, list[Option]] = {}
     for param in required:
         choices = [fixed[param.name]] if param.name in fixed else options_for(param, uses[param.name], siblings,
-                                                                               classes, nested)
+                                                                               classes, nested, names)
         if not choices:
             raise NoGuess(f"nothing says what `{param.name}` is")
         options[param.name] = choices
@@ -369,7 +329,7 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
         return Guessed(instance, texts, f"{cls.__name__}({', '.join(spelled)})", tuple(args), kwargs)
     named = _named_by(last, [*signature.parameters.values(), *forwarded(cls, required=False)], options)
     if named is not None and retries:  # `depth` must be passed in: the error names what it wants
-        return guess(cls, [*required, named], fixed, file_classes, class_node, build, nested, retries - 1)
+        return guess(cls, [*required, named], fixed, file_classes, class_node, build, nested, retries - 1, names)
     raise NoGuess(f"no guess built it (last: {type(last).__name__}: {last})" if last else "no guess built it")
 
 

@@ -58,15 +58,15 @@ def why_of(value: Input) -> str:
     return (value[0].why if value else "") if isinstance(value, tuple) else value.why
 
 
-def with_side(value: Input, side: int) -> Input:
+def with_side(value: Input, side: int, why: str) -> Input:
     """The guess with its image sides (the SPATIAL-sized dims after batch and channels) at `side`."""
     if isinstance(value, tuple):
-        return tuple(with_side(item, side) for item in value)
+        return tuple(with_side(item, side, why) for item in value)
     if not isinstance(value, Guess) or value.fill == "ids":
         return value
     shape = tuple(side if i >= 2 and size == SPATIAL and i not in value.dims else size
                   for i, size in enumerate(value.shape))
-    why = f"{value.why}, {side}×{side}: smaller images vanish in its downsampling" if value.why else value.why
+    why = f"{value.why}, {side}×{side}: {why}" if value.why else value.why
     return value if shape == value.shape else replace(value, shape=shape, why=why)
 
 

@@ -148,19 +148,27 @@ def _none_used(error: Optional[BaseException]) -> bool:
     return isinstance(error, (TypeError, AttributeError)) and "NoneType" in str(error)
 
 
-# larger images, tried when the guess was too small for the network's downsampling: a plane, ImageNet's
+# other image sides, tried when the guessed side did not run: larger ones when it was too small for the
+# network's downsampling (a plane, ImageNet's), the common ones when a fixed positional table was built
+# for another side (CIFAR's too)
 _LARGER_SIDES = (64, 224)
+_COMMON_SIDES = (32, 64, 224)
 _TOO_SMALL = ("Output size is too small", "Expected more than 1 spatial element", "can't be greater than actual input size")
+_NOT_ITS_SIDE = ("must match the size of tensor", "Attempting to broadcast a dimension", "is invalid for input of size")
 
 
 def _first_that_runs(instance: nn.Module, params: list[str], per_param: list[list[guess_inputs.Input]],
                      start: str, rebuild: Optional[Callable[[], nn.Module]]) -> Inferred:
     found = _first_rank_that_runs(instance, params, per_param, start, rebuild)
-    for side in _LARGER_SIDES:
-        if found.inputs is not None or not any(text in str(found.error) for text in _TOO_SMALL):
+    too_small = any(text in str(found.error) for text in _TOO_SMALL)
+    for side in _LARGER_SIDES if too_small else _COMMON_SIDES:
+        if found.inputs is not None or not (too_small or any(text in str(found.error) for text in _NOT_ITS_SIDE)):
             break
-        larger = [[guess_inputs.with_side(value, side) for value in options] for options in per_param]
-        found = _first_rank_that_runs(instance, params, larger, start, rebuild)
+        why = "smaller images vanish in its downsampling" if too_small else "the first side its shapes fit"
+        resided = [[guess_inputs.with_side(value, side, why) for value in options] for options in per_param]
+        if resided == per_param:
+            break  # no image among the guesses
+        found = _first_rank_that_runs(instance, params, resided, start, rebuild)
     # forward's own error names the size it wants ("expects ... length 3000, but found 16"): once per size
     for _ in range(len(params)):
         named = guess_inputs.named_size(found.error) if found.inputs is None else None

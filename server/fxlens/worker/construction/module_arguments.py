@@ -1,0 +1,118 @@
+"""Guesses for a constructor parameter that takes a module (`attn_layers: Encoder`, `router: nn.Module`,
+`experts: nn.ModuleList`): an instance of a class of the file or of its package that fits, made with
+guessed arguments of its own (one level deep).
+
+What fits:
+- a parameter annotated with a Module class: that class, or a subclass of it in the file;
+- `nn.Module`: a class of the package whose name has a word of the parameter's (`router` -> TopKRouter);
+- `nn.ModuleList`: a list of such classes, by the singular (`experts` -> SwiGLUExpert), as many as the
+  parameter's kind counts (`experts` -> 4, as a sibling `num_experts` is guessed).
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Callable, Optional
+
+import torch
+from torch import nn
+
+# how many items a ModuleList guess holds, by the parameter's kind (guess_arguments.kind_of)
+_LIST_LENGTHS = {"experts": 4, "heads": 4, "depth": 2}
+_DEFAULT_LENGTH = 2
+MAX_OPTIONS = 2
+
+
+@dataclass
+class Option:
+    value: Any
+    text: str  # how the directive spells it
+
+
+@dataclass
+class Part:
+    """A module argument (`attn_layers: Encoder`), made when the instance is, on the device it is built on."""
+
+    make: Callable[[], nn.Module]
+
+
+def made(value: Any) -> Any:
+    """The value an option passes: a Part is built now."""
+    return value.make() if isinstance(value, Part) else value
+
+
+def is_module_class(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, nn.Module) and annotation is not nn.Module
+
+
+def class_words(name: str) -> set[str]:
+    """`SwiGLUExpert` -> {swi, glu, expert}; `TopKRouter` -> {top, k, router}."""
+    return {w.lower() for w in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+", name)}
+
+
+def _names(param_name: str, plural: bool) -> set[str]:
+    parts = {w for w in re.split(r"[_\W]+", param_name.lower()) if w}
+    if plural:
+        parts |= {w[:-2] for w in parts if w.endswith("es")} | {w[:-1] for w in parts if w.endswith("s")}
+    return parts
+
+
+def spelled(kind: type, names: dict) -> str:
+    """How the file names `kind`: its own name, else an import expression (it is in another module)."""
+    if names.get(kind.__name__) is kind:
+        return kind.__name__
+    if getattr(nn, kind.__name__, None) is kind:
+        return f"torch.nn.{kind.__name__}"
+    return f"__import__({kind.__module__!r}, fromlist=['_']).{kind.__qualname__}"
+
+
+# (class, its required parameters) -> the guess that built it: Guessed's args, kwargs and expression
+NestedGuess = Callable[[type, list], Any]
+
+
+def module_options(param: inspect.Parameter, kind_name: Optional[str], classes: list[type], names: dict,
+                   nested: bool, guess_nested: NestedGuess) -> list[Option]:
+    """Instances (as Parts, built with the instance) for a parameter that takes a module; [] otherwise."""
+    annotation = param.annotation
+    if nested:
+        return []
+    if is_module_class(annotation) and annotation is not nn.ModuleList:
+        kinds = [annotation, *(c for c in classes if issubclass(c, annotation) and c is not annotation)]
+        return _options(kinds, names, guess_nested, count=None)
+    if annotation is nn.Module or annotation is nn.ModuleList:
+        listed = annotation is nn.ModuleList
+        wanted = _names(param.name, plural=listed)
+        kinds = [c for c in classes if class_words(c.__name__) & wanted and not issubclass(c, nn.ModuleList)]
+        count = _LIST_LENGTHS.get(kind_name or "", _DEFAULT_LENGTH) if listed else None
+        # a list nothing fills is still a list: empty, as before a class of the package could fill it
+        empty = _options([nn.ModuleList], names, guess_nested, None) if listed else []
+        return _options(kinds, names, guess_nested, count) + empty
+    return []
+
+
+def _options(kinds: list[type], names: dict, guess_nested: NestedGuess, count: Optional[int]) -> list[Option]:
+    options = []
+    for kind in kinds:
+        try:
+            params = inspect.signature(kind).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        required = [p for p in params if p.default is inspect.Parameter.empty
+                    and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        try:
+            with torch.device("meta"):
+                found = guess_nested(kind, required)
+        except Exception:  # noqa: BLE001 - NoGuess, or the class rejecting every guess: the next class
+            continue
+        one = partial(kind, *found.args, **found.kwargs)
+        text = found.expression.replace(kind.__name__, spelled(kind, names), 1)
+        if count is None:
+            options.append(Option(Part(one), text))
+        else:
+            options.append(Option(Part(lambda one=one: nn.ModuleList(one() for _ in range(count))),
+                                  f"torch.nn.ModuleList([{text} for _ in range({count})])"))
+        if len(options) == MAX_OPTIONS:
+            break
+    return options
