@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from fxlens.report import Build, InputSpec
-from fxlens.worker.construction import elsewhere, main_block
+from fxlens.worker.construction import elsewhere, main_block, module_arguments
 from fxlens.worker.construction import guess_arguments as guessing
 from fxlens.worker.load.discover import ClassSource, calls_to
 from fxlens.worker.levels.values import dtype_name
@@ -207,11 +207,11 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
                                       list(roots), made_here, namespace)
     if found is not None:
         return found.instance, Build("found", detail=found.detail, device=device, directive=found.directive)
-    fixed = {k: guessing.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
+    fixed = {k: module_arguments.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
     try:
         made = guessing.guess(cls, required, fixed, _file_modules(module) + _package_modules(module), source.node,
-                              lambda args, kw: on_device(device, lambda: cls(*map(guessing.made, args),
-                                                                              **{k: guessing.made(v) for k, v in kw.items()})),
+                              lambda args, kw: on_device(device, lambda: cls(*map(module_arguments.made, args),
+                                                                              **{k: module_arguments.made(v) for k, v in kw.items()})),
                               names=namespace)
     except guessing.NoGuess as reason:
         missing = [f"`{p.name}`" for p in required if p.name not in kwargs]

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Optional
 import torch
 from torch import nn
 
-from fxlens.worker.construction.module_arguments import Option, is_module_class, made, module_options  # noqa: F401
+from fxlens.worker.construction.module_arguments import Option, is_module_class, module_options
 
 MAX_BUILDS = 12
 _DIM, _HEAD_DIM = 64, 16
