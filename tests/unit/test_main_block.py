@@ -58,6 +58,19 @@ def test_a_name_set_by_anything_but_an_assignment_leaves_no_construction():
         ''') is None
 
 
+def test_an_object_changed_in_place_before_the_call_is_not_inlined_but_one_only_read_is():
+    changed = """
+        if __name__ == "__main__":
+            cfg = Config()
+            cfg.depth = 4
+            net = Policy(cfg)
+        """
+    assert _read(changed) is None
+    assert _read(changed.replace("cfg.depth = 4", "parser.add_argument('--depth')").replace("Config()", "Parser()")
+                 .replace("Policy(cfg)", "Policy(parser)")) is None
+    assert _read(changed.replace("cfg.depth = 4", "print(cfg)")) == (5, "Policy(Config())")
+
+
 def test_a_lambda_that_binds_a_name_the_block_assigned_is_not_inlined_into():
     assert _read('''
         if __name__ == "__main__":

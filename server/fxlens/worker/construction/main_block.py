@@ -6,7 +6,8 @@ runs the block. It reads it: the call that builds the class, with the assignment
 in place of their names, is one expression (`ActorCritic(gym.vector.SyncVectorEnv([...get_args()...]))`),
 evaluated like a directive and shown as the directive that pins the build. Only what the call needs
 runs, and only what the `safe` policy runs at top level, assignments: nothing after the call (the
-training loop), no bare call, no `with` block's enter and exit. A call inside a top-level `for` loop of
+training loop), no bare call, no `with` block's enter and exit. A name whose object a statement changes in
+place (`cfg.depth = 4`, `parser.add_argument(...)`) is not inlined: the call would get another object. A call inside a top-level `for` loop of
 the block takes the loop's first item (`for preset in PRESETS:` -> `next(iter(PRESETS))`).
 """
 from __future__ import annotations
@@ -67,8 +68,29 @@ def _in_block(body: list[ast.stmt], name: str, known: dict[str, ast.expr]) -> Op
 _UNKNOWN = ast.Name("<unknown>")
 
 
+def _root_name(node: ast.expr) -> Optional[str]:
+    """`cfg` of `cfg.model.depth`, `cfg["depth"]`, `parser.add_argument`."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _changed(stmt: ast.stmt) -> set[str]:
+    """The names whose object `stmt` may change in place: `cfg.depth = 4`, `cfg["depth"] += 1`, and a
+    method called as a statement (`parser.add_argument(...)`, `cfg.update(...)`); not `print(args)`."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+        stmt, (ast.AnnAssign, ast.AugAssign)) else []
+    changed = {_root_name(t) for t in targets if isinstance(t, (ast.Attribute, ast.Subscript))}
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+        changed.add(_root_name(stmt.value.func.value))
+    return {name for name in changed if name}
+
+
 def _learn(stmt: ast.stmt, known: dict[str, ast.expr]) -> None:
-    """What `stmt` leaves each name it sets standing for: its value for `x = ...`, unknown otherwise."""
+    """What `stmt` leaves each name it sets standing for: its value for `x = ...`, unknown otherwise
+    (also a name whose object it changes in place: the inlined expression would not say so)."""
+    for name in _changed(stmt):
+        known[name] = _UNKNOWN
     value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
     inlined = _inlined(value, known) if value is not None else None
