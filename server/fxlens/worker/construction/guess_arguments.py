@@ -60,6 +60,10 @@ _INT_VALUES = {"vocab": [100], "classes": [10], "image": [32, 64], "patch": [8, 
                "spatial_dims": [2, 3]}
 
 
+# kinds that count modules (`num_experts`, `n_heads`, `depth`)
+_COUNTED = ("experts", "heads", "depth")
+
+
 def words(name: str) -> list[str]:
     """`n_embd` -> [n, embd]; `numHeads` -> [num, heads]; `d_model` -> [d, model]."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
@@ -193,11 +197,13 @@ def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], cl
     """Plausible values for one required parameter, best first; [] when nothing hints at one."""
     nested_guess = lambda kind, required: guess(kind, required, {}, [], None,  # noqa: E731
                                                  lambda args, kw: kind(*args, **kw), nested=True)
-    modules = module_options(param, kind_of(param.name), classes, names or {}, nested, nested_guess)
+    kind = kind_of(param.name)
+    # a list of modules holds as many as a sibling count of that kind is guessed at (`experts` -> 4)
+    count = _INT_VALUES[kind][0] if kind in _COUNTED else 2
+    modules = module_options(param, count, classes, names or {}, nested, nested_guess)
     if modules:
         return modules
     annotation = _annotation_text(param.annotation)
-    kind = kind_of(param.name)
     parts = set(words(param.name))
     if use.literals or re.search(r"\bstr\b|Literal", annotation):
         literals = use.literals or re.findall(r"['\"]([^'\"]+)['\"]", annotation)

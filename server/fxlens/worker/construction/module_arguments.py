@@ -19,9 +19,6 @@ from typing import Any, Callable, Optional
 import torch
 from torch import nn
 
-# how many items a ModuleList guess holds, by the parameter's kind (guess_arguments.kind_of)
-_LIST_LENGTHS = {"experts": 4, "heads": 4, "depth": 2}
-_DEFAULT_LENGTH = 2
 MAX_OPTIONS = 2
 
 
@@ -72,9 +69,10 @@ def spelled(kind: type, names: dict) -> str:
 NestedGuess = Callable[[type, list], Any]
 
 
-def module_options(param: inspect.Parameter, kind_name: Optional[str], classes: list[type], names: dict,
+def module_options(param: inspect.Parameter, count: int, classes: list[type], names: dict,
                    nested: bool, guess_nested: NestedGuess) -> list[Option]:
-    """Instances (as Parts, built with the instance) for a parameter that takes a module; [] otherwise."""
+    """Instances (as Parts, built with the instance) for a parameter that takes a module; [] otherwise.
+    `count`: how many items a ModuleList holds."""
     annotation = param.annotation
     if nested:
         return []
@@ -85,10 +83,9 @@ def module_options(param: inspect.Parameter, kind_name: Optional[str], classes: 
         listed = annotation is nn.ModuleList
         wanted = _names(param.name, plural=listed)
         kinds = [c for c in classes if class_words(c.__name__) & wanted and not issubclass(c, nn.ModuleList)]
-        count = _LIST_LENGTHS.get(kind_name or "", _DEFAULT_LENGTH) if listed else None
         # a list nothing fills is still a list: empty, as before a class of the package could fill it
         empty = _options([nn.ModuleList], names, guess_nested, None) if listed else []
-        return _options(kinds, names, guess_nested, count) + empty
+        return _options(kinds, names, guess_nested, count if listed else None) + empty
     return []
 
 
