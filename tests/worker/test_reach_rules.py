@@ -376,3 +376,18 @@ def test_reading_a_big_package_leaves_the_networks_their_whole_time_to_build(mon
     adopted = parents_elsewhere.adopt(elsewhere.Index(), {"ConvModule": ConvModule},
                                       str(FIXTURES / "speech" / "blocks.py"), [str(FIXTURES)])
     assert adopted["ConvModule"].build.detail.startswith("the `conv` instance built by Encoder()")
+
+
+def test_a_class_sized_only_by_a_classmethod_preset_of_another_file_is_built_by_it_not_guessed():
+    """`ModelArgs` has no defaults, so a config of guessed values would build Decoder; the package's own
+    `load()` (through `Decoder.from_name("base")`) says how, and wins, its 12 layers shrunk to 2."""
+    path = FIXTURES / "presets" / "model.py"
+    cls = _analyse(path, levels=("aten",)).find_class("Decoder")
+    assert (cls.build.how, cls.build.detail) == ("found", "built by `load()` in presets/generate.py:8, n_layer 12 → 2")
+    assert cls.build.directive == "Decoder(ModelArgs(dim=96, n_layer=2, n_head=6, vocab_size=320))" \
+                                  "(torch.zeros(2, 8, dtype=torch.int64))"
+    module = load(path)
+    with torch.device("meta"):
+        preset = module.Decoder(module.ModelArgs(**{**module.PRESETS["base"], "n_layer": 2}))
+    ids = torch.zeros(2, 8, dtype=torch.int64)
+    assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(preset, (ids,), {}, path)

@@ -11,9 +11,11 @@ The mechanisms fxlens does not handle yet are strict xfails naming the point of 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -41,7 +43,9 @@ def _files(xfails: dict):
 
 @pytest.fixture(scope="module")
 def runs() -> dict:
-    return {key: reach.fxlens_graph(model) for key, model in FILES.items()}
+    # each file is its own `fxlens graph` process: as many at once as there are cores
+    with ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:
+        return dict(zip(FILES, pool.map(reach.fxlens_graph, FILES.values())))
 
 
 def _raw_torch(key: str, jobs: list) -> dict:
@@ -56,6 +60,7 @@ def rebuilt(runs) -> dict:
     """(file, class) -> raw torch's rows per level, for every class and level fxlens traced (None: the
     report does not say how it built the class)."""
     out: dict = {}
+    files_jobs = {}
     for key in FILES:
         classes = reach.by_class(runs[key])
         jobs = []
@@ -67,7 +72,10 @@ def rebuilt(runs) -> dict:
             elif wanted:
                 out[(key, name)] = None
         if jobs:
-            out.update({(key, name): rows for name, rows in _raw_torch(key, jobs).items()})
+            files_jobs[key] = jobs
+    with ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:  # one raw-torch process per file
+        for key, rows in zip(files_jobs, pool.map(_raw_torch, files_jobs, files_jobs.values())):
+            out.update({(key, name): by_level for name, by_level in rows.items()})
     return out
 
 

@@ -150,8 +150,9 @@ def _package_modules(module: types.ModuleType) -> list[type]:
 def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: ast.Module,
                 device: str, roots: Sequence[str] = (), index: Optional[elsewhere.Index] = None
                 ) -> tuple[nn.Module, Build]:
-    """Construct `cls` with no arguments, a config object, the arguments of a call found in the file,
-    a call found in another file of its package (elsewhere.py), or else guessed arguments.
+    """Construct `cls` with no arguments, a config object of defaults, the arguments of a call found in
+    the file, a factory of the file, its `__main__` block, a call found in another file of its package
+    (elsewhere.py), or else guessed values (a config object's, then the arguments').
     Build.directive is the constructor expression that reproduces it ("" for a build elsewhere).
 
     Raises CannotBuild when nothing fits, or whatever the constructor raises.
@@ -174,11 +175,7 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
                 kwargs[param.name] = value
                 break
     spelled = {k: guessed_configs.get(k) or _spelled(v, namespace) for k, v in kwargs.items()}
-    if len(kwargs) == len(required) and guessed_configs:
-        values = ", ".join(f"{k}={spelled[k]}" for k in kwargs)
-        return on_device(device, lambda: cls(**kwargs)), Build("guessed", detail=values, device=device,
-                                                               directive=f"{name}({values})")
-    if len(kwargs) == len(required):
+    if len(kwargs) == len(required) and not guessed_configs:
         described = ", ".join(f"{k}={type(v).__name__}()" for k, v in kwargs.items())
         ctor = f"{name}({described})" if all(spelled.values()) else ""
         return on_device(device, lambda: cls(**kwargs)), Build("config", detail=f"{name}({described})",
@@ -207,6 +204,10 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
                                       list(roots), made_here, namespace)
     if found is not None:
         return found.instance, Build("found", detail=found.detail, device=device, directive=found.directive)
+    if len(kwargs) == len(required):  # a config of guessed values: only when no real call builds the class
+        values = ", ".join(f"{k}={spelled[k]}" for k in kwargs)
+        return on_device(device, lambda: cls(**kwargs)), Build("guessed", detail=values, device=device,
+                                                               directive=f"{name}({values})")
     fixed = {k: module_arguments.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
     try:
         made = guessing.guess(cls, required, fixed, _file_modules(module) + _package_modules(module), source.node,

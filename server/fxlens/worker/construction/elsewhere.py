@@ -118,6 +118,15 @@ def _called_name(call: ast.Call) -> str:
     return call.func.attr if isinstance(call.func, ast.Attribute) else ""
 
 
+def _called_names(call: ast.Call) -> list[str]:
+    """The names a call is filed under: what it calls, and for `Name.method(...)` the receiver too (a
+    classmethod constructor: `Transformer.from_name("7B")`)."""
+    func = call.func
+    receiver = [func.value.id] if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+        and func.value.id[:1].isupper() else []  # a class, by its name (not `self.proj(...)`, `torch.cat(...)`)
+    return [_called_name(call), *receiver]
+
+
 def _read(folder: str, own: str) -> dict[str, list[Site]]:
     by_name: dict[str, list[Site]] = {}
     for path in _python_files(folder, own):
@@ -130,7 +139,8 @@ def _read(folder: str, own: str) -> dict[str, list[Site]]:
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue  # a file that does not parse builds nothing
         for call, function, container in _calls(tree):
-            by_name.setdefault(_called_name(call), []).append(Site(path, call.lineno, call, function, container))
+            for name in _called_names(call):
+                by_name.setdefault(name, []).append(Site(path, call.lineno, call, function, container))
     for found in by_name.values():
         found.sort(key=lambda s: (s.function is not None, s.path, s.line))
     return by_name
@@ -255,14 +265,18 @@ def _named(kind: type, names: dict) -> Optional[str]:
 
 def _is_factory(function: ast.FunctionDef, call: ast.Call) -> bool:
     """A function fxlens may call to reach `call`: it takes no required argument and returns what the
-    call makes (`return Model(...)`), as a factory or registry entry does; a script's `main()`, which
-    parses arguments and trains, is never run."""
+    call makes (`return Model(...)`, or `model = Model.from_name(name)` ... `return model.eval()`), as a
+    factory or registry entry does; a script's `main()`, which parses arguments and trains, is never run."""
     arguments = function.args
     required = len(arguments.posonlyargs) + len(arguments.args) - len(arguments.defaults)
     if required or any(d is None for d in arguments.kw_defaults):
         return False
-    return any(isinstance(node, ast.Return) and node.value is not None and any(inner is call for inner in ast.walk(node.value))
-               for node in ast.walk(function))
+    holding = {target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
+               and any(inner is call for inner in ast.walk(node.value))
+               for target in node.targets if isinstance(target, ast.Name)}
+    return any(isinstance(node, ast.Return) and node.value is not None and any(
+        inner is call or (isinstance(inner, ast.Name) and inner.id in holding) for inner in ast.walk(node.value))
+        for node in ast.walk(function))
 
 
 def package_classes(module_name: str) -> list[type]:
@@ -327,7 +341,7 @@ def build_by_own_factory(cls: type, module: Any, tree: ast.Module, on_device: Ca
     `@register_model` builder, `def build_small(): return Model(...)`), or None; layer counts shrunk."""
     path = getattr(module, "__file__", None) or "<buffer>"
     for call, function, container in _calls(tree):
-        if function is None or _called_name(call) != cls.__name__:
+        if function is None or cls.__name__ not in _called_names(call):
             continue
         try:
             found = _found_at(Site(path, call.lineno, call, function, container), cls, module.__name__,
