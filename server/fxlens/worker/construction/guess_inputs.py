@@ -58,14 +58,22 @@ def why_of(value: Input) -> str:
     return (value[0].why if value else "") if isinstance(value, tuple) else value.why
 
 
+# the most pixels or voxels a guessed image is grown to: a plane of 224×224, a volume of 64³ (a volume of
+# 224³ is 5.7 GB for one 64-channel activation when the example runs on real CPU tensors)
+_LARGEST_GROWN_IMAGE = 64 ** 3
+
+
 def with_side(value: Input, side: int, why: str) -> Input:
-    """The guess with its image sides (the SPATIAL-sized dims after batch and channels) at `side`."""
+    """The guess with its image sides (the SPATIAL-sized dims after batch and channels) at `side`; as it
+    was when that image would be over _LARGEST_GROWN_IMAGE."""
     if isinstance(value, tuple):
         return tuple(with_side(item, side, why) for item in value)
     if not isinstance(value, Guess) or value.fill == "ids":
         return value
-    shape = tuple(side if i >= 2 and size == SPATIAL and i not in value.dims else size
-                  for i, size in enumerate(value.shape))
+    sides = [i for i, size in enumerate(value.shape) if i >= 2 and size == SPATIAL and i not in value.dims]
+    if side ** len(sides) > _LARGEST_GROWN_IMAGE:
+        return value
+    shape = tuple(side if i in sides else size for i, size in enumerate(value.shape))
     why = f"{value.why}, {side}×{side}: {why}" if value.why else value.why
     return value if shape == value.shape else replace(value, shape=shape, why=why)
 
