@@ -227,19 +227,19 @@ def _spelled(value: Any, capture: Capture, names: dict, depth: int = 0) -> Optio
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
     if isinstance(value, type):  # a block class handed in (`ResidualNet(PlainUnit, [2, 2, 2, 2])`)
-        return _named(value, names)
+        return named(value, names)
     if isinstance(value, (tuple, list)):
         parts = [_spelled(v, capture, names, depth + 1) for v in value]
         if any(p is None for p in parts):
             return None
         return f"({', '.join(parts)}{',' if len(parts) == 1 else ''})" if isinstance(value, tuple) else f"[{', '.join(parts)}]"
     kind = type(value)
-    if _named(kind, names) is None:
+    if named(kind, names) is None:
         return None
     if dataclasses.is_dataclass(value):
         fields = [(f.name, _spelled(getattr(value, f.name), capture, names, depth + 1))
                   for f in dataclasses.fields(value) if f.init]
-        return None if any(s is None for _, s in fields) else f"{_named(kind, names)}({', '.join(f'{k}={s}' for k, s in fields)})"
+        return None if any(s is None for _, s in fields) else f"{named(kind, names)}({', '.join(f'{k}={s}' for k, s in fields)})"
     if id(value) in capture.calls:
         return _call(capture.calls[id(value)], capture, names, depth + 1)
     return None
@@ -249,11 +249,11 @@ def _call(call: tuple[type, tuple, dict], capture: Capture, names: dict, depth: 
     kind, args, kwargs = call
     parts = [_spelled(a, capture, names, depth) for a in args] + [
         (lambda s: None if s is None else f"{k}={s}")(_spelled(v, capture, names, depth)) for k, v in kwargs.items()]
-    named = _named(kind, names)
-    return None if named is None or any(p is None for p in parts) else f"{named}({', '.join(parts)})"
+    spelling = named(kind, names)
+    return None if spelling is None or any(p is None for p in parts) else f"{spelling}({', '.join(parts)})"
 
 
-def _named(kind: type, names: dict) -> Optional[str]:
+def named(kind: type, names: dict) -> Optional[str]:
     """How the class's file names `kind`: its own name, or an import expression for a class it does not
     import (`__import__('pkg.blocks', fromlist=['_']).UNet`); None for a class defined in a function."""
     if names.get(kind.__name__) is kind:

@@ -19,6 +19,8 @@ from typing import Any, Callable, Optional
 import torch
 from torch import nn
 
+from fxlens.worker.construction.elsewhere import named
+
 MAX_OPTIONS = 2
 
 
@@ -57,12 +59,11 @@ def _names(param_name: str, plural: bool) -> set[str]:
 
 
 def spelled(kind: type, names: dict) -> str:
-    """How the file names `kind`: its own name, else an import expression (it is in another module)."""
-    if names.get(kind.__name__) is kind:
-        return kind.__name__
-    if getattr(nn, kind.__name__, None) is kind:
+    """How the file names `kind`: its own name, `torch.nn.X` for torch's, else an import expression
+    (elsewhere.named); a class defined in a function keeps its bare name."""
+    if names.get(kind.__name__) is not kind and getattr(nn, kind.__name__, None) is kind:
         return f"torch.nn.{kind.__name__}"
-    return f"__import__({kind.__module__!r}, fromlist=['_']).{kind.__qualname__}"
+    return named(kind, names) or kind.__name__
 
 
 # (class, its required parameters) -> the guess that built it: Guessed's args, kwargs and expression
