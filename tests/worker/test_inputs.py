@@ -281,6 +281,15 @@ def test_too_wide_to_run_a_branch_still_reaches_export_and_says_why(reports):
     assert aten.category == "data-dependent-control-flow" and aten.line == 13
 
 
+def test_an_input_too_large_for_the_cpu_is_guessed_on_meta_and_both_levels_match_torch(reports):
+    # its guessed input alone is 8 TB: it used to end the whole file as an internal error
+    boundless = _cls(reports, "wide_gate", "Boundless")
+    assert _specs(boundless) == [("x", ["B", 2**40], "float32")] and boundless.build.tensors == "meta"
+    assert not [d for d in reports["wide_gate"].all_diagnostics() if d.category == "internal"]
+    assert_fx_matches_torch(boundless, "wide_gate")
+    assert_aten_matches_torch(boundless, "wide_gate")
+
+
 def test_no_meta_device_artefact_is_reported_as_the_users_bug(reports):
     for report in reports.values():
         for diagnostic in report.all_diagnostics():

@@ -29,6 +29,16 @@ class Guess:
     why: str = field(default="", compare=False)
 
     def tensor(self) -> torch.Tensor:
+        """The CPU tensor; a meta one when the CPU cannot hold it (only meta or fake tensors could run such a
+        model anyway, and export needs no values)."""
+        try:
+            return self._on_cpu()
+        except (RuntimeError, MemoryError) as error:
+            if not cannot_allocate(error):
+                raise
+            return torch.empty(self.shape, dtype=self.dtype, device="meta")
+
+    def _on_cpu(self) -> torch.Tensor:
         count = 1
         for size in self.shape:
             count *= size
@@ -40,6 +50,10 @@ class Guess:
             return getattr(torch, self.fill)(self.shape, dtype=self.dtype)
         generator = torch.Generator().manual_seed(len(self.shape) * 1000 + count)
         return torch.randn(self.shape, generator=generator).to(self.dtype)
+
+
+def cannot_allocate(error: BaseException) -> bool:
+    return isinstance(error, MemoryError) or "can't allocate memory" in str(error)
 
 
 # an input is one tensor, or a tuple of them (an LSTM's `(h, c)`)
