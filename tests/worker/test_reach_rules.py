@@ -304,6 +304,24 @@ def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(monk
         assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(instance, pinned, pinned_kwargs, path)
 
 
+def test_a_child_follows_its_parent_when_the_parent_is_traced_as_a_network_elsewhere_builds_it(monkeypatch):
+    """FrameBlock built alone (guessed channels, no inputs that run it) hands FrameMixer nothing; once
+    FrameBlock is traced as VideoNet's instance, FrameMixer is that instance's mixer, with what it receives."""
+    path = FIXTURES / "frames" / "blocks.py"
+    report = _analyse(path)
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    from frames.network import VideoNet
+    network = VideoNet()
+    block, mixer = report.find_class("FrameBlock"), report.find_class("FrameMixer")
+    assert block.build.detail == "the `block` instance built by VideoNet() in frames/network.py"
+    assert (mixer.build.how, mixer.build.detail) == ("parent", "the `spatial` instance built by FrameBlock")
+    args, kwargs = first_call_of(network, "block.spatial", (torch.randn(2, 3, 16, 16, 16),), {})
+    assert mixer.build.inputs_source == "parent"
+    assert [spec.shape for spec in mixer.build.inputs] == [list(args[0].shape)]  # frames folded into the batch
+    assert mixer.levels["aten"].ok
+    assert reported(mixer, "aten") == aten_nodes(network.block.spatial, args, kwargs, path)
+
+
 def test_the_pinned_directive_gives_a_block_its_inputs_memory_layout(monkeypatch):
     """The encoder hands its block a transposed view; the block's `.contiguous()` copies it, and torch
     records that copy only for a tensor that is not already dense, so the pin must keep the layout."""

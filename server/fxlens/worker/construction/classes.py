@@ -144,8 +144,10 @@ class Building:
         why none were recorded."""
         # by the class itself, not its name: `nn.LayerNorm` is not the file's own `LayerNorm`
         # a child a bigger parent adopted without inputs (its run failed) is adopted again where it gets some
+        # so is a child of an instance this parent no longer is (it was built again, elsewhere): it follows it
         wanted = {self.namespace[s.name] for s in sources if not s.directive and s.name != parent_name
-                  and not _recorded_by_parent(examples.get(s.name))}
+                  and (not _recorded_by_parent(examples.get(s.name))
+                       or _left_behind(examples[s.name], parent_name, parent))}
         if not any(type(sub) in wanted for sub in parent.instance.modules()):
             return []
         if parent.inputs is None:
@@ -202,3 +204,8 @@ def _without_good_inputs(example: Any) -> bool:
 
 def _recorded_by_parent(example: Any) -> bool:
     return isinstance(example, building.Example) and bool(example.parent) and example.inputs is not None
+
+
+def _left_behind(child: building.Example, parent_name: str, parent: building.Example) -> bool:
+    """A child adopted from an earlier instance of `parent_name`, which `parent` now replaces."""
+    return child.parent == parent_name and not any(sub is child.instance for sub in parent.instance.modules())
