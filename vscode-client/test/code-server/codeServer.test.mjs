@@ -22,6 +22,14 @@ async function openFile(name) {
   await page.locator(".tabs-container .tab.active", { hasText: name }).waitFor();
 }
 
+/** Brings an open file's editor to the front by its tab. A click inside the graph's webview makes the
+ * graph's group the active one (or not yet: VS Code learns of the webview's focus asynchronously), so
+ * `editor()` right after it may find no text editor; typing must go to this file. */
+async function focusFile(name) {
+  await page.locator(".tabs-container .tab", { hasText: name }).first().click();
+  await page.locator(".editor-group-container.active .tabs-container .tab.active", { hasText: name }).waitFor();
+}
+
 /** Fails at once when an earlier step left fxlens not running, instead of every wait timing out. */
 async function requireFxlensRunning() {
   if (await page.locator(".statusbar-item", { hasText: /fxlens: (unavailable|stopped)/ }).count()) {
@@ -162,6 +170,7 @@ test("the level switcher draws the aten graph", async () => {
 test("the graph follows edits: a new line's node appears", async () => {
   await requireFxlensRunning();
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await focusFile("model.py");
   await editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ }).click();
   await page.keyboard.press("End");
   await page.keyboard.press("Enter");
@@ -172,6 +181,7 @@ test("the graph follows edits: a new line's node appears", async () => {
 
 test("the palette's Show FX graph draws the class around the cursor", async () => {
   await requireFxlensRunning();
+  await focusFile("model.py");
   await editor().locator(".view-line", { hasText: /y\s=\sself\.fc\(x\)/ }).click();
   await page.keyboard.press("F1");
   await page.keyboard.type("fxlens: Show FX graph");
@@ -295,7 +305,7 @@ test("a settings change reaches the server: inlay hints show the shapes lines as
   await page.locator(".settings-editor").waitFor();
   await page.keyboard.type("fxlens.inlayHints");
   await page.locator(".setting-item-bool .setting-value-checkbox").first().click();
-  await page.locator(".tabs-container .tab", { hasText: "model.py" }).first().click();
+  await focusFile("model.py");
   const line = editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ });
   await line.filter({ hasText: /\(4,\s16\)\sf32/ }).waitFor({ timeout: TRACE_TIMEOUT });
   await page.screenshot({ path: artifact("code-server-inlay.png") });
