@@ -71,6 +71,10 @@ export class FxlensClient {
     this.events.status("starting", `${interpreter} -m fxlens serve`);
     this.log.appendLine(`[fxlens] starting: ${interpreter} -m fxlens serve --stdio`);
     await client.start();
+    if (this.settings !== settings && this.client === client) {
+      // changed while the server started (trust granted on a loaded machine): it may have asked before
+      await this.updateSettings(this.settings!);
+    }
   }
 
   async stop(): Promise<void> {
