@@ -11,9 +11,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -49,32 +51,41 @@ def _file(module: str) -> str:
 
 @pytest.fixture(scope="module")
 def traced() -> dict:
-    """(module, class) -> (fxlens's levels, raw torch's rows per level), one raw-torch process per package."""
-    out, jobs, runs = {}, {}, {}
-    with tempfile.TemporaryDirectory() as empty:  # only installed packages are importable, as for a user
+    """(module, class) -> (fxlens's levels, raw torch's rows per level): the fxlens runs one per core, then one
+    raw-torch process per package, one per core too (each is a process of its own: threads only wait)."""
+    wanted_runs = {}
+    for package, module, name, wanted in CLASSES + ALONE:
+        # the whole file, as bench/reach_packages.py runs it (a child needs its parent), or the class alone
+        only = ("--class", name) if (package, module, name, wanted) in ALONE else ()
+        wanted_runs.setdefault((_file(module), only), None)
+    out, jobs = {}, {}
+    with tempfile.TemporaryDirectory() as empty, ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:
+        # only installed packages are importable, as for a user
+        runs = dict(zip(wanted_runs, pool.map(
+            lambda key: reach_common.fxlens_json(Path(key[0]), Path(empty), ("--level", "fx", "--level", "aten", *key[1]),
+                                                 timeout=600), wanted_runs)))
         for package, module, name, wanted in CLASSES + ALONE:
-            file = _file(module)
-            # the whole file, as bench/reach_packages.py runs it (a child needs its parent), or the class alone
             only = ("--class", name) if (package, module, name, wanted) in ALONE else ()
-            if (file, only) not in runs:
-                runs[file, only] = reach_common.fxlens_json(Path(file), Path(empty),
-                                                            ("--level", "fx", "--level", "aten", *only), timeout=600)
-            run = runs[file, only]
+            run = runs[_file(module), only]
             classes = reach_common.by_class(run)
             levels = classes.get(name, {})
             out[(module, name)] = [levels, run, {}]
             how = reach_common.recipe(name, levels, classes) if levels else None
             if how:
-                jobs.setdefault(package, []).append({"file": file, "module": module, "class": name,
+                jobs.setdefault(package, []).append({"file": _file(module), "module": module, "class": name,
                                                      "levels": list(wanted), "recipe": how})
-    for package, package_jobs in jobs.items():
-        done = subprocess.run([sys.executable, str(ROOT / "bench" / "reach_packages_torch.py")], capture_output=True,
-                              text=True, timeout=600,
-                              input=json.dumps({"package": package, "mode": "rebuild", "jobs": package_jobs}))
-        assert done.returncode == 0, done.stderr[-3000:]
-        for job, rebuilt in zip(package_jobs, json.loads(done.stdout)["rebuilds"]):
-            out[(job["module"], job["class"])][2] = rebuilt
+        for package_jobs, rebuilds in zip(jobs.values(), pool.map(_rebuild, jobs.items())):
+            for job, rebuilt in zip(package_jobs, rebuilds):
+                out[(job["module"], job["class"])][2] = rebuilt
     return out
+
+
+def _rebuild(package_jobs: tuple[str, list[dict]]) -> list[dict]:
+    package, jobs = package_jobs
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "reach_packages_torch.py")], capture_output=True,
+                          text=True, timeout=600, input=json.dumps({"package": package, "mode": "rebuild", "jobs": jobs}))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)["rebuilds"]
 
 
 @pytest.mark.parametrize("module,name,wanted", [(m, c, w) for _, m, c, w in CLASSES + ALONE],
