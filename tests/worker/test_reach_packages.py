@@ -53,11 +53,7 @@ def _file(module: str) -> str:
 def traced() -> dict:
     """(module, class) -> (fxlens's levels, raw torch's rows per level): the fxlens runs one per core, then one
     raw-torch process per package, one per core too (each is a process of its own: threads only wait)."""
-    wanted_runs = {}
-    for package, module, name, wanted in CLASSES + ALONE:
-        # the whole file, as bench/reach_packages.py runs it (a child needs its parent), or the class alone
-        only = ("--class", name) if (package, module, name, wanted) in ALONE else ()
-        wanted_runs.setdefault((_file(module), only), None)
+    wanted_runs = dict.fromkeys(_run_key(entry) for entry in CLASSES + ALONE)
     out, jobs = {}, {}
     with tempfile.TemporaryDirectory() as empty, ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:
         # only installed packages are importable, as for a user
@@ -65,8 +61,7 @@ def traced() -> dict:
             lambda key: reach_common.fxlens_json(Path(key[0]), Path(empty), ("--level", "fx", "--level", "aten", *key[1]),
                                                  timeout=600), wanted_runs)))
         for package, module, name, wanted in CLASSES + ALONE:
-            only = ("--class", name) if (package, module, name, wanted) in ALONE else ()
-            run = runs[_file(module), only]
+            run = runs[_run_key((package, module, name, wanted))]
             classes = reach_common.by_class(run)
             levels = classes.get(name, {})
             out[(module, name)] = [levels, run, {}]
@@ -78,6 +73,13 @@ def traced() -> dict:
             for job, rebuilt in zip(package_jobs, rebuilds):
                 out[(job["module"], job["class"])][2] = rebuilt
     return out
+
+
+def _run_key(entry: tuple) -> tuple[str, tuple]:
+    """The fxlens run a class is read from: its whole file, as bench/reach_packages.py runs it (a child needs
+    its parent), or the class alone."""
+    _, module, name, _ = entry
+    return _file(module), (("--class", name) if entry in ALONE else ())
 
 
 def _rebuild(package_jobs: tuple[str, list[dict]]) -> list[dict]:
