@@ -49,6 +49,19 @@ def raw_torch(files: list[str], jobs: list[dict], truth: bool = True, python: st
     return json.loads(done.stdout)
 
 
+def rebuild_jobs(models: list[ModelFile], runs: dict) -> list[dict]:
+    """What raw torch rebuilds of each class fxlens traced (`runs`: file key -> fxlens_graph), per level shown."""
+    jobs = []
+    for model in models:
+        classes = by_class(runs[model.key])
+        for name, levels in classes.items():
+            wanted = [level for level, obj in levels.items() if shown(obj)]
+            how = recipe(name, levels, classes) if wanted else None
+            if how:
+                jobs.append({"file": model.key, "class": name, "levels": wanted, "recipe": how})
+    return jobs
+
+
 def measure(models: tuple = CORPUS, installed: bool = False, python: str = sys.executable, log=print) -> dict:
     runs = {}
     for model in models:
@@ -59,14 +72,7 @@ def measure(models: tuple = CORPUS, installed: bool = False, python: str = sys.e
         repos[model.repo].append(model)
     raw: dict = {"truth": {}, "rebuilds": [], "import_errors": {}}
     for repo, members in repos.items():
-        jobs = []
-        for model in members:
-            classes = by_class(runs[model.key])
-            for name, levels in classes.items():
-                wanted = [level for level, obj in levels.items() if shown(obj)]
-                how = recipe(name, levels, classes) if wanted else None
-                if how:
-                    jobs.append({"file": model.key, "class": name, "levels": wanted, "recipe": how})
+        jobs = rebuild_jobs(members, runs)
         log(f"raw torch {repo} ({len(jobs)} rebuilds) …")
         answer = raw_torch([m.key for m in members], jobs, python=python)
         for key in raw:

@@ -6,7 +6,9 @@ import one repository's model files the way its scripts do and, per class,
     rebuild  rebuild what fxlens reported it built (its directive, its constructor call and inferred inputs,
              or the instance a parent built, with the inputs that parent gave it) and list raw torch's nodes
              at each level (bench/torch_nodes.py), for the node-by-node agreement check;
-    time     the cold baseline of the benchmark row: fx + export of every reference class of every file.
+    time     the cold baseline of the benchmark row: fx + export of every reference class of every file;
+    time-rebuilds  the like-for-like baseline: fx + export of what fxlens built (the `rebuild` jobs of
+             every file, as above), one cold process, timed.
 
     python bench/reach_torch.py < request.json > answer.json
 """
@@ -59,27 +61,51 @@ def truth(model: ModelFile, module) -> dict:
     return out
 
 
+def _each_file_imported(keys: list[str]):
+    """(model file, its module) for each key in turn; what a file imported of its repository is forgotten
+    after it (repositories reuse top-level names such as `model`), torch's modules stay."""
+    files = {m.key: m for m in CORPUS}
+    for key in keys:
+        model = files[key]
+        before = set(sys.modules)
+        saved_path = list(sys.path)
+        yield model, model.imported()
+        root = str(model.root.resolve())
+        for name in set(sys.modules) - before:
+            if (getattr(sys.modules[name], "__file__", None) or "").startswith(root):
+                del sys.modules[name]
+        sys.path[:] = saved_path
+
+
 def time_all() -> dict:
     """fx + export of every reference class of the corpus, one process (the benchmark's baseline)."""
     start = time.perf_counter()
     traced = 0
-    for model in CORPUS:
-        before = set(sys.modules)
-        saved_path = list(sys.path)
-        module = model.imported()
+    for model, module in _each_file_imported([m.key for m in CORPUS]):
         results = truth(model, module)
         traced += sum(bool(r.get("fx_ok")) + bool(r.get("export_ok")) for r in results.values())
-        root = str(model.root.resolve())
-        for name in set(sys.modules) - before:  # repositories reuse top-level names (`model`); torch's stay
-            if (getattr(sys.modules[name], "__file__", None) or "").startswith(root):
-                del sys.modules[name]
-        sys.path[:] = saved_path
     return {"seconds": time.perf_counter() - start, "traced_levels": traced}
+
+
+def time_rebuilds(keys: list[str], jobs: list[dict]) -> dict:
+    """fx + export of what fxlens built for each class (its directives, constructor calls, inputs and
+    parents' instances), one process: raw torch doing the work fxlens did, on the same instances."""
+    start = time.perf_counter()
+    traced = failed = 0
+    for model, module in _each_file_imported(keys):
+        path = str(model.file.resolve())
+        for job in (j for j in jobs if j["file"] == model.key):
+            rows = rebuild_in(job, namespace(module), path)
+            traced += sum("rows" in level for level in rows.values())
+            failed += sum("rows" not in level for level in rows.values())
+    return {"seconds": time.perf_counter() - start, "traced_levels": traced, "failed_levels": failed}
 
 
 def answer(request: dict) -> dict:
     if request.get("mode") == "time":
         return time_all()
+    if request.get("mode") == "time-rebuilds":
+        return time_rebuilds(request["files"], request["jobs"])
     files = {m.key: m for m in CORPUS}
     out: dict = {"truth": {}, "rebuilds": [], "import_errors": {}}
     for key in request["files"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fxlens.ci.cache import workspace_imports
+from fxlens.ci.check import costliest_first
 from fxlens.ci.findings import finding
 from fxlens.ci.formats import github_lines
 from fxlens.ci.tree import files_to_check, module_files
@@ -87,3 +88,12 @@ def test_progress_only_on_a_terminal():
         progress.close()
     assert quiet.getvalue() == ""
     assert "fxlens: 1/3 files" in shown.getvalue() and "fxlens: 3/3 files" in shown.getvalue()
+
+
+def test_a_cold_check_starts_with_the_files_it_knows_least_and_the_longest():
+    # files never traced before come first, longest text first (nothing else tells their cost); then the
+    # files the cache folder recorded a cost for, costliest first
+    misses = {"small_new.py": (None, "x" * 10), "big_new.py": (None, "x" * 5000),
+              "cheap_known.py": (0.5, "x" * 9000), "dear_known.py": (12.0, "x" * 20)}
+    order = sorted(misses, key=lambda name: costliest_first(*misses[name]))
+    assert order == ["big_new.py", "small_new.py", "dear_known.py", "cheap_known.py"]

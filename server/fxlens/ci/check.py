@@ -99,9 +99,10 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
         progress.step()
     misses = [(path, texts[path], [workspace]) for path in files if path not in reports]
     # the costliest first (the cache's recorded costs, kept across fxlens and torch versions; unknown files
-    # before them): a long file started last would leave the other workers idle while it runs alone
+    # before them, the longest text first): a long file started last would leave the other workers idle
+    # while it runs alone
     costs = read_costs(cache.folder)
-    misses.sort(key=lambda miss: -costs.get(_shard_name(miss[0]), float("inf")))
+    misses.sort(key=lambda miss: costliest_first(costs.get(_shard_name(miss[0])), miss[1]))
     try:
         traced = asyncio.run(trace_all(misses, args.python, options, args.jobs, progress.step))
     except WorkerUnavailable as error:
@@ -125,6 +126,12 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     cached = f" ({summary['cached']} from the cache)" if summary["cached"] else ""
     print(f"{len(files)} file(s) checked{cached}, {errors} error(s)", file=sys.stderr)
     return 1 if errors else 0
+
+
+def costliest_first(recorded: Optional[float], text: str) -> tuple[int, float]:
+    """Sort key: files never traced before (by their length: more source, more classes to trace), then the
+    recorded costs, each from the largest down."""
+    return (0, -len(text)) if recorded is None else (1, -recorded)
 
 
 def _shard_name(path: str) -> str:
