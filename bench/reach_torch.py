@@ -93,9 +93,9 @@ def time_rebuilds(keys: list[str], jobs: list[dict]) -> dict:
     start = time.perf_counter()
     traced = failed = 0
     for model, module in _each_file_imported(keys):
-        path = str(model.file.resolve())
+        path, scope = str(model.file.resolve()), namespace(module)
         for job in (j for j in jobs if j["file"] == model.key):
-            rows = rebuild_in(job, namespace(module), path)
+            rows = rebuild_in(job, scope, path)
             traced += sum("rows" in level for level in rows.values())
             failed += sum("rows" not in level for level in rows.values())
     return {"seconds": time.perf_counter() - start, "traced_levels": traced, "failed_levels": failed}

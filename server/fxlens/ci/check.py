@@ -98,9 +98,8 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     for _ in reports:
         progress.step()
     misses = [(path, texts[path], [workspace]) for path in files if path not in reports]
-    # the costliest first (the cache's recorded costs, kept across fxlens and torch versions; unknown files
-    # before them, the longest text first): a long file started last would leave the other workers idle
-    # while it runs alone
+    # the costliest first (costs.json is kept across fxlens and torch versions): a long file started last
+    # would leave the other workers idle while it runs alone
     costs = read_costs(cache.folder)
     misses.sort(key=lambda miss: costliest_first(costs.get(_shard_name(miss[0])), miss[1]))
     try:
