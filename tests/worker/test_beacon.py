@@ -44,12 +44,14 @@ except RuntimeError:
     print(name, line, running)
 name, line, _, _, running = samples_later(3)  # nothing handled any more, nothing of the file running
 print(name, line, running)
+beacon.at_class("Next")  # a new class forgets the line
+print(*beacon.read()[:2])
 """
 
 
-def test_the_beacon_keeps_the_line_that_raised_while_fxlens_handles_the_error():
+def test_the_beacon_keeps_the_line_that_raised_while_fxlens_handles_the_error_and_after():
     # the sampling thread never stops: it runs in a process of its own
     done = subprocess.run([sys.executable, "-c", _BEACON_WHILE_HANDLING], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(SERVER)})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:2] == ["Deep 3 False", "Deep 0 True"], done.stdout
+    assert done.stdout.split("\n")[:3] == ["Deep 3 raised", "Deep 3 after", "Next 0"], done.stdout

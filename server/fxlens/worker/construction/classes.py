@@ -79,6 +79,9 @@ class Building:
             except building.DirectiveFailed as failed:
                 last_error, stage = failed.error, failed.stage
                 continue
+            except RecursionError as error:  # no device changes a recursion: the CPU would only run it again
+                last_error = error
+                break
             except Exception as error:
                 last_error = error
                 continue

@@ -16,10 +16,15 @@ import time
 from typing import Optional
 
 _SIZE = 4096
-# sequence (odd while writing), samples taken, innermost line of the user's file, class name length, whether
-# that line was on the stack at the last sample (1) or is only the last one seen (0: fxlens's own code was
-# running then, e.g. turning what the line raised into a diagnostic)
+# sequence (odd while writing), samples taken, innermost line of the user's file, class name length, and what
+# that line was at the last sample (one of STATES)
 _HEADER = struct.Struct("<IIIII")
+# on the stack; had raised what fxlens was handling (a recursion a million deep leaves a long traceback to
+# read); or the last line of the class seen, fxlens's own code running after it. Only a new class forgets the
+# line: a sample can wait seconds for the interpreter lock (CPython hands it on rarely in a very deep
+# recursion), so the one sample it gets may well fall between the user's code and fxlens's.
+STATES = ("after", "running", "raised")
+_AFTER, _RUNNING, _RAISED = range(3)
 _NAME_AT = _HEADER.size
 _MAX_NAME = 512
 _NOTE_AT = _NAME_AT + _MAX_NAME
@@ -44,18 +49,18 @@ class Beacon:
     # -- the child's side ------------------------------------------------------------------------
 
     def _write(self, line: Optional[int] = None, name: Optional[str] = None, sampled: bool = False,
-               now: bool = True) -> None:
+               state: int = _RUNNING) -> None:
         with self._lock:
-            self._write_locked(line, name, sampled, now)
+            self._write_locked(line, name, sampled, state)
 
-    def _write_locked(self, line: Optional[int], name: Optional[str], sampled: bool, now: bool) -> None:
+    def _write_locked(self, line: Optional[int], name: Optional[str], sampled: bool, state: int) -> None:
         seq, samples, old_line, length, _ = self._unpack(self.memory, 0)
         self._pack(self.memory, 0, seq + 1, samples, old_line, length, 0)  # odd: a reader retries
         if name is not None:
             data = name.encode("utf-8", "replace")[:_MAX_NAME]
             length = self._len(data)
             self.memory[_NAME_AT:_NAME_AT + length] = data
-        self._pack(self.memory, 0, seq + 2, samples + sampled, old_line if line is None else line, length, now)
+        self._pack(self.memory, 0, seq + 2, samples + sampled, old_line if line is None else line, length, state)
 
     def at_class(self, name: str) -> None:
         """The analysis starts on class `name` ("" between classes): what a hang or crash costs."""
@@ -101,26 +106,22 @@ class Beacon:
                 del frame
                 if line:
                     self._write(line=line, sampled=True)
-                elif handling():
-                    # fxlens is turning what the code raised into a diagnostic (a recursion a million deep
-                    # takes a while): the last line seen stays the one to name
-                    self._write(sampled=True, now=False)
-                else:
-                    self._write(line=0, sampled=True)
+                else:  # the last line seen stays the one to name
+                    self._write(sampled=True, state=_RAISED if handling() else _AFTER)
                 sleep(SAMPLE_SECONDS)
 
         _thread.start_new_thread(sample, ())
 
     # -- the worker's side -----------------------------------------------------------------------
 
-    def read(self) -> tuple[str, int, int, str, bool]:
-        """(class, line, samples taken, note, whether the line was running at the last sample) as last
+    def read(self) -> tuple[str, int, int, str, str]:
+        """(class, line, samples taken, note, what the line was at the last sample: one of STATES) as last
         written; line 0 when unknown."""
         for _ in range(100):
-            seq, samples, line, length, now = self._unpack(self.memory, 0)
+            seq, samples, line, length, state = self._unpack(self.memory, 0)
             name = bytes(self.memory[_NAME_AT:_NAME_AT + min(length, _MAX_NAME)])
             if seq % 2 == 0 and self._unpack(self.memory, 0)[0] == seq:
                 break
         size = min(int.from_bytes(self.memory[_NOTE_AT:_NOTE_AT + 4], "little"), _MAX_NOTE)
         note = bytes(self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size]).decode("utf-8", "replace")
-        return name.decode("utf-8", "replace"), line, samples, note, bool(now)
+        return name.decode("utf-8", "replace"), line, samples, note, STATES[state] if state < len(STATES) else "after"

@@ -162,14 +162,14 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def describe_death(status: int, grown_kb: int, memory_mb: int, line_known: bool,
+def describe_death(status: int, grown_kb: int, memory_mb: int, where: str,
                    note: str = "", limits_note: str = "") -> tuple[str, str, str]:
     """(category, message, fix) for a child that died without a report.
 
     `grown_kb` is how much the child's peak resident size exceeded the worker's when it was forked:
     an outside SIGKILL after large growth is the kernel's out-of-memory killer; otherwise it is not.
+    `where` places it: "on this line", "after this line ran", "(the line is unknown)".
     """
-    where = "on this line" if line_known else "(the line is unknown)"
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         if note.startswith("os.kill"):
@@ -221,6 +221,15 @@ def _blind_spots(pid: int, dump_fd_gone: bool, samples: int, notes: str) -> str:
     return "; ".join(found)
 
 
+_LAST_SEEN = {
+    "running": "; this line was still running",
+    "raised": "; this line had raised an error that fxlens was still reading (a very deep recursion leaves a very "
+              "long traceback)",
+    "after": "; this is the last line of the class fxlens saw running, and fxlens's own code ran after it (a very "
+             "deep recursion that ended in an error, or a slow trace of code that had already run)",
+}
+
+
 def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb: int,
                           dump_fd_gone: bool = False) -> tuple[Diagnostic, str]:
     """The diagnostic for a child that never said `done`, and the class it was working on ("" for the
@@ -230,26 +239,24 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
     path = os.path.abspath(job.request["path"])
     lines = line_model.split(job.request["text"])
     dumped, note = read_dump(job.dump_fd, path, job.request["text"])
-    working_on, sampled, samples, limits_note, running = job.beacon.read()
+    working_on, sampled, samples, limits_note, state = job.beacon.read()
     known = dumped or sampled or None
-    # the line the code was at when it raised, fxlens then still turning that into a diagnostic
-    raised_here = not dumped and bool(sampled) and not running
+    # a stack dump shows the line running; the beacon may know only the line seen last (see beacon.STATES)
+    state = "running" if dumped else state
     # line 0 when unknown: the class's line, if a class was running, else the file's first line
     line, col, end_line, end_col = _whole_line(lines, known) if known else (0, 0, 0, 0)
     blind = "" if known else _blind_spots(job.pid, dump_fd_gone, samples, limits_note)
     unknown = f" (fxlens could not tell which line was running: {blind})" if blind else ""
     if reason is not None:
         category = "timeout"
-        message = (f"fxlens stopped the trace: {reason}; this line was still running" if known and not raised_here
-                   else f"fxlens stopped the trace: {reason}; this line had raised an error that fxlens was still "
-                        "reading (a very deep recursion leaves a very long traceback)" if known
-                   else f"fxlens stopped the trace: {reason}{unknown}")
+        message = f"fxlens stopped the trace: {reason}" + (_LAST_SEEN.get(state, "") if known else unknown)
         fix = ("Look for an endless loop or a blocking call (sleep, input, network) here; raise "
                "`fxlens.timeoutSeconds` if the code is just slow.")
         explanation = "The trace did not finish in time, so fxlens killed it and everything it started."
     else:
-        category, message, fix = describe_death(status, grown_kb, int(job.request.get("memory_mb", 0)),
-                                                known is not None, note, limits_note)
+        where = "(the line is unknown)" if not known else "after this line ran" if state == "after" else "on this line"
+        category, message, fix = describe_death(status, grown_kb, int(job.request.get("memory_mb", 0)), where,
+                                                note, limits_note)
         message += unknown
         explanation = "The trace process ended without a report; fxlens discarded that run."
     return Diagnostic(line, col, end_line, end_col, "error", category, message, explanation, fix), working_on
