@@ -36,6 +36,7 @@ from fxlens.worker.construction import reproduce
 from fxlens.worker.construction.classes import Building
 from fxlens.worker.load.package_init import stand_in_diagnostic
 from fxlens.worker.analysis.bounds import bound_diagnostic, bound_level
+from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.table import TABLE, ClassContext, asked, split
 from fxlens.worker.load.skipped_names import explain_skipped
 from fxlens.worker.levels.values import dtype_name, free_sizes
@@ -63,6 +64,7 @@ class Analysis(Building):
         self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
         self.text = text
         self.lines = line_model.split(text)
+        self.syntax = FileSyntax(self.lines)  # parsed when a level first needs it, once for every class
         self.levels = list(asked(levels)) or ["fx"]  # in trace order: deeper levels reuse the export
         self.cheap, self.deep = split(tuple(self.levels))
         # the class-level hints (inputs guessed, arguments guessed) on the first level traced; a request
@@ -293,7 +295,8 @@ class Analysis(Building):
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
         started = Started(source, example, report, class_span, ClassContext(tuple(self.levels), self.describe_program,
-                                                                                  deadline=self.deadline, names=self.names))
+                                                                                  deadline=self.deadline, names=self.names,
+                                                                                  syntax=self.syntax))
         self._trace_levels(started, self.cheap, emit)
         return started
 

@@ -16,6 +16,7 @@ from fxlens.worker.levels import devices
 from fxlens.worker.levels import instance_state
 from fxlens.worker.failures.classify import classify, message_text
 from fxlens.worker.levels.limitations import limitation_diagnostics
+from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow
 
 _HAS_POSITIONS = sys.version_info >= (3, 11)
@@ -295,7 +296,9 @@ def _propagate(gm: torch.nn.Module, inputs: tuple) -> dict[str, Any]:
     return recorder.values
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelResult:
+def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: Optional[FileSyntax] = None
+        ) -> LevelResult:
+    """`syntax`: the file's, when the caller traces more than one class of it (parsed once)."""
     started = time.perf_counter()
     try:
         gm, plain_failure = _graph_for(example, path)
@@ -314,7 +317,8 @@ def run(example: Any, path: str, lines: list[str], class_span: Span) -> LevelRes
     nodes = nodes_of(gm.graph, values, names, twins)
     for node in nodes:
         _narrow_get_attr(node, lines)
-    diagnostics += limitation_diagnostics(gm, nodes, lines, class_span.line, type(example.instance).__name__)
+    diagnostics += limitation_diagnostics(gm, nodes, lines, class_span.line, type(example.instance).__name__,
+                                          syntax or FileSyntax(lines))
     notes = [] if _HAS_POSITIONS else ["whole lines only: column spans need Python >= 3.11"]
     if plain_failure is not None:
         notes.insert(0, _defaults_frozen(gm, plain_failure))

@@ -13,6 +13,7 @@ import torch.fx as fx
 
 from fxlens.report import Diagnostic, Node, Span
 from fxlens.worker.failures.classify import whole_line
+from fxlens.worker.levels.syntax import FileSyntax
 
 IN_PLACE, VIEW_WRITE, FROZEN_ARGUMENT, FROZEN_TENSOR = "in-place", "write-through-view", "frozen-argument", "frozen-tensor"
 # Tensor methods whose result shares the storage of `self`
@@ -70,14 +71,6 @@ def _in_place_method(node: fx.Node, where: Node, lines: list[str]) -> Diagnostic
     return _diagnostic(where, lines, "warning", IN_PLACE, f"`{expr or method}` updates a traced value in place",
                        _WHY_IN_PLACE, f"Use the functional form: `{receiver} = {functional}`" if receiver
                        else f"Use the functional form `{method[:-1]}` and assign its result.")
-
-
-def _augmented(tree: ast.AST) -> dict[int, list[ast.AugAssign]]:
-    found: dict[int, list[ast.AugAssign]] = {}
-    for statement in ast.walk(tree):
-        if isinstance(statement, ast.AugAssign) and type(statement.op) in _AUGMENTED:
-            found.setdefault(statement.lineno, []).append(statement)
-    return found
 
 
 def _augmented_assign(statement: ast.AugAssign, where: Node, lines: list[str]) -> Diagnostic:
@@ -156,13 +149,8 @@ def _frozen_tensor(node: fx.Node, where: Node, lines: list[str], value: Any) -> 
 
 
 def limitation_diagnostics(gm: fx.GraphModule, nodes: list[Node], lines: list[str], class_line: int,
-                           class_name: str) -> list[Diagnostic]:
+                           class_name: str, syntax: FileSyntax) -> list[Diagnostic]:
     by_name = {n.name: n for n in nodes}
-    try:
-        tree = ast.parse("\n".join(lines))
-    except SyntaxError:
-        tree = ast.Module(body=[], type_ignores=[])
-    augmented = _augmented(tree)
     flagged: set[int] = set()  # one warning per augmented statement (a child called in it adds too)
     found: list[Diagnostic] = []
     for node in gm.graph.nodes:
@@ -178,7 +166,7 @@ def limitation_diagnostics(gm: fx.GraphModule, nodes: list[Node], lines: list[st
                                           else f"{str(node.target).split('.')[-1]}(" in expr):
             found.append(_inplace_layer(node, where, lines))
         elif node.op == "call_function" and node.target in _BINARY:
-            statement = next((s for s in augmented.get(where.line, []) if s.col_offset <= (where.col or 0)
+            statement = next((s for s in syntax.augmented.get(where.line, []) if s.col_offset <= (where.col or 0)
                               < (s.end_col_offset or 0) and id(s) not in flagged), None)
             if statement is not None and expr.replace(" ", "") == ast.unparse(statement).replace(" ", ""):
                 flagged.add(id(statement))
@@ -186,7 +174,7 @@ def limitation_diagnostics(gm: fx.GraphModule, nodes: list[Node], lines: list[st
         elif node.op == "get_attr" and str(node.target).startswith("_tensor_constant") and where.scope == "":
             found.append(_frozen_tensor(node, where, lines, getattr(gm, str(node.target), None)))
     for name, value in (gm.meta.get("fxlens_concrete") or {}).items():
-        use, decided = next(_uses(tree, class_line, name), (None, False))
+        use, decided = next(_uses(syntax.tree, class_line, name), (None, False))
         if use is not None:
             found.append(_frozen_argument(name, value, use, decided, lines, class_name))
     return found

@@ -17,6 +17,7 @@ from fxlens.worker.levels import dynamo as trace_dynamo
 from fxlens.worker.levels import fx as trace_fx
 from fxlens.worker.levels import inductor as trace_inductor
 from fxlens.worker.levels.beside import Beside
+from fxlens.worker.levels.syntax import FileSyntax
 
 
 @dataclass
@@ -39,6 +40,8 @@ class ClassContext:
     # False: nothing shows this trace's shapes (`fxlens check`), so sizes are not named B and T, and an
     # export with grown sizes runs only where it can find a specialisation hint (levels/size_probe.py)
     names: bool = True
+    # the file's syntax, one for all its classes (levels/syntax.py); None: parsed for this class alone
+    syntax: Optional[FileSyntax] = None
 
     def close(self) -> None:
         if self.beside is not None:
@@ -50,7 +53,7 @@ Trace = Callable[[Any, str, list[str], Span, ClassContext], LevelResult]
 
 
 def _fx(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
-    context.fx = trace_fx.run(example, path, lines, class_span)
+    context.fx = trace_fx.run(example, path, lines, class_span, context.syntax)
     return context.fx
 
 
@@ -84,13 +87,13 @@ def _backward(example: Any, path: str, lines: list[str], class_span: Span, conte
 def _dynamo(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
     # what the fx level found decides the tensors dynamo runs on (ms, where dynamo takes seconds): traced
     # here, unreported, when this trace did not ask for it (a deeper level computed on demand)
-    fx = context.fx or trace_fx.run(example, path, lines, class_span)
+    fx = context.fx or trace_fx.run(example, path, lines, class_span, context.syntax)
     return trace_dynamo.run(example, path, lines, class_span, fx)
 
 
 def _inductor(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
     # as for dynamo: the fx level says whether the forward reads values (which fake tensors cannot run)
-    fx = context.fx or trace_fx.run(example, path, lines, class_span)
+    fx = context.fx or trace_fx.run(example, path, lines, class_span, context.syntax)
     return trace_inductor.run(example, path, lines, class_span, fx, deadline=context.deadline)
 
 
