@@ -19,10 +19,10 @@ _SIZE = 4096
 # sequence (odd while writing), samples taken, innermost line of the user's file, class name length, and what
 # that line was at the last sample (one of STATES)
 _HEADER = struct.Struct("<IIIII")
-# on the stack; had raised what fxlens was handling (a recursion a million deep leaves a long traceback to
-# read); or the last line of the class seen, fxlens's own code running after it. Only a new class forgets the
-# line: a sample can wait seconds for the interpreter lock (CPython hands it on rarely in a very deep
-# recursion), so the one sample it gets may well fall between the user's code and fxlens's.
+# "after": the last line of the class seen, fxlens's own code running after it; "running": on the stack;
+# "raised": it raised what fxlens is handling (a recursion a million deep leaves a long traceback to read).
+# Only a new class forgets the line: a sample can wait seconds for the interpreter lock (CPython hands it on
+# rarely in a very deep recursion), so the one sample it gets may well fall between the user's code and fxlens's.
 STATES = ("after", "running", "raised")
 _AFTER, _RUNNING, _RAISED = range(3)
 _NAME_AT = _HEADER.size
