@@ -13,6 +13,7 @@ import re
 from typing import Optional
 
 _BREAK = re.compile(r"\r\n|\r|\n")
+_BREAK_KEPT = re.compile(f"({_BREAK.pattern})")
 
 
 def split(text: str) -> list[str]:
@@ -29,6 +30,13 @@ def with_ends(text: str) -> list[str]:
     lines = split(text)
     last = lines.pop()
     return [line + "\n" for line in lines] + ([last] if last else [])
+
+
+def keeping_ends(text: str) -> list[str]:
+    """The lines each with the ending it has in the text ("\\r\\n", "\\r" or "\\n"; none after the last):
+    the lines `ast.get_source_segment` cuts a node's text from."""
+    parts = _BREAK_KEPT.split(text)
+    return [line + end for line, end in zip(parts[0::2], parts[1::2])] + ([parts[-1]] if parts[-1] else [])
 
 
 def count(text: str) -> int:

@@ -68,6 +68,8 @@ def test_only_the_editors_breaks_end_lines():
     assert lines.split(text) == ["a\x0cb\x85c\u2028d\x1ce", "f", "g", "h"]
     assert lines.count(text) == 4 and lines.split("") == [""] and lines.split("x\n") == ["x", ""]
     assert lines.with_ends("a\rb\r\nc\x0cd\n") == ["a\n", "b\n", "c\x0cd\n"]
+    assert lines.keeping_ends("a\rb\r\nc\x0cd\n") == ["a\r", "b\r\n", "c\x0cd\n"]
+    assert lines.keeping_ends("a\nb") == ["a\n", "b"] and lines.keeping_ends("") == []
     assert [lines.line_start(text, k) for k in range(5)] == [0, 10, 13, 15, None]
     assert lines.line_text(text, 1) == "f" and lines.line_text(text, 9) == ""
 

@@ -1,5 +1,6 @@
-"""The file's syntax read once per file (load/fingerprint.py's segments, levels/syntax.py): the same
-answers as ast's own functions, which split or parse the whole text again on every call."""
+"""The file's syntax read once per file (load/fingerprint.py's segments, cut from lines.keeping_ends;
+levels/syntax.py): the same answers as ast's own functions, which split or parse the whole text again on
+every call."""
 from __future__ import annotations
 
 import ast
@@ -10,7 +11,8 @@ from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.load.fingerprint import _segments
 
 STATEMENTS = ["x = 1", "y = 'é😀'", "def f(a,\n      b):\n    return a + b", "class C:\n    z = (1 +\n         2)",
-              "@f\n@g(1)\ndef h():\n    pass", "if x:\n    y += 1\nelse:\n    y -= 2", "s = '''a\nb'''", "w = [\n  1, 2]"]
+              "@f\n@g(1)\ndef h():\n    pass", "if x:\n    y += 1\nelse:\n    y -= 2", "s = '''a\nb'''",
+              "w = [\n  1, 2]"]
 BREAKS = ["\n", "\r\n", "\r"]
 files = st.lists(st.tuples(st.sampled_from(STATEMENTS), st.sampled_from(BREAKS), st.sampled_from(["", "\x0c"])),
                  min_size=1, max_size=12).map(

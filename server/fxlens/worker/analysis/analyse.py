@@ -294,9 +294,9 @@ class Analysis(Building):
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
-        started = Started(source, example, report, class_span, ClassContext(tuple(self.levels), self.describe_program,
-                                                                                  deadline=self.deadline, names=self.names,
-                                                                                  syntax=self.syntax))
+        context = ClassContext(tuple(self.levels), self.describe_program, deadline=self.deadline, names=self.names,
+                               syntax=self.syntax)
+        started = Started(source, example, report, class_span, context)
         self._trace_levels(started, self.cheap, emit)
         return started
 

@@ -33,13 +33,13 @@ from typing import Any, Callable, Optional
 import torch
 from torch import nn
 
+from fxlens import lines as line_model
 from fxlens.outline import Outline
 from fxlens.report import Build
 from fxlens.worker.load import imports
 from fxlens.worker.load.loader import is_main_guard
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # ends kept, as ast splits (a form feed is no end)
 _MAX_DESCRIPTION = 4 << 20  # characters: a model whose state is this large is simply traced
 _MAX_TENSOR_BYTES = 1 << 16  # a CPU tensor's values count only when small (an index list, a mask)
 _MAX_GLOBAL_ITEMS = 1000  # a global table larger than this counts by its source text only
@@ -65,7 +65,7 @@ class CodeIndex:
 def _segments(text: str) -> Callable[[ast.AST], Optional[str]]:
     """`ast.get_source_segment(text, node)`, with the text split into lines once: ast splits it again on
     every call, which made a 9,000-line file's index take 7 s."""
-    lines = _LINES.findall(text)
+    lines = line_model.keeping_ends(text)
 
     def segment(node: ast.AST) -> Optional[str]:
         start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)

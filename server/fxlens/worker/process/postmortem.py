@@ -249,7 +249,7 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
     unknown = f" (fxlens could not tell which line was running: {blind})" if blind else ""
     if reason is not None:
         category = "timeout"
-        message = f"fxlens stopped the trace: {reason}" + (_LAST_SEEN.get(state, "") if known else unknown)
+        message = f"fxlens stopped the trace: {reason}" + (_LAST_SEEN[state] if known else unknown)
         fix = ("Look for an endless loop or a blocking call (sleep, input, network) here; raise "
                "`fxlens.timeoutSeconds` if the code is just slow.")
         explanation = "The trace did not finish in time, so fxlens killed it and everything it started."
