@@ -112,3 +112,26 @@ def test_the_attention_line_s_hover_names_its_overload_and_its_flops_per_instanc
     assert f"`{torch.ops.aten.scaled_dot_product_attention.default._schema}`" in text
     assert f"≈ {flops_text(sum(n.flops for n in nodes))} each at the example size (B=2, T=8)" in text
     assert gpt.find_class("GPT").build.sizes == {"B": 2, "T": 8}
+
+
+@pytest.mark.parametrize("input_shape, weight_shape, bias", [
+    ((7,), (5, 7), True), ((3, 7), (5, 7), True), ((3, 7), (5, 7), False), ((2, 4, 3, 7), (5, 7), True),
+    ((0, 7), (5, 7), True), ((3, 7), (7,), False)])
+def test_a_linear_node_counts_what_flop_counter_counts_running_it(input_shape, weight_shape, bias):
+    """aten.linear is counted from its sizes: the count must be FlopCounterMode's running the op."""
+    from fxlens.worker.levels.overloads import node_flops
+
+    values = [torch.empty(input_shape, device="meta"), torch.empty(weight_shape, device="meta")]
+    if bias:
+        values.append(torch.empty(weight_shape[:1], device="meta"))
+    graph = torch.fx.Graph()
+    placeholders = []
+    for i, value in enumerate(values):
+        placeholders.append(graph.placeholder(f"x{i}"))
+        placeholders[-1].meta["val"] = value
+    node = graph.call_function(torch.ops.aten.linear.default, tuple(placeholders))
+    node.meta["val"] = torch.ops.aten.linear.default(*values)
+    counter = FlopCounterMode(display=False)
+    with counter:
+        torch.ops.aten.linear.default(*values)
+    assert node_flops(node, FlopCounterMode(display=False), {}) == counter.get_total_flops()

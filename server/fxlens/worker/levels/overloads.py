@@ -3,7 +3,8 @@ per level, not per node: a 70B-shaped model has ~5,000 aten nodes and a few doze
 each node's forward FLOPs as torch.utils.flop_counter counts them."""
 from __future__ import annotations
 
-from typing import Any, Optional
+import math
+from typing import Any, Callable, Optional
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
@@ -62,6 +63,22 @@ def _key(target: Any, args: Any, kwargs: Any) -> Optional[tuple]:
     return (target, str(spec), parts)
 
 
+def _linear_flops(input: Any, weight: Any, bias: Any = None, *, out_val: Any = None) -> Optional[int]:
+    """`aten.linear` as FlopCounterMode counts it through its decomposition: one (add)mm of the input
+    flattened to 2-D (its leading dimensions folded into the rows) by the transposed weight. None: a
+    weight that is not 2-D (its decomposition is no mm)."""
+    if weight.dim() != 2 or input.dim() < 1:
+        return None
+    rows = math.prod(input.shape[:-1])
+    return int(flop_registry[torch.ops.aten.mm](torch.Size([rows, input.shape[-1]]),
+                                                torch.Size([weight.shape[1], weight.shape[0]])))
+
+
+# composite ops counted from their sizes as their decomposition would be: running one on meta under
+# FlopCounterMode takes ~0.8 ms, and aten.linear is in nearly every class and so in nearly every trace
+_COMPOSITE_FORMULAS: dict[Any, Callable[..., Optional[int]]] = {torch.ops.aten.linear: _linear_flops}
+
+
 def node_flops(node: torch.fx.Node, counter: FlopCounterMode, cache: Optional[dict] = None) -> Optional[int]:
     """The node's forward FLOPs, as FlopCounterMode would count its op at this size; None when the
     sizes are symbolic (an unbacked `.item()` size) or the op cannot run on meta tensors."""
@@ -74,6 +91,10 @@ def node_flops(node: torch.fx.Node, counter: FlopCounterMode, cache: Optional[di
     formula = flop_registry.get(target.overloadpacket)
     if formula is not None:  # a counted op: its formula reads sizes only, nothing runs
         return int(formula(*args, **kwargs, out_val=out))
+    composite = _COMPOSITE_FORMULAS.get(target.overloadpacket)
+    counted = composite(*args, **kwargs, out_val=out) if composite is not None else None
+    if counted is not None:
+        return counted
     if not _decomposes(target):
         return 0  # FlopCounterMode counts only the ops of its registry
     key = _key(target, args, kwargs) if cache is not None else None

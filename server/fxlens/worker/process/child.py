@@ -19,6 +19,7 @@ from fxlens.worker.process import postmortem
 from fxlens.worker.process import shield
 from fxlens.worker.process.beacon import Beacon
 from fxlens.worker.process.channel import Channel, EventTooLarge
+from fxlens.worker.process.frame_room import with_room
 from fxlens.worker.process.prctl import adopt_orphans, death_signal_setter, die_with_parent, name_process
 
 CHANNEL_FD = 919  # out of the way of the low fds user code might close or write to
@@ -180,12 +181,12 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
         analysis.at_class = beacon.at_class
         analysis.describe_program = recipe
         beacon.start_sampling(analysis.path)
-        report = analysis.run(emit)
+        report = with_room(analysis.run, emit)
         costs = bool(analysis.costs_due)  # counted after the report: `done` says they follow
         emit({"event": "done", "report": postmortem.to_json(report), **({"costs": True} if costs else {})})
         if costs:
             try:
-                analysis.emit_costs(emit)
+                with_room(analysis.emit_costs, emit)
             except BaseException:  # noqa: BLE001  user code raising through a cost run: the report stands
                 pass
             emit({"event": "end"})
