@@ -11,3 +11,27 @@ os.environ["FXLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="fxlens-test-cache-")
 # the inductor level's private folder (worker/levels/inductor_cache.py), never the user's: kept between runs,
 # so inductor's CPU probes (a few g++ runs) are compiled once per machine, not once per test run
 os.environ.setdefault("FXLENS_INDUCTOR_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"fxlens-test-inductor-{os.getuid()}"))
+
+# Each test drives processes of its own (a worker and its trace children, a server, an editor), which use about
+# one core between them: the suite runs a file per core, up to MAX_WORKERS (each worker's processes hold a few
+# hundred MB).
+MAX_WORKERS = 4
+
+# xdist hands out files in collection order: these, which take minutes each (2 cores: the fresh venv of the
+# README's commands, VS Code and Chromium, the installed packages and real repositories each traced whole in a
+# module fixture), go first, so that the many short files fill in around them rather than after them.
+LONGEST_FIRST = ("tests/worker/test_real_repos.py", "tests/e2e/test_vscode.py", "tests/e2e/test_readme_setup.py",
+                 "tests/worker/test_reach_packages.py", "tests/worker/test_packages.py")
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    def rank(item) -> int:
+        path = Path(str(item.fspath)).relative_to(ROOT).as_posix()
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # (stable: the order within a file, and of the other files, stays)

@@ -6,6 +6,7 @@ signal handlers, lowers its limits) can end the trace but not silence or mislead
 """
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -26,6 +27,7 @@ CHANNEL_FD = 919  # out of the way of the low fds user code might close or write
 DEFAULT_MEMORY_MB = 4096
 # exit status of a child whose user code raised SystemExit/KeyboardInterrupt/... past the analysis
 ABORTED_STATUS = 70
+COST_NICENESS = 10  # the class costs, counted after the report, yield the CPU to what shows it
 
 
 def _mapped_bytes() -> int:
@@ -185,6 +187,10 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
         costs = bool(analysis.costs_due)  # counted after the report: `done` says they follow
         emit({"event": "done", "report": postmortem.to_json(report), **({"costs": True} if costs else {})})
         if costs:
+            # background work from here on: the server and the editor showing the report come first (on
+            # 2 cores the costs, the next spare and the server's answer otherwise share them)
+            with contextlib.suppress(OSError):  # (a sandbox refusing it: the costs come all the same)
+                os.nice(COST_NICENESS)
             try:
                 with_room(analysis.emit_costs, emit)
             except BaseException:  # noqa: BLE001  user code raising through a cost run: the report stands
