@@ -31,7 +31,7 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 def pytest_collection_modifyitems(config, items) -> None:
     def rank(item) -> int:
-        path = Path(str(item.fspath)).relative_to(ROOT).as_posix()
+        path = item.path.relative_to(ROOT).as_posix()
         return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # (stable: the order within a file, and of the other files, stays)

@@ -63,14 +63,14 @@ def _key(target: Any, args: Any, kwargs: Any) -> Optional[tuple]:
     return (target, str(spec), parts)
 
 
-def _linear_flops(input: Any, weight: Any, bias: Any = None, *, out_val: Any = None) -> Optional[int]:
+def _linear_flops(x: Any, weight: Any, bias: Any = None, *, out_val: Any = None) -> Optional[int]:
     """`aten.linear` as FlopCounterMode counts it through its decomposition: one (add)mm of the input
     flattened to 2-D (its leading dimensions folded into the rows) by the transposed weight. None: a
     weight that is not 2-D (its decomposition is no mm)."""
-    if weight.dim() != 2 or input.dim() < 1:
+    if weight.dim() != 2 or x.dim() < 1:
         return None
-    rows = math.prod(input.shape[:-1])
-    return int(flop_registry[torch.ops.aten.mm](torch.Size([rows, input.shape[-1]]),
+    rows = math.prod(x.shape[:-1])
+    return int(flop_registry[torch.ops.aten.mm](torch.Size([rows, x.shape[-1]]),
                                                 torch.Size([weight.shape[1], weight.shape[0]])))
 
 

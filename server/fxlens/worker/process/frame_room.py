@@ -1,12 +1,13 @@
 """Room on CPython's frame stack for a trace, so that no hot call of it sits on a chunk boundary.
 
-CPython (3.11 and later) keeps Python frames on a per-thread stack made of chunks (16 KiB at first) and
-frees a chunk as soon as the first frame in it returns. A call that crosses the end of a chunk therefore
-costs an mmap, its page faults and an munmap (about 10 µs) each time it is made, where a call costs
-tens of nanoseconds. Which calls cross depends only on how deep the trace runs: under the trace child's
-own frames, torch.export's per-node stack capture on the README's example sat exactly there (8 of the 24
-captures of a trace took 0.8 ms instead of 0.05 ms: ~10 ms of a 45 ms export), while the same export
-from a shallower stack did not.
+CPython (3.11, where this was measured) keeps Python frames on a per-thread stack made of chunks (16 KiB
+at first) and frees a chunk as soon as the first frame in it returns. A call that crosses the end of a
+chunk therefore costs an mmap, its page faults and an munmap (about 10 µs) each time it is made, where a
+call costs tens of nanoseconds. Which calls cross depends only on how deep the trace runs: with the
+analysis run in one process under fxlens's frames, torch.export's per-node stack capture on the README's
+example sat exactly there (8 of the 24 captures of a trace took 0.8 ms instead of 0.05 ms: ~10 ms of a
+45 ms export), while the same export from raw torch's shallower stack did not. Where it falls in a trace
+child depends on the depth of each class's trace.
 
 `with_room(step, *args)` is `step(*args)` called from one frame that asks for a 256 KiB chunk and uses half
 of it, so the trace under it has about 15,000 words (hundreds of frames) before the next boundary.
