@@ -4,6 +4,7 @@ from pathlib import Path
 
 from fxlens.engine.documents import Document, Traced
 from fxlens.engine.incremental import known_fingerprints, merge, needs_trace
+from fxlens.engine.parsing import cheap_outline
 from fxlens.engine.shift import LineMap, shift_class
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import Diagnostic, FileReport, file_from_json
@@ -102,3 +103,23 @@ def test_merge_keeps_untouched_classes_shifted():
     # a class the worker traced and dropped (renamed, no longer a Module) is not brought back
     alone = Traced(2, new, FileReport("/t.py", classes=[ClassReport("Head", 16, 24)]), options)
     assert [c.name for c in merge(good, alone).report.classes] == ["Head"]
+
+
+def test_each_text_is_outlined_once_across_the_edits_that_compare_it(monkeypatch):
+    from fxlens.engine import documents
+    parsed: list[str] = []
+
+    def counting(text):
+        parsed.append(text)
+        return cheap_outline(text)
+
+    monkeypatch.setattr(documents, "cheap_outline", counting)
+    options = TraceOptions()
+    doc = documents.Document("file:///t.py", "/t.py", 1, TWO)
+    edited = TWO.replace("y.sigmoid()", "y.tanh()")
+    # edit 1 compares the held trace's text with TWO, edit 2 compares TWO (now held) with the edited text
+    assert not needs_trace(Traced(1, TWO, two_report(), options), TWO, options, doc.outline_of)
+    assert needs_trace(Traced(2, TWO, two_report(), options), edited, options, doc.outline_of)
+    assert needs_trace(Traced(3, edited, two_report(), options), TWO, options, doc.outline_of)
+    assert parsed == [TWO, edited]
+    assert doc.outline_of(edited) == cheap_outline(edited)

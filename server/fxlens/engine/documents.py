@@ -17,9 +17,10 @@ from functools import cached_property
 from typing import Callable, Optional
 
 from fxlens.engine.line_diff import changed_span, edit_blocks
-from fxlens.engine.parsing import cheap_parse, too_big_to_parse
+from fxlens.engine.parsing import cheap_outline, cheap_parse, too_big_to_parse
 from fxlens.engine.shift import BlockMap, LineMap, LineMapping, shift_class, shift_diagnostics
 from fxlens.line_index import LineIndex
+from fxlens.outline import Outline
 from fxlens.report import ClassReport, FileReport
 
 
@@ -102,6 +103,18 @@ class Document:
     # (older text, how its lines moved into the current text) for each text a report held comes
     # from: carried through every edit by that edit's own blocks, so no edit diffs whole texts
     _carried: list[tuple[str, BlockMap]] = field(default_factory=list)
+    # (text, its outline) of the last texts outlined: whether an edit needs a trace compares the held trace's
+    # text with the new one, and the new one is the held trace's text at the next edit
+    _outlines: list[tuple[str, Optional[Outline]]] = field(default_factory=list)
+
+    def outline_of(self, text: str) -> Optional[Outline]:
+        """`text`'s outline (parsed once for the last two texts asked about: each is asked about at two edits)."""
+        for outlined, found in self._outlines:
+            if outlined is text:
+                return found
+        found = cheap_outline(text)
+        self._outlines = [*self._outlines[-1:], (text, found)]
+        return found
 
     def edit(self, version: int, text: str) -> None:
         old = self.text

@@ -11,23 +11,19 @@ from dataclasses import replace
 from typing import Callable, Optional
 
 from fxlens.engine.documents import Traced
-from fxlens.engine.parsing import cheap_parse
+from fxlens.engine.parsing import cheap_outline
 from fxlens.engine.shift import LineMap, LineMapping, shift_class, shift_report
 from fxlens.engine.worker_client import TraceOptions
-from fxlens.outline import Outline, outline
+from fxlens.outline import Outline
 from fxlens.report import ClassReport, Cost
 
 
-def _outline(text: str) -> Optional[Outline]:
-    tree = cheap_parse(text)
-    return None if tree is None else outline(tree, text)
-
-
-def needs_trace(good: Optional[Traced], text: str, options: TraceOptions) -> bool:
+def needs_trace(good: Optional[Traced], text: str, options: TraceOptions,
+                outline_of: Callable[[str], Optional[Outline]] = cheap_outline) -> bool:
     """False when `text` differs from the last good trace's only in where things are."""
     if good is None or good.options != options:
         return True
-    old, new = _outline(good.text), _outline(text)
+    old, new = outline_of(good.text), outline_of(text)
     return old is None or new is None or old != new
 
 

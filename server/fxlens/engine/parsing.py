@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from fxlens.outline import Outline, outline
+
 # ~50 ms of parsing on this machine
 PARSE_LIMIT_CHARS = 64_000
 
@@ -26,3 +28,9 @@ def cheap_parse(text: str) -> Optional[ast.Module]:
 
 def too_big_to_parse(text: str) -> bool:
     return len(text) > PARSE_LIMIT_CHARS
+
+
+def cheap_outline(text: str) -> Optional[Outline]:
+    """The text's classes and module code; None when it does not parse cheaply."""
+    tree = cheap_parse(text)
+    return None if tree is None else outline(tree, text)

@@ -87,7 +87,8 @@ class Scheduler:
             return
         version, text, good = doc.version, doc.text, doc.good
         around = self.surroundings(doc)
-        if not full and good is not None and good.surroundings == around.key and not needs_trace(good, text, options):
+        if (not full and good is not None and good.surroundings == around.key
+                and not needs_trace(good, text, options, doc.outline_of)):
             doc.finish(reuse(good, version, text, doc.line_map))
             self.hooks.finished(doc)
             return

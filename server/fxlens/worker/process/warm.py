@@ -365,10 +365,11 @@ class Worker:
                 self._finish(counting, kill=True)  # a trace waiting comes before costs (its own come later)
             while self.queue and len(self.running) < MAX_CHILDREN and not self.stopping:
                 self._start(self.queue.pop(0))
-            if all(j.tail for j in self.running.values()):
-                # while a trace runs, forking (and setting up) the next spare would take the core the
-                # trace's process could use: the spare is made when the worker is idle (or only counting
-                # costs: the next edit's trace must not wait for them to end before its spare is made)
+            if not self.running:
+                # the spare is made when no child runs: forking torch's worker takes 6-20 ms of a core, which
+                # a trace's process could use, and so could the server and the editor while they show a
+                # report (forked just after `done`, it held the server's reading of that `done` back 4 ms on
+                # 2 cores). A trace that comes while costs are counted ends them and forks its own child.
                 self._prepare_spare()
             now = time.monotonic()
             timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now
