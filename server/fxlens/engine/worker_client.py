@@ -228,7 +228,12 @@ class WorkerClient:
                 return
             if event["event"] == "class":
                 # each event carries the levels finished since the last one for that class
-                fresh = class_from_json(event["class"])
+                try:
+                    fresh = class_from_json(event["class"])
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    # (user code writing to the trace's channel: the worker relays class events unparsed)
+                    self.stderr_lines.append(f"a class event the server cannot read was skipped: {raw[:200]!r}")
+                    return
                 earlier = classes.get(fresh.name)
                 if earlier is not None:
                     fresh.levels = ladder_sorted({**earlier.levels, **fresh.levels})

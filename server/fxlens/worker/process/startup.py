@@ -71,11 +71,14 @@ def main() -> int:
     # the end of its stdin and stops like at a shutdown, ending every trace and all they started first
     isolation.die_with_parent(signal.SIGTERM)
 
-    def send(message: dict) -> None:
+    def write(line: str) -> None:
         try:
-            channel.write(json.dumps(message) + "\n")
+            channel.write(line)
         except OSError:
             pass  # the server is gone: its end of stdin closes too, and the worker stops
+
+    def send(message: dict) -> None:
+        write(json.dumps(message) + "\n")
 
     problem = _torch_problem()
     if problem is not None:
@@ -93,7 +96,7 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # from here on no trace can end the worker with a signal; each child restores this mask
     mask = shield.shield_worker()
-    Worker(send, channel.fileno(), mask).serve()
+    Worker(send, write, channel.fileno(), mask).serve()
     try:
         channel.flush()
     except OSError:

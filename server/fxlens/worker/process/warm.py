@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from fxlens.pass_report import pass_from_json
-from fxlens.report import Diagnostic, class_from_json, cost_from_json, file_from_json, to_json
+from fxlens.report import Diagnostic, cost_from_json, file_from_json, to_json
 from fxlens.worker.load import imports
 from fxlens.worker.process import isolation
 from fxlens.worker.process import postmortem
@@ -109,15 +109,19 @@ def _worth_rehearsing(recipes: list[dict]) -> list[dict]:
 
 
 def _child_event(line: bytes) -> Optional[dict]:
-    """A child's event if `line` is one the server can use, else None (it came from user code)."""
+    """A child's event if `line` is one the server can use, else None (it came from user code). The line is
+    relayed as it is (with_job_id), so it must be what the child's channel writes: ASCII JSON, `{` first, no `id`."""
+    if line[:1] != b"{" or not line.isascii():
+        return None
     try:
         event = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(event, dict):
+    if not isinstance(event, dict) or "id" in event:
         return None
-    # parse it as the server will: a forged event that the server cannot read would kill its reader
-    parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: class_from_json(e["class"]),
+    # what the worker acts on is parsed as the server will parse it; a class (the one large event, relayed
+    # only) is parsed once, by the server, which skips one it cannot read (worker_client.py)
+    parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: e["class"]["name"].upper(),
              "aborted": lambda e: Diagnostic(**e["diagnostic"]), "end": lambda e: None,
              "cost": lambda e: (e["class"].upper(), cost_from_json(e["cost"])),
              "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None,
@@ -132,9 +136,17 @@ def _child_event(line: bytes) -> Optional[dict]:
     return event
 
 
+def with_job_id(job_id: int, line: bytes) -> str:
+    """A child's event line, as _child_event accepted it, with its job's id put first: relayed as the child
+    wrote it, so that a class event of tens of KB is not turned into JSON a second time."""
+    return '{"id": %d, %s\n' % (job_id, line[1:].decode("ascii"))
+
+
 class Worker:
-    def __init__(self, send: Callable[[dict], None], channel_fd: int = -1, mask: Optional[set] = None) -> None:
-        self.send = send
+    def __init__(self, send: Callable[[dict], None], write: Callable[[str], None], channel_fd: int = -1,
+                 mask: Optional[set] = None) -> None:
+        self.send = send  # a message to the server
+        self.write = write  # a line to the server, already JSON
         self.channel_fd = channel_fd
         self.mask = mask  # the signal mask a trace child restores (the worker blocks what could end it)
         self.selector = selectors.DefaultSelector()
@@ -265,7 +277,7 @@ class Worker:
                 continue
             if job.tail:  # after its report only its costs count, until `end`
                 if kind == "cost":
-                    self.send({"id": job.id, **event})
+                    self.write(with_job_id(job.id, line))
                 elif kind in ("end", "done"):
                     self._finish(job, kill=True)
                     return
@@ -276,7 +288,7 @@ class Worker:
                 # the report goes out now; the child counts the costs after it (child.py), then says `end`
                 job.done = job.tail = True
                 self.recipes = job.recipes or self.recipes
-                self.send({"id": job.id, **event})
+                self.write(with_job_id(job.id, line))
                 continue
             if kind == "done":
                 # nothing the child does after its report matters: stop it and whatever it started,
@@ -284,10 +296,10 @@ class Worker:
                 job.done = True
                 isolation.kill_group(job.pid)
                 self.recipes = job.recipes or self.recipes
-                self.send({"id": job.id, **event})
+                self.write(with_job_id(job.id, line))
                 self._finish(job, kill=True)
                 return
-            self.send({"id": job.id, **event})
+            self.write(with_job_id(job.id, line))
 
     def _finish(self, job: Job, kill: bool, reason: Optional[str] = None) -> None:
         """Reap the child (and anything it spawned); if it died without a report, make one (or, when it
