@@ -1,6 +1,9 @@
 """Typed settings with defaults; a bad value is reported and replaced by its default, never fatal,
 and a value too small to trace anything with is reported and raised to the smallest that works.
 
+`SETTINGS` is the one place a setting is declared: the parsing here, VS Code's `contributes.configuration`
+(vscode-client/package.json) and the table of docs/settings.md come from it (`python3 scripts/generate.py`).
+
 Accepted shapes (clients differ): `{"fxlens": {"python": ...}}`, `{"fxlens.python": ...}` and the
 flat `{"python": ...}` that some clients put in initializationOptions.
 """
@@ -8,14 +11,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Optional
 
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import DEFAULT_LEVELS, LEVELS, in_ladder_order
 
 EXECUTION_MODES = ("safe", "full", "off")
-KEYS = ("python", "levels", "timeoutSeconds", "execution", "inlayHints", "memoryLimitMB", "diffLens")
 
 
 @dataclass(frozen=True)
@@ -33,26 +35,6 @@ class Settings:
                             memory_mb=self.memory_limit_mb)
 
 
-def _section(raw: Any) -> dict:
-    if not isinstance(raw, dict):
-        return {}
-    found: dict = {}
-    nested = raw.get("fxlens")
-    if isinstance(nested, dict):
-        found.update(nested)
-    for key, value in raw.items():
-        if key.startswith("fxlens.") and key[len("fxlens."):] in KEYS:
-            found[key[len("fxlens."):]] = value
-        elif key in KEYS:
-            found.setdefault(key, value)
-    return found
-
-
-def has_settings(raw: Any) -> bool:
-    """Did the client push settings (even an empty section), or must we pull them?"""
-    return isinstance(raw, dict) and ("fxlens" in raw or bool(_section(raw)))
-
-
 def _python(value: Any) -> Optional[str]:
     if isinstance(value, str):
         return value.strip() or sys.executable
@@ -67,9 +49,9 @@ def _levels(value: Any) -> Optional[tuple[str, ...]]:
     return None
 
 
-def _positive(kind: type, most: float):
+def _positive(kind: type, most: float) -> Callable[[Any], Any]:
     # bounded, because the worker hands these to select() and setrlimit(), which reject huge values
-    def check(value: Any):
+    def check(value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
             return None
         return kind(value)
@@ -84,50 +66,121 @@ def _flag(value: Any) -> Optional[bool]:
     return value if isinstance(value, bool) else None
 
 
-# key -> (Settings field, validator returning None for a bad value, what a good value looks like)
-_FIELDS = {
-    "python": ("python", _python, "a path to a Python interpreter"),
-    "levels": ("levels", _levels, f"a list drawn from {', '.join(LEVELS)}"),
-    "timeoutSeconds": ("timeout_seconds", _positive(float, 86400), "a number of seconds in (0, 86400]"),
-    "execution": ("execution", _execution, " | ".join(EXECUTION_MODES)),
-    "inlayHints": ("inlay_hints", _flag, "true or false"),
-    "memoryLimitMB": ("memory_limit_mb", _positive(int, 1 << 30), "a positive number of megabytes"),
-    "diffLens": ("diff_lens", _flag, "true or false"),
-}
+@dataclass(frozen=True)
+class Minimum:
+    """The smallest value a trace can work with: below it every trace would fail, and say "timeout" or
+    "out of memory" about code that is fine."""
+
+    value: float
+    why: str
 
 
-# key -> (the smallest value a trace can work with, why): below it every trace would fail, and say
-# "timeout" or "out of memory" about code that is fine
-_MINIMUMS = {
-    "timeoutSeconds": (1.0, "the first export of a small module takes about a second"),
-    "memoryLimitMB": (256, "torch.export alone needs a few hundred megabytes on top of the worker"),
-}
+@dataclass(frozen=True)
+class Setting:
+    """One setting, `fxlens.<key>` in the client, `Settings.<field>` here."""
+
+    key: str
+    field: str
+    check: Callable[[Any], Any]  # the typed value, or None for a bad one
+    expected: str  # what a good value looks like, for the warning about a bad one
+    description: str  # Markdown, one paragraph: VS Code's settings editor and docs/settings.md
+    schema: dict[str, Any]  # the JSON schema VS Code checks the value with (`type`, `enum`, ...), default aside
+    minimum: Optional[Minimum] = None
+    # the client's default where it differs from the server's: VS Code leaves `python` empty and picks one
+    client_default: Any = None
+    default_words: str = ""  # the default, in words, where its value depends on the machine
+
+    def default(self) -> Any:
+        """The default a client shows (JSON): the server's unless the client has its own."""
+        if self.client_default is not None:
+            return self.client_default
+        value = getattr(Settings(), self.field)
+        if isinstance(value, float) and value.is_integer():
+            return int(value)  # JSON's 60, not 60.0
+        return list(value) if isinstance(value, tuple) else value
 
 
-def _at_least(key: str, value: Any, parsed: Any, warnings: list[str]) -> Any:
-    if key not in _MINIMUMS or value >= _MINIMUMS[key][0]:
+SETTINGS = (
+    Setting("python", "python", _python, "a path to a Python interpreter",
+            "The interpreter whose torch and packages build and trace your modules. VS Code: the Python extension's "
+            "choice for the workspace comes first (followed when it changes), then this setting, then `python3`; "
+            "other editors: empty means the interpreter running the server.",
+            {"type": "string", "scope": "machine-overridable"}, client_default="",
+            default_words="the interpreter running the server"),
+    Setting("levels", "levels", _levels, f"a list drawn from {', '.join(LEVELS)}",
+            f"Levels to trace with every edit, from {', '.join(f'`{name}`' for name in LEVELS)} (shown in that "
+            "order; the deeper ones after fx and aten). The others are computed when a hover or the graph view "
+            "wants them (inductor: only the graph view).",
+            {"type": "array", "items": {"type": "string", "enum": list(LEVELS)}}),
+    Setting("timeoutSeconds", "timeout_seconds", _positive(float, 86400), "a number of seconds in (0, 86400]",
+            "Seconds one trace of one file may run before it is stopped.",
+            {"type": "number"}, Minimum(1, "the first export of a small module takes about a second")),
+    Setting("memoryLimitMB", "memory_limit_mb", _positive(int, 1 << 30), "a positive number of megabytes",
+            "Megabytes the process that runs one trace may allocate beyond the worker's own.",
+            {"type": "number"},
+            Minimum(256, "torch.export alone needs a few hundred megabytes on top of the worker")),
+    Setting("execution", "execution", _execution, " | ".join(EXECUTION_MODES),
+            "How much of your file runs before tracing: `safe`, `full` or `off` (fxlens's security "
+            "model says what each runs). An untrusted VS Code workspace always gets `off`.",
+            {"type": "string", "enum": list(EXECUTION_MODES), "enumDescriptions": [
+                "Run only imports, definitions, assignments and torch.fx.wrap calls of the file.",
+                "Import the whole file (except the __main__ block).",
+                "Run nothing: no tracing (what an untrusted workspace gets)."]}),
+    Setting("inlayHints", "inlay_hints", _flag, "true or false",
+            "Show the shape a line assigns as an inlay hint, `(B, 16) f32`.", {"type": "boolean"}),
+    Setting("diffLens", "diff_lens", _flag, "true or false",
+            "Show a lens `vs HEAD: +12 nodes, +1 break` over each class whose graphs differ from the file's last "
+            "commit (the HEAD text is traced once per commit, under the file's path; see `fxlens diff`).",
+            {"type": "boolean"}),
+)
+_BY_KEY = {setting.key: setting for setting in SETTINGS}
+assert sorted(s.field for s in SETTINGS) == sorted(f.name for f in fields(Settings)), "every Settings field is declared"
+
+
+def _section(raw: Any) -> dict:
+    if not isinstance(raw, dict):
+        return {}
+    found: dict = {}
+    nested = raw.get("fxlens")
+    if isinstance(nested, dict):
+        found.update(nested)
+    for key, value in raw.items():
+        if key.startswith("fxlens.") and key[len("fxlens."):] in _BY_KEY:
+            found[key[len("fxlens."):]] = value
+        elif key in _BY_KEY:
+            found.setdefault(key, value)
+    return found
+
+
+def has_settings(raw: Any) -> bool:
+    """Did the client push settings (even an empty section), or must we pull them?"""
+    return isinstance(raw, dict) and ("fxlens" in raw or bool(_section(raw)))
+
+
+def _at_least(setting: Setting, value: Any, parsed: Any, warnings: list[str]) -> Any:
+    least = setting.minimum
+    if least is None or value >= least.value:
         return parsed
-    least, why = _MINIMUMS[key]
-    warnings.append(f"fxlens.{key}: {value!r} is too small to trace with ({why}); using {least!r}.")
-    return least
+    raised = type(parsed)(least.value)
+    warnings.append(f"fxlens.{setting.key}: {value!r} is too small to trace with ({least.why}); using {raised!r}.")
+    return raised
 
 
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     """The settings a client sent (missing keys take defaults) and a warning per bad value."""
     defaults = Settings()
-    values = _section(raw)
     changes: dict[str, Any] = {}
     warnings: list[str] = []
-    for key, value in values.items():
-        if key not in _FIELDS or value is None:
+    for key, value in _section(raw).items():
+        setting = _BY_KEY.get(key)
+        if setting is None or value is None:
             continue
-        name, check, expected = _FIELDS[key]
-        parsed = check(value)
+        parsed = setting.check(value)
         if parsed is None:
-            warnings.append(f"fxlens.{key}: {value!r} is not valid (expected {expected}); "
-                            f"using the default {getattr(defaults, name)!r}.")
+            warnings.append(f"fxlens.{key}: {value!r} is not valid (expected {setting.expected}); "
+                            f"using the default {getattr(defaults, setting.field)!r}.")
         else:
-            changes[name] = _at_least(key, value, parsed, warnings)
+            changes[setting.field] = _at_least(setting, value, parsed, warnings)
     return replace(defaults, **changes), warnings
 
 

@@ -1,51 +1,53 @@
 // fxlens settings as the server receives them (initializationOptions, didChangeConfiguration and
 // workspace/configuration answers): typed, with the defaults of package.json, bad values replaced.
+// The settings are package.json's `contributes.configuration`, which scripts/generate.py writes from
+// server/fxlens/lsp/settings.py: this file names none of them.
 
-export type Execution = "safe" | "full" | "off";
+import { contributes } from "../../package.json";
 
-export interface FxlensSettings {
-  python: string;
-  levels: string[];
-  timeoutSeconds: number;
-  execution: Execution;
-  inlayHints: boolean;
-  memoryLimitMB: number;
-  diffLens: boolean;
+type Properties = typeof contributes.configuration.properties;
+type Key<Name> = Name extends `fxlens.${infer K}` ? K : never;
+
+export type FxlensSettings = { [K in Key<keyof Properties>]: Properties[`fxlens.${K}`]["default"] };
+
+interface Schema {
+  type: string;
+  default: unknown;
+  enum?: readonly unknown[];
 }
 
-export const DEFAULT_SETTINGS: FxlensSettings = {
-  python: "",
-  levels: ["fx", "aten"],
-  timeoutSeconds: 60,
-  execution: "safe",
-  inlayHints: false,
-  memoryLimitMB: 4096,
-  diffLens: false,
-};
+const SCHEMAS: [string, Schema][] = Object.entries(contributes.configuration.properties).map(
+  ([name, schema]) => [name.slice("fxlens.".length), schema as Schema]);
 
-const EXECUTIONS: readonly Execution[] = ["safe", "full", "off"];
+export const DEFAULT_SETTINGS = Object.fromEntries(
+  SCHEMAS.map(([key, schema]) => [key, schema.default])) as FxlensSettings;
+
+/** The value as the server gets it, or undefined when the schema refuses it (the default is used). */
+function checked(schema: Schema, value: unknown): unknown {
+  switch (schema.type) {
+    case "string":
+      if (schema.enum) {
+        return schema.enum.includes(value) ? value : undefined;
+      }
+      return typeof value === "string" ? value.trim() : undefined;
+    case "array":
+      return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string") ? [...value] : undefined;
+    case "number":
+      return typeof value === "number" && value > 0 ? value : undefined;
+    case "boolean":
+      return typeof value === "boolean" ? value : undefined;
+    default:
+      return undefined;
+  }
+}
 
 /** Reads the settings through `get(key)` (the `fxlens` configuration section). */
 export function readSettings(get: (key: keyof FxlensSettings) => unknown): FxlensSettings {
-  const python = get("python");
-  const levels = get("levels");
-  const timeout = get("timeoutSeconds");
-  const execution = get("execution");
-  const inlayHints = get("inlayHints");
-  const memory = get("memoryLimitMB");
-  const diffLens = get("diffLens");
-  return {
-    python: typeof python === "string" ? python.trim() : DEFAULT_SETTINGS.python,
-    levels:
-      Array.isArray(levels) && levels.length > 0 && levels.every((l) => typeof l === "string")
-        ? [...levels]
-        : [...DEFAULT_SETTINGS.levels],
-    timeoutSeconds: typeof timeout === "number" && timeout > 0 ? timeout : DEFAULT_SETTINGS.timeoutSeconds,
-    execution: EXECUTIONS.includes(execution as Execution) ? (execution as Execution) : DEFAULT_SETTINGS.execution,
-    inlayHints: typeof inlayHints === "boolean" ? inlayHints : DEFAULT_SETTINGS.inlayHints,
-    memoryLimitMB: typeof memory === "number" && memory > 0 ? memory : DEFAULT_SETTINGS.memoryLimitMB,
-    diffLens: typeof diffLens === "boolean" ? diffLens : DEFAULT_SETTINGS.diffLens,
-  };
+  const copy = (value: unknown) => (Array.isArray(value) ? [...value] : value);
+  return Object.fromEntries(SCHEMAS.map(([key, schema]) => {
+    const value = checked(schema, get(key as keyof FxlensSettings));
+    return [key, value === undefined ? copy(schema.default) : value];
+  })) as FxlensSettings;
 }
 
 /**
