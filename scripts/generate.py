@@ -1,7 +1,7 @@
 """Writes what the repository states twice from the one place it is declared:
 
-- VS Code's settings (vscode-client/package.json, `contributes.configuration`) and the settings table of
-  docs/settings.md, from `fxlens.lsp.settings.SETTINGS`;
+- VS Code's settings (vscode-client/package.json, `contributes.configuration`) and the settings tables of
+  docs/settings.md and of the extension's README (vscode-client/README.md), from `fxlens.lsp.settings.SETTINGS`;
 - the level table of docs/levels.md, from `fxlens.report.LEVEL_INFO`;
 - the commands and flags of docs/cli.md, from the argparse parser (`fxlens.cli.parser`).
 
@@ -9,6 +9,7 @@
 differs from what its source gives (tests/project/test_generated_docs.py runs that check). In the docs, the
 generated text sits between two marker comments; the prose around them is written by hand.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,6 +28,7 @@ from fxlens.report import LEVEL_INFO, LevelInfo  # noqa: E402
 COMMAND = "python3 scripts/generate.py"
 PACKAGE_JSON = ROOT / "vscode-client" / "package.json"
 SETTINGS_DOC = ROOT / "docs" / "settings.md"
+EXTENSION_README = ROOT / "vscode-client" / "README.md"
 LEVELS_DOC = ROOT / "docs" / "levels.md"
 CLI_DOC = ROOT / "docs" / "cli.md"
 # a default that is this machine's (an interpreter, a cache folder) is not written into the docs
@@ -38,10 +40,11 @@ def _cell(text: str) -> str:
 
 
 def _code(value: object) -> str:
-    return f"`{value}`" if isinstance(value, str) else f"`{json.dumps(value)}`"
+    return f"`{value}`" if isinstance(value, str) and value else f"`{json.dumps(value)}`"
 
 
 # ---- settings ----------------------------------------------------------------------------------------
+
 
 def _property(setting: Setting) -> dict:
     minimum = {"minimum": setting.minimum.value} if setting.minimum else {}
@@ -59,14 +62,14 @@ def package_json(text: str) -> str:
     return json.dumps(package, indent=2) + "\n"
 
 
-def settings_table() -> str:
+def settings_table(client: bool = False) -> str:
+    """The settings as a Markdown table; `client`: with VS Code's defaults (its `python` is empty)."""
     rows = ["| setting | default | meaning |", "|---|---|---|"]
     for s in SETTINGS:
-        default = s.default_words or _code(s.default())
+        default = _code(s.default()) if client or not s.default_words else s.default_words
         meaning = s.description
-        if "enum" in s.schema and "enumDescriptions" in s.schema:
-            meaning += " " + " ".join(f"`{value}`: {what}" for value, what in zip(s.schema["enum"],
-                                                                                 s.schema["enumDescriptions"]))
+        for value, what in zip(s.schema.get("enum", ()), s.schema.get("enumDescriptions", ())):
+            meaning += f" `{value}`: {what[:1].lower() + what[1:]}"
         if s.minimum:
             meaning += f" A smaller value is raised to `{s.minimum.value}`: {s.minimum.why}."
         rows.append(f"| `fxlens.{s.key}` | {_cell(default)} | {_cell(meaning)} |")
@@ -74,6 +77,7 @@ def settings_table() -> str:
 
 
 # ---- levels ------------------------------------------------------------------------------------------
+
 
 def _when(info: LevelInfo) -> str:
     if info.default:
@@ -91,6 +95,7 @@ def levels_table() -> str:
 
 
 # ---- the command line --------------------------------------------------------------------------------
+
 
 def _value_name(action: argparse.Action) -> str:
     if action.metavar:
@@ -139,12 +144,15 @@ def cli_reference() -> str:
         synopsis = " ".join([f"{root.prog} {name}"] + [_synopsis(a) for a in actions])
         rows = ["| argument | meaning |", "|---|---|"]
         rows += [f"| `{_cell(_spelling(a))}` | {_cell(_help(a))} |" for a in actions]
-        blocks.append(f"### `{root.prog} {name}`\n\n{summary[:1].upper() + summary[1:]}.\n\n```\n{synopsis}\n```\n\n"
-                      + "\n".join(rows))
+        blocks.append(
+            f"### `{root.prog} {name}`\n\n{summary[:1].upper() + summary[1:]}.\n\n```\n{synopsis}\n```\n\n"
+            + "\n".join(rows)
+        )
     return "\n\n".join(blocks)
 
 
 # ---- writing -----------------------------------------------------------------------------------------
+
 
 def between_markers(text: str, name: str, generated: str) -> str:
     """`text` with what lies between the `name` markers replaced by `generated`."""
@@ -160,6 +168,7 @@ def expected() -> dict[Path, str]:
     return {
         PACKAGE_JSON: package_json(PACKAGE_JSON.read_text()),
         SETTINGS_DOC: between_markers(SETTINGS_DOC.read_text(), "settings", settings_table()),
+        EXTENSION_README: between_markers(EXTENSION_README.read_text(), "settings", settings_table(client=True)),
         LEVELS_DOC: between_markers(LEVELS_DOC.read_text(), "levels", levels_table()),
         CLI_DOC: between_markers(CLI_DOC.read_text(), "commands", cli_reference()),
     }

@@ -1,6 +1,7 @@
 """What scripts/generate.py writes agrees with what it is written from: VS Code's settings
-(vscode-client/package.json) and docs/settings.md with lsp/settings.py's SETTINGS, docs/levels.md's table with
+(vscode-client/package.json), docs/settings.md and the extension's README with lsp/settings.py's SETTINGS, docs/levels.md's table with
 report.LEVEL_INFO, docs/cli.md's command reference with the argparse parser."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -27,15 +28,30 @@ generate = _load_generator()
 
 def test_vscode_settings_are_the_settings_table():
     package = json.loads(generate.PACKAGE_JSON.read_text())
-    assert package["contributes"]["configuration"] == generate.configuration(), \
+    assert package["contributes"]["configuration"] == generate.configuration(), (
         f"vscode-client/package.json's contributes.configuration differs from lsp/settings.py: run `{REGENERATE}`"
+    )
 
 
-@pytest.mark.parametrize("doc", ["package.json", "settings.md", "levels.md", "cli.md"])
+GENERATED = [
+    "vscode-client/package.json",
+    "vscode-client/README.md",
+    "docs/settings.md",
+    "docs/levels.md",
+    "docs/cli.md",
+]
+
+
+def test_these_are_the_files_the_generator_writes():
+    assert sorted(generate.expected()) == sorted(ROOT / doc for doc in GENERATED)
+
+
+@pytest.mark.parametrize("doc", GENERATED)
 def test_each_generated_file_is_up_to_date(doc):
-    path = next(path for path in generate.expected() if path.name == doc)
-    assert path.read_text() == generate.expected()[path], \
+    path = ROOT / doc
+    assert path.read_text() == generate.expected()[path], (
         f"{path.relative_to(ROOT)} differs from what its source gives: run `{REGENERATE}`"
+    )
 
 
 def test_the_check_names_a_stale_file_and_the_command(monkeypatch, capsys):
@@ -46,8 +62,11 @@ def test_the_check_names_a_stale_file_and_the_command(monkeypatch, capsys):
 
 
 def test_every_setting_every_level_and_every_command_is_in_the_docs():
-    settings, levels, cli = (generate.SETTINGS_DOC.read_text(), generate.LEVELS_DOC.read_text(),
-                             generate.CLI_DOC.read_text())
+    settings, levels, cli = (
+        generate.SETTINGS_DOC.read_text(),
+        generate.LEVELS_DOC.read_text(),
+        generate.CLI_DOC.read_text(),
+    )
     assert all(f"`fxlens.{s.key}`" in settings for s in generate.SETTINGS)
     assert all(f"| `{info.name}` |" in levels for info in generate.LEVEL_INFO)
     assert all(f"### `fxlens {name}`" in cli for name, _, _ in generate._commands(generate.cli_parser()))

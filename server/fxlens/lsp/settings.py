@@ -137,10 +137,10 @@ _BY_KEY = {setting.key: setting for setting in SETTINGS}
 assert sorted(s.field for s in SETTINGS) == sorted(f.name for f in fields(Settings)), "every Settings field is declared"
 
 
-def _section(raw: Any) -> dict:
+def _section(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, dict):
         return {}
-    found: dict = {}
+    found: dict[str, Any] = {}
     nested = raw.get("fxlens")
     if isinstance(nested, dict):
         found.update(nested)
