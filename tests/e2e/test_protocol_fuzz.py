@@ -46,7 +46,8 @@ TEXTS = [
     "        return x * 2  # 😀😀\n",
     "\r\n\r\n\x00 not python \t\r\n",
 ]
-COMMANDS = ["fxlens.showGraph", "fxlens.retrace", "fxlens.debugInfo", "fxlens.noSuchCommand"]
+COMMANDS = ["fxlens.showGraph", "fxlens.retrace", "fxlens.debugInfo", "fxlens.runPass", "fxlens.passChoices",
+            "fxlens.noSuchCommand"]
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False)
                     | st.text(max_size=12),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),

@@ -3,14 +3,14 @@ from guessed arguments. The edit inserts the directive above the class's decorat
 trace builds the class from it (`built: directive`) and the guess is no longer a guess."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 from lsprotocol import types
 
 from fxlens.engine.parsing import cheap_parse
 from fxlens.lsp import passes
 from fxlens.outline import header_line
-from fxlens.report import ClassReport
+from fxlens.report import ClassReport, FileReport
 
 if TYPE_CHECKING:
     from fxlens.engine.documents import Document
@@ -22,7 +22,7 @@ PIN_TITLE = "Pin these arguments as a `# fxlens:` directive"
 GUESSED = "guessed"  # the category of the hint that says a class was built from guessed arguments
 
 
-def _pin(doc: "Document", cls: ClassReport, top: int, coords: "Coords | CellCoords", uri: str,
+def _pin(doc: Document, cls: ClassReport, top: int, coords: Union[Coords, CellCoords], uri: str,
          context: types.CodeActionContext) -> types.CodeAction:
     lines = doc.lines
     line_text = lines[top - 1] if top <= len(lines) else ""
@@ -34,26 +34,29 @@ def _pin(doc: "Document", cls: ClassReport, top: int, coords: "Coords | CellCoor
                             is_preferred=True, edit=types.WorkspaceEdit(changes={uri: [edit]}))
 
 
-def register(ls: "FxlensServer") -> None:
-    @ls.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix,
-                                                          types.CodeActionKind.Refactor]))
-    def code_action(ls: "FxlensServer", params: types.CodeActionParams) -> list[types.CodeAction]:
-        uri = params.text_document.uri
-        doc = ls.document(uri)
-        if doc is None:
-            return []
-        view = doc.view()
-        if view.stale:
-            return []  # positions from an older text: an insertion could land anywhere
-        coords = ls.coords(doc, uri)
-        first, _ = coords.report_position(params.range.start)
-        last, _ = coords.report_position(params.range.end)
-        actions = []
-        tree = cheap_parse(doc.text)
-        for cls in view.report.classes:
-            top = header_line(doc.lines, cls.line, tree)
-            if (cls.build.how == GUESSED and cls.build.directive and coords.contains(cls.line) and top <= last
-                    and first <= cls.line):
-                actions.append(_pin(doc, cls, top, coords, uri, params.context))
-        return actions + passes.actions(ls, doc, first, last)
+def on_code_action(ls: FxlensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    doc = ls.document(uri)
+    if doc is None:
+        return []
+    view = doc.view()
+    if view.stale:
+        return []  # positions from an older text: an insertion could land anywhere
+    coords = ls.coords(doc, uri)
+    first, _ = coords.report_position(params.range.start)
+    last, _ = coords.report_position(params.range.end)
+    return _pins(doc, view.report, coords, params, first, last) + passes.actions(ls, doc, first, last)
+
+
+def _pins(doc: Document, report: FileReport, coords: Union[Coords, CellCoords], params: types.CodeActionParams,
+          first: int, last: int) -> list[types.CodeAction]:
+    """A pin for each class built from guessed arguments whose header (decorators to `class` line) meets
+    lines first..last."""
+    tree = cheap_parse(doc.text)
+    pins = []
+    for cls in report.classes:
+        top = header_line(doc.lines, cls.line, tree)
+        if (cls.build.how == GUESSED and cls.build.directive and coords.contains(cls.line) and top <= last
+                and first <= cls.line):
+            pins.append(_pin(doc, cls, top, coords, params.text_document.uri, params.context))
+    return pins

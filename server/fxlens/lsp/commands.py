@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -17,7 +18,8 @@ from pygls.uris import from_fs_path
 from fxlens.engine.documents import Document
 from fxlens.engine.worker_client import WorkerUnavailable
 from fxlens.lsp.cells import CellCoords
-from fxlens.lsp.graph_files import GraphFiles
+from fxlens.lsp.command_arguments import (ArgumentError, AsyncCommand, Command, DocumentArguments, NoArguments, Payload,
+                                          flag_at, text_at)
 from fxlens.render.graph_view import graph_document, graph_payload
 from fxlens.report import LEVELS, ClassReport
 
@@ -38,86 +40,117 @@ def _pick_class(doc: Document, name: Optional[str]) -> tuple[Optional[ClassRepor
     return (above[-1] if above else classes[0]), ""
 
 
-def _write_graph(files: GraphFiles, doc: Document, cls: ClassReport, level: str) -> str:
+async def _class_with_level(ls: FxlensServer, doc: Document, name: Optional[str],
+                            level: str) -> tuple[Optional[ClassReport], str]:
+    """`_pick_class`'s class, its `level` computed now when the settings did not ask for it."""
+    if not doc.view().traced:
+        await ls.scheduler.settled(doc)  # first trace still running: the caller asked, so wait for it
+    cls, problem = _pick_class(doc, name)
+    if cls is not None and level not in cls.levels and level in LEVELS:
+        await ls.on_demand.ensure(doc, cls.name, (level,))
+        cls, problem = _pick_class(doc, cls.name)
+    return cls, problem
+
+
+async def _show_document(ls: FxlensServer, doc: Document, cls: ClassReport, level: str) -> str:
+    """The URI of a new read-only file holding the graph, which the client is asked to show when it can
+    be (clients that cannot, Neovim 0.7, open it themselves)."""
     stem = os.path.splitext(os.path.basename(doc.path))[0]
-    return files.write(f"{stem}.{cls.name}.{level}.txt", graph_document(doc.path, cls, level))
+    path = ls.graph_files.write(f"{stem}.{cls.name}.{level}.txt", graph_document(doc.path, cls, level))
+    target: str = from_fs_path(path)
+    if ls.capability("window", "show_document", "support"):
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=target, take_focus=True))
+    return target
 
 
-def _in_cell(ls: "FxlensServer", doc: Document, uri: str,
+def _in_cell(ls: FxlensServer, doc: Document, uri: str,
              cls: Optional[ClassReport]) -> tuple[str, Optional[ClassReport]]:
     """In a notebook, the cell that defines the class and the class in that cell's line numbers, so
     that the graph view's lines (and a click on a node) are the cell's; a file's are unchanged."""
     book = ls.notebooks.of_document(doc)
-    cell = book.module.cell_at(cls.line) if book is not None and cls is not None else None
+    if book is None or cls is None:
+        return uri, cls
+    cell = book.module.cell_at(cls.line)
     if cell is None:
         return uri, cls
     return cell.uri, CellCoords(cell, ls.workspace.position_encoding, book.module).local_class(cls)
 
 
-def _text(args: tuple, index: int) -> Optional[str]:
-    """Argument `index` if it is a non-empty string (clients send all sorts), else None."""
-    value = args[index] if len(args) > index else None
-    return value if isinstance(value, str) and value else None
+@dataclass(frozen=True)
+class ShowGraphArguments:
+    """`[uri, className?, level?, toDocument?]`: no class is the one at the cursor (else the first)."""
+    uri: str
+    class_name: Optional[str]
+    level: str
+    to_document: bool
+
+    @classmethod
+    def parse(cls, arguments: Sequence[Any]) -> Union[ShowGraphArguments, ArgumentError]:
+        uri = text_at(arguments, 0)
+        if uri is None:
+            return ArgumentError("[uri of an open document, className?, level?, toDocument?]")
+        return cls(uri, text_at(arguments, 1), text_at(arguments, 2) or "fx", flag_at(arguments, 3))
 
 
-def register(ls: "FxlensServer") -> None:
-    files = GraphFiles()
+async def show_graph(ls: FxlensServer, args: ShowGraphArguments) -> Payload:
+    doc = ls.document(args.uri)
+    if doc is None:
+        return graph_payload(args.uri, None, args.level, f"{args.uri} is not open")
+    cls, problem = await _class_with_level(ls, doc, args.class_name, args.level)
+    uri, cls = _in_cell(ls, doc, args.uri, cls)
+    payload = graph_payload(uri, cls, args.level, problem)
+    if cls is not None and args.to_document and payload["levels"]:
+        level = args.level if args.level in cls.levels else payload["levels"][0]
+        payload["document"] = await _show_document(ls, doc, cls, level)
+    return payload
 
-    @ls.command("fxlens.showGraph")
-    async def show_graph(ls, *args: Any) -> dict:
-        uri = _text(args, 0) or ""
-        level = _text(args, 2) or "fx"
-        doc = ls.document(uri)
-        if doc is None:
-            return graph_payload(uri, None, level, f"{uri or 'that document'} is not open")
-        if not doc.view().traced:
-            await ls.scheduler.settled(doc)  # first trace still running: the caller asked, so wait for it
-        cls, problem = _pick_class(doc, _text(args, 1))
-        if cls is not None and level not in cls.levels and level in LEVELS:  # not asked for: computed now
-            await ls.on_demand.ensure(doc, cls.name, (level,))
-            cls, problem = _pick_class(doc, cls.name)
-        uri, cls = _in_cell(ls, doc, uri, cls)
-        payload = graph_payload(uri, cls, level, problem)
-        if cls is not None and len(args) > 3 and args[3] is True and payload["levels"]:
-            target = from_fs_path(_write_graph(files, doc, cls, level if level in cls.levels else payload["levels"][0]))
-            payload["document"] = target  # clients that cannot be asked to show it (Neovim 0.7) open it themselves
-            if ls.capability("window", "show_document", "support"):
-                await ls.window_show_document_async(types.ShowDocumentParams(uri=target, take_focus=True))
-        return payload
 
-    @ls.command("fxlens.retrace")
-    async def retrace(ls, *args: Any) -> dict:
-        doc = ls.document(_text(args, 0) or "")
-        if doc is None:
-            return {"uri": _text(args, 0), "ok": False, "message": "document not open"}
-        await ls.scheduler.trace_now(doc, full=True)
-        return {"uri": doc.uri, "ok": doc.last is not None and doc.last.version == doc.version,
-                "version": doc.version, "classes": [c.name for c in doc.view().report.classes]}
+async def retrace(ls: FxlensServer, args: DocumentArguments) -> Payload:
+    doc = ls.document(args.uri)
+    if doc is None:
+        return {"uri": args.uri, "ok": False, "message": "document not open"}
+    await ls.scheduler.trace_now(doc, full=True)
+    return {"uri": doc.uri, "ok": doc.last is not None and doc.last.version == doc.version,
+            "version": doc.version, "classes": [c.name for c in doc.view().report.classes]}
 
-    @ls.command("fxlens.restartWorker")
-    async def restart_worker(ls, *args: Any) -> dict:
-        ls.hooks.forget_errors()
-        try:
-            client = await ls.supervisor.restart(ls.settings.python)
-        except WorkerUnavailable as error:
-            return {"ok": False, "message": error.message}
-        ls.retrace_all()
-        return {"ok": True, "pid": ls.supervisor.pid, **{k: client.info.get(k) for k in ("python", "torch")}}
 
-    @ls.command("fxlens.debugInfo")
-    def debug_info(ls, *args: Any) -> dict:
-        return {"torchImported": "torch" in sys.modules, "serverPid": os.getpid(), "workerPid": ls.supervisor.pid,
-                "workerStarts": ls.supervisor.starts, "tracesStarted": ls.scheduler.traces_started,
-                "tracing": [d.uri for d in ls.documents if d.tracing],
-                "traced": {d.uri: list(d.history) for d in ls.documents},
-                # what the last trace traced, and what it kept from the one before (fingerprints unchanged)
-                "retraced": {d.uri: _retraced(d) for d in ls.documents},
-                "unchanged": {d.uri: d.last.report.unchanged if d.last else None for d in ls.documents},
-                # the levels traced on demand (a hover, the graph view), oldest first: {uri, class, levels}
-                "onDemand": list(ls.on_demand.requested)}
+async def restart_worker(ls: FxlensServer, args: NoArguments) -> Payload:
+    ls.hooks.forget_errors()
+    try:
+        client = await ls.supervisor.restart(ls.settings.python)
+    except WorkerUnavailable as error:
+        return {"ok": False, "message": error.message}
+    ls.retrace_all()
+    return {"ok": True, "pid": ls.supervisor.pid, **{k: client.info.get(k) for k in ("python", "torch")}}
+
+
+def debug_info(ls: FxlensServer, args: NoArguments) -> Payload:
+    return {"torchImported": "torch" in sys.modules, "serverPid": os.getpid(), "workerPid": ls.supervisor.pid,
+            "workerStarts": ls.supervisor.starts, "tracesStarted": ls.scheduler.traces_started,
+            "tracing": [d.uri for d in ls.documents if d.tracing],
+            "traced": {d.uri: list(d.history) for d in ls.documents},
+            # what the last trace traced, and what it kept from the one before (fingerprints unchanged)
+            "retraced": {d.uri: _retraced(d) for d in ls.documents},
+            "unchanged": {d.uri: d.last.report.unchanged if d.last else None for d in ls.documents},
+            # the levels traced on demand (a hover, the graph view), oldest first: {uri, class, levels}
+            "onDemand": list(ls.on_demand.requested)}
 
 
 def _retraced(doc: Document) -> Optional[list[str]]:
     if doc.last is None:
         return None
     return [c.name for c in doc.last.report.classes if c.name not in doc.last.report.unchanged]
+
+
+def _graph_refused(message: str) -> Payload:
+    return graph_payload("", None, "fx", message)
+
+
+def _retrace_refused(message: str) -> Payload:
+    return {"uri": None, "ok": False, "message": message}
+
+
+SHOW_GRAPH = AsyncCommand("fxlens.showGraph", ShowGraphArguments.parse, show_graph, _graph_refused)
+RETRACE = AsyncCommand("fxlens.retrace", DocumentArguments.parse, retrace, _retrace_refused)
+RESTART_WORKER = AsyncCommand("fxlens.restartWorker", NoArguments.parse, restart_worker)
+DEBUG_INFO = Command("fxlens.debugInfo", NoArguments.parse, debug_info)

@@ -11,15 +11,13 @@ if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
 
-def register(ls: "FxlensServer") -> None:
-    @ls.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
-    def inlay_hint(ls: "FxlensServer", params: types.InlayHintParams) -> list[types.InlayHint]:
-        doc = ls.document(params.text_document.uri)
-        if doc is None or not ls.settings.inlay_hints:
-            return []
-        coords = ls.coords(doc, params.text_document.uri)
-        first, _ = coords.report_position(params.range.start)
-        last, _ = coords.report_position(params.range.end)
-        return [types.InlayHint(position=coords.lsp_position(h.line, h.col), label=h.label,
-                                kind=types.InlayHintKind.Type, padding_left=True)
-                for h in inlay_hints(doc.view().report, doc.text, first, last)]
+def on_inlay_hint(ls: FxlensServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+    doc = ls.document(params.text_document.uri)
+    if doc is None or not ls.settings.inlay_hints:
+        return []
+    coords = ls.coords(doc, params.text_document.uri)
+    first, _ = coords.report_position(params.range.start)
+    last, _ = coords.report_position(params.range.end)
+    return [types.InlayHint(position=coords.lsp_position(h.line, h.col), label=h.label,
+                            kind=types.InlayHintKind.Type, padding_left=True)
+            for h in inlay_hints(doc.view().report, doc.text, first, last)]

@@ -15,23 +15,21 @@ if TYPE_CHECKING:
 SHOW_GRAPH = "fxlens.showGraph"
 
 
-def register(ls: "FxlensServer") -> None:
-    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    def code_lens(ls: "FxlensServer", params: types.CodeLensParams) -> list[types.CodeLens]:
-        uri = params.text_document.uri
-        doc = ls.document(uri)
-        if doc is None:
-            return []
-        view = doc.view()
-        coords = ls.coords(doc, uri)
-        lenses = []
-        for cls in view.report.classes:
-            if not coords.contains(cls.line):
-                continue  # a notebook shows a class's lenses in the cell that defines it
-            where = coords.lsp_range(cls.line, 0)
-            shown = coords.local_class(cls) if isinstance(coords, CellCoords) else cls
-            for title in class_lenses(shown or cls, ls.settings.levels, stale=view.stale):
-                command = types.Command(title=title.title, command=SHOW_GRAPH, tooltip=title.tooltip or None,
-                                        arguments=[uri, cls.name, title.level])
-                lenses.append(types.CodeLens(range=where, command=command))
-        return lenses + head_lenses(ls, doc, view)
+def on_code_lens(ls: FxlensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    uri = params.text_document.uri
+    doc = ls.document(uri)
+    if doc is None:
+        return []
+    view = doc.view()
+    coords = ls.coords(doc, uri)
+    lenses = []
+    for cls in view.report.classes:
+        if not coords.contains(cls.line):
+            continue  # a notebook shows a class's lenses in the cell that defines it
+        where = coords.lsp_range(cls.line, 0)
+        shown = coords.local_class(cls) if isinstance(coords, CellCoords) else cls
+        for title in class_lenses(shown or cls, ls.settings.levels, stale=view.stale):
+            command = types.Command(title=title.title, command=SHOW_GRAPH, tooltip=title.tooltip or None,
+                                    arguments=[uri, cls.name, title.level])
+            lenses.append(types.CodeLens(range=where, command=command))
+    return lenses + head_lenses(ls, doc, view)

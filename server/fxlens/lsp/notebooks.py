@@ -25,7 +25,7 @@ SYNC = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocume
     notebook=JUPYTER, cells=[types.NotebookCellLanguage(language="python")])])
 
 
-def _code_cells(ls: "FxlensServer", notebook: types.NotebookDocument) -> Iterator[tuple[str, str]]:
+def _code_cells(ls: FxlensServer, notebook: types.NotebookDocument) -> Iterator[tuple[str, str]]:
     """(uri, text) of the Python code cells in page order; markdown, raw and other languages are not code."""
     texts = ls.workspace.text_documents
     for cell in notebook.cells:
@@ -34,19 +34,19 @@ def _code_cells(ls: "FxlensServer", notebook: types.NotebookDocument) -> Iterato
             yield cell.document, text.source
 
 
-def _module(ls: "FxlensServer", uri: str) -> VirtualModule:
+def _module(ls: FxlensServer, uri: str) -> VirtualModule:
     notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
     return virtual_module(_code_cells(ls, notebook) if notebook is not None else ())
 
 
-def _did_open(ls: "FxlensServer", params: types.DidOpenNotebookDocumentParams) -> None:
+def on_did_open(ls: FxlensServer, params: types.DidOpenNotebookDocumentParams) -> None:
     notebook = params.notebook_document
     book = ls.notebooks.open(notebook.uri, to_fs_path(notebook.uri) or notebook.uri, notebook.version,
                              _module(ls, notebook.uri))
     ls.scheduler.schedule(book.doc, delay=0.0)
 
 
-def _did_change(ls: "FxlensServer", params: types.DidChangeNotebookDocumentParams) -> None:
+def on_did_change(ls: FxlensServer, params: types.DidChangeNotebookDocumentParams) -> None:
     uri = params.notebook_document.uri
     book = ls.notebooks.change(uri, params.notebook_document.version, _module(ls, uri))
     if book is None:
@@ -57,7 +57,7 @@ def _did_change(ls: "FxlensServer", params: types.DidChangeNotebookDocumentParam
     ls.scheduler.schedule(book.doc)
 
 
-def _did_close(ls: "FxlensServer", params: types.DidCloseNotebookDocumentParams) -> None:
+def on_did_close(ls: FxlensServer, params: types.DidCloseNotebookDocumentParams) -> None:
     book = ls.notebooks.close(params.notebook_document.uri)
     if book is None:
         return
@@ -66,8 +66,3 @@ def _did_close(ls: "FxlensServer", params: types.DidCloseNotebookDocumentParams)
     for uri in sorted(book.published | {c.uri for c in params.cell_text_documents}):
         diagnostics.clear(ls, uri)
 
-
-def register(ls: "FxlensServer") -> None:
-    ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)(_did_open)
-    ls.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)(_did_change)
-    ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)(_did_close)

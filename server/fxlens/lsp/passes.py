@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import TYPE_CHECKING, Any, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from fxlens.engine.documents import Document
 from fxlens.engine.pass_runs import Outcome, PassRun
+from fxlens.lsp.command_arguments import (ArgumentError, AsyncCommand, Command, DocumentArguments, Payload, flag_at,
+                                          text_at)
 from fxlens.pass_catalog import BUILTIN_PASSES, builtin, cannot_run_on, user_passes
 from fxlens.pass_report import PassInfo
 from fxlens.render.pass_view import pass_payload
@@ -28,11 +31,12 @@ from fxlens.render.pass_view import pass_payload
 if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
-RUN_PASS = "fxlens.runPass"
-PASS_CHOICES = "fxlens.passChoices"
+RUN_PASS_COMMAND = "fxlens.runPass"
+RUN_PASS_EXPECTS = "[uri of an open document, class name, pass name]"
+PASS_CHOICES_COMMAND = "fxlens.passChoices"
 
 
-def available(ls: "FxlensServer", doc: Document) -> list[tuple[PassInfo, Document]]:
+def available(ls: FxlensServer, doc: Document) -> list[tuple[PassInfo, Document]]:
     """Built-ins, then the `# fxlens: pass` functions of this document and of the other open ones."""
     found: list[tuple[PassInfo, Document]] = [(p, doc) for p in BUILTIN_PASSES]
     for other in [doc, *(d for d in ls.documents if d is not doc and d.path.endswith(".py"))]:
@@ -48,7 +52,7 @@ def _title(info: PassInfo, where: Document, doc: Document, class_name: str) -> s
 def _action(title: str, model: Document, class_name: str, info: PassInfo, where: Document) -> types.CodeAction:
     arguments = [model.uri, class_name, info.name, where.uri, True]
     return types.CodeAction(title=title, kind=types.CodeActionKind.Refactor,
-                            command=types.Command(title=title, command=RUN_PASS, arguments=arguments))
+                            command=types.Command(title=title, command=RUN_PASS_COMMAND, arguments=arguments))
 
 
 def runnable(doc: Document) -> list[str]:
@@ -56,7 +60,7 @@ def runnable(doc: Document) -> list[str]:
     return [c.name for c in doc.view().report.classes if not cannot_run_on(c)]
 
 
-def actions(ls: "FxlensServer", doc: Document, first: int, last: int) -> list[types.CodeAction]:
+def actions(ls: FxlensServer, doc: Document, first: int, last: int) -> list[types.CodeAction]:
     """One action per available pass for each buildable class whose `class` line is in lines first..last;
     on a `# fxlens: pass` function's `def` line, one per class of its file it can run on (of the other
     open documents when its file has none)."""
@@ -76,7 +80,7 @@ def actions(ls: "FxlensServer", doc: Document, first: int, last: int) -> list[ty
     return found
 
 
-def choices(ls: "FxlensServer", doc: Document) -> dict:
+def choices(ls: FxlensServer, doc: Document) -> Payload:
     """`fxlens.passChoices`'s answer for `doc` (see the module's docstring)."""
     classes = [{"name": c.name, "runnable": not cannot_run_on(c), "why": cannot_run_on(c)}
                for c in doc.view().report.classes]
@@ -99,7 +103,7 @@ def _write_preview(doc: Document, markdown: str, class_name: str, pass_name: str
     return path
 
 
-def published(ls: "FxlensServer", outcome: Outcome) -> None:
+def published(ls: FxlensServer, outcome: Outcome) -> None:
     """A run finished: the pass's file gets its diagnostics (with the trace's own)."""
     from fxlens.lsp import diagnostics
 
@@ -108,38 +112,70 @@ def published(ls: "FxlensServer", outcome: Outcome) -> None:
         diagnostics.publish(ls, target)
 
 
-def _arg(args: tuple, index: int) -> Optional[str]:
-    value = args[index] if len(args) > index else None
-    return value if isinstance(value, str) and value else None
+@dataclass(frozen=True)
+class RunPassArguments:
+    """`[uri, className, passName, passUri?, toDocument?]`: the pass defined in passUri's document (default: uri)."""
+    uri: str
+    class_name: str
+    pass_name: str
+    pass_uri: str
+    to_document: bool
+
+    @classmethod
+    def parse(cls, arguments: Sequence[Any]) -> Union[RunPassArguments, ArgumentError]:
+        uri, class_name, pass_name = text_at(arguments, 0), text_at(arguments, 1), text_at(arguments, 2)
+        if uri is None or class_name is None or pass_name is None:
+            return ArgumentError(RUN_PASS_EXPECTS)
+        return cls(uri, class_name, pass_name, text_at(arguments, 3) or uri, flag_at(arguments, 4))
 
 
-def register(ls: "FxlensServer") -> None:
-    @ls.command(PASS_CHOICES)
-    def pass_choices(ls, *args: Any) -> dict:  # (pygls reads the annotations: none on `ls`)
-        doc = ls.document(_arg(args, 0) or "")
-        return choices(ls, doc) if doc is not None else {"classes": [], "passes": []}
+def pass_choices(ls: FxlensServer, args: DocumentArguments) -> Payload:
+    doc = ls.document(args.uri)
+    return choices(ls, doc) if doc is not None else {"classes": [], "passes": []}
 
-    @ls.command(RUN_PASS)
-    async def run_pass(ls, *args: Any) -> dict:  # (pygls reads the annotations: none on `ls`)
-        uri, class_name, pass_name = _arg(args, 0) or "", _arg(args, 1), _arg(args, 2)
-        doc = ls.document(uri)
-        if doc is None or not class_name or not pass_name:
-            return pass_payload(uri, None, "fxlens.runPass needs [uri of an open document, class name, pass name]")
-        pass_doc = ls.document(_arg(args, 3) or uri)
-        if builtin(pass_name):
-            run = PassRun(doc, class_name, pass_name, "builtin")
-        elif pass_doc is not None and any(p.name == pass_name for p in user_passes(pass_doc.path, pass_doc.text)):
-            run = PassRun(doc, class_name, pass_name, "user", pass_doc)
-        else:
-            return pass_payload(uri, None, f"no pass {pass_name!r}: mark a function `# fxlens: pass`")
-        outcome = await ls.pass_runs.run(run)
-        if outcome.report is None:
-            problems = "; ".join(d.message for d in (outcome.file.all_diagnostics() if outcome.file else []))
-            return pass_payload(uri, None, outcome.error or problems or f"no Module class {class_name!r} ran")
-        payload = pass_payload(uri, outcome.report)
-        if len(args) > 4 and args[4] is True:
-            target = from_fs_path(_write_preview(doc, payload["markdown"], class_name, pass_name))
-            payload["document"] = target
-            if ls.capability("window", "show_document", "support"):
-                await ls.window_show_document_async(types.ShowDocumentParams(uri=target, take_focus=False))
-        return payload
+
+async def run_pass(ls: FxlensServer, args: RunPassArguments) -> Payload:
+    doc = ls.document(args.uri)
+    if doc is None:
+        return pass_payload(args.uri, None, f"{RUN_PASS_COMMAND} needs {RUN_PASS_EXPECTS}")
+    run = _pass_run(ls, doc, args)
+    if run is None:
+        return pass_payload(args.uri, None, f"no pass {args.pass_name!r}: mark a function `# fxlens: pass`")
+    outcome = await ls.pass_runs.run(run)
+    if outcome.report is None:
+        problems = "; ".join(d.message for d in (outcome.file.all_diagnostics() if outcome.file else []))
+        return pass_payload(args.uri, None, outcome.error or problems or f"no Module class {args.class_name!r} ran")
+    payload = pass_payload(args.uri, outcome.report)
+    if args.to_document:
+        payload["document"] = await _show_preview(ls, doc, args, payload["markdown"])
+    return payload
+
+
+def _pass_run(ls: FxlensServer, doc: Document, args: RunPassArguments) -> Optional[PassRun]:
+    """The run asked for: a built-in pass, or one marked in the pass document; None when there is no such pass."""
+    if builtin(args.pass_name):
+        return PassRun(doc, args.class_name, args.pass_name, "builtin")
+    pass_doc = ls.document(args.pass_uri)
+    if pass_doc is not None and any(p.name == args.pass_name for p in user_passes(pass_doc.path, pass_doc.text)):
+        return PassRun(doc, args.class_name, args.pass_name, "user", pass_doc)
+    return None
+
+
+async def _show_preview(ls: FxlensServer, doc: Document, args: RunPassArguments, markdown: str) -> str:
+    """The URI of the read-only markdown file holding the preview, which the client is asked to show."""
+    target: str = from_fs_path(_write_preview(doc, markdown, args.class_name, args.pass_name))
+    if ls.capability("window", "show_document", "support"):
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=target, take_focus=False))
+    return target
+
+
+def _choices_refused(message: str) -> Payload:
+    return {"classes": [], "passes": [], "message": message}
+
+
+def _run_refused(message: str) -> Payload:
+    return pass_payload("", None, message)
+
+
+PASS_CHOICES = Command(PASS_CHOICES_COMMAND, DocumentArguments.parse, pass_choices, _choices_refused)
+RUN_PASS = AsyncCommand(RUN_PASS_COMMAND, RunPassArguments.parse, run_pass, _run_refused)

@@ -1,14 +1,15 @@
 """Wiring: the server object, its lifecycle (initialize, settings, shutdown) and document sync.
 
-Each feature lives in its own module and registers its handlers here; the engine (documents,
-scheduler, supervisor) knows nothing about LSP. This module never imports torch, and neither does
-anything it imports: the worker runs torch in another process.
+Each feature lives in its own module as module-level handlers; `FEATURES` and `COMMANDS` below are the
+one place they are registered. The engine (documents, scheduler, supervisor) knows nothing about LSP.
+This module never imports torch, and neither does anything it imports: the worker runs torch in another
+process.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -26,6 +27,8 @@ from fxlens.engine.notebook import Notebooks
 from fxlens.engine.pass_runs import PassRuns
 from fxlens.lsp import actions, commands, diagnostics, head_lens, hover, inlay, kernel_code, lens, notebooks, passes
 from fxlens.lsp.cells import CellCoords
+from fxlens.lsp.command_arguments import AsyncCommand, Command
+from fxlens.lsp.graph_files import GraphFiles
 from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
 from fxlens.lsp.protocol import FxlensProtocol
@@ -44,6 +47,7 @@ class FxlensServer(LanguageServer):
         self.documents = Documents()
         self.notebooks = Notebooks(self.documents)
         self.baselines = Baselines()  # the last commit's graphs, for the "vs HEAD" lens
+        self.graph_files = GraphFiles()  # where a graph or a kernel's code is written for the client to show
         self.hooks = EditorHooks(self)
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
         self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
@@ -82,7 +86,7 @@ class FxlensServer(LanguageServer):
         folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
         return [f for f in folders if f] or [p for p in (self.workspace.root_path,) if p]
 
-    def notify(self, method: str, params: dict) -> None:
+    def notify(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
 
     def warn(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
@@ -215,19 +219,42 @@ async def _shutdown(ls: FxlensServer, params: Any) -> None:
     await ls.supervisor.stop()
 
 
+def _features() -> tuple[tuple[str, Any, Callable[..., Any]], ...]:
+    """(method, options, handler) for every LSP method the server answers; pygls passes the server to a
+    handler whose first parameter is named `ls`. (Made per server: pygls keeps the options, which are mutable.)"""
+    return (
+        (types.INITIALIZE, None, _initialize),
+        (types.INITIALIZED, None, _initialized),
+        (types.WORKSPACE_DID_CHANGE_CONFIGURATION, None, _did_change_configuration),
+        (types.TEXT_DOCUMENT_DID_OPEN, None, _did_open),
+        (types.TEXT_DOCUMENT_DID_CHANGE, None, _did_change),
+        (types.TEXT_DOCUMENT_DID_CLOSE, None, _did_close),
+        (types.TEXT_DOCUMENT_DID_SAVE, None, _did_save),
+        (types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, None, _did_change_workspace_folders),
+        (types.SHUTDOWN, None, _shutdown),
+        (types.NOTEBOOK_DOCUMENT_DID_OPEN, None, notebooks.on_did_open),
+        (types.NOTEBOOK_DOCUMENT_DID_CHANGE, None, notebooks.on_did_change),
+        (types.NOTEBOOK_DOCUMENT_DID_CLOSE, None, notebooks.on_did_close),
+        (types.TEXT_DOCUMENT_HOVER, None, hover.on_hover),
+        (types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False), lens.on_code_lens),
+        (types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False), inlay.on_inlay_hint),
+        (types.TEXT_DOCUMENT_CODE_ACTION,
+         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]),
+         actions.on_code_action),
+    )
+
+
+COMMANDS: tuple[Union[Command[Any], AsyncCommand[Any]], ...] = (
+    commands.SHOW_GRAPH, commands.RETRACE, commands.RESTART_WORKER, commands.DEBUG_INFO, kernel_code.KERNEL_CODE,
+    passes.PASS_CHOICES, passes.RUN_PASS)
+
+
 def build_server() -> FxlensServer:
     ls = FxlensServer()
-    ls.feature(types.INITIALIZE)(_initialize)
-    ls.feature(types.INITIALIZED)(_initialized)
-    ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(_did_change_configuration)
-    ls.feature(types.TEXT_DOCUMENT_DID_OPEN)(_did_open)
-    ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)(_did_change)
-    ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)(_did_close)
-    ls.feature(types.TEXT_DOCUMENT_DID_SAVE)(_did_save)
-    ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_did_change_workspace_folders)
-    ls.feature(types.SHUTDOWN)(_shutdown)
-    for feature in (hover, lens, inlay, commands, actions, passes, notebooks, kernel_code):
-        feature.register(ls)
+    for method, options, handler in _features():
+        ls.feature(method, options)(handler)
+    for command in COMMANDS:
+        ls.command(command.name)(command.handler())
     return ls
 
 
