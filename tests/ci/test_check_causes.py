@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from test_cli import ROOT, fxlens
+from fxlens_command import ROOT, fxlens
 
 FILE = "tests/fixtures/models/branch_in_child.py"
 LEVELS = [arg for level in ("fx", "dynamo", "aten", "core-aten", "backward") for arg in ("--level", level)]

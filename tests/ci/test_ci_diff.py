@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from test_cli import fxlens
+from fxlens_command import fxlens
 
 BASE = '''import torch
 from torch import nn

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from test_cli import ROOT, fxlens
+from fxlens_command import ROOT, fxlens
 
 CORPUS = [ROOT / "tests" / "fixtures" / "models" / "failures.py",
           *sorted((ROOT / "tests" / "fixtures" / "failures_real").glob("*.py"))]

@@ -12,7 +12,7 @@ from pathlib import Path
 from fxlens.ci.findings import findings
 from fxlens.ci.formats import json_document
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
-from test_cli import fxlens
+from fxlens_command import fxlens
 
 BLOCK = '''import torch
 from torch import nn

@@ -2,22 +2,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from fxlens_command import ROOT, fxlens
+
 MODELS = ROOT / "tests" / "fixtures" / "models"
 EXAMPLE = ROOT / "examples" / "residual_mlp.py"
-
-
-def fxlens(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT / "server"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "fxlens", *args], capture_output=True, text=True, cwd=cwd,
-                          env=environment, timeout=300)
 
 
 def test_graph_prints_torch_printout_table_and_build():

@@ -1,10 +1,12 @@
 """The layout's rules, read from the source (docs/architecture.md): no import circle in server/fxlens, no
-module reaching into another's underscore names, and the worker's stages importing one way only."""
+module reaching into another's underscore names, the worker's stages importing one way only, the shared
+top-level modules importing only the standard library and each other, and the CLI package on top."""
 from __future__ import annotations
 
 import ast
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,7 +129,7 @@ def _stage(name: str) -> str | None:
 
 def test_the_graph_is_read_from_every_module():
     modules = read_graph()
-    assert {"fxlens.cli", "fxlens.worker.levels.table", "fxlens.worker.process.child"} <= set(modules)
+    assert {"fxlens.cli", "fxlens.cli.graph", "fxlens.worker.levels.table", "fxlens.worker.process.child"} <= set(modules)
     # a known edge, so that an empty graph cannot pass the tests below
     assert "fxlens.worker.levels.aten" in modules["fxlens.worker.levels.table"].imports
 
@@ -154,6 +156,37 @@ def test_worker_stages_import_downward_only():
             if mine and theirs and mine != theirs and WORKER_STAGES[theirs] >= WORKER_STAGES[mine]:
                 upward.append(f"{module.name} -> {other}")
     assert not upward, "worker stages importing up or sideways: " + "; ".join(sorted(upward))
+
+
+def _shared(module: Module) -> bool:
+    """A module of fxlens's top level, which both sides import (a package's `__init__` and `__main__` are not)."""
+    return module.path.parent == SERVER / "fxlens" and module.path.name not in ("__init__.py", "__main__.py")
+
+
+def test_the_shared_top_level_modules_import_only_the_standard_library_and_each_other():
+    modules = read_graph()
+    shared = {name for name, module in modules.items() if _shared(module)}
+    assert {"fxlens.report", "fxlens.lines", "fxlens.units"} <= shared and "fxlens.cli" not in shared
+    reaching = [f"{name} -> {other}" for name in sorted(shared) for other in sorted(modules[name].imports - shared)]
+    assert not reaching, "shared modules importing fxlens packages: " + "; ".join(reaching)
+    outside = []
+    for name in sorted(shared):
+        for node in ast.walk(ast.parse(modules[name].path.read_text())):
+            if isinstance(node, ast.Import):
+                tops = [alias.name.partition(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                tops = [(node.module or "").partition(".")[0]]
+            else:
+                continue
+            outside += [f"{name} imports {top}" for top in tops if top != "fxlens" and top not in sys.stdlib_module_names]
+    assert not outside, "shared modules importing outside the standard library: " + "; ".join(outside)
+
+
+def test_only_the_entry_point_imports_the_cli():
+    modules = read_graph()
+    importers = {module.name for module in modules.values() if not module.name.startswith("fxlens.cli")
+                 for other in module.imports if other == "fxlens.cli" or other.startswith("fxlens.cli.")}
+    assert importers == {"fxlens.__main__"}
 
 
 def test_the_finder_sees_circles_and_private_names(tmp_path: Path):

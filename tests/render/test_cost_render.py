@@ -1,5 +1,5 @@
 """Hovers on overload families and FLOPs: the schema of the overload a node calls, its siblings, and the
-FLOPs of a line and of the class at the example size (the worker's side is tests/worker/test_overloads.py)."""
+FLOPs of a line and of the class at the example size (the worker's side is tests/worker/levels/test_overloads.py)."""
 from fxlens.render.cost import flops_text
 from fxlens.render.hover import hover_text
 from fxlens.report import Build, ClassReport, FileReport, InputSpec, LevelResult, Node, file_from_json, to_json

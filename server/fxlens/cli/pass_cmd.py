@@ -13,6 +13,7 @@ import json
 import os
 from typing import Callable
 
+from fxlens.cli.files import CliError, load_error, read_file, syntax_error
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
 from fxlens.pass_catalog import BUILTIN_PASSES, all_passes, builtin, user_passes
 from fxlens.pass_report import PassReport, info_to_json, pass_to_json
@@ -37,8 +38,6 @@ async def _run(args: argparse.Namespace, text: str, request: dict) -> tuple:
     try:
         await client.start()
     except WorkerUnavailable as error:
-        from fxlens.cli_files import CliError
-
         raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
     try:
         options = TraceOptions(levels=("fx",), execution=args.execution, timeout=args.timeout, surface="cli")
@@ -48,8 +47,6 @@ async def _run(args: argparse.Namespace, text: str, request: dict) -> tuple:
 
 
 def cmd_pass(args: argparse.Namespace) -> int:
-    from fxlens.cli_files import CliError, load_error, read_file, syntax_error
-
     text = read_file(args.file)
     if args.list:
         infos = all_passes(os.path.abspath(args.file), text)

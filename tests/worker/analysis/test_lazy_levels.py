@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"  # three classes, each with a directive
 # no directive and a required constructor argument: fxlens guesses it, and says so in a hint
 GUESSED = """import torch

@@ -23,10 +23,10 @@ from fxlens.worker.levels import fx as trace_fx
 from fxlens.worker.construction.build import BATCH, SEQUENCE
 from fxlens.worker.failures.classify import classify, whole_line
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from torch_nodes import fx_concrete_args  # noqa: E402  (raw torch's side, shared with bench/reach.py)
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "inputs"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "inputs"
 FILES = ["recurrent_lm", "gru_policy", "hf_style", "needs_values", "wide_gate"]
 SIZES = {"B": BATCH, "T": SEQUENCE}
 

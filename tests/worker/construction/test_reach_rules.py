@@ -12,7 +12,7 @@ import torch
 from fxlens.worker.construction import elsewhere, parents_elsewhere, reproduce
 from torch_reference import aten_nodes, analyse, expected, first_call_of, load, rebuild, reported
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reach"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reach"
 
 
 def _analyse(path: Path, levels=("fx", "aten")):

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
 import reach  # noqa: E402  (fxlens_graph, by_class, shown, recipe, agreement)
 from reference import CORPUS  # noqa: E402  (put on sys.path by reach)
 
 FILES = {model.key: model for model in CORPUS}
-RAW_TORCH = Path(__file__).with_name("raw_torch_corpus.py")
+RAW_TORCH = ROOT / "tests" / "support" / "raw_torch_corpus.py"
 
 POINT_3 = "#22 point 3: construction found across the workspace"
 POINT_5 = "#22 point 5: a package __init__ importing a missing package"

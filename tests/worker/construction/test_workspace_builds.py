@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch_reference import analyse
 
-WORKSPACE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace"
+WORKSPACE = Path(__file__).resolve().parents[2] / "fixtures" / "workspace"
 BLOCKS = WORKSPACE / "zoo" / "blocks.py"
 
 

@@ -15,7 +15,7 @@ import torch.fx
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "failures_real"
 FILES = ("einops_vit", "vit_grid", "dit_blocks", "policies", "hf_decoder", "masks")
 

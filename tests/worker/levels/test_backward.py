@@ -17,7 +17,7 @@ from fxlens.render.hover import hover_text
 from fxlens.render.lens import level_title
 from fxlens.units import bytes_text
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"
 
 

@@ -22,7 +22,7 @@ from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
 from fxlens.render.lens import class_lenses
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"
 GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 

@@ -11,7 +11,7 @@ import torch
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
 from torch_nodes import export_rows  # noqa: E402  (raw torch's node lists, shared with the other levels' tests)
 

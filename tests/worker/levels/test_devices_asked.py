@@ -22,7 +22,7 @@ from torch._functorch.partitioners import min_cut_rematerialization_partition
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import LEVELS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
 from torch_nodes import export_rows  # noqa: E402
 

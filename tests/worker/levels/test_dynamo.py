@@ -14,7 +14,7 @@ import torch
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BREAKS = ROOT / "tests" / "fixtures" / "dynamo" / "breaks.py"
 SHAPES = {"Gate": [2, 3], "Scale": [2, 3], "Clean": [2, 3], "Twice": [2, 8]}
 REGISTRY = json.loads((Path(torch.__file__).parent / "_dynamo" / "graph_break_registry.json").read_text())
@@ -39,7 +39,7 @@ def report():
 
 @pytest.fixture(scope="module")
 def raw():
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "worker" / "raw_dynamo.py"), str(BREAKS),
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(BREAKS),
                           json.dumps(SHAPES)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
@@ -140,7 +140,7 @@ CONSTRUCTS = {"DataDependentIf": [4, 8], "LoopOverDim": [3, 8], "UsesItem": [3, 
 
 @pytest.fixture(scope="module")
 def constructs():
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "worker" / "raw_dynamo.py"), str(FAILURES),
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(FAILURES),
                           json.dumps(CONSTRUCTS)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return _analyse(FAILURES, ("dynamo",)), json.loads(run.stdout)

@@ -14,7 +14,7 @@ import pytest
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.render.lens import level_title
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHAPES_FILE = ROOT / "tests" / "fixtures" / "dynamo" / "break_shapes.py"
 SHAPES = {"PrintsFirst": [2, 3], "ListsFirst": [2, 3], "BreaksLast": [2, 3], "BreaksTwice": [2, 3], "Stack": [2, 8]}
 
@@ -34,7 +34,7 @@ def report():
 
 @pytest.fixture(scope="module")
 def raw():
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "worker" / "raw_dynamo.py"), str(SHAPES_FILE),
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(SHAPES_FILE),
                           json.dumps(SHAPES)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)

@@ -1,5 +1,5 @@
 """The inductor level against torch itself: `torch.compile(m)(x)` run directly, kernels built, with inductor's
-debug trace on (tests/worker/raw_inductor.py), on the lesson's Net, a transformer block and a forward split
+debug trace on (tests/support/raw_inductor.py), on the lesson's Net, a transformer block and a forward split
 by a graph break. fxlens's kernels, their fused ops and their lines must be what torch's own
 `output_code.py` and `inductor_provenance_tracking_node_mappings.json` say.
 
@@ -28,7 +28,7 @@ from fxlens.report import Build, FileReport
 from fxlens.worker.levels import inductor_cache
 from fxlens.worker.levels.kernel_map import kernel_name
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
 GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 BREAKS = ROOT / "tests" / "fixtures" / "inductor" / "breaks.py"
@@ -75,7 +75,7 @@ def raw():
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(tempfile.gettempdir(),
                                                                  f"fxlens-test-inductor-raw-{os.getuid()}")}
     calls = {name: [str(path), expression, shape] for name, (path, expression, shape) in CASES.items()}
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "worker" / "raw_inductor.py"), json.dumps(calls)],
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "raw_inductor.py"), json.dumps(calls)],
                          capture_output=True, text=True, timeout=900, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout)

@@ -21,7 +21,7 @@ from fxlens.render.hover import hover_text
 from fxlens.render.ladder import rung
 from fxlens.render.lens import class_lenses
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
 LEVELS = ("fx", "aten", "core-aten", "backward", "dynamo")
 ABOVE_MODULES, ABOVE_TORCH, BELOW = ("above aot_autograd (module level)", "above aot_autograd (torch level)",

@@ -12,7 +12,7 @@ import torch
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
-PACKAGE = Path(__file__).resolve().parents[1] / "fixtures" / "packages" / "limits_pkg"
+PACKAGE = Path(__file__).resolve().parents[2] / "fixtures" / "packages" / "limits_pkg"
 BLOCKS = PACKAGE / "limits_pkg" / "blocks.py"
 
 

@@ -12,7 +12,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
 TINY_GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from torch_reference import analyse
 
-PATH = Path(__file__).resolve().parents[1] / "fixtures" / "failures_real" / "specialised.py"
+PATH = Path(__file__).resolve().parents[2] / "fixtures" / "failures_real" / "specialised.py"
 LINES = PATH.read_text().splitlines()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.lsp.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 INITS = ROOT / "tests" / "fixtures" / "inits"
 USES_TOOLS = INITS / "uses_tools.py"
 

@@ -14,7 +14,7 @@ import torch
 
 from torch_reference import analyse
 
-ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "inits"
+ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "inits"
 FILES = {"encoder": ROOT / "shop" / "vision" / "encoder.py", "pooling": ROOT / "shop" / "text" / "pooling.py",
          "broken": ROOT / "shop" / "text" / "broken.py"}
 

@@ -19,9 +19,9 @@ from fxlens.report import FileReport
 # the worker tests share one worker (and its event loop); the CLI tests run their own
 on_the_worker = pytest.mark.asyncio(loop_scope="module")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ROOT / "tests" / "fixtures" / "packages"
-RAW_TORCH = Path(__file__).resolve().parent / "raw_torch_nodes.py"
+RAW_TORCH = ROOT / "tests" / "support" / "raw_torch_nodes.py"
 
 # (repository, file, the module name Python gives it from the repository root, sys.path a user's
 # `python -m` / script run has, class with a directive)

@@ -18,7 +18,7 @@ from torch import nn
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.pass_catalog import user_passes
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PASSES = ROOT / "tests" / "fixtures" / "passes"
 TINY = PASSES / "tinynet.py"
 CONV = PASSES / "convnet.py"

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SERVER = Path(__file__).resolve().parents[2] / "server"
+SERVER = Path(__file__).resolve().parents[3] / "server"
 
 _BEACON_WHILE_HANDLING = r"""
 import time

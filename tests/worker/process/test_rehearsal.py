@@ -19,7 +19,7 @@ from fxlens.worker.process import warm as process
 from fxlens.worker.levels.aten import export_example
 from fxlens.worker.process.rehearse import _program, recipe, rehearse
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TINY_GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 
 

@@ -9,7 +9,7 @@ import torch
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MODELS = ROOT / "tests" / "fixtures" / "lsp" / "two_models.py"
 OPTIONS = TraceOptions(levels=("fx",), cost=False)
 
