@@ -129,7 +129,8 @@ def _stage(name: str) -> str | None:
 
 def test_the_graph_is_read_from_every_module():
     modules = read_graph()
-    assert {"fxlens.cli", "fxlens.cli.graph", "fxlens.worker.levels.table", "fxlens.worker.process.child"} <= set(modules)
+    assert {"fxlens.cli", "fxlens.cli.graph", "fxlens.worker.levels.table",
+            "fxlens.worker.process.child"} <= set(modules)
     # a known edge, so that an empty graph cannot pass the tests below
     assert "fxlens.worker.levels.aten" in modules["fxlens.worker.levels.table"].imports
 
@@ -178,7 +179,8 @@ def test_the_shared_top_level_modules_import_only_the_standard_library_and_each_
                 tops = [(node.module or "").partition(".")[0]]
             else:
                 continue
-            outside += [f"{name} imports {top}" for top in tops if top != "fxlens" and top not in sys.stdlib_module_names]
+            outside += [f"{name} imports {top}" for top in tops
+                        if top != "fxlens" and top not in sys.stdlib_module_names]
     assert not outside, "shared modules importing outside the standard library: " + "; ".join(outside)
 
 

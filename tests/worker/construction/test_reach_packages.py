@@ -4,7 +4,7 @@ it. Each level fxlens shows must be raw torch's graph, node for node, rebuilt fr
 built (bench/reach_common.py: `recipe`; bench/reach_packages_torch.py: the rebuild).
 
 The classes are ones fxlens traces at both levels today; the ones it does not yet are measured (not hidden)
-by bench/reach_packages.py and listed in bench/REACH.md.
+by bench/reach_packages.py and listed in bench/RESULTS.md's reach section.
 """
 from __future__ import annotations
 
