@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SARIF 2.1.0 JSON schema the format tests validate against (tests/worker/test_ci_formats.py), from the
+# The SARIF 2.1.0 JSON schema the format tests validate against (tests/ci/test_ci_formats.py), from the
 # npm package that bundles it; installed offline-able, no install scripts run. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/sarif-schema"

@@ -12,8 +12,8 @@ for with no directive, against what raw torch can trace, and whether every node 
    it built (`inputs.directive`, else the constructor call and inputs it lists, else the parent's instance),
    node by node (op, target, users, line; shape and dtype where both sides have one).
 
-Prints the table and writes bench/results/reach-fixtures.md and bench/results/reach.json. (bench/REACH.md is
-bench/reach_packages.py's: reach on installed packages, not on these copies.)
+Prints the table and writes bench/results/reach-fixtures.md and bench/results/reach.json. (The reach section of
+bench/RESULTS.md is bench/reach_packages.py's: reach on installed packages, not on these copies.)
 """
 from __future__ import annotations
 

@@ -10,8 +10,8 @@
 3. Node agreement: every level fxlens traced, rebuilt in raw torch from what its report says it built.
 
 Everything is cached under bench/results/reach_packages/ (keyed by file contents, package versions, fxlens's and
-the bench's sources): an interrupted run resumes where it stopped; --fresh forgets. Writes bench/REACH.md and
-bench/results/reach_packages.json.
+the bench's sources): an interrupted run resumes where it stopped; --fresh forgets. Writes the reach section of
+bench/RESULTS.md and bench/results/reach_packages.json.
 """
 from __future__ import annotations
 
@@ -255,9 +255,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     (BENCH / "results").mkdir(exist_ok=True)
     (BENCH / "results" / "reach_packages.json").write_text(json.dumps(result, indent=1) + "\n")
     from reach_packages_report import markdown
+    from results_file import RESULTS_FILE, with_section
     table = markdown(result, argv if argv is not None else sys.argv[1:])
     if not args.only:
-        (BENCH / "REACH.md").write_text(table)
+        RESULTS_FILE.write_text(with_section(table, RESULTS_FILE.read_text()))
     print(table)
     return 0
 

@@ -1,4 +1,4 @@
-"""bench/REACH.md from the result of bench/reach_packages.py (pure: data in, Markdown out)."""
+"""bench/RESULTS.md's reach section from the result of bench/reach_packages.py (pure: data in, Markdown out)."""
 from __future__ import annotations
 
 import platform
@@ -66,11 +66,11 @@ def headline(s: dict) -> list[str]:
 def markdown(result: dict, argv: list) -> str:
     s = result["summary"]
     command = " ".join(["python bench/reach_packages.py", *argv])
-    lines = ["# Reach on installed packages (issue 22)", "",
+    lines = ["## Reach on installed packages (issue 22)", "",
              f"{time.strftime('%Y-%m-%d')}, `{command}` on `{_commit()}`: Python {platform.python_version()}, "
              f"torch 2.13.0 CPU, 2 cores (bench at `nice -n 10`, `OMP_NUM_THREADS=1`); {result['seconds']} s this run "
              "(the cache under `bench/results/reach_packages/` serves what did not change). " + COLD_RUN, "",
-             "**This replaces the earlier REACH.md, whose 94 % / 90 % measured `tests/fixtures/repos`: copies of "
+             "**This replaces the earlier reach table, whose 94 % / 90 % measured `tests/fixtures/repos`: copies of "
              "public files edited where the real files fail. Those numbers said nothing about code nobody here "
              "wrote.** (`python bench/reach.py` still measures those fixtures, into `bench/results/`, until they "
              "are removed.)", "",
@@ -83,12 +83,12 @@ def markdown(result: dict, argv: list) -> str:
              "--level aten --timeout 300` (PYTHONPATH=server) with **no directive**, from an empty folder. "
              "Node agreement: each level fxlens shows, rebuilt in raw torch from what its report says it built, "
              "compared node by node (name, op, target, users, line; shapes where both have one).", "",
-             "## Headline (all packages)", ""]
+             "### Headline (all packages)", ""]
     lines += headline(s)
     lines += ["", f"Model files: {s['model_files']} ({s['unimportable_files']} do not import); nn.Module classes "
               f"in them: {s['enumerated']}; classes the packages' constructors built (the denominator's pool): "
               f"{s['built']}" + (f", of which {s['unmeasured']} are in files fxlens has not been run on yet "
-              "(`--cached-only`: left out of every number here)" if s["unmeasured"] else "") + ".", "", "## Per package", "",
+              "(`--cached-only`: left out of every number here)" if s["unmeasured"] else "") + ".", "", "### Per package", "",
               "| package | model files | classes | built | torch fx | fxlens fx of those | torch export | "
               "fxlens aten of those | agreement (levels, nodes) | fxlens s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, p in result["packages"].items():
@@ -97,32 +97,32 @@ def markdown(result: dict, argv: list) -> str:
                      f"{q['fx_reach']['of']} | {_percent(q['fx_reach'])} | {q['aten_reach']['of']} | "
                      f"{_percent(q['aten_reach'])} | {q['agree']} agree ({q['nodes_agreeing']}), {q['disagree']} "
                      f"disagree, {q['not_comparable']} n/c | {p['fxlens_seconds']:.0f} |")
-    lines += ["", "## Where fxlens shows no graph that torch makes (failure categories)", "",
+    lines += ["", "### Where fxlens shows no graph that torch makes (failure categories)", "",
               "Counted per class and level among the classes torch traces at that level; fxlens's category and "
               "message (a class never built, or left without inputs, carries its build's reason).", ""]
     for level in ("fx", "aten"):
         found = result["gaps"][level]
-        lines += [f"### {level}: {sum(len(v) for v in found.values())} classes", ""]
+        lines += [f"#### {level}: {sum(len(v) for v in found.values())} classes", ""]
         for category, examples in found.items():
             lines.append(f"- **{category}**: {len(examples)}")
             lines += [f"  - `{e['file']}` {e['class']}: {_cell(e['message'])[:220]}" for e in examples[:EXAMPLES]]
         lines.append("")
     problems = [(r, lv, v) for r in result["rows"] for lv, v in r["agreement"].items() if v["verdict"] != "agree"]
-    lines += ["## Agreement: not agreeing or not comparable", ""]
+    lines += ["### Agreement: not agreeing or not comparable", ""]
     lines += [f"- `{r['file']}` {r['class']} ({lv}): {v['verdict']}: {_cell(v['why'])[:250]}" for r, lv, v in problems]
     lines += ["- none"] if not problems else []
-    lines += ["", "## Packages: pinned, rejected", "",
+    lines += ["", "### Packages: pinned, rejected", "",
               "Pinned in `requirements-ci.txt`: " + ", ".join(f"{n}=={p['version']}" for n, p in result["packages"].items())
               + " (and their pure-Python dependencies). `pip install -r requirements-ci.txt` installs no CUDA "
               "package and no torchvision (checked with `pip install --dry-run`).", "", "Rejected:", ""]
     lines += [f"- {name}: {why}" for name, why in REJECTED]
     failed = [(n, label, e) for n, p in result["packages"].items() for label, e in p["builders"].items() if e]
     unimportable = [(n, f, e) for n, p in result["packages"].items() for f, e in p["unimportable"].items()]
-    lines += ["", "## Builders that failed, model files that do not import", ""]
+    lines += ["", "### Builders that failed, model files that do not import", ""]
     lines += [f"- {n} builder `{label}`: {_cell(e)[:200]}" for n, label, e in failed]
     lines += [f"- `{f}` ({n}): {_cell(e)[:200]}" for n, f, e in unimportable]
     lines += ["- none"] if not failed and not unimportable else []
-    lines += ["", "## Per class", "",
+    lines += ["", "### Per class", "",
               "| file | class | built by (instance) | torch fx | torch export | fxlens fx | fxlens aten | fxlens built | "
               "failure (fx / aten) | agreement |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:

@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import importlib.util
 import json
-import re
 import os
 import platform
 import sys
@@ -26,6 +25,8 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
+
+from results_file import RESULTS_FILE, keep_other_sections  # noqa: E402
 
 SCENARIOS = ("hover", "edit", "cold", "scale", "load", "tree", "big")
 
@@ -98,20 +99,6 @@ def _write(name: str, data: dict) -> None:
     (out / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
 
 
-def _sections(text: str) -> dict[str, str]:
-    """`## ` heading -> that section's text (heading included)."""
-    parts = re.split(r"(?m)^(?=## )", text)
-    return {part.splitlines()[0]: part for part in parts if part.startswith("## ")}
-
-
-def keep_other_sections(table: str, old: str) -> str:
-    """The generated table, then the sections of the old file it does not make (those written by the
-    benchmarks run on their own: bench/graph_view.mjs, bench/core_aten.py, ...), in their order."""
-    made = _sections(table)
-    kept = [text for heading, text in _sections(old).items() if heading not in made]
-    return table.rstrip("\n") + "\n" + "".join("\n" + text.rstrip("\n") + "\n" for text in kept)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     check_requirements(args.only)
@@ -120,8 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     run(args)
     results = load_all()  # this run's scenarios, and the latest of any it did not run
     table = markdown(results)
-    target = BENCH / "RESULTS.md"
-    (target).write_text(keep_other_sections(table, target.read_text() if target.exists() else ""))
+    RESULTS_FILE.write_text(keep_other_sections(table, RESULTS_FILE.read_text() if RESULTS_FILE.exists() else ""))
     print(table)
     failed = [v for v in verdicts(results) if not v.passed]
     print(f"{len(failed)} target(s) missed" if failed else "all targets met")

@@ -5,6 +5,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
+# what tests in several folders share (raw torch's references, the hostile-code harness, fxlens as a command)
+# imports by its module name from anywhere under tests/
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 # `fxlens check` caches its reports; a test run keeps its own cache, never the user's
 os.environ["FXLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="fxlens-test-cache-")
@@ -20,8 +23,9 @@ MAX_WORKERS = 4
 # xdist hands out files in collection order: these, which take minutes each (2 cores: the fresh venv of the
 # README's commands, VS Code and Chromium, the installed packages and real repositories each traced whole in a
 # module fixture), go first, so that the many short files fill in around them rather than after them.
-LONGEST_FIRST = ("tests/worker/test_real_repos.py", "tests/e2e/test_vscode.py", "tests/e2e/test_readme_setup.py",
-                 "tests/worker/test_reach_packages.py", "tests/worker/test_packages.py")
+LONGEST_FIRST = ("tests/worker/construction/test_real_repos.py", "tests/e2e/test_vscode.py",
+                 "tests/e2e/test_readme_setup.py", "tests/worker/construction/test_reach_packages.py",
+                 "tests/worker/load/test_packages.py")
 
 
 def pytest_xdist_auto_num_workers(config) -> int:

@@ -12,11 +12,9 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from hostile_support import fixture_text, hostile_line, leftovers_besides as leftovers
 from lsp_harness import command, start
 from test_hostile_server import GOOD, GOOD_LENS, errors, open_text, stop, tracked, server_pid
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
-from hostile_support import fixture_text, hostile_line, leftovers_besides as leftovers  # noqa: E402
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 

@@ -21,11 +21,9 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from lsp_harness import ENV, HANG_GUARD, SERVER, Doc, command, make_client, start
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
-from hostile_support import (TOKEN_VARIABLE, fixture_text, hostile_line, leftovers_besides as leftovers,  # noqa: E402
+from hostile_support import (TOKEN_VARIABLE, fixture_text, hostile_line, leftovers_besides as leftovers,
                              processes_of)
+from lsp_harness import ENV, HANG_GUARD, SERVER, Doc, command, make_client, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

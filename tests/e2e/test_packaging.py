@@ -45,7 +45,7 @@ def test_wheel_and_sdist_carry_complete_metadata(dist):
     assert "Programming Language :: Python :: 3.11" in classifiers and any(c.startswith("Topic ::") for c in classifiers)
     with tarfile.open(sdist) as archive:
         names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
-    assert {"README.md", "LICENSE", "pyproject.toml", "server/fxlens/cli.py"} <= names
+    assert {"README.md", "LICENSE", "pyproject.toml", "server/fxlens/cli/__init__.py"} <= names
 
 
 def _see_the_running_site(env_python: Path) -> None:

@@ -25,10 +25,8 @@ from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from hostile_support import TOKEN_VARIABLE, leftovers_besides as leftovers
 from lsp_harness import ENV, SERVER, command, make_client, start
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
-from hostile_support import TOKEN_VARIABLE, leftovers_besides as leftovers  # noqa: E402
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SELECTION = [
     "tests/e2e/test_packaging.py::test_wheel_in_a_fresh_venv_gives_a_working_fxlens",
     "tests/e2e/test_packaging.py::test_pipx_install_gives_a_working_fxlens",
-    "tests/worker/test_hostile.py::test_good_text_traces",
+    "tests/worker/process/test_hostile.py::test_good_text_traces",
     "tests/e2e/test_lsp_lifecycle.py",
-    "tests/unit/test_line_model.py",
+    "tests/shared/test_line_model.py",
 ]
 
 pytestmark = pytest.mark.slow

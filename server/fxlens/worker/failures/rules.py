@@ -1,5 +1,5 @@
 """What each failure real code hits means, and the fix that works for it (each fix is applied and traced
-in tests/worker/test_failures_real.py).
+in tests/worker/failures/test_failures_real.py).
 
 A rule's texts are `str.format` templates over `Failure.fields()`. Rules are checked in order; the first
 that matches wins, so library-specific rules come before the rules about the user's own constructs.

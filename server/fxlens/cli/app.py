@@ -1,0 +1,46 @@
+"""The `fxlens` command: its parser, one sub-command per module of this package, and how a run ends."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional
+
+from fxlens import orphans
+from fxlens.cli import check, graph, pass_cmd, serve
+from fxlens.cli.files import CliError
+
+USAGE_ERROR = 2
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="fxlens", description="See what torch.fx makes of your nn.Module.")
+    sub = root.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--python", default=sys.executable,
+                       help="interpreter that has torch (default: the one running fxlens)")
+        p.add_argument("--execution", choices=("safe", "full"), default="safe",
+                       help="safe: run only imports and definitions (default); full: run the whole file but __main__")
+        p.add_argument("--timeout", type=float, default=120.0, help="seconds per file (default 120)")
+
+    # registered in the order `fxlens --help` lists them
+    graph.register(sub, common)
+    check.register(sub, common)
+    pass_cmd.register(sub, common)
+    serve.register(sub)
+    return root
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parser().parse_args(argv)
+    # what a killed worker's traces leave comes up here, not to init, and ends when the worker does
+    # (engine/worker_client.py): every child of this process is fxlens's own
+    orphans.adopt()
+    try:
+        return args.run(args)
+    except CliError as error:
+        print(f"fxlens: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except BrokenPipeError:  # `fxlens graph ... | head`: the reader has all it wanted
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,100 @@
+"""`fxlens graph FILE [--class NAME] [--level LEVEL ...] [--json]`: each Module class's graph, level by level."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Callable, Optional
+
+from fxlens.cli.files import CliError, load_error, read_file, syntax_error
+from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
+from fxlens.render.graph_text import diagnostics_text, level_text
+from fxlens.render.ladder import rung
+from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileReport, InputSpec, in_ladder_order, to_json
+
+_LEVELS_HELP = "; ".join(f"{info.name}: {info.what}" for info in LEVEL_INFO).replace("%", "%%")
+
+
+def register(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    graph = sub.add_parser("graph", help="print the graph of each Module class")
+    graph.add_argument("file")
+    graph.add_argument("--class", dest="cls", help="only this class")
+    graph.add_argument("--level", choices=LEVELS, action="append", metavar="LEVEL",
+                       help=f"this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)}). {_LEVELS_HELP}")
+    graph.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
+    common(graph)
+    graph.set_defaults(run=cmd_graph)
+
+
+async def _analyse_files(paths: list[str], python: str, options: TraceOptions,
+                         classes: Optional[list[str]] = None) -> list[FileReport]:
+    client = WorkerClient(python)
+    try:
+        await client.start()
+    except WorkerUnavailable as error:
+        raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
+    try:
+        # run from a repository's root, as `python -m` would be: its packages (and `src/`) import
+        roots = [os.getcwd()]
+        return [await client.analyse(path, read_file(path), options, classes=classes, roots=roots) for path in paths]
+    finally:
+        await client.stop()
+
+
+def _inputs_json(report: ClassReport) -> dict:
+    def one(spec: InputSpec) -> dict:
+        return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {}),
+                **({"parts": [one(part) for part in spec.parts]} if spec.parts is not None else {}),
+                **({"keyword": True} if spec.keyword else {}), **({"source": spec.source} if spec.source else {})}
+
+    return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,
+            "tensors": report.build.tensors, "tensors_reason": report.build.tensors_reason,
+            "directive": report.build.directive, "sizes": report.build.sizes,
+            "args": [one(i) for i in report.build.inputs]}
+
+
+def level_json(report: ClassReport, level: str) -> dict:
+    result = report.levels[level]
+    return {"class": report.name, "level": level, "ok": result.ok, "note": result.note,
+            "inputs": _inputs_json(report), "nodes": [to_json(n) for n in result.nodes],
+            "diagnostics": [to_json(d) for d in result.diagnostics], "schemas": result.schemas,
+            "cost": to_json(report.cost), "rung": rung(result).name if result.ok else None,
+            "scopes": result.scopes}
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
+    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout, surface="cli")
+    read_file(args.file)
+    # with --class, the worker builds and traces only what that class needs
+    (report,) = asyncio.run(_analyse_files([args.file], args.python, options, [args.cls] if args.cls else None))
+    syntax = syntax_error(report)
+    if syntax:
+        raise CliError(f"syntax error: {syntax}")
+    load = load_error(report)
+    if load and not report.classes:
+        raise CliError(f"the file failed to load:\n{load}")
+    if not report.classes and not report.module_classes:
+        problems = diagnostics_text(report.path, [d for d in report.diagnostics if d.severity == "error"])
+        raise CliError(f"no nn.Module class in {args.file}" + (f"\n{problems}" if problems else ""))
+    # how the file got past a package `__init__` that failed: said on stderr, whatever the output format
+    for note in (d for d in report.diagnostics if d.category == "load" and d.severity != "error"):
+        print(diagnostics_text(report.path, [note]).splitlines()[0], file=sys.stderr)
+    classes = report.classes
+    if args.cls:
+        classes = [c for c in classes if c.name == args.cls]
+        if not classes:
+            names = ", ".join(report.module_classes or [c.name for c in report.classes])
+            raise CliError(f"no Module class {args.cls!r} in {args.file} (it has: {names})")
+    if args.json:
+        objects = [level_json(c, level) for c in classes for level in levels if level in c.levels]
+        print(json.dumps(objects[0] if len(objects) == 1 else objects, indent=1))
+    else:
+        print("\n\n".join(level_text(report.path, c, level) for c in classes for level in levels))
+        file_level = [d for d in report.diagnostics if d.severity in ("error", "warning")]
+        if file_level:
+            print("\n" + diagnostics_text(report.path, file_level))
+    failed = any(not c.levels[level].ok for c in classes for level in levels if level in c.levels)
+    return 1 if failed else 0

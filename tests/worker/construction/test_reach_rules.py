@@ -1,0 +1,411 @@
+"""Rules that decide reach on code nobody here wrote (issue #22), each checked against raw torch on the
+same module: the fx level is `symbolic_trace(module)` (defaults stay placeholders, frozen only where the
+plain trace fails), every forward gets inputs (labelled with where each comes from), and directives
+see the file's namespace plus `torch`."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from fxlens.worker.construction import elsewhere, parents_elsewhere, reproduce
+from torch_reference import aten_nodes, analyse, expected, first_call_of, load, rebuild, reported
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reach"
+
+
+def _analyse(path: Path, levels=("fx", "aten")):
+    return analyse([path], levels=levels)[path.stem]
+
+
+@pytest.fixture(scope="module")
+def forwards():
+    return _analyse(FIXTURES / "forwards.py")
+
+
+@pytest.fixture(scope="module")
+def module():
+    return load(FIXTURES / "forwards.py")
+
+
+def _rows(nodes):
+    return [(n.name, n.op, n.target if isinstance(n.target, str) else n.target) for n in nodes]
+
+
+def _torch_rows(graph: torch.fx.Graph):
+    return [(n.name, n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target))
+            for n in graph.nodes]
+
+
+def test_defaults_stay_placeholders_as_symbolic_trace_makes_them(forwards, module):
+    raw = torch.fx.symbolic_trace(module.Gated()).graph
+    fx = forwards.find_class("Gated").levels["fx"]
+    assert fx.ok and _rows(fx.nodes) == _torch_rows(raw)
+    assert [n.name for n in fx.nodes if n.op == "placeholder"] == ["x", "scale", "bias"]
+    assert not [d for d in fx.diagnostics if d.category == "frozen-argument"] and "frozen" not in fx.note
+
+
+def test_defaults_are_frozen_only_where_the_plain_trace_fails_and_the_level_says_so(forwards, module):
+    with pytest.raises(torch.fx.proxy.TraceError):
+        torch.fx.symbolic_trace(module.Switched())
+    raw = torch.fx.symbolic_trace(module.Switched(), concrete_args={"use_gate": False}).graph
+    fx = forwards.find_class("Switched").levels["fx"]
+    assert fx.ok and _rows(fx.nodes) == _torch_rows(raw)
+    assert fx.note.startswith("defaults frozen: use_gate=False (symbolic_trace fails with them traced as inputs: TraceError")
+    assert "concrete_args={'use_gate': False}" in fx.note
+
+
+def test_every_tensor_input_of_a_multi_input_forward_is_guessed_and_labelled(forwards, module):
+    cls = forwards.find_class("Conditioned")
+    specs = {spec.name: spec for spec in cls.build.inputs}
+    assert list(specs) == ["x", "context", "t_emb", "pos"]
+    assert specs["x"].shape == ["B", 32] and specs["context"].shape == ["B", 12]
+    assert specs["x"].source == "first used by Linear" and specs["context"].source == "first used by Linear"
+    assert specs["t_emb"].source == specs["pos"].source == "no layer consumes it: shaped like `x`"
+    # the same module and inputs, traced by torch itself
+    inputs = [torch.randn(2, 32), torch.randn(2, 12), torch.randn(2, 32), torch.randn(2, 32)]
+    program = torch.export.export(module.Conditioned(), tuple(inputs), strict=False)
+    aten = cls.levels["aten"]
+    assert aten.ok and [(n.op, n.target) for n in aten.nodes] == [
+        (n.op, str(n.target) if n.op == "call_function" else n.target) for n in program.graph.nodes]
+
+
+def test_a_forward_that_only_measures_its_input_gets_a_small_float_tensor(forwards, module):
+    cls = forwards.find_class("Spread")
+    [spec] = cls.build.inputs
+    assert spec.shape == ["B", 16] and spec.dtype == "float32"
+    assert spec.source == "no layer consumes it: a small float tensor"
+    program = torch.export.export(module.Spread(), (torch.randn(2, 16),), strict=False)
+    assert cls.levels["aten"].ok and len(cls.levels["aten"].nodes) == len(program.graph.nodes)
+
+
+def test_directives_see_the_files_namespace_plus_torch():
+    report = _analyse(FIXTURES / "aliased.py", levels=("fx",))
+    scale = report.find_class("Scale")
+    assert scale.build.how == "directive" and scale.levels["fx"].ok
+    assert [spec.shape for spec in scale.build.inputs] == [[2, 5]]
+    misbuilt = report.find_class("Misbuilt")
+    [error] = [d for d in misbuilt.diagnostics() if d.severity == "error"]
+    assert error.category == "construction" and "unknown_factor" in error.message
+    assert error.line == next(i for i, line in enumerate((FIXTURES / "aliased.py").read_text().splitlines(), 1)
+                              if "unknown_factor" in line)
+
+
+def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so():
+    path = FIXTURES / "asks_for_gpu.py"
+    loaded = load(path)
+    if not torch.cuda.is_available():  # what the user meets on this machine without fxlens
+        with pytest.raises((AssertionError, RuntimeError)):
+            loaded.OnGpu()
+    report = _analyse(path)
+    lines = path.read_text().splitlines()
+    asked = sorted(d.line for d in report.diagnostics if d.category == "default-device")
+    if not torch.cuda.is_available():
+        # each line that asks; under `with torch.device("cuda"):`, the line inside that makes the tensors
+        expected = [i + 1 if "with torch.device" in line else i for i, line in enumerate(lines, 1) if "cuda" in line]
+        assert asked == expected
+    for name, kinds in (("OnGpu", ["placeholder", "call_method", "call_module", "get_attr", "call_function", "output"]),
+                        ("InGpuContext", ["placeholder", "call_module", "call_method", "output"])):
+        cls = report.find_class(name)
+        assert cls.levels["fx"].ok and cls.levels["aten"].ok, name
+        assert [n.op for n in cls.levels["fx"].nodes] == kinds
+    # a lazy module is materialised by the first run: torch gives the same graph after one call
+    lazy = loaded.Lazy()
+    lazy(torch.randn(2, 8))
+    raw = torch.export.export(lazy, (torch.randn(2, 8),), strict=False)
+    aten = report.find_class("Lazy").levels["aten"]
+    assert aten.ok and [str(n.target) for n in aten.nodes if n.op == "call_function"] == [
+        str(n.target) for n in raw.graph.nodes if n.op == "call_function"]
+
+
+def test_a_parents_line_that_only_calls_children_says_what_it_calls():
+    from fxlens.render.hover import hover_text
+
+    path = FIXTURES / "stacked.py"
+    report = _analyse(path, levels=("fx",))
+    lines = path.read_text().splitlines()
+    loaded = load(path)
+    graph = torch.fx.symbolic_trace(loaded.Stack()).graph
+
+    def made_inside(path_prefix):  # torch's own count: nodes created inside that submodule's call
+        return sum(1 for n in graph.nodes if any(k == path_prefix or k.startswith(path_prefix + ".")
+                                                 for k in n.meta.get("nn_module_stack", {})))
+
+    loop = next(i for i, line in enumerate(lines, 1) if "x = block(x)" in line)
+    text = hover_text(report, loop, 12, markdown=False)
+    assert text == f"line {loop} calls Block ×3 ({made_inside('blocks.0')} fx nodes each), (B, 24) f32 → (B, 24) f32"
+    final = next(i for i, line in enumerate(lines, 1) if "return self.final(x)" in line)
+    assert hover_text(report, final, 15, markdown=False) == (
+        f"line {final} calls Norm ({made_inside('final')} fx nodes), (B, 24) f32 → (B, 24) f32")
+    linked = hover_text(report, loop, 12, markdown=True)
+    block_line = report.find_class("Block").line
+    assert f"[`Block`]({path.as_uri()}#L{block_line})" in linked
+
+
+@pytest.fixture(scope="module")
+def configured():
+    return _analyse(FIXTURES / "configured.py")
+
+
+@pytest.mark.parametrize("name", ["TinyEncoder", "TinySeq2Seq", "TimedBlock"])
+def test_config_driven_classes_export_as_raw_torch_exports_them(configured, name):
+    cls = configured.find_class(name)
+    assert cls.levels["aten"].ok, cls.levels["aten"].diagnostics + cls.levels["fx"].diagnostics
+    assert reported(cls, "aten") == expected(FIXTURES / "configured.py", configured, cls, "aten")
+
+
+def test_the_config_class_a_base_names_builds_an_unannotated_config_at_its_defaults(configured):
+    # the defaults as written (six layers): a config-built model is the user's model at full size
+    cls = configured.find_class("TinySeq2Seq")
+    assert (cls.build.how, cls.build.detail) == ("config", "TinySeq2Seq(config=TinyConfig())")
+    assert cls.build.directive.startswith("TinySeq2Seq(config=TinyConfig())(")
+    instance, _, _ = rebuild(FIXTURES / "configured.py", cls.build.directive)
+    assert len(instance.encoder.layers) == len(instance.decoder.layers) == 6
+    # its encoder is traced as the instance it built, with what its run passed it
+    assert configured.find_class("TinyEncoder").built_by == "TinySeq2Seq"
+
+
+def test_a_generation_cache_is_turned_off_and_an_encoder_decoder_gets_both_sequences(configured):
+    inputs = {spec.name: spec for spec in configured.find_class("TinySeq2Seq").build.inputs}
+    assert list(inputs) == ["input_ids", "decoder_input_ids", "use_cache"]
+    assert inputs["decoder_input_ids"].keyword and inputs["decoder_input_ids"].shape == ["B", "T"]
+    assert inputs["use_cache"].value == "False" and "generation cache" in inputs["use_cache"].source
+    assert all(spec.source for spec in inputs.values())
+
+
+def test_a_time_embedding_that_defaults_to_none_but_is_used_gets_a_value(configured):
+    cls = configured.find_class("TimedBlock")
+    assert cls.build.detail == "in_channels=32, out_channels=32, temb_channels=32"  # GroupNorm's 32 groups divide them
+    (hidden, temb) = cls.build.inputs
+    assert (hidden.shape, hidden.source) == (["B", 32, 16, 16], "first used by GroupNorm")
+    assert temb.shape == ["B", 32] and "defaults to None, but forward uses it" in temb.source
+
+
+@pytest.fixture(scope="module")
+def volumes():
+    return _analyse(FIXTURES / "volumes.py")
+
+
+@pytest.mark.parametrize("name,arguments", [
+    ("Encoder", "spatial_dims=2, in_channels=3, out_channels=16, channels=[16, 16, 16, 16], strides=[1, 1, 1, 1]"),
+    ("DeepClassifier", "spatial_dims=2, in_channels=3, num_classes=10, norm='batch'"),
+])
+def test_dimension_generic_classes_are_built_as_planes_and_export_as_raw_torch_exports_them(volumes, name, arguments):
+    cls = volumes.find_class(name)
+    assert (cls.build.how, cls.build.detail) == ("guessed", arguments)
+    for level in ("fx", "aten"):
+        assert cls.levels[level].ok, cls.levels[level].diagnostics
+        assert reported(cls, level) == expected(FIXTURES / "volumes.py", volumes, cls, level)
+
+
+def test_a_unit_built_by_its_parent_is_traced_as_that_instance(volumes):
+    cls = volumes.find_class("ConvUnit")
+    assert cls.built_by in ("Encoder", "DeepClassifier") and cls.levels["aten"].ok
+    assert reported(cls, "aten") == expected(FIXTURES / "volumes.py", volumes, cls, "aten")
+
+
+def test_an_image_too_small_for_the_downsampling_is_guessed_larger_and_says_why(volumes):
+    (image,) = volumes.find_class("DeepClassifier").build.inputs
+    assert image.shape == ["B", 3, 64, 64]
+    assert image.source == "first used by Conv2d, 64×64: smaller images vanish in its downsampling"
+
+
+@pytest.fixture(scope="module")
+def wrapped():
+    return _analyse(FIXTURES / "wrapped.py")
+
+
+@pytest.mark.parametrize("name,arguments", [
+    # a required Module argument: an instance of the annotated class, its own arguments guessed
+    ("TokenModel", "num_tokens=100, layers=LayerStack(dim=64, depth=2)"),
+    # **kwargs handed on to the base: its required `dim`, and the `depth` its assertion asks for by name
+    ("WideStack", "dim=64, depth=2"),
+])
+def test_wrappers_get_their_module_and_forwarded_arguments_and_trace_as_raw_torch(wrapped, name, arguments):
+    cls = wrapped.find_class(name)
+    assert (cls.build.how, cls.build.detail) == ("guessed", arguments)
+    assert cls.build.directive.startswith(f"{name}({arguments})(")
+    for level in ("fx", "aten"):
+        assert cls.levels[level].ok, cls.levels[level].diagnostics
+        assert reported(cls, level) == expected(FIXTURES / "wrapped.py", wrapped, cls, level)
+
+
+# 1,000 words: small enough for real CPU weights; 400,000 (102 M elements): CPU weights of one value each
+@pytest.mark.parametrize("vocab", [1000, 400_000])
+def test_children_receive_what_an_eager_run_of_their_parent_hands_them(tmp_path, vocab):
+    path = tmp_path / "masked.py"
+    path.write_text((FIXTURES / "masked.py").read_text().replace("vocab_size: int = 1000", f"vocab_size: int = {vocab}"))
+    attention = _analyse(path, levels=("aten",)).find_class("SelfAttention")
+    assert attention.built_by == "Decoder"
+    # the meta device cannot read the positions; fake tensors would take the library's traced path (a 4-D mask)
+    assert {spec.name: spec.value for spec in attention.build.inputs}["mask"] == "None"
+    # raw torch: the parent run eagerly on the CPU as a user runs it, the child exported with what it received
+    parent = load(path).Decoder()
+    args, kwargs = first_call_of(parent, "blocks.0.attn", (torch.zeros(2, 8, dtype=torch.int64),), {})
+    assert (args[1:] or [kwargs.get("mask")])[0] is None
+    assert attention.levels["aten"].ok
+    # (exported on CPU-like tensors: on meta, SDPA's output layout adds a `contiguous` a CPU export has not)
+    assert reported(attention, "aten") == aten_nodes(parent.blocks[0].attn, args, kwargs, path)
+
+
+def test_a_child_keeps_the_list_it_was_called_with_not_what_the_parent_appends_later():
+    path = FIXTURES / "history.py"
+    report = _analyse(path)
+    mixer = report.find_class("Accumulate")
+    assert mixer.built_by == "HistoryStack" and mixer.levels["aten"].ok
+    # the first mixer sees the input alone; the stack appends three more states before its readout runs
+    assert [n.name for n in mixer.levels["aten"].nodes if n.op == "placeholder"] == ["x", "hiddens_0"]
+    assert reported(mixer, "aten") == expected(path, report, mixer, "aten")
+
+
+def test_a_forward_whose_error_names_the_length_it_expects_gets_that_length():
+    path = FIXTURES / "signals.py"
+    report = _analyse(path)
+    encoder = report.find_class("FeatureEncoder")
+    (features,) = encoder.build.inputs
+    assert features.shape == ["B", 16, 96]
+    assert features.source.endswith("dim 2 at 96, the size forward's error asks for")
+    assert encoder.levels["aten"].ok and reported(encoder, "aten") == expected(path, report, encoder, "aten")
+
+
+# 1,000 words: real CPU weights confirm the guess; 400,000 (over the CPU limit): the guess stands unconfirmed,
+# and the children are recorded on CPU weights of one value each
+@pytest.mark.parametrize("vocab", [1000, 400_000])
+def test_experts_multiplied_by_grouped_mm_get_inputs_and_export_as_raw_torch(tmp_path, vocab):
+    path = tmp_path / "signals.py"
+    path.write_text((FIXTURES / "signals.py").read_text().replace("vocab: int = 1000", f"vocab: int = {vocab}"))
+    report = _analyse(path, levels=("aten",))
+    model, experts = report.find_class("MixtureModel"), report.find_class("Experts")
+    # the meta kernel of `_grouped_mm` wants bf16 where the CPU kernel takes float32: a limit of the device
+    assert "cannot run `_grouped_mm` on float32" in model.build.tensors_reason
+    assert experts.built_by in ("MixtureModel", "MixtureBlock")
+    for cls in (model, experts):
+        assert cls.levels["aten"].ok, cls.levels["aten"].diagnostics
+        assert reported(cls, "aten") == expected(path, report, cls, "aten")
+
+
+def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(monkeypatch):
+    path = FIXTURES / "stages" / "blocks.py"
+    report = _analyse(path)
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    from stages.network import SmallUNet
+    # raw torch: the network at its defaults, run on the image its first layer takes
+    network = SmallUNet()
+    for name, where in (("Upsample", "up.upsample"), ("Merge", "up.merge")):
+        cls = report.find_class(name)
+        assert (cls.build.how, cls.build.detail) == ("found", f"the `{where}` instance built by SmallUNet() in "
+                                                              "stages/network.py")
+        args, kwargs = first_call_of(network, where, (torch.randn(2, 3, 16, 16),), {})
+        assert [spec.shape for spec in cls.build.inputs] == [["B", *a.shape[1:]] for a in args]
+        # the pinned directive rebuilds it, and exports as raw torch exports it
+        instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
+        assert [a.shape for a in pinned] == [a.shape for a in args]
+        assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(instance, pinned, pinned_kwargs, path)
+
+
+def test_a_child_follows_its_parent_when_the_parent_is_traced_as_a_network_elsewhere_builds_it(monkeypatch):
+    """FrameBlock built alone (guessed channels, no inputs that run it) hands FrameMixer nothing; once
+    FrameBlock is traced as VideoNet's instance, FrameMixer is that instance's mixer, with what it receives."""
+    path = FIXTURES / "frames" / "blocks.py"
+    report = _analyse(path)
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    from frames.network import VideoNet
+    network = VideoNet()
+    block, mixer = report.find_class("FrameBlock"), report.find_class("FrameMixer")
+    assert block.build.detail == "the `block` instance built by VideoNet() in frames/network.py"
+    assert (mixer.build.how, mixer.build.detail) == ("parent", "the `spatial` instance built by FrameBlock")
+    args, kwargs = first_call_of(network, "block.spatial", (torch.randn(2, 3, 16, 16, 16),), {})
+    assert mixer.build.inputs_source == "parent"
+    assert [spec.shape for spec in mixer.build.inputs] == [list(args[0].shape)]  # frames folded into the batch
+    assert mixer.levels["aten"].ok
+    assert reported(mixer, "aten") == aten_nodes(network.block.spatial, args, kwargs, path)
+
+
+def test_the_pinned_directive_gives_a_block_its_inputs_memory_layout(monkeypatch):
+    """The encoder hands its block a transposed view; the block's `.contiguous()` copies it, and torch
+    records that copy only for a tensor that is not already dense, so the pin must keep the layout."""
+    path = FIXTURES / "speech" / "blocks.py"
+    cls = _analyse(path, levels=("aten",)).find_class("ConvModule")
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    from speech.network import Encoder
+    args, _ = first_call_of(Encoder(), "conv", (torch.randn(2, 8, 16),), {})
+    instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
+    assert [(a.shape, a.stride()) for a in pinned] == [(a.shape, a.stride()) for a in args]
+    nodes = reported(cls, "aten")
+    assert cls.levels["aten"].ok and nodes == aten_nodes(instance, pinned, pinned_kwargs, path)
+    assert "aten.contiguous.default" in [target for _, _, target, *_ in nodes]
+
+
+@pytest.mark.parametrize("value", [
+    torch.empty(2, 16, 4, 4, device="meta").to(memory_format=torch.channels_last),
+    torch.empty(3, 4, 5).transpose(0, 2),
+    torch.zeros(4, 3, dtype=torch.int64).t(),
+    torch.empty(2, 1, 8, 4).permute(0, 3, 1, 2),  # a size-1 dim among the permuted ones
+])
+def test_a_written_input_keeps_the_layout_of_a_permuted_dense_tensor(value):
+    written = eval(reproduce.expression(value), {"torch": torch})
+    assert (written.shape, written.stride(), written.dtype) == (value.shape, value.stride(), value.dtype)
+
+
+def test_a_view_into_a_bigger_tensor_is_written_dense():
+    assert reproduce.expression(torch.empty(6, 4)[:, :2]) == "torch.randn(6, 2)"
+
+
+def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it():
+    path = FIXTURES / "registered.py"
+    report = _analyse(path)
+    cls = report.find_class("TokenClassifier")
+    assert (cls.build.how, cls.build.detail) == ("call-in-file", "built by `classifier_small()` (line 29), depth 12 → 2")
+    assert cls.build.directive.startswith("TokenClassifier(vocab=100, dim=32, depth=2, heads=4)(")
+    raw = load(path).TokenClassifier(vocab=100, dim=32, depth=2, heads=4)
+    assert _rows(cls.levels["fx"].nodes) == _torch_rows(torch.fx.symbolic_trace(raw).graph)
+    for level in ("fx", "aten"):
+        assert reported(cls, level) == expected(path, report, cls, level)
+
+
+@pytest.mark.parametrize("message,sizes", [
+    ("Encoder expects the mel features to be of length 3000, but found 16. Pad them to 3000.", (16, 3000)),
+    ("expected sequence length 128, got 8", (8, 128)),
+    # a rank is not a size
+    ("Expected 4D input (got 3D input)", None),
+    ("Expected 3-dimensional input for 3-dimensional weight [8, 3, 3], but got 4-dimensional input", None),
+])
+def test_the_size_a_forwards_error_asks_for_is_read_from_its_message(message, sizes):
+    from fxlens.worker.construction.guess_inputs import named_size
+    assert named_size(ValueError(message)) == sizes
+
+
+def test_reading_a_big_package_leaves_the_networks_their_whole_time_to_build(monkeypatch):
+    # a package of hundreds of files takes seconds to read (diffusers: 10 s); the clock jumps past the
+    # search's whole time while it is read, and the network that builds the block is still built and run
+    clock = SimpleNamespace(now=0.0)
+    read = elsewhere._read
+
+    def slow_read(folder, own):
+        found = read(folder, own)
+        clock.now += 2 * parents_elsewhere.MAX_SECONDS
+        return found
+
+    monkeypatch.setattr(elsewhere, "_read", slow_read)
+    monkeypatch.setattr(parents_elsewhere, "time", SimpleNamespace(monotonic=lambda: clock.now))
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    from speech.blocks import ConvModule
+    adopted = parents_elsewhere.adopt(elsewhere.Index(), {"ConvModule": ConvModule},
+                                      str(FIXTURES / "speech" / "blocks.py"), [str(FIXTURES)])
+    assert adopted["ConvModule"].build.detail.startswith("the `conv` instance built by Encoder()")
+
+
+def test_a_class_sized_only_by_a_classmethod_preset_of_another_file_is_built_by_it_not_guessed():
+    """`ModelArgs` has no defaults, so a config of guessed values would build Decoder; the package's own
+    `load()` (through `Decoder.from_name("base")`) says how, and wins, its 12 layers shrunk to 2."""
+    path = FIXTURES / "presets" / "model.py"
+    cls = _analyse(path, levels=("aten",)).find_class("Decoder")
+    assert (cls.build.how, cls.build.detail) == ("found", "built by `load()` in presets/generate.py:8, n_layer 12 → 2")
+    assert cls.build.directive == "Decoder(ModelArgs(dim=96, n_layer=2, n_head=6, vocab_size=320))" \
+                                  "(torch.zeros(2, 8, dtype=torch.int64))"
+    module = load(path)
+    with torch.device("meta"):
+        preset = module.Decoder(module.ModelArgs(**{**module.PRESETS["base"], "n_layer": 2}))
+    ids = torch.zeros(2, 8, dtype=torch.int64)
+    assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(preset, (ids,), {}, path)
