@@ -102,7 +102,8 @@ def register(ls: "FxlensServer") -> None:
         except WorkerUnavailable as error:
             return {"ok": False, "message": error.message}
         ls.retrace_all()
-        return {"ok": True, "pid": ls.supervisor.pid, **{k: client.info.get(k) for k in ("python", "torch")}}
+        info = client.info
+        return {"ok": True, "pid": ls.supervisor.pid, "python": info and info.python, "torch": info and info.torch}
 
     @ls.command("fxlens.debugInfo")
     def debug_info(ls, *args: Any) -> dict:
