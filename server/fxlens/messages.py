@@ -436,7 +436,7 @@ def _read(line: Union[bytes, str, dict], key: str, table: dict[str, type]) -> An
     try:
         return _from_wire(cls, data)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise ProtocolError(f"a malformed `{kind}` {key}: {error}", job_id, kind) from None
+        raise ProtocolError(f"a malformed `{kind}` {key}: {error}", job_id, str(kind)) from None
 
 
 def decode_request(line: Union[bytes, str, dict]) -> Request:

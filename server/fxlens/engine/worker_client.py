@@ -8,7 +8,7 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Awaitable, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 from fxlens import messages, orphans
 from fxlens.cache_dirs import user_cache_dir
@@ -81,7 +81,8 @@ class WorkerClient:
         self._texts = SentTexts(self._write)  # the buffer texts this worker holds: each version sent once
         # job id -> its request, texts inline (sent so if the worker lost them)
         self._sent: dict[int, messages.TraceRequest] = {}
-        self._handlers: dict[type, Callable[[int, Pending, messages.Event], None]] = {
+        # (each handler takes its own event class: Any, as one table holds them all)
+        self._handlers: dict[type, Callable[[int, Pending, Any], None]] = {
             messages.UnknownText: self._on_unknown_text, messages.ClassCost: self._on_held_cost,
             messages.End: self._on_end, messages.Cancelled: self._on_end, messages.ClassTraced: self._on_class,
             messages.PassDone: self._on_pass, messages.Stage: self._on_stage_event, messages.Done: self._on_done,
@@ -213,8 +214,8 @@ class WorkerClient:
             self._protocol_error(error, raw)
             return
         job_id = getattr(event, "id", None)
-        entry = self._pending.get(job_id) if job_id is not None else None
-        if entry is None:
+        entry = self._pending.get(job_id) if isinstance(job_id, int) else None
+        if not isinstance(job_id, int) or entry is None:
             self._on_cost.heard(event)
             if isinstance(event, messages.RequestError):
                 self.stderr_lines.append(f"worker protocol error: {event.message}")
@@ -354,7 +355,7 @@ class WorkerClient:
         job_id = next(self._ids)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         message = replace(request, id=job_id)
-        held = self.quarantine.report_for(message.path, message.text)
+        held = self.quarantine.report_for(message.path, message.text or "")
         if held is not None:
             future.set_result(held)
             return job_id, self._result(job_id, future)
