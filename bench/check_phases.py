@@ -117,6 +117,7 @@ def _without_the_device_mode() -> None:
 
 
 def one_run() -> dict:
+    from fxlens.messages import TraceRequest
     from fxlens.worker.analysis.analyse import Analysis
 
     if "--without-device-mode" in sys.argv:
@@ -127,11 +128,11 @@ def one_run() -> dict:
     classes = 0
     for model in CORPUS:
         path = str((REPOS / model.file.relative_to(REPOS)).resolve())
-        request = {"path": path, "text": Path(path).read_text(), "levels": ["fx", "aten"], "execution": "safe",
-                   "classes": None, "first": None,
-                   **({"surface": "check", "cost": False} if "--as-check" in sys.argv else {}),
-                   "roots": [str((model.root / folder).resolve()) for folder in model.sys_path]}
-        analysis = Analysis.from_request(request)
+        as_check = "--as-check" in sys.argv
+        request = TraceRequest(path, text=Path(path).read_text(), levels=["fx", "aten"], execution="safe",
+                               surface="check" if as_check else "editor", cost=not as_check,
+                               roots=[str((model.root / folder).resolve()) for folder in model.sys_path])
+        analysis = Analysis(request)
         start = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):
             report = analysis.run(lambda event: None)

@@ -53,8 +53,8 @@ def main() -> None:
     ep.run_decompositions()  # warm both paths' caches alike
 
     def level(dims, exported, beside=None):
-        result = trace_core_aten.run(Example(instance, Build(), inputs=inputs, dims=dims), path, lines, span, exported,
-                                     beside=beside)
+        result = trace_core_aten.run(Example(instance, Build(), inputs=inputs, dims=dims), path, lines, span,
+                                     trace_core_aten.FromAten(exported, beside=beside))
         assert result.ok, result.diagnostics
 
     def after_aten(dims) -> float:

@@ -17,7 +17,7 @@ from pathlib import Path
 from specs import MODELS, ROOT
 
 sys.path.insert(0, str(ROOT / "server"))
-from fxlens.engine.worker_client import TraceOptions, WorkerClient  # noqa: E402  (stdlib-only side)
+from fxlens.engine.worker_client import Listeners, TraceOptions, WorkerClient  # noqa: E402  (stdlib-only side)
 
 IDLE_SECONDS = 0.3  # between traces, as between edits: the worker forks its next spare meanwhile
 
@@ -37,7 +37,7 @@ async def report_times(rounds: int, model: str) -> dict:
                     costs_heard.clear()
                     start = time.perf_counter()
                     await client.submit(str(path), edited, TraceOptions(levels=("fx", "aten"), cost=cost),
-                                        on_cost=lambda *_: costs_heard.set())
+                                        listeners=Listeners(on_cost=lambda *_: costs_heard.set()))
                     took = time.perf_counter() - start
                     if cost:
                         await costs_heard.wait()  # (the next trace would give up the costs still coming)

@@ -53,7 +53,8 @@ async def edit_times(servers: list[str], model: str, rounds: int, idle: float = 
                     text = texts[server] = spec.edited(texts[server])
                     await asyncio.sleep(idle)  # as after an edit: the worker idle at least the debounce
                     start = time.perf_counter()
-                    report = await client.submit(str(path), text, OPTIONS, known=known[server], on_cost=lambda *_: None)
+                    report = await client.submit(str(path), text, OPTIONS, worker_client.TraceAsk(known=known[server]),
+                                                 worker_client.Listeners(on_cost=lambda *_: None))
                     took = time.perf_counter() - start
                     retraced = [c.name for c in report.classes]
                     known[server].update({c.name: c.fingerprint for c in report.classes})

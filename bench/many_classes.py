@@ -21,11 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 _ONE_RUN = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
+from fxlens.messages import TraceRequest
 from fxlens.worker.analysis.analyse import Analysis
 text = open(sys.argv[2]).read()
 started = time.perf_counter()
-Analysis.from_request({"path": sys.argv[2], "text": text, "levels": ["fx"], "cost": False, "surface": "check"}).run(
-    lambda event: None)
+Analysis(TraceRequest(sys.argv[2], text=text, levels=["fx"], cost=False, surface="check")).run(lambda event: None)
 print(time.perf_counter() - started)
 """
 

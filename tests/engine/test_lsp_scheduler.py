@@ -18,10 +18,10 @@ class FakeClient:
         self.cancelled = 0
         self.release = asyncio.Event()
 
-    def submit(self, path, text, options, first=None, classes=None, on_class=None, known=None, roots=None,
-               buffers=None, on_stage=None, notes=True, on_cost=None, costless=None):
-        self.calls.append({"text": text, "first": first, "known": known, "roots": roots, "buffers": buffers})
-        return self._answer(on_class)
+    def submit(self, path, text, options, ask=None, listeners=None):
+        self.calls.append({"text": text, "first": ask.first, "known": ask.known, "roots": ask.roots,
+                           "buffers": ask.buffers})
+        return self._answer(listeners.on_class)
 
     async def _answer(self, on_class):
         try:

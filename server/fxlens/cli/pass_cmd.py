@@ -15,6 +15,7 @@ from typing import Callable
 
 from fxlens.cli.files import CliError, load_error, read_file, syntax_error
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
+from fxlens.messages import PassRequest
 from fxlens.pass_catalog import BUILTIN_PASSES, all_passes, builtin, user_passes
 from fxlens.pass_report import PassReport, info_to_json, pass_to_json
 from fxlens.render.pass_text import pass_list, pass_markdown
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction, common: Callable[[argparse.Argumen
     parser.set_defaults(run=cmd_pass)
 
 
-async def _run(args: argparse.Namespace, text: str, request: dict) -> tuple:
+async def _run(args: argparse.Namespace, text: str, request: PassRequest) -> tuple:
     client = WorkerClient(args.python)
     try:
         await client.start()
@@ -59,9 +60,9 @@ def cmd_pass(args: argparse.Namespace) -> int:
     pass_path = os.path.abspath(args.pass_file or args.file)
     pass_text = read_file(pass_path) if args.pass_file else text
     if builtin(args.pass_name):
-        request = {"name": args.pass_name, "kind": "builtin"}
+        request = PassRequest(args.pass_name, "builtin")
     elif any(p.name == args.pass_name for p in user_passes(pass_path, pass_text)):
-        request = {"name": args.pass_name, "kind": "user", "path": pass_path, "text": pass_text}
+        request = PassRequest(args.pass_name, "user", pass_path, pass_text)
     else:
         names = ", ".join(p.name for p in all_passes(pass_path, pass_text))
         raise CliError(f"no pass {args.pass_name!r} (there are: {names}); mark a function with a "

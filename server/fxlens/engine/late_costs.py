@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from fxlens.report import Cost, cost_from_json
+from fxlens import messages
+from fxlens.report import Cost
 
 # (class name, the fingerprint it was counted for, the cost)
 OnCost = Callable[[str, Optional[str], Cost], None]
@@ -39,18 +40,16 @@ class LateCosts:
     def clear(self) -> None:
         self._listeners.clear()
 
-    def heard(self, event: dict) -> None:
+    def heard(self, event: messages.Event) -> None:
         """An event of a request already answered: one of its costs, or the end of them."""
-        job_id = event.get("id")
+        job_id = getattr(event, "id", None)
         listener = self._listeners.get(job_id)  # type: ignore[arg-type]
         if listener is None:
             return
-        if event.get("event") in ("end", "cancelled"):
+        if isinstance(event, (messages.End, messages.Cancelled)):
             del self._listeners[job_id]  # type: ignore[arg-type]
-        elif event.get("event") == "cost":
+        elif isinstance(event, messages.ClassCost):
             try:
-                fingerprint = event.get("fingerprint")
-                listener[1](str(event["class"]), fingerprint if isinstance(fingerprint, str) else None,
-                            cost_from_json(event["cost"]))
+                listener[1](event.class_name, event.fingerprint, event.read())
             except Exception as error:  # a bad cost, or a failing listener: only that number is missing
                 self.log(f"a class cost was dropped: {type(error).__name__}: {error}")

@@ -18,7 +18,7 @@ from typing import Callable, Optional
 from fxlens.engine.documents import Document
 from fxlens.engine.level_cache import LevelCache
 from fxlens.engine.scheduler import Scheduler
-from fxlens.engine.worker_client import WorkerUnavailable
+from fxlens.engine.worker_client import TraceAsk, WorkerUnavailable
 from fxlens.report import HOVER_LEVELS, ClassReport, FileReport, LevelResult, in_ladder_order
 
 MAX_LOGGED = 50
@@ -138,9 +138,8 @@ class OnDemand:
         options = replace(self.scheduler.options(), levels=levels, cost=False)
         self.requested.append({"uri": doc.uri, "class": name, "levels": list(levels)})
         del self.requested[:-MAX_LOGGED]
-        submit = asyncio.ensure_future(client.submit(doc.path, text, options, first=name, classes=[name],
-                                                     roots=list(around.roots), buffers=dict(around.buffers),
-                                                     notes=False))
+        ask = TraceAsk(first=name, classes=[name], roots=list(around.roots), buffers=dict(around.buffers), notes=False)
+        submit = asyncio.ensure_future(client.submit(doc.path, text, options, ask))
         self._submits.add(submit)
         try:
             return await submit

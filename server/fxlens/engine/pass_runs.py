@@ -13,6 +13,7 @@ from fxlens.engine.documents import Document, Surroundings
 from fxlens.engine.scheduler import DEBOUNCE_SECONDS  # a pass re-runs on the traces' rhythm
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
+from fxlens.messages import PassRequest
 from fxlens.pass_report import PassReport
 from fxlens.report import Diagnostic, FileReport
 
@@ -57,9 +58,8 @@ class PassRuns:
         return self.found.get(path, [])
 
     async def run(self, run: PassRun) -> Outcome:
-        request: dict = {"name": run.pass_name, "kind": run.kind}
-        if run.pass_doc is not None:
-            request.update(path=run.pass_doc.path, text=run.pass_doc.text)
+        pass_doc = run.pass_doc
+        request = PassRequest(run.pass_name, run.kind, pass_doc and pass_doc.path, pass_doc and pass_doc.text)
         around = self.surroundings(run.model)
         try:
             client = await self.supervisor.get()

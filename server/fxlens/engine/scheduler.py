@@ -13,7 +13,7 @@ from typing import Callable, Optional, Protocol
 from fxlens.engine.documents import Document, Surroundings, Traced
 from fxlens.engine.incremental import costless, known_fingerprints, merge, needs_trace, reuse, with_cost
 from fxlens.engine.supervisor import Supervisor
-from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
+from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerUnavailable
 from fxlens.report import ClassReport, Cost
 
 DEBOUNCE_SECONDS = 0.25
@@ -113,11 +113,11 @@ class Scheduler:
 
         try:
             # the request goes out first: the worker starts while the editor is told
-            trace = client.submit(doc.path, text, options, first=doc.class_at(doc.cursor_line), on_class=on_class,
-                                  known={} if full else known_fingerprints(good, options),
-                                  roots=list(around.roots), buffers=dict(around.buffers),
-                                  on_stage=lambda levels: self.hooks.stage_done(doc, levels), on_cost=on_cost,
-                                  costless=[] if full else costless(good, options))
+            ask = TraceAsk(first=doc.class_at(doc.cursor_line), known={} if full else known_fingerprints(good, options),
+                           roots=list(around.roots), buffers=dict(around.buffers),
+                           costless=[] if full else costless(good, options))
+            listeners = Listeners(on_class, lambda levels: self.hooks.stage_done(doc, levels), on_cost)
+            trace = client.submit(doc.path, text, options, ask, listeners)
             self.hooks.busy(self.active)
             self.hooks.started(doc)
             report = await trace

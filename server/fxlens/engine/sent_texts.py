@@ -8,9 +8,11 @@ again with its texts inline, so this record may be wrong without a trace failing
 from __future__ import annotations
 
 import itertools
-import json
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Callable
+
+from fxlens import messages
 
 # as many as the worker keeps (worker/process/texts.py MAX_TEXTS): what is held here is held there
 MAX_TEXTS = 64
@@ -31,19 +33,18 @@ class SentTexts:
             return entry[1]
         key = f"t{next(self._keys)}"
         raw = text.encode("utf-8", errors="surrogatepass")
-        self.write((json.dumps({"type": "text", "key": key, "bytes": len(raw)}) + "\n").encode())
+        self.write(messages.encode(messages.TextHeader(key, len(raw))).encode())
         self.write(raw)
         self._held[id(text)] = (text, key)
         while len(self._held) > self.size:
             self._held.popitem(last=False)
         return key
 
-    def keyed(self, message: dict) -> dict:
+    def keyed(self, request: messages.TraceRequest) -> messages.TraceRequest:
         """A trace request naming its texts by key instead of carrying them."""
-        keyed = {k: v for k, v in message.items() if k not in ("text", "buffers")}
-        keyed["text_key"] = self.key(message["text"])
-        keyed["buffer_keys"] = {path: self.key(text) for path, text in (message.get("buffers") or {}).items()}
-        return keyed
+        assert request.text is not None
+        return replace(request, text=None, buffers={}, text_key=self.key(request.text),
+                       buffer_keys={path: self.key(text) for path, text in request.buffers.items()})
 
     def forget(self, keys: list[str]) -> None:
         """The worker lost these (a restart, its bound): sent again when next used."""

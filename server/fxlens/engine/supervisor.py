@@ -103,7 +103,7 @@ class Supervisor:
         self._started_at = time.monotonic()
         if not ready.done():
             ready.set_result(client)
-        self.on_state("ready", f"torch {client.info.get('torch', '?')} in {self.python}")
+        self.on_state("ready", f"torch {client.info.torch if client.info else '?'} in {self.python}")
         self.on_ready()
 
     def _exited(self, client: WorkerClient, code: int) -> None:

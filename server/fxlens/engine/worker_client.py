@@ -3,21 +3,23 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import Awaitable, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional
 
-from fxlens import orphans
+from fxlens import messages, orphans
 from fxlens.cache_dirs import user_cache_dir
 from fxlens.engine.quarantine import Quarantine
-from fxlens.pass_report import PassReport, pass_from_json
-from fxlens.engine.late_costs import LateCosts, OnCost
+from fxlens.pass_report import PassReport
+from fxlens.engine.late_costs import LateCosts
+from fxlens.engine.trace_options import Listeners, OnClass, OnStage, TraceAsk, TraceOptions
+
+__all__ = ["Listeners", "TraceAsk", "TraceOptions", "WorkerClient", "WorkerProtocolError", "WorkerUnavailable"]
 from fxlens.engine.sent_texts import SentTexts
-from fxlens.report import DEFAULT_LEVELS, ClassReport, FileReport, class_from_json, cost_from_json, file_from_json, ladder_sorted
+from fxlens.report import ClassReport, FileReport, cost_from_json, ladder_sorted
 
 SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
 # the worker keeps each event far below this (worker/failures/limits.py); a longer line is skipped, not fatal
@@ -46,22 +48,12 @@ class WorkerUnavailable(Exception):
         self.message, self.fix = message, fix
 
 
-@dataclass
-class TraceOptions:
-    levels: tuple[str, ...] = DEFAULT_LEVELS
-    execution: str = "safe"
-    timeout: float = 60.0
-    memory_mb: int = 4096
-    # where the report is read: "editor" or "cli", whose words a fix uses (a setting or a flag)
-    surface: str = "editor"
-    # the class cost (parameters, FLOPs forward and backward: FlopCounterMode runs the class once more),
-    # for callers that show it (lenses, hovers, `fxlens graph`); `fxlens check` and `diff` never do
-    cost: bool = True
+class WorkerProtocolError(WorkerUnavailable):
+    """The worker answered a request with a message this server cannot read (messages.ProtocolError)."""
 
 
-OnClass = Callable[[ClassReport], None]
-# the worker's `stage` event: every class of the request now has these (cheap) levels; the deeper follow
-OnStage = Callable[[list[str]], None]
+# a pending request: its future, its class callback, its classes so far
+Pending = tuple[asyncio.Future, Optional[OnClass], dict[str, ClassReport]]
 
 
 class WorkerClient:
@@ -72,13 +64,14 @@ class WorkerClient:
         # shared by the workers a supervisor starts one after another: which files kill them
         self.quarantine = quarantine or Quarantine()
         self._requests: dict[int, tuple[str, str]] = {}  # job id -> (path, text) of the traces sent
-        self._deferred: list[tuple[int, dict]] = []  # traces waiting for a suspect's trace to end (or to run alone)
+        # traces waiting for a suspect's trace to end (or to run alone)
+        self._deferred: list[tuple[int, messages.TraceRequest]] = []
         self.lost: list[tuple[str, str]] = []  # the traces in flight when this worker died
         self.process: Optional[asyncio.subprocess.Process] = None
-        self.info: dict = {}
+        self.info: Optional[messages.Ready] = None
         self._ids = itertools.count(1)
         # job id -> (its future, its callback, its classes so far)
-        self._pending: dict[int, tuple[asyncio.Future, Optional[OnClass], dict[str, ClassReport]]] = {}
+        self._pending: dict[int, Pending] = {}
         self._passes: dict[int, PassReport] = {}  # job id -> what its graph pass found
         self._on_stage: dict[int, OnStage] = {}
         # who hears the costs counted after a request's `done`; without a listener the request's result
@@ -86,12 +79,19 @@ class WorkerClient:
         self._on_cost = LateCosts(lambda line: self.stderr_lines.append(line))
         self._costing: dict[int, FileReport] = {}
         self._texts = SentTexts(self._write)  # the buffer texts this worker holds: each version sent once
-        self._sent: dict[int, dict] = {}  # job id -> its request, texts inline (sent so if the worker lost them)
+        # job id -> its request, texts inline (sent so if the worker lost them)
+        self._sent: dict[int, messages.TraceRequest] = {}
+        # (each handler takes its own event class: Any, as one table holds them all)
+        self._handlers: dict[type, Callable[[int, Pending, Any], None]] = {
+            messages.UnknownText: self._on_unknown_text, messages.ClassCost: self._on_held_cost,
+            messages.End: self._on_end, messages.Cancelled: self._on_end, messages.ClassTraced: self._on_class,
+            messages.PassDone: self._on_pass, messages.Stage: self._on_stage_event, messages.Done: self._on_done,
+            messages.RequestError: self._on_request_error}
         self._reader: Optional[asyncio.Task] = None
         self._stderr: Optional[asyncio.Task] = None
         self.stderr_lines: list[str] = []
 
-    async def start(self) -> dict:
+    async def start(self) -> messages.Ready:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [SERVER_DIR, env.get("PYTHONPATH")]))
         # what torch compiles outside the inductor level (which has its own folder) stays in fxlens's cache folder,
@@ -117,14 +117,19 @@ class WorkerClient:
                                         f"{START_SECONDS:g} s", "Set fxlens.python to a Python interpreter "
                                         "that has torch installed.") from error
             raise
-        if first.get("event") == "fatal":
+        if isinstance(first, messages.Fatal):
             await self.process.wait()
-            raise WorkerUnavailable(first["message"], first.get("fix", ""))
+            raise WorkerUnavailable(first.message, first.fix)
+        if first.protocol != messages.PROTOCOL_VERSION:
+            self.process.kill()
+            await self.process.wait()
+            raise WorkerUnavailable(f"the worker speaks protocol {first.protocol}, this server "
+                                    f"{messages.PROTOCOL_VERSION}", "Reinstall fxlens: its server and worker differ.")
         self.info = first
         self._reader = asyncio.create_task(self._read_events())
         return first
 
-    async def _first_event(self) -> dict:
+    async def _first_event(self) -> messages.Ready | messages.Fatal:
         """The worker's first message, past any banner a wrapper script prints before Python runs."""
         assert self.process and self.process.stdout
         banner: list[str] = []
@@ -139,10 +144,10 @@ class WorkerClient:
                 raise WorkerUnavailable(f"the worker ({self.python}) exited at start: {tail or 'no output'}",
                                         "Check that this interpreter runs and has torch installed.")
             try:
-                event = json.loads(line)
-            except ValueError:
+                event: Optional[messages.Event] = messages.decode_event(line)
+            except messages.ProtocolError:
                 event = None
-            if isinstance(event, dict) and event.get("event") in ("ready", "fatal"):
+            if isinstance(event, (messages.Ready, messages.Fatal)):
                 if banner:
                     self.stderr_lines.append(f"{self.python} printed before the worker started: {banner[:3]}")
                 return event
@@ -204,68 +209,101 @@ class WorkerClient:
     def _dispatch(self, raw: bytes) -> None:
         """One event from the worker; a bad one fails its own request, never the reader."""
         try:
-            event = json.loads(raw)
-        except ValueError:
-            self.stderr_lines.append(f"unreadable worker message: {raw[:200]!r}")
+            event = messages.decode_event(raw)
+        except messages.ProtocolError as error:
+            self._protocol_error(error, raw)
             return
-        entry = self._pending.get(event.get("id"))
-        if entry is None:
+        job_id = getattr(event, "id", None)
+        entry = self._pending.get(job_id) if isinstance(job_id, int) else None
+        if not isinstance(job_id, int) or entry is None:
             self._on_cost.heard(event)
+            if isinstance(event, messages.RequestError):
+                self.stderr_lines.append(f"worker protocol error: {event.message}")
             return
-        future, on_class, classes = entry
+        handler = self._handlers.get(type(event))
         try:
-            if event["event"] == "unknown-text" and event["id"] in self._sent:
-                self._texts.forget([str(k) for k in event.get("keys") or []])
-                self._send(self._sent[event["id"]])  # this once with its texts in it
-                return
-            if event["event"] == "cost" and event.get("id") in self._costing:
-                cls = classes.get(event["class"])
-                if cls is not None:  # (the report waiting for its costs, not yet anybody's)
-                    cls.cost = cost_from_json(event["cost"])
-                return
-            if event["event"] in ("end", "cancelled") and event.get("id") in self._costing:
-                future.set_result(self._costing.pop(event["id"]))
-                return
-            if event["event"] == "class":
-                # each event carries the levels finished since the last one for that class
-                try:
-                    fresh = class_from_json(event["class"])
-                except (KeyError, TypeError, ValueError, AttributeError):
-                    # (user code writing to the trace's channel: the worker relays class events unparsed)
-                    self.stderr_lines.append(f"a class event the server cannot read was skipped: {raw[:200]!r}")
-                    return
-                earlier = classes.get(fresh.name)
-                if earlier is not None:
-                    fresh.levels = ladder_sorted({**earlier.levels, **fresh.levels})
-                classes[fresh.name] = fresh
-                if on_class is not None:
-                    on_class(fresh)
-            elif event["event"] == "pass":
-                self._passes[event["id"]] = pass_from_json(event["pass"])
-            elif event["event"] == "stage" and event.get("id") in self._on_stage:
-                self._on_stage[event["id"]]([str(level) for level in event["levels"]])
-            elif event["event"] == "done" and not future.done():
-                # `done` is the file-level part: the classes came one event at a time
-                report = file_from_json(event["report"])
-                report.classes = list(classes.values())
-                if event.get("costs") is True:  # the classes' costs follow, then `end`
-                    if self._on_cost.listening(event["id"]):
-                        future.set_result(report)
-                    else:
-                        self._costing[event["id"]] = report
-                    return
-                self._on_cost.drop(event["id"])
-                future.set_result(report)
+            if handler is not None:
+                handler(job_id, entry, event)
         except Exception as error:  # a malformed report or a failing callback: that request's error
-            if not future.done():
-                future.set_exception(error)
+            if not entry[0].done():
+                entry[0].set_exception(error)
+
+    def _protocol_error(self, error: messages.ProtocolError, raw: bytes) -> None:
+        """A line that is no event of this protocol: logged; a request whose answer it was fails with it (a class
+        event's is skipped: the trace still reports)."""
+        self.stderr_lines.append(f"worker protocol error: {error.problem}: {raw[:200]!r}")
+        entry = self._pending.get(error.job_id) if error.job_id is not None else None
+        if entry is None or error.kind == messages.ClassTraced.KIND or entry[0].done():
+            return
+        entry[0].set_exception(WorkerProtocolError(f"fxlens's worker sent a message this server cannot read "
+                                                   f"({error.problem})", "Reinstall fxlens, then restart it."))
+
+    def _on_unknown_text(self, job_id: int, entry: Pending, event: messages.UnknownText) -> None:
+        if job_id in self._sent:
+            self._texts.forget(event.keys)
+            self._send(self._sent[job_id])  # this once with its texts in it
+
+    def _on_held_cost(self, job_id: int, entry: Pending, event: messages.ClassCost) -> None:
+        """A cost of a report held until its costs are in (nobody listens for them as they come)."""
+        cls = entry[2].get(event.class_name)
+        if job_id in self._costing and cls is not None:  # (the report waiting for its costs, not yet anybody's)
+            cls.cost = cost_from_json(event.cost)
+
+    def _on_end(self, job_id: int, entry: Pending, event: messages.End | messages.Cancelled) -> None:
+        if job_id in self._costing:
+            entry[0].set_result(self._costing.pop(job_id))
+
+    def _on_class(self, job_id: int, entry: Pending, event: messages.ClassTraced) -> None:
+        # each event carries the levels finished since the last one for that class
+        _, on_class, classes = entry
+        try:
+            fresh = event.read()
+        except (KeyError, TypeError, ValueError, AttributeError):
+            # (user code writing to the trace's channel: the worker relays class events unparsed)
+            self.stderr_lines.append(f"a class event the server cannot read was skipped: {str(event.report)[:200]!r}")
+            return
+        earlier = classes.get(fresh.name)
+        if earlier is not None:
+            fresh.levels = ladder_sorted({**earlier.levels, **fresh.levels})
+        classes[fresh.name] = fresh
+        if on_class is not None:
+            on_class(fresh)
+
+    def _on_pass(self, job_id: int, entry: Pending, event: messages.PassDone) -> None:
+        self._passes[job_id] = event.read()
+
+    def _on_stage_event(self, job_id: int, entry: Pending, event: messages.Stage) -> None:
+        if job_id in self._on_stage:
+            self._on_stage[job_id](event.levels)
+
+    def _on_done(self, job_id: int, entry: Pending, event: messages.Done) -> None:
+        future, _, classes = entry
+        if future.done():
+            return
+        # `done` is the file-level part: the classes came one event at a time
+        report = event.read()
+        report.classes = list(classes.values())
+        if event.costs:  # the classes' costs follow, then `end`
+            if self._on_cost.listening(job_id):
+                future.set_result(report)
+            else:
+                self._costing[job_id] = report
+            return
+        self._on_cost.drop(job_id)
+        future.set_result(report)
+
+    def _on_request_error(self, job_id: int, entry: Pending, event: messages.RequestError) -> None:
+        self.stderr_lines.append(f"worker protocol error: {event.message}")
+        if not entry[0].done():
+            entry[0].set_exception(WorkerProtocolError(f"fxlens's worker could not read a request ({event.message})",
+                                                       "Reinstall fxlens, then restart it."))
 
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.returncode is None
 
-    def _send(self, message: dict) -> None:
-        self._write((json.dumps(message) + "\n").encode())
+    def _send(self, message: messages.Request) -> None:
+        self._write(messages.encode(message).encode())
 
     def _write(self, data: bytes) -> None:
         if not self.alive:
@@ -273,54 +311,51 @@ class WorkerClient:
         assert self.process and self.process.stdin
         self.process.stdin.write(data)
 
-    def submit(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
-               classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
-               known: Optional[dict[str, str]] = None, roots: Optional[list[str]] = None,
-               buffers: Optional[dict[str, str]] = None, on_stage: Optional[OnStage] = None,
-               notes: bool = True, on_cost: Optional[OnCost] = None,
-               costless: Optional[list[str]] = None) -> Awaitable[FileReport]:
+    def submit(self, path: str, text: str, options: TraceOptions, ask: Optional[TraceAsk] = None,
+               listeners: Optional[Listeners] = None) -> Awaitable[FileReport]:
         """Send a trace request at once; awaiting the result gives the report, and cancelling that
         await kills the trace in flight.
 
-        `known`: class name -> fingerprint of a trace the caller holds; such a class whose fingerprint is
-        unchanged is not traced again but listed in the report's `unchanged`. `roots`: folders to make
-        importable (workspace folders; their `src/` too). `buffers`: path -> text of other open
-        buffers, imported instead of those files on disk. `on_stage`: told when every class has its
-        cheap levels (the deeper ones asked for follow). `notes`: False when the caller holds the
+        `ask.known`: class name -> fingerprint of a trace the caller holds; such a class whose fingerprint is
+        unchanged is not traced again but listed in the report's `unchanged`. `ask.roots`: folders to make
+        importable (workspace folders; their `src/` too). `ask.buffers`: path -> text of other open
+        buffers, imported instead of those files on disk. `listeners.on_stage`: told when every class has its
+        cheap levels (the deeper ones asked for follow). `ask.notes`: False when the caller holds the
         classes' cheap levels and asks for deeper ones only (the hints on how a class was built are
         not repeated on them).
 
-        The classes' costs (`options.cost`) are counted after the file's report: with `on_cost`, the result
-        comes at the report and each cost goes to `on_cost` when it comes (an earlier request's costs
-        for the same path, if still coming, are given up: `costless` names the classes held unchanged
+        The classes' costs (`options.cost`) are counted after the file's report: with `listeners.on_cost`, the
+        result comes at the report and each cost goes to `on_cost` when it comes (an earlier request's costs
+        for the same path, if still coming, are given up: `ask.costless` names the classes held unchanged
         whose cost never came, counted again); without, the result waits for the costs."""
-        request = {**self._request(path, text, options, first, classes, known, roots, buffers), "notes": notes}
-        if costless:
-            request["costless"] = list(costless)
-        if on_cost is not None:
-            for earlier in self._on_cost.give_up(request["path"]):
+        ask, listeners = ask or TraceAsk(), listeners or Listeners()
+        request = self._request(path, text, options, ask)
+        if listeners.on_cost is not None:
+            for earlier in self._on_cost.give_up(request.path):
                 if self.alive:
-                    self._send({"type": "cancel", "id": earlier})
-        job_id, result = self._start_job(request, on_class)
-        if on_stage is not None:
-            self._on_stage[job_id] = on_stage
-        if on_cost is not None and options.cost and job_id in self._pending:  # (not a quarantined file's held report)
-            self._on_cost.listen(job_id, request["path"], on_cost)
+                    self._send(messages.Cancel(earlier))
+        job_id, result = self._start_job(request, listeners.on_class)
+        if listeners.on_stage is not None:
+            self._on_stage[job_id] = listeners.on_stage
+        # (not a quarantined file's held report)
+        if listeners.on_cost is not None and options.cost and job_id in self._pending:
+            self._on_cost.listen(job_id, request.path, listeners.on_cost)
         return result
 
-    def _request(self, path: str, text: str, options: TraceOptions, first: Optional[str], classes: Optional[list[str]],
-                 known: Optional[dict[str, str]], roots: Optional[list[str]], buffers: Optional[dict[str, str]]) -> dict:
-        return {"type": "trace", "path": os.path.abspath(path), "text": text,
-                "levels": list(options.levels), "execution": options.execution, "timeout": options.timeout,
-                "memory_mb": options.memory_mb, "surface": options.surface, "cost": options.cost, "first": first, "classes": classes, "known": known or {},
-                "roots": [os.path.abspath(r) for r in roots or []],
-                "buffers": {os.path.abspath(p): t for p, t in (buffers or {}).items()}}
+    def _request(self, path: str, text: str, options: TraceOptions, ask: TraceAsk) -> messages.TraceRequest:
+        return messages.TraceRequest(
+            os.path.abspath(path), text=text, levels=list(options.levels), execution=options.execution,
+            timeout=options.timeout, memory_mb=options.memory_mb, surface=options.surface, cost=options.cost,
+            first=ask.first, classes=ask.classes, known=ask.known, roots=[os.path.abspath(r) for r in ask.roots],
+            buffers={os.path.abspath(p): t for p, t in ask.buffers.items()}, notes=ask.notes,
+            costless=list(ask.costless))
 
-    def _start_job(self, request: dict, on_class: Optional[OnClass]) -> tuple[int, Awaitable[FileReport]]:
+    def _start_job(self, request: messages.TraceRequest,
+                   on_class: Optional[OnClass]) -> tuple[int, Awaitable[FileReport]]:
         job_id = next(self._ids)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        message = {**request, "id": job_id}
-        held = self.quarantine.report_for(message["path"], message["text"])
+        message = replace(request, id=job_id)
+        held = self.quarantine.report_for(message.path, message.text or "")
         if held is not None:
             future.set_result(held)
             return job_id, self._result(job_id, future)
@@ -331,15 +366,14 @@ class WorkerClient:
         self._send_deferred()
         return job_id, self._result(job_id, future)
 
-    async def run_pass(self, path: str, text: str, options: TraceOptions, class_name: str, pass_request: dict,
-                       roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None
-                       ) -> tuple[FileReport, Optional[PassReport]]:
+    async def run_pass(self, path: str, text: str, options: TraceOptions, class_name: str,
+                       pass_request: messages.PassRequest, roots: Optional[list[str]] = None,
+                       buffers: Optional[dict[str, str]] = None) -> tuple[FileReport, Optional[PassReport]]:
         """Build `class_name` of the buffer and run one graph pass on it (worker/passes/runner.py), in a
-        trace child like any trace. `pass_request`: {"name", "kind": "builtin" | "user", and for a user
-        pass "path" and "text" of its file}. The PassReport is None when the child died first (the file
-        report's diagnostics say why) or the class is not a Module class of the file."""
-        request = {**self._request(path, text, options, None, [class_name], None, roots, buffers), "levels": ["fx"],
-                   "pass": pass_request}
+        trace child like any trace. The PassReport is None when the child died first (the file report's
+        diagnostics say why) or the class is not a Module class of the file."""
+        ask = TraceAsk(classes=[class_name], roots=roots or [], buffers=buffers or {})
+        request = replace(self._request(path, text, options, ask), levels=["fx"], pass_request=pass_request)
         job_id, result = self._start_job(request, None)
         try:
             report = await result
@@ -351,12 +385,12 @@ class WorkerClient:
         """Send the waiting traces in order; a suspect's trace (see quarantine.py) runs alone."""
         while self._deferred and self.alive:
             job_id, message = self._deferred[0]
-            alone = self.quarantine.runs_alone(message["path"])
+            alone = self.quarantine.runs_alone(message.path)
             in_flight = [p for i, (p, _) in self._requests.items() if i in self._pending]
             if in_flight and (alone or any(self.quarantine.runs_alone(p) for p in in_flight)):
                 return
             self._deferred.pop(0)
-            self._requests[job_id] = (message["path"], message["text"])
+            self._requests[job_id] = (message.path, message.text or "")
             self._sent[job_id] = message
             self._send(self._texts.keyed(message))
 
@@ -371,7 +405,7 @@ class WorkerClient:
             for entry in waiting:
                 self._deferred.remove(entry)
             if self.alive and not waiting:
-                self._send({"type": "cancel", "id": job_id})
+                self._send(messages.Cancel(job_id))
             raise
         finally:
             self._pending.pop(job_id, None)
@@ -383,18 +417,18 @@ class WorkerClient:
             self._send_deferred()
             self._on_stage.pop(job_id, None)
 
-    async def analyse(self, path: str, text: str, options: TraceOptions, first: Optional[str] = None,
-                      classes: Optional[list[str]] = None, on_class: Optional[OnClass] = None,
+    async def analyse(self, path: str, text: str, options: TraceOptions, classes: Optional[list[str]] = None,
                       known: Optional[dict[str, str]] = None, roots: Optional[list[str]] = None,
                       buffers: Optional[dict[str, str]] = None) -> FileReport:
         """The report for one buffer (see `submit`)."""
-        return await self.submit(path, text, options, first, classes, on_class, known, roots, buffers)
+        return await self.submit(path, text, options, TraceAsk(classes=classes, known=known or {}, roots=roots or [],
+                                                               buffers=buffers or {}))
 
     async def stop(self) -> None:
         if self.alive:
             assert self.process and self.process.stdin
             try:
-                self._send({"type": "shutdown"})
+                self._send(messages.Shutdown())
                 self.process.stdin.close()
                 await asyncio.wait_for(self.process.wait(), 5)
             except (asyncio.TimeoutError, ConnectionError, WorkerUnavailable):

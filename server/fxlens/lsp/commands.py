@@ -121,7 +121,8 @@ async def restart_worker(ls: FxlensServer, args: NoArguments) -> Payload:
     except WorkerUnavailable as error:
         return {"ok": False, "message": error.message}
     ls.retrace_all()
-    return {"ok": True, "pid": ls.supervisor.pid, **{k: client.info.get(k) for k in ("python", "torch")}}
+    info = client.info
+    return {"ok": True, "pid": ls.supervisor.pid, "python": info and info.python, "torch": info and info.torch}
 
 
 def debug_info(ls: FxlensServer, args: NoArguments) -> Payload:

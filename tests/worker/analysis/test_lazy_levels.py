@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerClient
 
 ROOT = Path(__file__).resolve().parents[3]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"  # three classes, each with a directive
@@ -32,9 +32,9 @@ def _events(path: Path, levels: tuple[str, ...], notes: bool = True, classes=Non
         await client.start()
         try:
             report = await client.submit(
-                str(path), path.read_text(), TraceOptions(levels=levels), classes=classes, notes=notes,
-                on_class=lambda c: seen.append(("class", c.name, tuple(c.levels))),
-                on_stage=lambda done: seen.append(("stage", tuple(done))))
+                str(path), path.read_text(), TraceOptions(levels=levels), TraceAsk(classes=classes, notes=notes),
+                Listeners(on_class=lambda c: seen.append(("class", c.name, tuple(c.levels))),
+                          on_stage=lambda done: seen.append(("stage", tuple(done)))))
             return seen, report
         finally:
             await client.stop()

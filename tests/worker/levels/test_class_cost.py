@@ -18,7 +18,7 @@ from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch.utils.flop_counter import FlopCounterMode
 
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
 from fxlens.render.lens import class_lenses
 
@@ -155,7 +155,7 @@ def test_the_editor_gets_the_report_before_the_costs_and_check_gets_none():
                 arrived.set()
 
             result = asyncio.ensure_future(client.submit(str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten")),
-                                                         on_cost=on_cost))
+                                                         listeners=Listeners(on_cost=on_cost)))
             report = await result
             at_done = {c.name: c.cost for c in report.classes}
             while {name for name, *_ in heard} != set(at_done):
@@ -166,8 +166,9 @@ def test_the_editor_gets_the_report_before_the_costs_and_check_gets_none():
             again: list[str] = []
             counted = asyncio.Event()
             known = {c.name: c.fingerprint for c in report.classes}
-            untraced = await client.submit(str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten")), known=known,
-                                           costless=["MLP"], on_cost=lambda name, *_: (again.append(name), counted.set()))
+            untraced = await client.submit(str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten")),
+                                           TraceAsk(known=known, costless=["MLP"]),
+                                           Listeners(on_cost=lambda name, *_: (again.append(name), counted.set())))
             await counted.wait()
             assert sorted(untraced.unchanged) == sorted(known) and again == ["MLP"]
             return report, at_done, heard, unasked

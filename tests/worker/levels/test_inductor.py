@@ -20,7 +20,7 @@ from unittest import mock
 
 import pytest
 
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
 from fxlens.render.kernels import kernels as kernels_of, ranges
 from fxlens.render.lens import class_lenses, level_title
@@ -58,9 +58,9 @@ def traced():
             for name, (path, _, _) in CASES.items():
                 seen = events.setdefault(name, [])
                 reports[name] = await client.submit(
-                    str(path), path.read_text(), TraceOptions(levels=LEVELS), classes=[name],
-                    on_class=lambda cls, seen=seen: seen.append(sorted(cls.levels)),
-                    on_stage=lambda levels, seen=seen: seen.append("stage"))
+                    str(path), path.read_text(), TraceOptions(levels=LEVELS), TraceAsk(classes=[name]),
+                    Listeners(on_class=lambda cls, seen=seen: seen.append(sorted(cls.levels)),
+                              on_stage=lambda levels, seen=seen: seen.append("stage")))
         finally:
             await client.stop()
         return reports, events
@@ -283,13 +283,14 @@ def test_a_compile_past_the_traces_time_is_a_timeout_of_this_level_alone():
     import torch
 
     from fxlens import lines as line_model
+    from fxlens.messages import TraceRequest
     from fxlens.worker.analysis.analyse import Analysis
     from fxlens.worker.failures.classify import whole_line
     from fxlens.worker.levels import inductor
     from fxlens.worker.levels.inductor_capture import MARGIN_SECONDS
     from fxlens.worker.load import loader
 
-    analysis = Analysis.from_request({"path": str(LADDER), "text": LADDER.read_text(), "timeout": 30})
+    analysis = Analysis(TraceRequest(str(LADDER), text=LADDER.read_text(), timeout=30))
     assert 29 < analysis.deadline - time.monotonic() <= 30
     text = LADDER.read_text()
     module = loader.load(str(LADDER), text, "safe", loader.parse(str(LADDER), text), [], {}).module

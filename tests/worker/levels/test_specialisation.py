@@ -84,6 +84,7 @@ def test_the_editor_names_the_batch_and_a_check_keeps_the_example_size(report, c
 def test_the_hints_lines_come_from_the_one_grown_export(monkeypatch):
     """The loop's hint is at its line, and the aten level exported twice: the example, and the grown inputs
     (whose nodes' stack traces map them to lines: no third export to find them)."""
+    from fxlens.messages import ClassTraced, TraceRequest
     from fxlens.worker.analysis.analyse import Analysis
     from fxlens.worker.levels import aten, beside
 
@@ -100,9 +101,10 @@ def test_the_hints_lines_come_from_the_one_grown_export(monkeypatch):
     monkeypatch.setattr(beside.Beside, "_fork", in_this_process)
     monkeypatch.setattr(aten, "export", counted)
     events = []
-    Analysis(str(PATH), PATH.read_text(), ["aten"], "safe", ["LoopOverBatch"], None).run(events.append)
-    (aten_level,) = [e["class"]["levels"]["aten"] for e in events
-                     if e.get("event") == "class" and "aten" in e["class"].get("levels", {})]
+    request = TraceRequest(str(PATH), text=PATH.read_text(), levels=["aten"], classes=["LoopOverBatch"])
+    Analysis(request).run(events.append)
+    (aten_level,) = [e.report["levels"]["aten"] for e in events
+                     if isinstance(e, ClassTraced) and "aten" in e.report.get("levels", {})]
     hints = [d for d in aten_level["diagnostics"] if d["category"] == "specialised"]
     assert [d["line"] for d in hints] == [_line("for i in range(x.size(0))")]
     example, grown = [inputs[0].shape for inputs in exports]  # no third export

@@ -16,6 +16,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from fxlens.messages import PassRequest
 from fxlens.pass_catalog import user_passes
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,8 +52,8 @@ def results() -> dict:
         try:
             found = {}
             for key, (model, cls, name, pass_file) in RUNS.items():
-                request = ({"name": name, "kind": "builtin"} if pass_file is None else
-                           {"name": name, "kind": "user", "path": str(pass_file), "text": pass_file.read_text()})
+                request = (PassRequest(name, "builtin") if pass_file is None else
+                           PassRequest(name, "user", str(pass_file), pass_file.read_text()))
                 _, found[key] = await client.run_pass(str(model), model.read_text(), TraceOptions(), cls, request)
             return found
         finally:

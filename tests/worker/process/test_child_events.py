@@ -6,8 +6,8 @@ import asyncio
 import json
 
 from fxlens.engine.worker_client import WorkerClient
+from fxlens.messages import child_event as _child_event, to_wire, with_job_id
 from fxlens.report import ClassReport, FileReport, LevelResult, to_json
-from fxlens.worker.process.warm import _child_event, with_job_id
 
 CLASS = {"event": "class", "class": to_json(ClassReport("Block", 3, 9, levels={"fx": LevelResult("fx", True)}))}
 
@@ -20,7 +20,7 @@ def test_a_relayed_event_is_the_childs_with_its_job_id():
     for event in (CLASS, {"event": "stage", "levels": ["fx", "aten"]},
                   {"event": "done", "report": to_json(FileReport("/p/m.py")), "costs": True}):
         line = _line(event)
-        assert _child_event(line) == event
+        assert to_wire(_child_event(line)) == event
         assert json.loads(with_job_id(7, line)) == {"id": 7, **event}
         assert with_job_id(7, line).endswith("}\n")
 

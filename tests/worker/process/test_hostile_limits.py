@@ -1,13 +1,12 @@
 """Pure pieces of issue 17's hardening: the channel's limit, the quarantine of worker-killing files."""
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
 from fxlens.engine.quarantine import Quarantine
-from fxlens.report import class_from_json
+from fxlens.messages import ClassTraced, decode_event, to_wire
 from fxlens.worker.process.channel import Channel, EventTooLarge
 from fxlens.worker.failures.limits import MAX_EVENT_BYTES, bounded
 from fxlens.worker.process.postmortem import read_dump, too_large
@@ -17,16 +16,16 @@ def test_an_event_over_the_limit_is_not_written_and_fails_its_own_class():
     read, write = os.pipe()
     try:
         channel = Channel(write, os.getpid(), read)
-        huge = {"event": "class", "class": {"name": "Huge", "line": 7, "end_line": 9,
-                                            "levels": {"fx": {"level": "fx", "ok": True, "code": "x" * MAX_EVENT_BYTES}}}}
+        huge = ClassTraced({"name": "Huge", "line": 7, "end_line": 9,
+                            "levels": {"fx": {"level": "fx", "ok": True, "code": "x" * MAX_EVENT_BYTES}}})
         with pytest.raises(EventTooLarge) as raised:
-            channel.send(huge)
+            channel.send(to_wire(huge))
         smaller = too_large(huge, raised.value.size)
-        channel.send(smaller)
-        event = json.loads(os.read(read, 1 << 20))
+        channel.send(to_wire(smaller))
+        event = decode_event(os.read(read, 1 << 20))
     finally:
         os.close(read), os.close(write)
-    report = class_from_json(event["class"])
+    report = event.read()
     (diagnostic,) = report.diagnostics()
     assert (report.name, diagnostic.line, diagnostic.category) == ("Huge", 7, "too-large")
     assert "over fxlens's limit of 16 MB" in diagnostic.message and not report.levels["fx"].ok

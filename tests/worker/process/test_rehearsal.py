@@ -15,6 +15,7 @@ from torch import nn
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from fxlens.messages import child_event
 from fxlens.worker.process import warm as process
 from fxlens.worker.levels.aten import export_example
 from fxlens.worker.process.rehearse import _program, recipe, rehearse
@@ -140,7 +141,7 @@ def test_the_worker_keeps_the_first_recipes_that_fit_in_the_rehearsal_time():
     b'{"event": "rehearsal"}',
 ])
 def test_the_worker_ignores_a_malformed_recipe(event):
-    assert process._child_event(event) is None
+    assert child_event(event) is None
 
 
 async def test_a_rehearsed_trace_reports_what_a_fresh_one_does(tmp_path):
@@ -161,7 +162,7 @@ async def test_a_rehearsed_trace_reports_what_a_fresh_one_does(tmp_path):
 
 
 def test_the_probe_traces_every_level_of_both_its_classes_and_leaves_nothing_behind():
-    from fxlens.report import class_from_json
+    from fxlens.messages import ClassTraced, TraceRequest
     from fxlens.worker.analysis.analyse import Analysis
     from fxlens.worker.process.rehearse import PROBE, PROBE_PATH, _trace_probe
 
@@ -171,8 +172,8 @@ def test_the_probe_traces_every_level_of_both_its_classes_and_leaves_nothing_beh
     assert sys.path == path and set(sys.modules) == modules and PROBE_PATH not in linecache.cache
 
     events: list = []
-    Analysis(PROBE_PATH, PROBE, ["fx", "aten"], "safe", None, None).run(events.append)
-    levels = {(c.name, name): level.ok for c in (class_from_json(e["class"]) for e in events if e["event"] == "class")
+    Analysis(TraceRequest(PROBE_PATH, text=PROBE, levels=["fx", "aten"])).run(events.append)
+    levels = {(c.name, name): level.ok for c in (e.read() for e in events if isinstance(e, ClassTraced))
               for name, level in c.levels.items()}
     assert levels == {(c, level): True for c in ("Probe", "ProbeBlock") for level in ("fx", "aten")}
 
@@ -198,7 +199,7 @@ async def test_a_spare_killed_while_it_waits_is_replaced_and_the_next_trace_runs
         path = str(tmp_path / "tiny_gpt.py")
         await worker.analyse(path, TINY_GPT.read_text(), TraceOptions())
         # the worker forks the next spare once idle: wait for it to exist, then kill it
-        while not (spare := _spare_of(info["pid"])):
+        while not (spare := _spare_of(info.pid)):
             await asyncio.sleep(0.01)
         os.kill(spare, signal.SIGKILL)
         again = await worker.analyse(path, TINY_GPT.read_text(), TraceOptions())

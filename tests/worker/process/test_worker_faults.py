@@ -100,7 +100,7 @@ async def test_torch_too_old(tmp_path, monkeypatch):
 
 
 async def test_a_failing_class_callback_fails_only_its_request(tmp_path):
-    from fxlens.engine.worker_client import TraceOptions, WorkerClient
+    from fxlens.engine.worker_client import Listeners, TraceOptions, WorkerClient
 
     client = WorkerClient()
     await client.start()
@@ -113,7 +113,7 @@ async def test_a_failing_class_callback_fails_only_its_request(tmp_path):
             raise RuntimeError("callback bug")
 
         with pytest.raises(RuntimeError, match="callback bug"):
-            await client.analyse(str(model), model.read_text(), TraceOptions(), on_class=broken)
+            await client.submit(str(model), model.read_text(), TraceOptions(), listeners=Listeners(on_class=broken))
         report = await client.analyse(str(model), model.read_text(), TraceOptions())  # the reader lives on
         assert report.find_class("M").levels["fx"].ok
     finally:

@@ -1,6 +1,6 @@
 """One analysis of one buffer: load it, build every Module class, trace the levels, emit class reports.
 
-Runs inside the disposable child; `emit` sends one JSON-able event to the worker.
+Runs inside the disposable child; `emit` sends one event (fxlens.messages) to the worker.
 
 The cheap levels (fx, aten) of every class go out first; then a `stage` event says so, and only then
 are the deeper levels asked for traced, class after class, each reusing what its class's cheap levels
@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from fxlens import lines as line_model
+from fxlens import messages
 from fxlens.outline import outline
 from fxlens.pass_report import pass_to_json
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
@@ -31,7 +32,7 @@ from fxlens.worker.levels.cost import class_cost
 from fxlens.worker.construction.notes import class_notes
 from fxlens.worker.load.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
 from fxlens.worker.failures.classify import classify, whole_line
-from fxlens.worker.load.fingerprint import CodeIndex, fingerprint, index_code
+from fxlens.worker.load.fingerprint import CodeIndex, Subject, fingerprint, index_code
 from fxlens.worker.construction import reproduce
 from fxlens.worker.construction.classes import Building
 from fxlens.worker.load.package_init import stand_in_diagnostic
@@ -41,72 +42,56 @@ from fxlens.worker.levels.table import TABLE, ClassContext, asked, split
 from fxlens.worker.load.skipped_names import explain_skipped
 from fxlens.worker.levels.values import dtype_name, free_sizes
 
-Emit = Callable[[dict], None]
+Emit = Callable[[messages.Event], None]
 
 
 class Analysis(Building):
-    def __init__(self, path: str, text: str, levels: list[str], execution: str,
-                 classes: Optional[list[str]], first: Optional[str], known: Optional[dict[str, str]] = None,
-                 roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None,
-                 pass_request: Optional[dict] = None, notes: bool = True, surface: str = "editor",
-                 cost: bool = True, timeout: Optional[float] = None, costless: Optional[list[str]] = None,
-                 names: bool = True) -> None:
-        self.path = os.path.abspath(path)
+    def __init__(self, request: messages.TraceRequest) -> None:
+        self.path = os.path.abspath(request.path)
         # when the worker stops this trace (fxlens.timeoutSeconds): a level that can tell it will not finish
         # in time (inductor's compile) fails as a timeout itself, and the class's other levels stand
-        self.deadline = time.monotonic() + timeout if timeout else None
+        self.deadline = time.monotonic() + request.timeout if request.timeout else None
         # a graph pass to run on the one class asked for (worker/passes): instead of tracing the levels
-        self.pass_request = pass_request if isinstance(pass_request, dict) else None
-        self.roots = roots or []  # importable folders (workspace folders)
-        self.surface = surface  # "editor" | "cli": whose words a fix uses
-        self.names = names  # False: nothing shows the shapes (a check): B and T are not named (levels/size_probe.py)
+        self.pass_request = request.pass_request
+        self.roots = request.roots  # importable folders (workspace folders)
+        # "editor" | "cli": whose words a fix uses ("check": `fxlens check`, read in a terminal and showing only
+        # findings, never a shape: B and T are not named, levels/size_probe.py)
+        self.surface = "cli" if request.surface in ("cli", "check") else "editor"
+        self.names = request.surface != "check"
         self.calls_elsewhere = elsewhere.Index()  # the calls of the class's package's other files (read once)
-        self.buffers = buffers or {}  # other open buffers, path -> text: imported instead of the files
-        self.text = text
-        self.lines = line_model.split(text)
+        self.buffers = request.buffers  # other open buffers, path -> text: imported instead of the files
+        self.text = request.text or ""
+        self.lines = line_model.split(self.text)
         self.syntax = FileSyntax(self.lines)  # parsed when a level first needs it, once for every class
-        self.levels = list(asked(levels)) or ["fx"]  # in trace order: deeper levels reuse the export
+        self.levels = list(asked(request.levels)) or ["fx"]  # in trace order: deeper levels reuse the export
         self.cheap, self.deep = split(tuple(self.levels))
         # the class-level hints (inputs guessed, arguments guessed) on the first level traced; a request
         # for deeper levels only, made for a server that holds the class's cheap levels, goes without
-        self.notes = notes
-        self.cost = cost  # the class cost (levels/cost.py): only for a caller that shows it
+        self.notes = request.notes
+        self.cost = request.cost  # the class cost (levels/cost.py): only for a caller that shows it
         # classes the server holds unchanged but without their cost (its computation was cut short): their
         # cost is counted again even when they are not traced
-        self.costless = set(costless or ())
+        self.costless = set(request.costless)
         # what `emit_costs` counts after `done`: (class, fingerprint, example, its backward level)
         self.costs_due: list[tuple[str, Optional[str], Any, Optional[LevelResult]]] = []
-        self.execution = execution
-        self.only = set(classes) if classes else None
-        self.first = first
+        self.execution = request.execution
+        self.only = set(request.classes) if request.classes else None
+        self.first = request.first
         # class name -> the fingerprint of its last trace (the server still holds that trace)
-        self.known = known or {}
+        self.known = request.known
         self.code = CodeIndex()
         self.namespace: dict[str, Any] = {}  # the loaded file's globals
         self.functions: dict[int, str] = {}
         self.skipped: list[loader.Skipped] = []  # statements the execution policy did not run
         self.report = FileReport(self.path, python=sys.version.split()[0], torch=torch.__version__)
         # class name -> the diagnostic of its hang or crash in an earlier run of this request: left out
-        self.failed: dict[str, dict] = {}
+        self.failed: dict[str, dict] = request.failed
         # told which class the analysis works on ("" for the file's own level), so that a hang or a
         # crash is known to cost only that class (process/beacon.py)
         self.at_class: Callable[[str], None] = lambda name: None
         # what the caller keeps of every program the levels export, emitted as `rehearsal` events (the
         # trace child keeps rehearsal recipes for the next child); None: nothing is kept
         self.describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
-
-    @classmethod
-    def from_request(cls, request: dict) -> "Analysis":
-        return cls(request["path"], request["text"], request.get("levels", ["fx", "aten"]),
-                   request.get("execution", "safe"), request.get("classes"), request.get("first"),
-                   request.get("known"), request.get("roots"), request.get("buffers"),
-                   request.get("pass"), notes=request.get("notes", True) is not False,
-                   # "check": `fxlens check`, read in a terminal and showing only findings, never a shape
-                   surface="cli" if request.get("surface") in ("cli", "check") else "editor",
-                   names=request.get("surface") != "check",
-                   cost=request.get("cost", True) is not False,
-                   timeout=request.get("timeout") if isinstance(request.get("timeout"), (int, float)) else None,
-                   costless=[n for n in request.get("costless") or () if isinstance(n, str)])
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -174,10 +159,10 @@ class Analysis(Building):
                                     emit)) is not None:
                 started.append(one)
         for recipe in (r for s in started for r in s.context.programs if r):  # only the next trace child needs these
-            emit({"event": "rehearsal", "recipe": recipe})
+            emit(messages.Rehearsal(recipe))
         if self.deep and started:
             if self.cheap:
-                emit({"event": "stage", "levels": list(self.cheap)})
+                emit(messages.Stage(list(self.cheap)))
             for one in started:
                 self._at(one.source.name, self._trace_levels, one, self.deep, emit)
         for one in started:
@@ -194,7 +179,7 @@ class Analysis(Building):
         result waits for FlopCounterMode (5-8 ms a class)."""
         for name, hashed, example, backward in self.costs_due:
             cost = self._at(name, class_cost, example, backward)
-            emit({"event": "cost", "class": name, "fingerprint": hashed, "cost": to_json(cost)})
+            emit(messages.ClassCost(name, to_json(cost), hashed))
         self.costs_due = []
 
     def _run_pass(self, sources: list[ClassSource], examples: dict[str, Any], emit: Emit) -> None:
@@ -203,10 +188,12 @@ class Analysis(Building):
         source = next((s for s in sources if self.only is None or s.name in self.only), None)
         if source is None:
             return  # no such Module class: the file report's module_classes say which there are
-        request = {"text": self.text, "path": self.path, **self.pass_request}
+        asked = self.pass_request
+        # a built-in pass names no file: it is the model's
+        request = replace(asked, path=asked.path or self.path, text=self.text if asked.text is None else asked.text)
         target = runner.Target(examples.get(source.name), source.name, self.path, self.lines,
                                whole_line(source.line, self.lines), self.namespace, self.execution)
-        emit({"event": "pass", "pass": pass_to_json(runner.run(request, target))})
+        emit(messages.PassDone(pass_to_json(runner.run(request, target))))
 
     def _at(self, name: str, step: Callable[..., Any], *args: Any) -> Any:
         """Run one step of class `name`'s analysis, saying so to the beacon first."""
@@ -228,7 +215,7 @@ class Analysis(Building):
         for level in self.levels:
             report.levels[level] = LevelResult(level, False, note=f"not traced: {diagnostic.message}")
         report.levels[self.levels[0]].diagnostics.append(diagnostic)
-        emit({"event": "class", "class": to_json(report)})
+        emit(messages.ClassTraced.of(report))
 
     def _without_execution(self, emit: Emit) -> FileReport:
         """`execution = off` (an untrusted workspace): read the classes from the syntax tree, run nothing."""
@@ -254,13 +241,13 @@ class Analysis(Building):
                 "fxlens.execution is `off` (e.g. an untrusted workspace): no code of this file ran, so "
                 "there is no graph", fix="Trust the workspace or set fxlens.execution to `safe`.",
                 level=self.levels[0], class_name=source.name))
-            emit({"event": "class", "class": to_json(report)})
+            emit(messages.ClassTraced.of(report))
         return self.report
 
     def _fingerprint(self, source: ClassSource, example: building.Example) -> Optional[str]:
         inputs = (example.inputs, example.kwargs) if example.inputs is not None else None
-        return fingerprint(source.name, example.instance, inputs, example.dims, example.build,
-                           example.parent, self.code, self.namespace, self.path)
+        subject = Subject(source.name, example.instance, inputs, example.dims, example.build, example.parent)
+        return fingerprint(subject, self.code, self.namespace, self.path)
 
     def _trace_class(self, source: ClassSource, example: Any, hashed: Optional[str], emit: Emit) -> Optional["Started"]:
         """Trace one class's cheap levels, emitting its report a level at a time (each event carries the
@@ -281,7 +268,7 @@ class Analysis(Building):
             for level in self.levels:
                 report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
             report.levels[self.levels[0]].diagnostics.extend(diagnostics)
-            emit({"event": "class", "class": to_json(report)})
+            emit(messages.ClassTraced.of(report))
             return None
         report.fingerprint = hashed
         report.build = example.build
@@ -318,7 +305,7 @@ class Analysis(Building):
                 diagnostic.class_name = source.name
                 explain_skipped(diagnostic, self.skipped, self.execution)
             started.results[level] = result
-            emit({"event": "class", "class": to_json(replace(report, levels={level: result}))})
+            emit(messages.ClassTraced.of(replace(report, levels={level: result})))
 
     def _internal(self, error: Exception, level: str, span: Span) -> Diagnostic:
         return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "internal",

@@ -118,7 +118,7 @@ def _guessed_config(cls: type, namespace: dict) -> tuple[Optional[Any], str]:
     if namespace.get(cls.__name__) is not cls:
         return None, ""  # a directive could not name it
     try:
-        made = guessing.guess(cls, _required_params(cls), {}, [], None, lambda args, kw: cls(*args, **kw))
+        made = guessing.guess(cls, _required_params(cls), {}, guessing.Around(), lambda args, kw: cls(*args, **kw))
     except guessing.NoGuess:
         return None, ""
     return made.instance, made.expression
@@ -210,10 +210,9 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
                                                                directive=f"{name}({values})")
     fixed = {k: module_arguments.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
     try:
-        made = guessing.guess(cls, required, fixed, _file_modules(module) + _package_modules(module), source.node,
-                              lambda args, kw: on_device(device, lambda: cls(*map(module_arguments.made, args),
-                                                                              **{k: module_arguments.made(v) for k, v in kw.items()})),
-                              names=namespace)
+        around = guessing.Around(_file_modules(module) + _package_modules(module), source.node, namespace)
+        made = guessing.guess(cls, required, fixed, around, lambda args, kw: on_device(
+            device, lambda: cls(*map(module_arguments.made, args), **{k: module_arguments.made(v) for k, v in kw.items()})))
     except guessing.NoGuess as reason:
         missing = [f"`{p.name}`" for p in required if p.name not in kwargs]
         listed = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"

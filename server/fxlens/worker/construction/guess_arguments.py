@@ -195,7 +195,7 @@ def _literal_options(values: list[Any]) -> list[Option]:
 def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], classes: list[type],
                 nested: bool = False, names: Optional[dict] = None) -> list[Option]:
     """Plausible values for one required parameter, best first; [] when nothing hints at one."""
-    nested_guess = lambda kind, required: guess(kind, required, {}, [], None,  # noqa: E731
+    nested_guess = lambda kind, required: guess(kind, required, {}, Around(),  # noqa: E731
                                                  lambda args, kw: kind(*args, **kw), nested=True)
     kind = kind_of(param.name)
     # a list of modules holds as many as a sibling count of that kind is guessed at (`experts` -> 4)
@@ -297,17 +297,24 @@ def satisfiable(cls: type) -> bool:
     return all(options_for(p, Use(), siblings, [], nested=True) or is_module_class(p.annotation) for p in required)
 
 
-def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option], file_classes: list[type],
-          class_node: Optional[ast.ClassDef], build: Any, nested: bool = False, retries: int = 2,
-          names: Optional[dict] = None) -> Guessed:
+@dataclass
+class Around:
+    """What the file says around the class whose arguments are guessed."""
+
+    file_classes: list[type] = field(default_factory=list)  # the Module classes of the file, then of its package
+    class_node: Optional[ast.ClassDef] = None  # the class's definition
+    names: Optional[dict] = None  # the file's namespace (how a directive names its classes)
+
+
+def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option], around: Around, build: Any,
+          nested: bool = False, retries: int = 2) -> Guessed:
     """`build(kwargs)` makes the instance (on the device asked for); `fixed`: values already known
-    (a config object of the file); `file_classes`: the Module classes of the file, then of its package,
-    and `names` the file's namespace (how a directive names them). Raises NoGuess with what was missing
-    or the last error."""
+    (a config object of the file). Raises NoGuess with what was missing or the last error."""
     signature = inspect.signature(cls)
     siblings = {p.name: p.default for p in signature.parameters.values() if p.default is not inspect.Parameter.empty}
-    uses = uses_in(init_of(class_node), [p.name for p in required])
-    classes = [c for c in file_classes if c is not cls and satisfiable(c)]
+    uses = uses_in(init_of(around.class_node), [p.name for p in required])
+    classes = [c for c in around.file_classes if c is not cls and satisfiable(c)]
+    names = around.names
     options: dict[str, list[Option]] = {}
     for param in required:
         choices = [fixed[param.name]] if param.name in fixed else options_for(param, uses[param.name], siblings,
@@ -335,7 +342,7 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
         return Guessed(instance, texts, f"{cls.__name__}({', '.join(spelled)})", tuple(args), kwargs)
     named = _named_by(last, [*signature.parameters.values(), *forwarded(cls, required=False)], options)
     if named is not None and retries:  # `depth` must be passed in: the error names what it wants
-        return guess(cls, [*required, named], fixed, file_classes, class_node, build, nested, retries - 1, names)
+        return guess(cls, [*required, named], fixed, around, build, nested, retries - 1)
     raise NoGuess(f"no guess built it (last: {type(last).__name__}: {last})" if last else "no guess built it")
 
 

@@ -340,7 +340,8 @@ def _recorded(instance: nn.Module, call: tuple[tuple, dict], wanted: Optional[se
         return calls
 
     try:
-        ran = devices.run(step, instance, call, start, rebuild, kinds=RECORDING_KINDS, weightless_cpu=True)
+        ran = devices.run(step, instance, call, start, rebuild, kinds=RECORDING_KINDS,
+                          options=devices.RunOptions(weightless_cpu=True))
     except Exception as error:  # noqa: BLE001  the user's forward: the parent's own trace reports it
         return stopped.get("calls", {}), stopped.get("error", error), start
     return _outliving(ran.value), None, ran.tensors

@@ -7,6 +7,7 @@ import os
 import re
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 import torch
@@ -38,7 +39,7 @@ def export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild
     tensors cannot run (`.numpy()`, an operator with no fake kernel) exports on real CPU tensors when the
     module is small."""
     return devices.run(lambda m, call: export(m, call[0], None, call[1]), module, (inputs, kwargs), "fake", rebuild,
-                       traces=True)
+                       options=devices.RunOptions(traces=True))
 
 
 def export_for(example: Any) -> Any:
@@ -167,16 +168,28 @@ def twins_in(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
     return {name: twin_of(sizes) for name, sizes in grown["sizes"].items()}, ""
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, programs: list[Optional[dict]],
-        describe_program: Optional[Describe] = None, on_export: Optional[Callable[[Any], None]] = None, grown_then: Optional[Callable[[Any], dict]] = None,
-        on_grown: Optional[Callable[[Beside], None]] = None, names: bool = True) -> LevelResult:
-    """The level's result; what `describe_program` makes of each graph exported is appended to `programs`, and the
-    ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again).
+@dataclass
+class ExportHooks:
+    """What the aten level's caller does with what it exports (see `run`)."""
+
+    programs: list[Optional[dict]] = field(default_factory=list)
+    describe_program: Optional[Describe] = None
+    on_export: Optional[Callable[[Any], None]] = None
+    grown_then: Optional[Callable[[Any], dict]] = None
+    on_grown: Optional[Callable[[Beside], None]] = None
+
+
+def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: ExportHooks,
+        names: bool = True) -> LevelResult:
+    """The level's result; what `hooks.describe_program` makes of each graph exported is appended to `programs`,
+    and the ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again).
     With free sizes and `grown_then`, the process beside that exported the grown inputs is handed to
     `on_grown`, still holding that program: `grown_then(program)` runs there when asked.
     `names=False`: nobody reads the shapes (a check's findings), so the grown export runs only where it can
     find a specialisation hint (size_probe.could_depend); the shapes then keep the example's numbers."""
     started = time.perf_counter()
+    programs, describe_program, on_export = hooks.programs, hooks.describe_program, hooks.on_export
+    grown_then, on_grown = hooks.grown_then, hooks.on_grown
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
     free = example.dims if example.dims and any(example.dims) else None

@@ -11,6 +11,7 @@ inputs are not exported a second time; otherwise they are exported there first.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import torch
@@ -52,13 +53,22 @@ def _failed(diagnostic: Any, started: float) -> LevelResult:
     return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, exported: Any = None,
-        export_failed: bool = False, beside: Optional[Beside] = None, names: bool = True) -> LevelResult:
-    """`exported`: the aten level's ExportedProgram, if it ran; `export_failed`: it ran and failed (its
-    diagnostic already says where, so this level does not export again to say it twice); `beside`: the
-    aten level's process holding the grown program (see aten.run's `grown_then`); `names=False`: nobody
-    reads the shapes (a check), so no grown program is decomposed: its only use here is naming B and T."""
+@dataclass
+class FromAten:
+    """What the aten level left for this one."""
+
+    exported: Any = None  # its ExportedProgram, if it ran
+    # it ran and failed (its diagnostic already says where, so this level does not export again to say it twice)
+    failed: bool = False
+    beside: Optional[Beside] = None  # its process holding the grown program (see aten.run's `grown_then`)
+
+
+def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromAten = FromAten(),
+        names: bool = True) -> LevelResult:
+    """`aten`: what the aten level left (FromAten); `names=False`: nobody reads the shapes (a check), so no grown
+    program is decomposed: its only use here is naming B and T."""
     started = time.perf_counter()
+    exported, export_failed, beside = aten.exported, aten.failed, aten.beside
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: torch.export needs them")
     if export_failed:

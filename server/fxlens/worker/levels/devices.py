@@ -54,6 +54,15 @@ _FAKE_LIMITS = (
 _WORD_META = re.compile(r"\bmeta\b", re.IGNORECASE)
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How `run` treats the tensors of the kinds it tries (see `run`)."""
+
+    fake_device: str = "cpu"
+    weightless_cpu: bool = False
+    traces: bool = False
+
+
 @dataclass
 class Ran:
     """What a step returned, on which kind of tensors, and why not on meta (empty when it ran on meta)."""
@@ -100,20 +109,20 @@ def _first_line(error: BaseException) -> str:
 
 def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, start: str = "meta",
         rebuild: Optional[Callable[[], nn.Module]] = None, kinds: tuple[str, ...] = KINDS,
-        fake_device: str = "cpu", weightless_cpu: bool = False, traces: bool = False) -> Ran:
+        options: RunOptions = RunOptions()) -> Ran:
     """`step(module, inputs)` on the first kind of tensors (from `start`, among `kinds`, in that order) that
     can run it.
 
     `rebuild` makes the same module on the CPU (its real initial weights); without it, CPU weights are
     made from the meta tensors' shapes. The user's own errors are raised as they are; when only fxlens's
-    tensors were the problem, a MetaDeviceLimit says what each kind could not do. `fake_device`: the device
+    tensors were the problem, a MetaDeviceLimit says what each kind could not do. `options.fake_device`: the device
     fake tensors say they are on (the inductor level compiles for a GPU on fake `cuda` tensors).
-    `weightless_cpu`: a module too big for real CPU weights runs on CPU weights that hold one value each,
+    `options.weightless_cpu`: a module too big for real CPU weights runs on CPU weights that hold one value each,
     repeated without memory (for a step that reads the run's path, not its numbers); an error there is
-    taken for an artefact of those weights and the next kind is tried. `traces`: the step traces the module
+    taken for an artefact of those weights and the next kind is tried. `options.traces`: the step traces the module
     (torch.export), so a data-dependent error on fake tensors is the code's own.
     """
-    state = _state(module)
+    state, fake_device = _state(module), options.fake_device
     on_meta = any(t.device.type == "meta" for t in state.values())
     if state and not on_meta and "cpu" in kinds:
         start = "cpu"  # built on the CPU (the meta device could not build it): its tensors are real
@@ -123,7 +132,7 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
     last: Optional[BaseException] = None
     for kind in order:
         weightless = kind == "cpu" and on_meta and _elements(module) > MAX_CPU_ELEMENTS
-        if weightless and not weightless_cpu:
+        if weightless and not options.weightless_cpu:
             reasons.append(f"the module has {_elements(module) / 1e6:.0f} M parameter elements, too many to "
                            f"run on real CPU tensors (limit {MAX_CPU_ELEMENTS // 1_000_000} M)")
             break
@@ -137,7 +146,7 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
                 errors.append(_first_line(error)[:160])
                 last = error
                 continue
-            limit = meta_limit(error) if kind == "meta" else _fake_limit(error, traces)
+            limit = meta_limit(error) if kind == "meta" else _fake_limit(error, options.traces)
             if kind == "cpu" or not limit:
                 raise  # the user's own error: it fails alike on every kind of tensor
             last = error

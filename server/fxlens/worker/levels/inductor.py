@@ -114,7 +114,8 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
             cache = inductor_cache.CompiledCache(folder)
             step = lambda module, inputs: compile_graphs(module, *inputs, deadline=deadline, cache=cache)  # noqa: E731
             ran = devices.run(step, example.instance, (example.inputs, example.kwargs), start,
-                              getattr(example, "rebuild", None), kinds=KINDS, fake_device=target)
+                              getattr(example, "rebuild", None), kinds=KINDS,
+                              options=devices.RunOptions(fake_device=target))
     except CompileTimeout:
         return _timeout(class_span, started)
     except Exception as error:

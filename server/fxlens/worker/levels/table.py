@@ -66,17 +66,16 @@ def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: 
 
     # a check (names=False) decomposes no grown program (core_aten.run): the process beside is not held for it
     then = trace_core_aten.grown_summary if "core-aten" in context.levels and context.names else None
-    context.aten = trace_aten.run(example, path, lines, class_span, programs=context.programs,
-                                  describe_program=context.describe_program, on_export=keep,
-                                  grown_then=then, on_grown=hold, names=context.names)
+    hooks = trace_aten.ExportHooks(context.programs, context.describe_program, keep, then, hold)
+    context.aten = trace_aten.run(example, path, lines, class_span, hooks, names=context.names)
     return context.aten
 
 
 def _core_aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
     failed = context.aten is not None and not context.aten.ok
     beside, context.beside = context.beside, None
-    return trace_core_aten.run(example, path, lines, class_span, context.exported, export_failed=failed,
-                               beside=beside, names=context.names)
+    aten = trace_core_aten.FromAten(context.exported, failed, beside)
+    return trace_core_aten.run(example, path, lines, class_span, aten, names=context.names)
 
 
 def _backward(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:

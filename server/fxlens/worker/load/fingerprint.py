@@ -277,9 +277,22 @@ def _same_as_disk(file: str, text: str, stat: Optional[os.stat_result]) -> bool:
         return False
 
 
-def fingerprint(name: str, instance: nn.Module, inputs: Optional[tuple], dims: Optional[list], build: Build,
-                built_by: Optional[str], code: CodeIndex, namespace: dict, path: str) -> Optional[str]:
+@dataclass
+class Subject:
+    """A built class, as its fingerprint sees it besides its code."""
+
+    name: str
+    instance: nn.Module
+    inputs: Optional[tuple]  # (args, kwargs) of its example call, None without one
+    dims: Optional[list]  # the example inputs' free dimensions
+    build: Build
+    built_by: Optional[str]  # the parent class whose run built it, if any
+
+
+def fingerprint(subject: Subject, code: CodeIndex, namespace: dict, path: str) -> Optional[str]:
     """`namespace`: the file's module globals, where the names its code imports point."""
+    name, instance, inputs, dims = subject.name, subject.instance, subject.inputs, subject.dims
+    build, built_by = subject.build, subject.built_by
     try:
         definitions, foreign = _code_used(name, instance, code)
         imported = [namespace[n] for n in sorted(foreign) if n in namespace]

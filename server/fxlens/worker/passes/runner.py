@@ -16,6 +16,7 @@ import torch.fx as fx
 
 from fxlens import lines as line_model
 from fxlens import pass_catalog
+from fxlens.messages import PassRequest
 from fxlens.pass_report import PassInfo, PassReport
 from fxlens.report import Diagnostic, Span
 from fxlens.worker.levels import fx as trace_fx
@@ -38,13 +39,13 @@ class Target:
     execution: str = "safe"
 
 
-def info_for(request: dict, model_path: str) -> PassInfo:
+def info_for(request: PassRequest, model_path: str) -> PassInfo:
     """The pass a request names: a built-in, or the user's function (in the request's file)."""
-    name = str(request.get("name") or "")
-    if request.get("kind") != "user":
+    name = request.name
+    if request.kind != "user":
         return pass_catalog.builtin(name) or PassInfo(name, "builtin")
-    path = os.path.abspath(request.get("path") or model_path)
-    text = request.get("text")
+    path = os.path.abspath(request.path or model_path)
+    text = request.text
     found = next((p for p in pass_catalog.user_passes(path, text) if p.name == name), None) if isinstance(text, str) else None
     return found or PassInfo(name, "user", path=path, line=1)
 
@@ -75,19 +76,19 @@ def _graph(module: torch.nn.Module, example: Any, path: str) -> fx.GraphModule:
     return trace_fx.trace(module, path, concrete)
 
 
-def _resolve(info: PassInfo, target: Target, request: dict) -> Callable:
+def _resolve(info: PassInfo, target: Target, request: PassRequest) -> Callable:
     if info.kind == "builtin":
         return TABLE[info.name]
     namespace = target.namespace
     if os.path.abspath(info.path or "") != target.path:
-        namespace = user.load_file(info.path or "", request.get("text") or "", target.execution)
+        namespace = user.load_file(info.path or "", request.text or "", target.execution)
     found = user.find(info, namespace)
     if found is None:
         raise LookupError(f"no function `{info.name}` in {os.path.basename(info.path or '')}")
     return found
 
 
-def run(request: dict, target: Target) -> PassReport:
+def run(request: PassRequest, target: Target) -> PassReport:
     started = time.perf_counter()
     info = info_for(request, target.path)
     report = PassReport(info.name, info.kind, target.class_name, target.path, quantization=info.quantization,
@@ -186,8 +187,8 @@ def _before_only(report: PassReport, original: fx.GraphModule) -> PassReport:
     return report
 
 
-def _lines(request: dict, target: Target) -> list[str]:
-    text = request.get("text")
+def _lines(request: PassRequest, target: Target) -> list[str]:
+    text = request.text
     return line_model.split(text) if isinstance(text, str) else target.lines
 
 

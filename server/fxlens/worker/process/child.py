@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
-import json
 import os
 import posix
 import resource
 import signal
 import sys
+from dataclasses import dataclass
 from typing import Any, Iterable
 
+from fxlens import messages
 from fxlens.worker.process import postmortem
 from fxlens.worker.process import shield
 from fxlens.worker.process.beacon import Beacon
@@ -124,27 +125,42 @@ def _forks_die_with_their_parent() -> None:
     os.register_at_fork(before=before, after_in_child=after_in_child)
 
 
-def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int], recipes: Iterable[dict],
-        beacon: Beacon, worker_pid: int, worker_events_fd: int, mask: set) -> None:
+@dataclass
+class Setup:
+    """What a forked child is handed: its pipes and dump file, the worker's descriptors it must close, its
+    beacon, and the worker it reports to."""
+
+    events_write: int  # the child's end of its channel to the worker
+    request_read: int  # its one request comes here
+    dump_fd: int  # its stack dumps (process/postmortem.py reads them)
+    close: Iterable[int]  # the worker's own descriptors
+    beacon: Beacon
+    worker_pid: int
+    worker_events_fd: int  # the worker's end of the channel (to open it again: channel.py)
+    mask: set  # the signal mask to restore (the worker blocks what could end it)
+
+
+def run(setup: Setup, recipes: Iterable[dict]) -> None:
     """In the forked child: never returns."""
     real_exit = os._exit
     status = 0
     emit = None
-    request: dict = {}
+    request = None
+    beacon, worker_pid = setup.beacon, setup.worker_pid
     try:
-        for fd in close:
+        for fd in setup.close:
             if fd >= 0:
                 os.close(fd)
         os.setsid()  # its own process group: killing the group takes anything it spawned
         die_with_parent(parent=worker_pid)
         adopt_orphans()  # a double-forked grandchild stays ours while the trace runs
         _forks_die_with_their_parent()
-        os.dup2(events_write, CHANNEL_FD)
-        os.close(events_write)
+        os.dup2(setup.events_write, CHANNEL_FD)
+        os.close(setup.events_write)
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
-        dump = os.fdopen(dump_fd, "w")
+        dump = os.fdopen(setup.dump_fd, "w")
         faulthandler.enable(file=dump, all_threads=False)
         faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
         _report_exits_with_a_stack(dump)
@@ -152,40 +168,42 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
         _note_own_limits(beacon)
         _keep_faulthandler(beacon)
         shield.refuse_signals_to(worker_pid, shield.parent_of(worker_pid))
-        shield.unshield(mask)
-        channel = Channel(CHANNEL_FD, worker_pid, worker_events_fd)
-        refine, too_large, loads = postmortem.refine_event, postmortem.too_large, json.loads
+        shield.unshield(setup.mask)
+        channel = Channel(CHANNEL_FD, worker_pid, setup.worker_events_fd)
+        refine, too_large, to_wire = postmortem.refine_event, postmortem.too_large, messages.to_wire
+        decode_request = messages.decode_request
         name_process("fxlens-spare")
 
-        def emit(event: dict) -> None:
+        def emit(event: messages.Event) -> None:
             event = refine(event)
             try:
-                channel.send(event)
+                channel.send(to_wire(event))
             except EventTooLarge as error:
                 smaller = too_large(event, error.size)
                 if smaller is not None:
-                    channel.send(smaller)
+                    channel.send(to_wire(smaller))
 
         from fxlens.worker.analysis.analyse import Analysis
         from fxlens.worker.process.rehearse import recipe, rehearse
 
-        rehearse(recipes, request_read)
-        with os.fdopen(request_read, "rb") as requests:
+        rehearse(recipes, setup.request_read)
+        with os.fdopen(setup.request_read, "rb") as requests:
             line = requests.readline()
         if not line:
             real_exit(0)  # the worker let this spare go unused (shutting down)
         name_process("fxlens-trace")
-        emit({"event": "started"})  # anything that kills this process from now on is the trace's
-        request = loads(line)
-        _limit_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
-        analysis = Analysis.from_request(request)
-        analysis.failed = request.get("failed") or {}
+        emit(messages.Started())  # anything that kills this process from now on is the trace's
+        request = decode_request(line)
+        if not isinstance(request, messages.TraceRequest):
+            raise messages.ProtocolError(f"a trace child was handed a {type(request).__name__}")
+        _limit_memory(int(request.memory_mb if request.memory_mb is not None else DEFAULT_MEMORY_MB))
+        analysis = Analysis(request)
         analysis.at_class = beacon.at_class
         analysis.describe_program = recipe
         beacon.start_sampling(analysis.path)
         report = with_room(analysis.run, emit)
         costs = bool(analysis.costs_due)  # counted after the report: `done` says they follow
-        emit({"event": "done", "report": postmortem.to_json(report), **({"costs": True} if costs else {})})
+        emit(messages.Done(report=postmortem.to_json(report), costs=costs))
         if costs:
             # background work from here on: the server and the editor showing the report come first (on
             # 2 cores the costs, the next spare and the server's answer otherwise share them)
@@ -195,12 +213,12 @@ def run(events_write: int, request_read: int, dump_fd: int, close: Iterable[int]
                 with_room(analysis.emit_costs, emit)
             except BaseException:  # noqa: BLE001  user code raising through a cost run: the report stands
                 pass
-            emit({"event": "end"})
+            emit(messages.End())
     except BaseException as error:  # noqa: BLE001  the user's SystemExit/KeyboardInterrupt end up here too
         status = ABORTED_STATUS
         try:
-            if emit is not None and request:
-                emit({"event": "aborted", "diagnostic": postmortem.diagnostic_for_abort(error, request)})
+            if emit is not None and isinstance(request, messages.TraceRequest):
+                emit(messages.Aborted(diagnostic=postmortem.diagnostic_for_abort(error, request)))
         except BaseException:  # noqa: BLE001  e.g. out of memory again: the exit status still tells
             pass
     finally:

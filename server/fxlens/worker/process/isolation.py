@@ -5,7 +5,6 @@ dies with it; the warm worker that forks it is never touched by user code.
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import tempfile
@@ -13,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from fxlens import orphans
+from fxlens import messages, orphans
 from fxlens.worker.process import child
 from fxlens.worker.process.beacon import Beacon
 from fxlens.worker.process.child import ABORTED_STATUS, DEFAULT_MEMORY_MB
@@ -72,13 +71,13 @@ def fork_spare(private_fds: Iterable[int] = (), recipes: Iterable[dict] = (), ma
         return Spare(pid, events_read, request_write, dump_fd, rss_kb, beacon)
     mask = set() if mask is None else mask
     # --- in the child: never returns ---
-    child.run(events_write, request_read, dump_fd, (events_read, request_write, *private_fds), recipes, beacon,
-              worker_pid, events_read, mask)
+    child.run(child.Setup(events_write, request_read, dump_fd, (events_read, request_write, *private_fds), beacon,
+                          worker_pid, events_read, mask), recipes)
 
 
-def hand_over(spare: Spare, request: dict) -> None:
+def hand_over(spare: Spare, request: messages.TraceRequest) -> None:
     """Give the spare its request (OSError if it died waiting: BrokenPipeError)."""
-    data = memoryview((json.dumps(request) + "\n").encode())  # (a 5 MB text: no copy per 64 KB written)
+    data = memoryview(messages.encode(request).encode())  # (a 5 MB text: no copy per 64 KB written)
     try:
         while data:
             data = data[os.write(spare.request_fd, data):]

@@ -10,9 +10,11 @@ import os
 import re
 import signal
 import sys
+from dataclasses import replace
 from typing import Any, Optional
 
 from fxlens import lines as line_model
+from fxlens import messages
 from fxlens.report import Diagnostic, FileReport, LevelResult, to_json
 from fxlens.worker.process.beacon import SAMPLE_SECONDS
 
@@ -41,17 +43,17 @@ def _exception_type(message: str) -> str:
     return message.split(":", 1)[0].strip()
 
 
-def refine_event(event: dict) -> dict:
+def refine_event(event: messages.Event) -> messages.Event:
     """Give exit/interrupt/memory/recursion errors their own category, whatever stage caught them."""
     diagnostics: list[dict] = []
-    if event.get("event") == "done":
-        report = event["report"]
-        diagnostics += report.get("diagnostics", [])
-        for cls in report.get("classes", []):
-            for level in cls.get("levels", {}).values():
-                diagnostics += level.get("diagnostics", [])
-    elif event.get("event") == "class":
-        for level in event["class"].get("levels", {}).values():
+    classes: list[dict] = []
+    if isinstance(event, messages.Done):
+        diagnostics += event.report.get("diagnostics", [])
+        classes += event.report.get("classes", [])
+    elif isinstance(event, messages.ClassTraced):
+        classes.append(event.report)
+    for cls in classes:
+        for level in cls.get("levels", {}).values():
             diagnostics += level.get("diagnostics", [])
     for diagnostic in diagnostics:
         known = _BY_TYPE.get(_exception_type(diagnostic.get("message", "")))
@@ -60,7 +62,7 @@ def refine_event(event: dict) -> dict:
     return event
 
 
-def too_large(event: dict, size: int) -> Optional[dict]:
+def too_large(event: messages.Event, size: int) -> Optional[messages.Event]:
     """What to send instead of an event over the channel's limit: the class (or the file) fails with a
     diagnostic saying so; a rehearsal is only an optimisation and is dropped."""
     from fxlens.worker.failures.limits import MAX_EVENT_BYTES
@@ -69,22 +71,21 @@ def too_large(event: dict, size: int) -> Optional[dict]:
     explanation = ("Something this code makes is huge as text: a node's arguments as torch prints them (a long "
                    "Python list or string passed to an op), a constant, or an error message.")
     fix = "Keep large Python data out of forward's arguments (make it a tensor buffer), then retrace."
-    kind = event.get("event")
-    if kind == "class":
-        cls = event["class"]
+    if isinstance(event, messages.ClassTraced):
+        cls = event.report
         line = cls.get("line", 1)
         levels = {}
         for name in cls.get("levels", {}):
             message = f"the report of {cls.get('name')}'s {name} level is {what}"
             levels[name] = to_json(LevelResult(name, False, diagnostics=[Diagnostic(
                 line, 0, line, 0, "error", "too-large", message, explanation, fix, name, cls.get("name"))]))
-        return {"event": "class", "class": {**{k: cls.get(k) for k in ("name", "line", "end_line")}, "levels": levels}}
-    if kind == "done":
-        report = event["report"]
+        return messages.ClassTraced({**{k: cls.get(k) for k in ("name", "line", "end_line")}, "levels": levels})
+    if isinstance(event, messages.Done):
+        report = event.report
         diagnostic = Diagnostic(1, 0, 1, 0, "error", "too-large", f"the report of this file is {what}",
                                 explanation, fix)
-        return {"event": "done", "report": {**report, "diagnostics": [to_json(diagnostic)],
-                                            "classes": [], "unchanged": report.get("unchanged", [])}}
+        return replace(event, report={**report, "diagnostics": [to_json(diagnostic)], "classes": [],
+                                      "unchanged": report.get("unchanged", [])})
     return None
 
 
@@ -94,12 +95,12 @@ def _whole_line(lines: list[str], line: int) -> tuple[int, int, int, int]:
     return line, indent, line, len(text.rstrip().encode())
 
 
-def diagnostic_for_abort(error: BaseException, request: dict) -> dict:
+def diagnostic_for_abort(error: BaseException, request: messages.TraceRequest) -> dict:
     """In the child: the diagnostic for an exception that escaped the whole analysis."""
     from fxlens.worker.failures.classify import innermost_user_frame, message_text, span_of
 
-    path = os.path.abspath(request["path"])
-    lines = line_model.split(request["text"])
+    path = os.path.abspath(request.path)
+    lines = line_model.split(request.text or "")
     frame = innermost_user_frame(error, path)
     if frame:
         span = span_of(*frame, lines)
@@ -236,9 +237,9 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
     file's top level): where it stopped, from its last stack dump, else from its beacon."""
     if job.aborted is not None:  # the child said why itself
         return Diagnostic(**job.aborted), ""
-    path = os.path.abspath(job.request["path"])
-    lines = line_model.split(job.request["text"])
-    dumped, note = read_dump(job.dump_fd, path, job.request["text"])
+    path = os.path.abspath(job.request.path)
+    lines = line_model.split(job.request.text)
+    dumped, note = read_dump(job.dump_fd, path, job.request.text)
     working_on, sampled, samples, limits_note, state = job.beacon.read()
     known = dumped or sampled or None
     # a stack dump shows the line running; the beacon may know only the line seen last (see beacon.STATES)
@@ -255,7 +256,7 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
         explanation = "The trace did not finish in time, so fxlens killed it and everything it started."
     else:
         where = "(the line is unknown)" if not known else "after this line ran" if state == "after" else "on this line"
-        category, message, fix = describe_death(status, grown_kb, int(job.request.get("memory_mb", 0)), where,
+        category, message, fix = describe_death(status, grown_kb, int(job.request.memory_mb or 0), where,
                                                 note, limits_note)
         message += unknown
         explanation = "The trace process ended without a report; fxlens discarded that run."
@@ -265,9 +266,9 @@ def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb
 def report_for_lost_child(job: Any, diagnostic: Diagnostic) -> dict:
     """The file-level report for a child that never said `done` (the classes it finished have reached
     the server already)."""
-    report = FileReport(os.path.abspath(job.request["path"]), python=sys.version.split()[0])
+    report = FileReport(os.path.abspath(job.request.path), python=sys.version.split()[0])
     if diagnostic.line == 0:
-        lines = line_model.split(job.request["text"])
+        lines = line_model.split(job.request.text)
         diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = _whole_line(lines, 1)
     report.diagnostics.append(diagnostic)
     return to_json(report)

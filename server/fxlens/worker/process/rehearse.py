@@ -207,12 +207,13 @@ def _program(recipe: dict) -> tuple[torch.fx.GraphModule, tuple]:
 def _trace_probe() -> None:
     """fxlens's whole analysis of PROBE, leaving nothing behind that a trace could see."""
     from fxlens.worker.load import imports
+    from fxlens.messages import TraceRequest
     from fxlens.worker.analysis.analyse import Analysis
     from fxlens.worker.load.loader import module_name_for
 
     name, path = module_name_for(PROBE_PATH), list(sys.path)
     try:
-        Analysis(PROBE_PATH, PROBE, ["fx", "aten"], "safe", None, None).run(lambda event: None)
+        Analysis(TraceRequest(PROBE_PATH, text=PROBE, levels=["fx", "aten"])).run(lambda event: None)
     finally:
         sys.path[:] = path
         imports.uninstall()  # the probe's import hook

@@ -6,12 +6,12 @@ longer reach: fd 1 is pointed at stderr before anything else runs).
 from __future__ import annotations
 
 import gc
-import json
 import os
 import signal
 import sys
 from typing import Optional
 
+from fxlens import messages
 from fxlens.worker.process import isolation
 from fxlens.worker.process import shield
 from fxlens.worker.process.warm import Worker
@@ -19,7 +19,7 @@ from fxlens.worker.process.warm import Worker
 MIN_TORCH = (2, 2)
 
 
-def _torch_problem() -> Optional[dict]:
+def _torch_problem() -> Optional[messages.Fatal]:
     """Why this interpreter cannot run fxlens's worker (a `fatal` event), or None when it can.
 
     The version is checked before anything else of torch is imported: an old torch fails those
@@ -28,17 +28,17 @@ def _torch_problem() -> Optional[dict]:
     try:
         import torch
     except BaseException as error:  # noqa: BLE001  a broken install can raise anything, even SystemExit
-        return {"message": f"torch cannot be imported by {here}: {type(error).__name__}: {error}",
-                "fix": f"Install it (`{here} -m pip install torch`) or set fxlens.python to an interpreter "
-                       "that has it."}
+        return messages.Fatal(f"torch cannot be imported by {here}: {type(error).__name__}: {error}",
+                              f"Install it (`{here} -m pip install torch`) or set fxlens.python to an "
+                              "interpreter that has it.")
     version = str(getattr(torch, "__version__", "unknown"))
     parts = version.split("+")[0].split(".")[:2]
     major_minor = tuple(int(p) for p in parts if p.isdigit())
     if len(major_minor) < 2 or major_minor < MIN_TORCH:
-        return {"message": f"torch {version} in {here} is too old for fxlens (it needs torch >= "
-                           f"{MIN_TORCH[0]}.{MIN_TORCH[1]})",
-                "fix": f"Upgrade it: `{here} -m pip install -U torch`, or set fxlens.python to an interpreter "
-                       "with a newer torch."}
+        return messages.Fatal(f"torch {version} in {here} is too old for fxlens (it needs torch >= "
+                              f"{MIN_TORCH[0]}.{MIN_TORCH[1]})",
+                              f"Upgrade it: `{here} -m pip install -U torch`, or set fxlens.python to an "
+                              "interpreter with a newer torch.")
     try:
         import torch.export  # noqa: F401  (children would each pay for these imports)
         import torch.fx  # noqa: F401
@@ -49,8 +49,8 @@ def _torch_problem() -> Optional[dict]:
 
         _warm_up(torch)
     except BaseException as error:  # noqa: BLE001
-        return {"message": f"torch {version} in {here} does not work for fxlens: {type(error).__name__}: {error}",
-                "fix": f"Reinstall it: `{here} -m pip install --force-reinstall torch`."}
+        return messages.Fatal(f"torch {version} in {here} does not work for fxlens: {type(error).__name__}: {error}",
+                              f"Reinstall it: `{here} -m pip install --force-reinstall torch`.")
     return None
 
 
@@ -77,22 +77,21 @@ def main() -> int:
         except OSError:
             pass  # the server is gone: its end of stdin closes too, and the worker stops
 
-    def send(message: dict) -> None:
-        write(json.dumps(message) + "\n")
+    def send(event: messages.Event) -> None:
+        write(messages.encode(event))
 
     problem = _torch_problem()
     if problem is not None:
-        send({"event": "fatal", **problem})
+        send(problem)
         return 3
     import torch
 
     # what torch and the warm-up made is never freed: keep it out of every collection, in the worker and
     # in each trace child (a 70B-shaped trace spent ~1 s in the collector walking it)
     gc.freeze()
-    versions = {"python": sys.version.split()[0], "torch": torch.__version__}
     # every process a trace leaves behind is reparented here (not to init), to be killed and reaped
     isolation.adopt_orphans()
-    send({"event": "ready", "pid": os.getpid(), "executable": sys.executable, **versions})
+    send(messages.Ready(os.getpid(), sys.executable, sys.version.split()[0], torch.__version__))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # from here on no trace can end the worker with a signal; each child restores this mask
     mask = shield.shield_worker()

@@ -1,16 +1,18 @@
 """The texts the server sent, kept by key, and the reading of the worker's stdin that brings them.
 
-Each buffer version crosses the pipe once, as raw UTF-8 after a header line (`{"type": "text", "key": K,
-"bytes": N}`), not as JSON inside every request: a 5 MB buffer turned into JSON costs the server's event
+Each buffer version crosses the pipe once, as raw UTF-8 after a header line (messages.TextHeader), not
+as JSON inside every request: a 5 MB buffer turned into JSON costs the server's event
 loop ~10-40 ms per request (the trace, each on-demand level, each neighbour's trace that imports it). A
 request then names its texts by key (`text_key`, `buffer_keys`); one the worker no longer holds (a
 bounded store) is answered `unknown-text`, and the server sends that request again with its texts in it.
 """
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Optional, Union
+
+from fxlens import messages
 
 # what the worker keeps: the recent versions of the open buffers (a trace names its own and its neighbours')
 MAX_TEXTS = 64
@@ -39,40 +41,36 @@ class TextStore:
             _, dropped = self._held.popitem(last=False)
             self._total -= len(dropped)
 
-    def resolve(self, message: dict) -> dict:
+    def resolve(self, request: messages.TraceRequest) -> messages.TraceRequest:
         """A trace request with its texts in it (`text`, `buffers`), from their keys where it names them;
         UnknownText with the keys not held."""
-        text_key, buffer_keys = message.get("text_key"), message.get("buffer_keys")
+        text_key, buffer_keys = request.text_key, request.buffer_keys
         if text_key is None and buffer_keys is None:
-            return message  # the texts are in the request itself
+            return request  # the texts are in the request itself
         keys = {"": text_key} if text_key is not None else {}
-        if isinstance(buffer_keys, dict):
-            keys.update(buffer_keys)
+        keys.update(buffer_keys or {})
         missing = [k for k in keys.values() if not isinstance(k, str) or k not in self._held]
         if missing:
             raise UnknownText([str(k) for k in missing])
         for key in keys.values():
             self._held.move_to_end(key)
-        resolved = {k: v for k, v in message.items() if k not in ("text_key", "buffer_keys")}
-        if text_key is not None:
-            resolved["text"] = self._held[text_key]
-        if isinstance(buffer_keys, dict):
-            resolved["buffers"] = {**(message.get("buffers") or {}), **{p: self._held[k] for p, k in buffer_keys.items()}}
-        return resolved
+        buffers = {**request.buffers, **{p: self._held[k] for p, k in (buffer_keys or {}).items()}}
+        text = self._held[text_key] if text_key is not None else request.text
+        return replace(request, text=text, buffers=buffers, text_key=None, buffer_keys=None)
 
 
 class Stdin:
-    """The worker's stdin: JSON lines, each `text` header followed by that many raw bytes (kept in `store`)."""
+    """The worker's stdin: request lines, each TextHeader followed by that many raw bytes (kept in `store`)."""
 
     def __init__(self, store: TextStore) -> None:
         self.store = store
         self._data = bytearray()  # (deleting from its front is cheap: no copy of what follows)
         self._frame: Optional[tuple[str, int]] = None  # the text whose bytes are being read
 
-    def feed(self, chunk: bytes) -> list[Union[dict, ValueError]]:
-        """The requests `chunk` completes, in order (a line that is not one: a ValueError in its place)."""
+    def feed(self, chunk: bytes) -> list[Union[messages.Request, messages.ProtocolError]]:
+        """The requests `chunk` completes, in order (a line that is not one: a ProtocolError in its place)."""
         self._data += chunk
-        out: list[Union[dict, ValueError]] = []
+        out: list[Union[messages.Request, messages.ProtocolError]] = []
         while True:
             if self._frame is not None:
                 key, size = self._frame
@@ -84,7 +82,7 @@ class Stdin:
                 try:
                     self.store.put(key, raw.decode("utf-8", errors="surrogatepass"))
                 except UnicodeDecodeError as error:
-                    out.append(ValueError(f"text {key} is not UTF-8: {error}"))
+                    out.append(messages.ProtocolError(f"text {key} is not UTF-8: {error}"))
                 continue
             end = self._data.find(b"\n")
             if end < 0:
@@ -94,17 +92,13 @@ class Stdin:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
-            except ValueError as error:
+                request = messages.decode_request(line)
+            except messages.ProtocolError as error:
                 out.append(error)
                 continue
-            if not isinstance(message, dict):
-                out.append(ValueError("a request is a JSON object"))
-            elif message.get("type") == "text":
-                key, size = message.get("key"), message.get("bytes")
-                if not isinstance(key, str) or not isinstance(size, int) or not 0 <= size <= MAX_TEXT_BYTES:
-                    out.append(ValueError("a text header needs a `key` string and a `bytes` count"))
-                    continue
-                self._frame = (key, size)
+            if not isinstance(request, messages.TextHeader):
+                out.append(request)
+            elif not 0 <= request.size <= MAX_TEXT_BYTES:
+                out.append(messages.ProtocolError(f"a text of {request.size} bytes"))
             else:
-                out.append(message)
+                self._frame = (request.key, request.size)

@@ -5,16 +5,16 @@ longer reach: fd 1 is pointed at stderr before anything else runs).
 """
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
-from fxlens.pass_report import pass_from_json
-from fxlens.report import Diagnostic, cost_from_json, file_from_json, to_json
+from fxlens import messages
+from fxlens.messages import with_job_id
+from fxlens.report import Diagnostic, FileReport, to_json
 from fxlens.worker.load import imports
 from fxlens.worker.process import isolation
 from fxlens.worker.process import postmortem
@@ -45,7 +45,7 @@ MAX_RECIPE_BYTES = 4 << 20  # a 3,000-node graph (rehearse.MAX_NODES) takes well
 @dataclass
 class Job:
     id: int
-    request: dict
+    request: messages.TraceRequest
     pid: int = 0
     read_fd: int = -1
     pieces: list = field(default_factory=list)  # bytes of the event being received
@@ -74,27 +74,14 @@ def _number(value: object, default: float, low: float, high: float) -> float:
     return min(number, high)  # "never" (inf, 1e300) is the largest sane value, not an overflow
 
 
-def normalise(message: dict) -> dict:
-    request = dict(message)
-    request["timeout"] = _number(message.get("timeout"), DEFAULT_TIMEOUT, 0.01, 7 * 86400.0)
-    request["memory_mb"] = int(_number(message.get("memory_mb"), isolation.DEFAULT_MEMORY_MB, 0, float(1 << 30)))
-    known = message.get("known")
-    request["known"] = ({k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}
-                        if isinstance(known, dict) else {})
-    request["roots"] = imports.valid_roots(message.get("roots"))
-    request["buffers"] = imports.valid_buffers(message.get("buffers"))
-    if request.get("execution") not in ("safe", "full", "off"):
-        request["execution"] = "safe"  # an unknown policy must never mean "run everything"
-    if not isinstance(request.get("path"), str) or not isinstance(request.get("text"), str):
-        raise ValueError("a trace request needs `path` and `text` strings")
-    return request
-
-
-def _check_recipe(recipe: object) -> None:
-    """TypeError unless `recipe` has a rehearsal recipe's shape (what a child sends may come from user code)."""
-    if not (isinstance(recipe, dict) and isinstance(recipe.get("placeholders"), list)
-            and isinstance(recipe.get("nodes"), list) and isinstance(recipe.get("seconds"), (int, float))):
-        raise TypeError("not a rehearsal recipe")
+def normalise(request: messages.TraceRequest) -> messages.TraceRequest:
+    """The request with its texts in it, its limits within bounds and only the folders and buffers that can be
+    imported (messages.TraceRequest already reads a value of the wrong kind as its default)."""
+    if request.text is None:
+        raise ValueError("a trace request needs its `text`")
+    return replace(request, timeout=_number(request.timeout, DEFAULT_TIMEOUT, 0.01, 7 * 86400.0),
+                   memory_mb=int(_number(request.memory_mb, isolation.DEFAULT_MEMORY_MB, 0, float(1 << 30))),
+                   roots=imports.valid_roots(request.roots), buffers=imports.valid_buffers(request.buffers))
 
 
 def _worth_rehearsing(recipes: list[dict]) -> list[dict]:
@@ -108,44 +95,14 @@ def _worth_rehearsing(recipes: list[dict]) -> list[dict]:
     return kept
 
 
-def _child_event(line: bytes) -> Optional[dict]:
-    """A child's event if `line` is one the server can use, else None (it came from user code). The line is
-    relayed as it is (with_job_id), so it must be what the child's channel writes: ASCII JSON, `{` first, no `id`."""
-    if line[:1] != b"{" or not line.isascii():
-        return None
-    try:
-        event = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(event, dict) or "id" in event:
-        return None
-    # what the worker acts on is parsed as the server will parse it; a class (the one large event, relayed
-    # only) is parsed once, by the server, which skips one it cannot read (worker_client.py)
-    parse = {"done": lambda e: file_from_json(e["report"]), "class": lambda e: e["class"]["name"].upper(),
-             "aborted": lambda e: Diagnostic(**e["diagnostic"]), "end": lambda e: None,
-             "cost": lambda e: (e["class"].upper(), cost_from_json(e["cost"])),
-             "rehearsal": lambda e: _check_recipe(e["recipe"]), "started": lambda e: None,
-             "pass": lambda e: pass_from_json(e["pass"]),
-             "stage": lambda e: [str(level) for level in e["levels"]]}.get(event.get("event"))
-    try:
-        if parse is None:
-            return None
-        parse(event)
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return event
-
-
-def with_job_id(job_id: int, line: bytes) -> str:
-    """A child's event line, as _child_event accepted it, with its job's id put first: relayed as the child
-    wrote it, so that a class event of tens of KB is not turned into JSON a second time."""
-    return '{"id": %d, %s\n' % (job_id, line[1:].decode("ascii"))
+# what the worker does with a trace child's event (job, event, its line): True when the job is finished
+ChildHandler = Callable[[Job, messages.Event, bytes], bool]
 
 
 class Worker:
-    def __init__(self, send: Callable[[dict], None], write: Callable[[str], None], channel_fd: int = -1,
+    def __init__(self, send: Callable[[messages.Event], None], write: Callable[[str], None], channel_fd: int = -1,
                  mask: Optional[set] = None) -> None:
-        self.send = send  # a message to the server
+        self.send = send  # an event to the server
         self.write = write  # a line to the server, already JSON
         self.channel_fd = channel_fd
         self.mask = mask  # the signal mask a trace child restores (the worker blocks what could end it)
@@ -157,31 +114,39 @@ class Worker:
         self.spare: Optional[isolation.Spare] = None
         # the graphs the next spare exports while it waits: the last finished trace's
         self.recipes: list[dict] = []
+        self.on_request: dict[type, Callable] = {
+            messages.TraceRequest: self._queue, messages.Cancel: lambda request: self.cancel(request.id),
+            messages.Shutdown: self._shut_down, messages.Ping: lambda ping: self.send(messages.Pong(id=ping.id))}
+        self.on_child_event: dict[type, ChildHandler] = {
+            messages.Aborted: self._child_aborted, messages.Started: self._child_started,
+            messages.Rehearsal: self._child_rehearsal, messages.ClassCost: self._child_cost,
+            messages.End: self._child_end, messages.Done: self._child_done,
+            messages.ClassTraced: self._relay, messages.Stage: self._relay, messages.PassDone: self._relay}
 
     # -- requests --------------------------------------------------------------------------------
 
-    def handle(self, message: dict) -> None:
-        kind = message.get("type")
-        if kind == "trace":
-            try:
-                request = self.stdin.store.resolve(message)
-            except UnknownText as error:  # (restarted, or dropped as older): the server sends the texts again
-                self.send({"id": message.get("id"), "event": "unknown-text", "keys": error.keys})
-                return
-            self.queue.append(Job(int(message["id"]), normalise(request)))
-        elif kind == "cancel":
-            self.cancel(int(message["id"]))
-        elif kind == "shutdown":
-            self.stopping = True
-        elif kind == "ping":
-            self.send({"id": message.get("id"), "event": "pong"})
+    def handle(self, request: messages.Request) -> None:
+        self.on_request[type(request)](request)
+
+    def _queue(self, request: messages.TraceRequest) -> None:
+        if request.id is None:
+            raise ValueError("a trace request needs its `id`")
+        try:
+            resolved = self.stdin.store.resolve(request)
+        except UnknownText as error:  # (restarted, or dropped as older): the server sends the texts again
+            self.send(messages.UnknownText(id=request.id, keys=error.keys))
+            return
+        self.queue.append(Job(request.id, normalise(resolved)))
+
+    def _shut_down(self, request: messages.Shutdown) -> None:
+        self.stopping = True
 
     def cancel(self, job_id: int) -> None:
         self.queue = [j for j in self.queue if j.id != job_id]
         job = self.running.get(job_id)
         if job is not None:
             self._finish(job, kill=True)
-        self.send({"id": job_id, "event": "cancelled"})
+        self.send(messages.Cancelled(id=job_id))
 
     # -- children --------------------------------------------------------------------------------
 
@@ -216,7 +181,7 @@ class Worker:
             job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb, job.beacon = (
                 spare.pid, spare.events_fd, spare.dump_fd, spare.rss_at_fork_kb, spare.beacon)
             os.set_blocking(job.read_fd, False)
-            job.deadline = time.monotonic() + job.request["timeout"]
+            job.deadline = time.monotonic() + (job.request.timeout or DEFAULT_TIMEOUT)
             self.running[job.id] = job
             self.selector.register(job.read_fd, selectors.EVENT_READ, job)
             return
@@ -224,12 +189,10 @@ class Worker:
         self._answer_unstarted(job, f"fxlens could not start a trace process: {error or 'fork failed'}")
 
     def _answer_unstarted(self, job: Job, message: str) -> None:
-        report = {"path": os.path.abspath(job.request["path"]), "classes": [], "python": sys.version.split()[0],
-                  "torch": "", "version": 1,
-                  "diagnostics": [{"line": 1, "col": 0, "end_line": 1, "end_col": 0, "severity": "error",
-                                   "category": "crash", "message": message, "explanation": "",
-                                   "fix": "Close other programs or lower the number of open files, then retrace."}]}
-        self.send({"id": job.id, "event": "done", "report": report})
+        diagnostic = Diagnostic(1, 0, 1, 0, "error", "crash", message,
+                                fix="Close other programs or lower the number of open files, then retrace.")
+        report = FileReport(os.path.abspath(job.request.path), python=sys.version.split()[0], diagnostics=[diagnostic])
+        self.send(messages.Done(report=to_json(report), id=job.id))
 
     def _read_child(self, job: Job) -> None:
         try:
@@ -261,45 +224,59 @@ class Worker:
         *lines, rest = b"".join([*job.pieces, chunk]).split(b"\n")
         job.pieces = [rest]
         for line in lines:
-            event = _child_event(line)
+            event = messages.child_event(line)
             if event is None:
                 continue  # user code wrote to our pipe; only well-formed events count
-            kind = event["event"]
-            if kind == "aborted":
-                job.aborted = event.get("diagnostic")
-                continue
-            if kind == "started":
-                job.started = True
-                continue
-            if kind == "rehearsal":
-                if len(line) <= MAX_RECIPE_BYTES:
-                    job.recipes = _worth_rehearsing([*job.recipes, event["recipe"]])
-                continue
-            if job.tail:  # after its report only its costs count, until `end`
-                if kind == "cost":
-                    self.write(with_job_id(job.id, line))
-                elif kind in ("end", "done"):
-                    self._finish(job, kill=True)
-                    return
-                continue
-            if kind == "end":
-                continue  # (user code writing to the channel: only a report with costs is followed by one)
-            if kind == "done" and event.get("costs") is True:
-                # the report goes out now; the child counts the costs after it (child.py), then says `end`
-                job.done = job.tail = True
-                self.recipes = job.recipes or self.recipes
-                self.write(with_job_id(job.id, line))
-                continue
-            if kind == "done":
-                # nothing the child does after its report matters: stop it and whatever it started,
-                # answer, then reap (the kernel takes milliseconds to tear a large process down)
-                job.done = True
-                isolation.kill_group(job.pid)
-                self.recipes = job.recipes or self.recipes
-                self.write(with_job_id(job.id, line))
-                self._finish(job, kill=True)
+            if self.on_child_event[type(event)](job, event, line):
                 return
+
+    # -- a trace child's events: True when its job is finished -----------------------------------------
+
+    def _child_aborted(self, job: Job, event: messages.Aborted, line: bytes) -> bool:
+        job.aborted = event.diagnostic
+        return False
+
+    def _child_started(self, job: Job, event: messages.Started, line: bytes) -> bool:
+        job.started = True
+        return False
+
+    def _child_rehearsal(self, job: Job, event: messages.Rehearsal, line: bytes) -> bool:
+        if len(line) <= MAX_RECIPE_BYTES:
+            job.recipes = _worth_rehearsing([*job.recipes, event.recipe])
+        return False
+
+    def _relay(self, job: Job, event: messages.Event, line: bytes) -> bool:
+        if not job.tail:  # after its report only its costs count, until `end`
             self.write(with_job_id(job.id, line))
+        return False
+
+    def _child_cost(self, job: Job, event: messages.ClassCost, line: bytes) -> bool:
+        self.write(with_job_id(job.id, line))
+        return False
+
+    def _child_end(self, job: Job, event: messages.End, line: bytes) -> bool:
+        if not job.tail:
+            return False  # (user code writing to the channel: only a report with costs is followed by one)
+        self._finish(job, kill=True)
+        return True
+
+    def _child_done(self, job: Job, event: messages.Done, line: bytes) -> bool:
+        if job.tail:
+            self._finish(job, kill=True)
+            return True
+        job.done = True
+        self.recipes = job.recipes or self.recipes
+        if event.costs:
+            # the report goes out now; the child counts the costs after it (child.py), then says `end`
+            job.tail = True
+            self.write(with_job_id(job.id, line))
+            return False
+        # nothing the child does after its report matters: stop it and whatever it started, answer, then
+        # reap (the kernel takes milliseconds to tear a large process down)
+        isolation.kill_group(job.pid)
+        self.write(with_job_id(job.id, line))
+        self._finish(job, kill=True)
+        return True
 
     def _finish(self, job: Job, kill: bool, reason: Optional[str] = None) -> None:
         """Reap the child (and anything it spawned); if it died without a report, make one (or, when it
@@ -330,19 +307,19 @@ class Worker:
         if job.beacon is not None:
             job.beacon.close()
         if job.tail:  # (however it ended: its last cost, a cancel, a crash, the deadline, a trace needing its place)
-            self.send({"id": job.id, "event": "end"})
+            self.send(messages.End(id=job.id))
 
     def _after_lost_child(self, job: Job, diagnostic: Diagnostic, working_on: str) -> None:
         """One class's hang or crash costs only that class: the file is traced again without it (the
         class gets the diagnostic as its result), unless the file's own top level was running."""
-        failed = dict(job.request.get("failed") or {})
+        failed = dict(job.request.failed)
         if working_on and working_on not in failed and len(failed) < MAX_CLASS_RETRIES:
             diagnostic.class_name = working_on
             failed[working_on] = to_json(diagnostic)
-            self.queue.insert(0, Job(job.id, {**job.request, "failed": failed}))
+            self.queue.insert(0, Job(job.id, replace(job.request, failed=failed)))
             return
         report = postmortem.report_for_lost_child(job, diagnostic)
-        self.send({"id": job.id, "event": "done", "report": report})
+        self.send(messages.Done(report=report, id=job.id))
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -350,13 +327,15 @@ class Worker:
         chunk = os.read(0, 1 << 20)
         if not chunk:
             return False
-        for message in self.stdin.feed(chunk):
+        for request in self.stdin.feed(chunk):
             try:
-                if isinstance(message, ValueError):
-                    raise message
-                self.handle(message)
-            except (ValueError, KeyError, TypeError) as error:
-                self.send({"event": "error", "message": f"bad request: {error}"})
+                if isinstance(request, messages.ProtocolError):
+                    raise request
+                self.handle(request)
+            except (ValueError, TypeError) as error:
+                job_id = error.job_id if isinstance(error, messages.ProtocolError) else getattr(request, "id", None)
+                sys.stderr.write(f"fxlens worker: protocol error: bad request: {error}\n")
+                self.send(messages.RequestError(message=f"bad request: {error}", id=job_id))
         return True
 
     def _stop_everything(self) -> None:
@@ -406,7 +385,7 @@ class Worker:
                     self._finish(job, kill=False)
             for job in list(self.running.values()):
                 if time.monotonic() >= job.deadline:
-                    self._finish(job, kill=True, reason=f"it ran longer than {job.request['timeout']:g} s")
+                    self._finish(job, kill=True, reason=f"it ran longer than {job.request.timeout:g} s")
         if self.spare is not None:
             isolation.discard(self.spare)
             self.spare = None

@@ -1,0 +1,48 @@
+"""What a caller asks of the worker client for one trace: the options, the scope, who hears its events."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from fxlens.engine.late_costs import OnCost
+from fxlens.report import DEFAULT_LEVELS, ClassReport
+
+
+@dataclass
+class TraceOptions:
+    levels: tuple[str, ...] = DEFAULT_LEVELS
+    execution: str = "safe"
+    timeout: float = 60.0
+    memory_mb: int = 4096
+    # where the report is read: "editor" or "cli", whose words a fix uses (a setting or a flag)
+    surface: str = "editor"
+    # the class cost (parameters, FLOPs forward and backward: FlopCounterMode runs the class once more),
+    # for callers that show it (lenses, hovers, `fxlens graph`); `fxlens check` and `diff` never do
+    cost: bool = True
+
+
+OnClass = Callable[[ClassReport], None]
+# the worker's `stage` event: every class of the request now has these (cheap) levels; the deeper follow
+OnStage = Callable[[list[str]], None]
+
+
+@dataclass
+class TraceAsk:
+    """What a trace request asks for beyond the buffer and the options (see WorkerClient.submit)."""
+
+    first: Optional[str] = None  # the class traced first (the cursor's)
+    classes: Optional[list[str]] = None  # only these (and what builds them); None: every class
+    known: dict[str, str] = field(default_factory=dict)  # class -> fingerprint of a trace the caller holds
+    roots: list[str] = field(default_factory=list)  # folders to make importable (workspace folders)
+    buffers: dict[str, str] = field(default_factory=dict)  # path -> text of other open buffers
+    notes: bool = True  # False: the caller holds the cheap levels and asks for deeper ones only
+    costless: list[str] = field(default_factory=list)  # classes held unchanged whose cost never came
+
+
+@dataclass
+class Listeners:
+    """Who hears a request's events before its result: each class, the cheap levels' end, each late cost."""
+
+    on_class: Optional[OnClass] = None
+    on_stage: Optional[OnStage] = None
+    on_cost: Optional[OnCost] = None
