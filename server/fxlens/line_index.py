@@ -12,7 +12,7 @@ import bisect
 import operator
 import re
 from itertools import accumulate, repeat
-from typing import Iterator, NamedTuple, Optional, Sequence
+from typing import Iterator, NamedTuple, Optional, Sequence, overload
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 _SPLIT_KEEPING_BREAKS = re.compile(r"(\r\n|\r|\n)")
@@ -49,16 +49,16 @@ def _break_ends_at(text: str, offset: int) -> bool:
 
 
 class LineEdit(NamedTuple):
-    """Old lines `first`..`last` (0-based, inclusive; none when last < first) became `count` lines:
+    """Old lines `first`..`last` (0-based, inclusive; none when last < first) became `new_count` lines:
     every line above keeps its number, every line below moves by `shift`."""
 
     first: int
     last: int
-    count: int
+    new_count: int
 
     @property
     def shift(self) -> int:
-        return self.count - (self.last - self.first + 1)
+        return self.new_count - (self.last - self.first + 1)
 
 
 class LineIndex(Sequence[str]):
@@ -79,7 +79,13 @@ class LineIndex(Sequence[str]):
     def __len__(self) -> int:
         return self._lines
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
             return [self[k] for k in range(*index.indices(len(self)))]
         if index < 0:
@@ -105,7 +111,7 @@ class LineIndex(Sequence[str]):
         following = self.start(line + 1)
         if following is None:
             return len(self.text)
-        if following - 2 >= self.start(line) and self.text.startswith("\r\n", following - 2):
+        if following - 2 >= (self.start(line) or 0) and self.text.startswith("\r\n", following - 2):
             return following - 2
         return following - 1
 

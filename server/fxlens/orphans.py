@@ -34,7 +34,7 @@ class Child(NamedTuple):
 def prctl(option: int, value: Any) -> bool:
     """Linux `prctl(option, value)`; False where it fails or there is no libc to ask."""
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -52,7 +52,7 @@ def adopting() -> bool:
 
 def children(parent: int) -> list[Child]:
     """Every live or zombie child of `parent`, from /proc."""
-    found = []
+    found: list[Child] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -86,8 +86,8 @@ def end_adopted(spare: Callable[[Child], bool]) -> int:
             break
         for child in doomed:
             if child.group not in (own_group, *kept_groups):
-                _kill(lambda: os.killpg(child.group, signal.SIGKILL))
-            _kill(lambda: os.kill(child.pid, signal.SIGKILL))
+                _kill(os.killpg, child.group)
+            _kill(os.kill, child.pid)
         for child in doomed:
             try:
                 os.waitpid(child.pid, 0)
@@ -106,8 +106,8 @@ def end_adopted_from_other_sessions() -> int:
     return end_adopted(lambda child: child.session == session)
 
 
-def _kill(send: Callable[[], None]) -> None:
+def _kill(send: Callable[[int, int], None], target: int) -> None:
     try:
-        send()
+        send(target, signal.SIGKILL)
     except OSError:
         pass

@@ -39,8 +39,8 @@ def outline(tree: ast.Module, text: str) -> Outline:
 
 def header_line(lines: Sequence[str], class_line: int, tree: Optional[ast.Module] = None) -> int:
     """The first line of the class statement at `class_line` of the text whose lines are `lines`,
-    decorators included: where a `# fxlens:` directive goes. Without a parse (`tree` None: mid-edit), the `@` lines directly above
-    count."""
+    decorators included: where a `# fxlens:` directive goes. Without a parse (`tree` None: mid-edit), the
+    `@` lines directly above count."""
     if tree is not None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.lineno == class_line:

@@ -7,9 +7,12 @@ render it. Coordinates are Python's (1-based lines, 0-based UTF-8 byte columns),
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 from fxlens.report import Diagnostic, Node
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 PASS_SCHEMA = 1
 
@@ -67,7 +70,7 @@ class OutputCheck:
     equal: bool
     max_abs_diff: Optional[float] = None  # None: not a tensor (compared with ==)
     sqnr_db: Optional[float] = None  # signal-to-quantization-noise ratio; None when equal (infinite)
-    shape: Optional[list] = None
+    shape: Optional[list[int]] = None
     dtype: Optional[str] = None
     # the draw and element where the difference is largest ("draw 1, index (0, 3)")
     where: str = ""
@@ -126,16 +129,19 @@ class PassReport:
         return sum(self.counts_after.values())
 
 
-def pass_to_json(report: PassReport) -> dict:
+def pass_to_json(report: PassReport) -> dict[str, Any]:
     return {"schema": report.schema, **{k: v for k, v in asdict(report).items() if k != "schema"}}
 
 
-def _build(cls: Any, data: dict) -> Any:
+_Built = TypeVar("_Built", bound="DataclassInstance")
+
+
+def _build(cls: type[_Built], data: dict[str, Any]) -> _Built:
     known = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in data.items() if k in known})
 
 
-def pass_from_json(data: dict) -> PassReport:
+def pass_from_json(data: dict[str, Any]) -> PassReport:
     if data.get("schema") != PASS_SCHEMA:
         raise ValueError(f"pass report schema {data.get('schema')!r}, expected {PASS_SCHEMA}")
     report = _build(PassReport, data)
@@ -148,12 +154,12 @@ def pass_from_json(data: dict) -> PassReport:
     return report
 
 
-def _proof(data: dict) -> Proof:
+def _proof(data: dict[str, Any]) -> Proof:
     proof = _build(Proof, data)
     proof.outputs = [_build(OutputCheck, o) for o in data.get("outputs", [])]
     proof.converted = _proof(data["converted"]) if isinstance(data.get("converted"), dict) else None
     return proof
 
 
-def info_to_json(info: PassInfo) -> dict:
+def info_to_json(info: PassInfo) -> dict[str, Any]:
     return asdict(info)

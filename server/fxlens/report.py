@@ -7,7 +7,10 @@ converts them to LSP positions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 REPORT_VERSION = 1
 
@@ -66,7 +69,7 @@ def in_ladder_order(levels: Any) -> tuple[str, ...]:
     return tuple(name for name in LEVELS if name in wanted)
 
 
-def ladder_sorted(levels: dict) -> dict:
+def ladder_sorted(levels: dict[str, LevelResult]) -> dict[str, LevelResult]:
     """A class's levels (name -> result) in display order, whatever order they were traced in."""
     rank = {name: index for index, name in enumerate(LEVELS)}
     return {name: levels[name] for name in sorted(levels, key=lambda name: rank.get(name, len(rank)))}
@@ -97,7 +100,7 @@ class Node:
     text: str = ""
     overload: Optional[str] = None
     # a tensor's shape: ints, or strings for symbolic sizes ("B", "2*B")
-    shape: Optional[list] = None
+    shape: Optional[list[int | str]] = None
     dtype: Optional[str] = None
     # what the value is when it is not a single tensor ("tuple[Tensor, Tensor, Tensor]", "SymInt B")
     value: Optional[str] = None
@@ -120,7 +123,7 @@ class Node:
     flops: Optional[int] = None
     # inductor level: the kernel this node is ({"kind": "fused" | "extern" | "fallback", "ops", "post", "pre",
     # "lines", "sources", "code", "code_line", ...}: worker/levels/kernel_map.py); None elsewhere
-    kernel: Optional[dict] = None
+    kernel: Optional[dict[str, Any]] = None
 
 
 @dataclass
@@ -144,7 +147,7 @@ class Diagnostic:
 @dataclass
 class InputSpec:
     name: str
-    shape: Optional[list] = None
+    shape: Optional[list[int | str]] = None
     dtype: Optional[str] = None
     value: Optional[str] = None  # for non-tensor inputs; a tuple of tensors is also written here, for people
     # a tuple of tensors, element by element (name "0", "1", …): what a rebuild makes it from
@@ -182,7 +185,7 @@ class Member:
     name: str  # attribute path from the class ("fc", "fc.weight", "shift")
     kind: str  # "module" | "parameter" | "buffer"
     type: str = ""
-    shape: Optional[list] = None
+    shape: Optional[list[int | str]] = None
     dtype: Optional[str] = None
     line: Optional[int] = None
 
@@ -201,10 +204,10 @@ class LevelResult:
     breaks: Optional[int] = None
     # the ATen levels' overloads, once per distinct target (not per node): {"aten.sum.dim_IntList":
     # {"schema": "aten::sum.dim_IntList(Tensor self, ...) -> Tensor", "overloads": ["default", ...]}}
-    schemas: dict[str, dict] = field(default_factory=dict)
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     # fx level: per submodule instance called ("h.3.attn"), its class and the span of the line that called
     # it: {"h.3.attn": {"class": "CausalSelfAttention", "line": 70, "col": 16, "end_line": 70, "end_col": 40}}
-    scopes: dict[str, dict] = field(default_factory=dict)
+    scopes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -285,26 +288,30 @@ def to_json(obj: Any) -> Any:
     return obj
 
 
-def _build(cls, data: dict):
+_Built = TypeVar("_Built", bound="DataclassInstance")
+
+
+def _build(cls: type[_Built], data: dict[str, Any]) -> _Built:
     known = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in data.items() if k in known})
 
 
-def level_from_json(data: dict) -> LevelResult:
+def level_from_json(data: dict[str, Any]) -> LevelResult:
     result = _build(LevelResult, data)
     result.nodes = [_build(Node, n) for n in data.get("nodes", [])]
     result.diagnostics = [_build(Diagnostic, d) for d in data.get("diagnostics", [])]
     return result
 
 
-def input_from_json(data: dict) -> InputSpec:
+def input_from_json(data: dict[str, Any]) -> InputSpec:
     spec = _build(InputSpec, data)
-    if spec.parts is not None:
-        spec.parts = [_build(InputSpec, part) for part in spec.parts]
+    parts = data.get("parts")
+    if parts is not None:
+        spec.parts = [_build(InputSpec, part) for part in parts]
     return spec
 
 
-def class_from_json(data: dict) -> ClassReport:
+def class_from_json(data: dict[str, Any]) -> ClassReport:
     report = _build(ClassReport, data)
     build = data.get("build") or {}
     report.build = _build(Build, build)
@@ -315,13 +322,13 @@ def class_from_json(data: dict) -> ClassReport:
     return report
 
 
-def cost_from_json(data: dict) -> Cost:
+def cost_from_json(data: object) -> Cost:
     if not isinstance(data, dict):
         raise TypeError("a cost is an object")
     return _build(Cost, data)
 
 
-def file_from_json(data: dict) -> FileReport:
+def file_from_json(data: dict[str, Any]) -> FileReport:
     if data.get("version") != REPORT_VERSION:
         raise ValueError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
     report = _build(FileReport, data)

@@ -2,9 +2,9 @@
 
 The key is the file's path and text, the texts of the workspace modules it imports (to any depth:
 its package's `__init__` files, siblings, their imports), the fxlens version (and its sources' digest),
-the torch version and interpreter, and the options. An unchanged tree is then answered without starting a worker. Reports
-that record an accident of the run (a timeout, a crash, the memory limit, fxlens's own failure) are
-not kept: the next run tries again.
+the torch version and interpreter, and the options. An unchanged tree is then answered without starting a
+worker. Reports that record an accident of the run (a timeout, a crash, the memory limit, fxlens's own
+failure) are not kept: the next run tries again.
 """
 from __future__ import annotations
 

@@ -61,7 +61,8 @@ def _read(path: str) -> str:
         return handle.read().decode("utf-8", errors="replace")
 
 
-def _lookup(texts: dict[str, str], cache: CheckCache, key_of: Callable[[str], str]) -> tuple[dict, dict]:
+def _lookup(texts: dict[str, str], cache: CheckCache,
+            key_of: Callable[[str], str]) -> tuple[dict[str, str], dict[str, FileReport]]:
     keys = {path: key_of(path) for path in texts}
     hits: dict[str, FileReport] = {}
     for path, key in keys.items():

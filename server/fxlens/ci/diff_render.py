@@ -1,6 +1,8 @@
 """A graph diff as terminal text, as a pull-request comment (markdown) and as JSON (pure)."""
 from __future__ import annotations
 
+from typing import Any
+
 from fxlens.ci.graph_diff import OPCODES, ClassDiff, FileDiff, Item, LevelDiff, short_summary
 
 MAX_LISTED = 20  # nodes listed per level and direction; the rest are counted
@@ -47,7 +49,8 @@ def _changed(diffs: list[FileDiff]) -> list[tuple[FileDiff, list[ClassDiff]]]:
 
 def _headline(ref: str, diffs: list[FileDiff]) -> str:
     classes = sum(len(changed) for _, changed in _changed(diffs))
-    return f"fxlens diff {ref} → working tree: {len(diffs)} file(s) with Module classes changed, {classes} class(es) changed"
+    return (f"fxlens diff {ref} → working tree: {len(diffs)} file(s) with Module classes changed, "
+            f"{classes} class(es) changed")
 
 
 def diff_text(ref: str, diffs: list[FileDiff]) -> str:
@@ -84,11 +87,11 @@ def diff_markdown(ref: str, diffs: list[FileDiff]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _item_json(item: Item) -> dict:
+def _item_json(item: Item) -> dict[str, Any]:
     return {"kind": item.kind, "target": item.target, "line": item.line, "text": item.text}
 
 
-def _level_json(d: LevelDiff) -> dict:
+def _level_json(d: LevelDiff) -> dict[str, Any]:
     lists = ("added", "removed", "new_failures", "fixed_failures", "new_breaks", "fixed_breaks")
     return {"level": d.level, "changed": d.changed,
             "before": {"ok": d.before_ok, "nodes": sum(d.before_ops.values()), "by_op": d.before_ops},
@@ -96,7 +99,7 @@ def _level_json(d: LevelDiff) -> dict:
             "node_delta": d.node_delta, **{name: [_item_json(i) for i in getattr(d, name)] for name in lists}}
 
 
-def diff_json(ref: str, diffs: list[FileDiff]) -> dict:
+def diff_json(ref: str, diffs: list[FileDiff]) -> dict[str, Any]:
     levels = [d for f in diffs for c in f.classes for d in c.levels]
     return {"ref": ref,
             "files": [{"path": f.path, "status": f.status,

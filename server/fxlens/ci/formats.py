@@ -3,6 +3,7 @@ Actions' workflow commands and code scanning."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from fxlens.ci.findings import Finding
 from fxlens.ci.sarif import sarif_log
@@ -58,7 +59,7 @@ def github_lines(findings: list[Finding]) -> list[str]:
     return lines
 
 
-def _json(f: Finding) -> dict:
+def _json(f: Finding) -> dict[str, Any]:
     """The report's fields (`level`: the first level of the ladder it holds for), then `levels` and, for a
     merged finding, each level's own diagnostic in `related` (with `plain`: torch's guard message in plain
     words, or null)."""
@@ -67,11 +68,11 @@ def _json(f: Finding) -> dict:
     return {"path": f.path, **to_json(f.diagnostic), "levels": list(cause.levels), "related": related}
 
 
-def json_document(findings: list[Finding], summary: dict) -> dict:
+def json_document(findings: list[Finding], summary: dict[str, Any]) -> dict[str, Any]:
     return {"diagnostics": [_json(f) for f in findings], "summary": summary}
 
 
-def render(kind: str, findings: list[Finding], summary: dict) -> str:
+def render(kind: str, findings: list[Finding], summary: dict[str, Any]) -> str:
     if kind == "json":
         return json.dumps(json_document(findings, summary), indent=1)
     if kind == "sarif":

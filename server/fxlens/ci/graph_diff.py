@@ -24,7 +24,7 @@ class Item:
     line: Optional[int]
     text: str  # the source line, stripped
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[str, str, str]:
         return (self.kind, self.target if self.kind in OPCODES else "", self.text)
 
 

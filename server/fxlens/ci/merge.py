@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 MERGED_FORMATS = ("json", "sarif")
 
@@ -23,9 +23,9 @@ def _kind(document: object) -> str:
     return ""
 
 
-def merge_json(documents: list[dict]) -> dict:
+def merge_json(documents: list[dict[str, Any]]) -> dict[str, Any]:
     diagnostics = sorted((d for doc in documents for d in doc["diagnostics"]), key=lambda d: d.get("path", ""))
-    summary: dict = {}
+    summary: dict[str, Any] = {}
     for doc in documents:
         for key, value in doc["summary"].items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -34,10 +34,10 @@ def merge_json(documents: list[dict]) -> dict:
     return {"diagnostics": diagnostics, "summary": summary}
 
 
-def merge_sarif(documents: list[dict]) -> dict:
+def merge_sarif(documents: list[dict[str, Any]]) -> dict[str, Any]:
     first = documents[0]
     runs = [run for doc in documents for run in doc.get("runs", [])]
-    rules: dict[str, dict] = {}
+    rules: dict[str, dict[str, Any]] = {}
     for run in runs:
         for rule in run.get("tool", {}).get("driver", {}).get("rules", []):
             rules.setdefault(rule["id"], rule)
@@ -49,7 +49,7 @@ def merge_sarif(documents: list[dict]) -> dict:
     return {**first, "runs": [run]}
 
 
-def _errors(kind: str, merged: dict) -> int:
+def _errors(kind: str, merged: dict[str, Any]) -> int:
     if kind == "json":
         return sum(d.get("severity") == "error" for d in merged["diagnostics"])
     return sum(r.get("level") == "error" for run in merged["runs"] for r in run.get("results", []))

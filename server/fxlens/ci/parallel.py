@@ -37,7 +37,7 @@ async def trace_all(files: list[tuple[str, str, list[str]]], python: str, option
     """path -> report for every (path, text, import roots); WorkerUnavailable when no worker can start at all."""
     if not files:
         return {}
-    queue: asyncio.Queue = asyncio.Queue()
+    queue: asyncio.Queue[tuple[str, str, list[str]]] = asyncio.Queue()
     for item in files:
         queue.put_nowait(item)
     reports: dict[str, FileReport] = {}

@@ -3,6 +3,8 @@ fix fxlens gives for it), one result per cause with its region, columns in chara
 merged cause holds for are its relatedLocations (the same region, each level's own text)."""
 from __future__ import annotations
 
+from typing import Any
+
 from fxlens import __version__
 from fxlens.ci.findings import Finding
 from fxlens.render.causes import related_text
@@ -12,7 +14,7 @@ LEVELS = {"error": "error", "warning": "warning", "information": "note", "hint":
 INFORMATION_URI = "https://github.com/fxlens/fxlens"
 
 
-def _rule(category: str, example: Finding) -> dict:
+def _rule(category: str, example: Finding) -> dict[str, Any]:
     d = example.diagnostic
     words = category.replace("-", " ").replace("/", " or ")
     help_text = "\n\n".join(filter(None, [d.explanation, f"Fix: {d.fix}" if d.fix else ""])) or words
@@ -23,22 +25,24 @@ def _rule(category: str, example: Finding) -> dict:
             "defaultConfiguration": {"level": LEVELS.get(d.severity, "note")}}
 
 
-def _location(f: Finding) -> dict:
+def _location(f: Finding) -> dict[str, Any]:
     return {"physicalLocation": {
         "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
         "region": {"startLine": f.diagnostic.line, "startColumn": f.column,
                    "endLine": f.end_line, "endColumn": f.end_column}}}
 
 
-def _result(f: Finding, rule_index: int) -> dict:
+def _result(f: Finding, rule_index: int) -> dict[str, Any]:
     d, cause = f.diagnostic, f.whole
     text = d.message + (f"\nFix: {d.fix}" if d.fix else "")
-    result = {"ruleId": d.category, "ruleIndex": rule_index, "level": LEVELS.get(d.severity, "note"),
+    result: dict[str, Any] = {"ruleId": d.category, "ruleIndex": rule_index, "level": LEVELS.get(d.severity, "note"),
               "message": {"text": text}, "locations": [_location(f)]}
     if cause.merged:
-        result["relatedLocations"] = [{**_location(f), "id": index, "message": {"text": related_text(part, len(cause.classes))}}
-                                      for index, part in enumerate(cause.parts)]
-    properties = {k: v for k, v in (("class", ", ".join(cause.classes)), ("level", d.level), ("gb_id", d.gb_id)) if v}
+        result["relatedLocations"] = [
+            {**_location(f), "id": index, "message": {"text": related_text(part, len(cause.classes))}}
+            for index, part in enumerate(cause.parts)]
+    named = (("class", ", ".join(cause.classes)), ("level", d.level), ("gb_id", d.gb_id))
+    properties: dict[str, str | list[str]] = {k: v for k, v in named if v}
     if cause.merged:
         properties["levels"] = list(cause.levels)
     if properties:
@@ -46,7 +50,7 @@ def _result(f: Finding, rule_index: int) -> dict:
     return result
 
 
-def sarif_log(findings: list[Finding]) -> dict:
+def sarif_log(findings: list[Finding]) -> dict[str, Any]:
     rules: dict[str, int] = {}
     examples: list[Finding] = []
     for f in findings:

@@ -132,7 +132,7 @@ def _excluded(path: Path, excludes: list[str], root: Path) -> bool:
 
 
 def _python_files(folder: Path) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for directory, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.endswith(".egg-info"))
         found.extend(Path(directory) / name for name in sorted(files) if name.endswith(".py"))

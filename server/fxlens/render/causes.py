@@ -169,7 +169,7 @@ def _one(parts: list[Diagnostic]) -> Cause:
 def merge(diagnostics: Iterable[Diagnostic]) -> list[Cause]:
     """The causes among `diagnostics`: those sharing a span and a cause merged into one, in the order
     their first diagnostic came; an exact copy (the same level's diagnostic held twice) is kept once."""
-    groups: dict[tuple, list[Diagnostic]] = {}
+    groups: dict[tuple[int, int, int, int, str], list[Diagnostic]] = {}
     for d in diagnostics:
         parts = groups.setdefault((d.line, d.col, d.end_line, d.end_col, cause_of(d)), [])
         if d not in parts:

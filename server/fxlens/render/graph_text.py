@@ -1,7 +1,7 @@
 """Pure rendering of a level's nodes: torch's printout, a node table, shapes, structured graph data."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from fxlens.render import kernels
 from fxlens.render.cost import cost_compact
@@ -130,7 +130,7 @@ def level_text(path: str, report: ClassReport, level: str) -> str:
     return "\n".join(parts)
 
 
-def _drawn(n: Node) -> dict:
+def _drawn(n: Node) -> dict[str, Any]:
     shape = shape_text(n)
     # (value_text's shape, not computed again: the 70B-shaped model's backward draws 20,000 nodes)
     value = f"{shape} {short_dtype(n.dtype)}".strip() if n.shape is not None else shape
@@ -139,7 +139,7 @@ def _drawn(n: Node) -> dict:
             "line": n.line, "col": n.col, "end_line": n.end_line, "end_col": n.end_col, "scope": n.scope}
 
 
-def graph_data(result: LevelResult) -> dict:
+def graph_data(result: LevelResult) -> dict[str, Any]:
     """Nodes and data-flow edges for clients that draw the graph."""
     nodes = [_drawn(n) for n in result.nodes]
     edges = [{"source": n.name, "target": user} for n in result.nodes for user in n.users]

@@ -5,7 +5,7 @@ so another field on a node or on the level never needs a new client.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from fxlens.render import kernels
 from fxlens.render.cost import ATEN_LEVELS
@@ -18,14 +18,14 @@ from fxlens.report import LEVEL_INFO, ClassReport, LevelResult, Node, to_json
 _NODE_DETAILS = ("function", "text", "num_users", "flops", "graph", "phase", "saved", "bytes", "overload", "value")
 
 
-def _levels_offered(cls: Optional[ClassReport]) -> list[dict]:
+def _levels_offered(cls: Optional[ClassReport]) -> list[dict[str, Any]]:
     """Every level fxlens knows, in ladder order, with whether this class has it traced yet: the graph
     view's switcher offers them all (asking for an untraced one traces it)."""
     traced = cls.levels if cls else {}
     return [{"name": info.name, "what": info.what, "traced": info.name in traced} for info in LEVEL_INFO]
 
 
-def _scopes(cls: ClassReport, result: LevelResult) -> dict[str, dict]:
+def _scopes(cls: ClassReport, result: LevelResult) -> dict[str, dict[str, Any]]:
     """Each submodule instance's class and call span. Only the fx tracer sees module calls; every level
     names scopes by the same instance path, so the deeper levels borrow the fx level's."""
     if result.scopes:
@@ -34,7 +34,7 @@ def _scopes(cls: ClassReport, result: LevelResult) -> dict[str, dict]:
     return fx.scopes if fx is not None else {}
 
 
-def _node_payload(drawn: dict, node: Node) -> dict:
+def _node_payload(drawn: dict[str, Any], node: Node) -> dict[str, Any]:
     return {**drawn, **{key: getattr(node, key, None) for key in _NODE_DETAILS}}
 
 
@@ -42,7 +42,7 @@ def _node_payload(drawn: dict, node: Node) -> dict:
 _DERIVED_SCOPES = ("dynamo", "backward")
 
 
-def _once(nodes: list[dict]) -> list[dict]:
+def _once(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each node id once. The backward level's partitioned graphs name a saved value alike on both
     sides (the forward's `getitem_1` and the backward's input `getitem_1`): one tensor, drawn once,
     its edges running from the forward into the gradients; a view keys its boxes by id."""
@@ -55,7 +55,7 @@ def _once(nodes: list[dict]) -> list[dict]:
     return kept
 
 
-def _graph(cls: ClassReport, result: LevelResult) -> dict:
+def _graph(cls: ClassReport, result: LevelResult) -> dict[str, Any]:
     graph = graph_data(result)
     graph["nodes"] = [_node_payload(drawn, node) for drawn, node in zip(graph["nodes"], result.nodes)]
     kernels.colour_nodes(graph["nodes"], cls, result, ATEN_LEVELS)  # (drawn in the colour of their kernel)
@@ -65,9 +65,9 @@ def _graph(cls: ClassReport, result: LevelResult) -> dict:
     return graph
 
 
-def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str = "") -> dict:
+def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str = "") -> dict[str, Any]:
     """The command's JSON object; every key is always present so clients need no special cases."""
-    payload = {"uri": uri, "class": cls.name if cls else None, "level": level,
+    payload: dict[str, Any] = {"uri": uri, "class": cls.name if cls else None, "level": level,
                "levels": list(cls.levels) if cls else [], "level_info": _levels_offered(cls), "ok": False,
                "printout": "", "code": "", "table": "", "diagnostics": [],
                "graph": {"nodes": [], "edges": []}, "scopes": {}, "schemas": {},
@@ -75,8 +75,9 @@ def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str
                "inputs": [i.name for i in cls.build.inputs] if cls else [], "message": message, "rung": ""}
     result = cls.levels.get(level) if cls else None
     if cls is not None and result is None:
-        payload["message"] = message or f"level {level!r} was not traced for {cls.name} (it has: {', '.join(cls.levels)})"
-    if result is None:
+        traced = ", ".join(cls.levels)
+        payload["message"] = message or f"level {level!r} was not traced for {cls.name} (it has: {traced})"
+    if cls is None or result is None:
         return payload
     payload.update(ok=result.ok, printout=printout(result) if result.nodes else "", code=result.code,
                    table=node_table(result) if result.nodes else "",

@@ -119,9 +119,9 @@ def _parts(out: Out, cause: Cause) -> None:
     for part in cause.parts:
         who = " · ".join(filter(None, [part.class_name if len(cause.classes) > 1 else None, part.level]))
         texts.setdefault(part.message, []).append(who)
-    for message, who in texts.items():
+    for message, whose in texts.items():
         said = plain(next(p for p in cause.parts if p.message == message))
-        named = ", ".join(filter(None, who))
+        named = ", ".join(filter(None, whose))
         label = out.bold(f"{named}:") if cause.merged and named else ""
         if label or said:
             out.line(" ".join(filter(None, [label, said])))
@@ -136,8 +136,8 @@ def _class(out: Out, cls: ClassReport) -> None:
         if said:
             out.line(said)
     if cls.build.how == "guessed":
-        out.line(f"{out.bold('Guessed')}: nothing in the file says what to pass to {out.code(cls.name + '(...)')}, so fxlens "
-                 f"guessed {cls.build.detail}. Pin them (a code action on the class does it): "
+        out.line(f"{out.bold('Guessed')}: nothing in the file says what to pass to {out.code(cls.name + '(...)')}, "
+                 f"so fxlens guessed {cls.build.detail}. Pin them (a code action on the class does it): "
                  f"{out.code('# fxlens: ' + cls.build.directive)}")
     rows = []
     for level, result in cls.levels.items():
@@ -212,9 +212,13 @@ def _where(cls: ClassReport, paths: list[str], container: Optional[ClassReport])
     return (f"×{len(paths)} " if len(paths) > 1 else "") + f"in {cls.name}: {shown}"
 
 
+# level -> the instances with nodes on the hovered line
+_PerLevel = dict[str, list[q.Instance]]
+
+
 def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: int, col: int) -> bool:
     order = ([container] if container is not None else []) + [c for c in report.classes if c is not container]
-    shown: list[tuple] = []
+    shown: list[tuple[q.Signature, ...]] = []
     heading_done = False
     for cls in order:
         leaves = q.leaf_paths(cls)
@@ -224,7 +228,7 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
         paths = list(dict.fromkeys(i.path for groups in per_level.values() for i in groups))
         if not paths:
             continue
-        groups: dict[tuple, list[str]] = {}
+        groups: dict[tuple[q.Signature, ...], list[str]] = {}
         for path in paths:
             sig = tuple(q.signature(next((i.nodes for i in per_level.get(level, []) if i.path == path), []), path)
                         for level in LEVELS)
@@ -254,7 +258,8 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
 def _kernels(out: Out, report: FileReport, cls: Optional[ClassReport], line: int, heading_done: bool) -> bool:
     """The kernels torch.compile runs for the line (the cursor's class's inductor level)."""
     result = kernels.kernel_level(cls)
-    rows = kernels.hover_lines(out.code, out.bold, out.markdown, cls, result, line, report.path) if result else []
+    rows = (kernels.hover_lines(out.code, out.bold, out.markdown, cls, result, line, report.path)
+            if cls is not None and result is not None else [])
     if not rows:
         return False
     if not heading_done:
@@ -263,7 +268,7 @@ def _kernels(out: Out, report: FileReport, cls: Optional[ClassReport], line: int
     return True
 
 
-def _node_table(out: Out, cls: ClassReport, per_level: dict, path: str, line: int, col: int) -> list[Node]:
+def _node_table(out: Out, cls: ClassReport, per_level: _PerLevel, path: str, line: int, col: int) -> list[Node]:
     """The table; returns its aten nodes in row order (the cursor's first)."""
     picked = {level: next((i.nodes for i in groups if i.path == path), []) for level, groups in per_level.items()}
     rows = q.cursor_first(q.pair_levels(picked.get("fx", []), picked.get("aten", [])), line, col)
@@ -294,7 +299,7 @@ def _packet(target: str) -> str:
     return parts[1] if parts[0] == "aten" and len(parts) > 1 else parts[-1]
 
 
-def _folded(out: Out, per_level: dict, path: str) -> None:
+def _folded(out: Out, per_level: _PerLevel, path: str) -> None:
     """The deeper levels (core-aten, ...), one line each: `core-aten: 3 nodes (permute, addmm, relu)`."""
     for level, groups in per_level.items():
         nodes = next((i.nodes for i in groups if i.path == path), [])
@@ -309,7 +314,7 @@ def _folded(out: Out, per_level: dict, path: str) -> None:
                      + f", {size_text(sum(n.bytes or 0 for n in saved))}")
 
 
-def _cost(out: Out, cls: ClassReport, per_level: dict, path: str, shown_aten: list[Node], instances: int) -> None:
+def _cost(out: Out, cls: ClassReport, per_level: _PerLevel, path: str, shown_aten: list[Node], instances: int) -> None:
     """The line's FLOPs (one instance's, from the first ATen level traced) and its overloads' schemas:
     the aten nodes in the table's order (the cursor's first), then the deeper levels'."""
     picked = [(level, next((i.nodes for i in per_level[level] if i.path == path), []))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 from urllib.parse import quote
 
 from fxlens.ops import is_view, packet
@@ -28,6 +28,11 @@ def kernels(result: Optional[LevelResult]) -> list[Node]:
     return [n for n in result.nodes if n.kernel] if result is not None else []
 
 
+def _kernel(node: Node) -> dict[str, Any]:
+    """A kernel node's `kernel` dict (every node `kernels` returns has one)."""
+    return node.kernel or {}
+
+
 def is_kernel_level(result: Optional[LevelResult]) -> bool:
     """A level whose nodes are kernels (the inductor level), not graph nodes."""
     return result is not None and result.level == LEVEL
@@ -36,7 +41,8 @@ def is_kernel_level(result: Optional[LevelResult]) -> bool:
 def counts(result: LevelResult) -> dict[str, int]:
     found = {kind: 0 for kind in KINDS}
     for node in kernels(result):
-        found[node.kernel["kind"]] = found.get(node.kernel["kind"], 0) + 1
+        kind = _kernel(node)["kind"]
+        found[kind] = found.get(kind, 0) + 1
     return found
 
 
@@ -63,21 +69,21 @@ def ranges(lines: list[int]) -> str:
 
 def on_line(result: Optional[LevelResult], line: int) -> list[Node]:
     """The kernels that compute something of `line` (any of a kernel's lines, not only the first)."""
-    return [n for n in kernels(result) if line in n.kernel["lines"]]
+    return [n for n in kernels(result) if line in _kernel(n)["lines"]]
 
 
 def fused_with(node: Node, line: int) -> list[int]:
     """The other lines whose ops this kernel computes too."""
-    return [other for other in node.kernel["lines"] if other != line]
+    return [other for other in _kernel(node)["lines"] if other != line]
 
 
 def ops_at(node: Node, line: int) -> list[str]:
     """The ops of `line` the kernel computes (`relu`, `addmm`), in graph order, once each."""
-    return list(dict.fromkeys(packet(p["target"]) for p in node.kernel["post"] if p["line"] == line))
+    return list(dict.fromkeys(packet(p["target"]) for p in _kernel(node)["post"] if p["line"] == line))
 
 
 def device_text(result: LevelResult) -> str:
-    device = next((n.kernel.get("device") for n in kernels(result)), "cpu")
+    device = next((_kernel(n).get("device") for n in kernels(result)), "cpu")
     return "GPU, Triton" if device == "cuda" else "CPU, C++"
 
 
@@ -101,7 +107,8 @@ def hover_lines(code: Callable[[str], str], bold: Callable[[str], str], markdown
     for node in found[:MAX_KERNELS]:
         ops = ops_at(node, line)
         shown = ", ".join(ops[:MAX_OPS]) + (f", … {len(ops) - MAX_OPS} more" if len(ops) > MAX_OPS else "")
-        parts = [f"{code(node.target)} {_WHAT.get(node.kernel['kind'], node.kernel['kind'])}"
+        kind = _kernel(node)["kind"]
+        parts = [f"{code(node.target)} {_WHAT.get(kind, kind)}"
                  + (f": {shown}" if shown else "")]
         others = fused_with(node, line)
         if others:
@@ -118,10 +125,11 @@ def hover_lines(code: Callable[[str], str], bold: Callable[[str], str], markdown
 
 def kernel_rows(result: LevelResult) -> tuple[list[str], list[list[str]]]:
     """The CLI's table of a kernel level (headers, rows): kernel, kind, lines, what it computes, users."""
-    rows = []
+    rows: list[list[str]] = []
     for node in kernels(result):
-        ops = list(dict.fromkeys(packet(op) for op in node.kernel["ops"] if not is_view(op)))
-        rows.append([str(node.graph), node.name, node.kernel["kind"], ranges(node.kernel["lines"]),
+        kernel = _kernel(node)
+        ops = list(dict.fromkeys(packet(op) for op in kernel["ops"] if not is_view(op)))
+        rows.append([str(node.graph), node.name, kernel["kind"], ranges(kernel["lines"]),
                      ", ".join(ops[:MAX_OPS]) + (" …" if len(ops) > MAX_OPS else ""), ", ".join(node.users)])
     return ["graph", "kernel", "kind", "lines", "ops", "users"], rows
 
@@ -131,6 +139,10 @@ def kernel_rows(result: LevelResult) -> tuple[list[str], list[list[str]]]:
 def _base(name: str) -> str:
     """`layer_norm_1` -> `layer_norm`: a node's name without the counter fx adds to repeated names."""
     return re.sub(r"_\d+$", "", name)
+
+
+# [(position, kernel)]: where a node doing work stands ((graph, position in it)) and the kernel running it
+_Runs = list[tuple[tuple[int, int], str]]
 
 
 def kernel_of_nodes(level: LevelResult, inductor: LevelResult) -> dict[str, str]:
@@ -147,12 +159,12 @@ def kernel_of_nodes(level: LevelResult, inductor: LevelResult) -> dict[str, str]
     3. else it runs in the first kernel doing work on its line.
     Views (inductor folds them into its indexing, no work of their own) and the nodes of lines no kernel
     computes stay uncoloured."""
-    posts: dict[tuple[int, str], list] = {}  # (line, op) -> [(position, kernel)] of post-grad nodes doing work
-    work: dict[int, list] = {}  # line -> [(position, kernel)]
-    pres: dict[int, dict[str, list]] = {}  # line -> pre-grad name -> [(position, kernel)] of its work
+    posts: dict[tuple[int, str], _Runs] = {}  # (line, op) -> [(position, kernel)] of post-grad nodes doing work
+    work: dict[int, _Runs] = {}  # line -> [(position, kernel)]
+    pres: dict[int, dict[str, _Runs]] = {}  # line -> pre-grad name -> [(position, kernel)] of its work
     seen: set[tuple[Optional[int], str]] = set()
     for node in kernels(inductor):
-        for post in node.kernel["post"]:
+        for post in _kernel(node)["post"]:
             if post["line"] is None or is_view(post["target"]) or (node.graph, post["name"]) in seen:
                 continue  # (a node recomputed in a later kernel is the first kernel's)
             seen.add((node.graph, post["name"]))
@@ -188,7 +200,8 @@ def kernel_level(cls: Optional[ClassReport]) -> Optional[LevelResult]:
     return result if result is not None and result.ok else None
 
 
-def colour_nodes(drawn: list[dict], cls: ClassReport, result: LevelResult, levels: tuple[str, ...]) -> None:
+def colour_nodes(drawn: list[dict[str, Any]], cls: ClassReport, result: LevelResult,
+                 levels: tuple[str, ...]) -> None:
     """The graph view's payload nodes get the kernel that runs them: `kernel` (its node name) and
     `kernel_colour` (its index in the kernel level: one colour per kernel, the same in every level's view).
     A kernel level's own nodes are their kernels (with `kind`, `lines` and `ops` for the details pane); the
@@ -199,9 +212,10 @@ def colour_nodes(drawn: list[dict], cls: ClassReport, result: LevelResult, level
     index = {node.name: i for i, node in enumerate(kernels(found))}
     if result is found:
         for entry, node in zip(drawn, kernels(found)):
-            ops = list(dict.fromkeys(packet(op) for op in node.kernel["ops"] if not is_view(op)))
-            entry.update(kernel=node.name, kernel_colour=index[node.name], kind=node.kernel["kind"],
-                         lines=ranges(node.kernel["lines"]), ops=", ".join(ops))
+            kernel = _kernel(node)
+            ops = list(dict.fromkeys(packet(op) for op in kernel["ops"] if not is_view(op)))
+            entry.update(kernel=node.name, kernel_colour=index[node.name], kind=kernel["kind"],
+                         lines=ranges(kernel["lines"]), ops=", ".join(ops))
         return
     if result.level not in levels:
         return

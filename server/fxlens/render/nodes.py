@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from fxlens.render.graph_text import value_text
 from fxlens.report import ClassReport, LevelResult, Member, Node
@@ -70,7 +70,11 @@ def local_target(node: Node, instance: str) -> str:
     return node.target
 
 
-def signature(nodes: list[Node], instance: str) -> tuple:
+# what an instance's nodes compute on a line, comparable between instances: (op, target, shape, dtype) per node
+Signature = tuple[tuple[Any, ...], ...]
+
+
+def signature(nodes: list[Node], instance: str) -> Signature:
     return tuple((n.op, local_target(n, instance), tuple(n.shape or ()), n.dtype) for n in nodes)
 
 
@@ -105,7 +109,7 @@ def _op_name(target: str) -> str:
     return _SAME_OP.get(name, name)
 
 
-def _computation(node: Node, modules: list[str]) -> tuple:
+def _computation(node: Node, modules: list[str]) -> tuple[str, str]:
     """What a node computes, comparable across levels: a leaf module call is the aten nodes inside it."""
     if node.op == "call_module":
         return ("module", node.target)
@@ -124,14 +128,18 @@ def _same_place(fx: Node, aten: Node) -> bool:
     return aten.line <= fx.line <= (aten.end_line or aten.line) or fx.line <= aten.line <= (fx.end_line or fx.line)
 
 
-def pair_levels(fx: list[Node], aten: list[Node]) -> list[tuple[Optional[Node], Optional[Node]]]:
+# a row of the hover's table: an fx node and the aten node of the same computation, or either alone
+Row = tuple[Optional[Node], Optional[Node]]
+
+
+def pair_levels(fx: list[Node], aten: list[Node]) -> list[Row]:
     """Rows of (fx node, aten node): side by side only when they are the same computation from the same
     source span, in order (`call_module fc` with the `aten.linear` it runs, `operator.add` with
     `aten.add.Tensor`); every other node has a row of its own."""
     modules = [n.target for n in fx if n.op == "call_module"]
     keys_fx = [_computation(n, modules) for n in fx]
     keys_aten = [_computation(n, modules) for n in aten]
-    rows: list[tuple[Optional[Node], Optional[Node]]] = []
+    rows: list[Row] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_fx, keys_aten, autojunk=False).get_opcodes():
         if tag == "equal":
             for a, b in zip(fx[i1:i2], aten[j1:j2]):
@@ -141,15 +149,15 @@ def pair_levels(fx: list[Node], aten: list[Node]) -> list[tuple[Optional[Node], 
     return rows
 
 
-def cursor_first(rows: list[tuple[Optional[Node], Optional[Node]]], line: int, col: int) -> list:
+def cursor_first(rows: list[Row], line: int, col: int) -> list[Row]:
     """Rows whose node spans the cursor come first, innermost (narrowest span) first."""
-    def key(row):
+    def key(row: Row) -> tuple[int, tuple[int, int]]:
         hits = [_width(n) for n in row if n is not None and covers(n, line, col)]
         return (0, min(hits)) if hits else (1, (0, 0))
     return sorted(rows, key=key)
 
 
-def under_cursor(rows: list, line: int, col: int) -> list:
+def under_cursor(rows: list[Row], line: int, col: int) -> list[Row]:
     """The rows holding the narrowest node that spans the cursor (the sub-expression it is on)."""
     widths = {id(row): min((_width(n) for n in row if n is not None and covers(n, line, col)), default=None)
               for row in rows}

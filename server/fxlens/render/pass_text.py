@@ -67,7 +67,8 @@ def _output_row(check: OutputCheck) -> str:
     name = check.path or f"{check.index}"
     shape = f"({', '.join(map(str, check.shape))}) {check.dtype}" if check.shape is not None else ""
     sqnr = "∞" if check.equal else _number(check.sqnr_db, " dB")
-    return f"| {name} {shape} | {'yes' if check.equal else 'no'} | {_number(check.max_abs_diff)} | {sqnr} | {check.where} |"
+    equal = "yes" if check.equal else "no"
+    return f"| {name} {shape} | {equal} | {_number(check.max_abs_diff)} | {sqnr} | {check.where} |"
 
 
 def proof_lines(proof: Proof, title: str = "Proof") -> list[str]:
@@ -85,7 +86,8 @@ def proof_lines(proof: Proof, title: str = "Proof") -> list[str]:
 
 
 def diagnostic_text(path: str, d: Diagnostic) -> str:
-    text = f"{os.path.relpath(path) if os.path.isabs(path) else path}:{d.line}:{d.col + 1}: {d.severity}: {d.message} [{d.category}]"
+    shown = os.path.relpath(path) if os.path.isabs(path) else path
+    text = f"{shown}:{d.line}:{d.col + 1}: {d.severity}: {d.message} [{d.category}]"
     return text + (f"\n  fix: {d.fix}" if d.fix else "")
 
 
@@ -94,11 +96,11 @@ def pass_markdown(report: PassReport) -> str:
     if report.diagnostics:
         lines += [diagnostic_text(report.pass_path or report.path, d) for d in report.diagnostics] + [""]
     if report.counts_before:
-        lines += _counts(report) + [""]
+        lines += [*_counts(report), ""]
     if report.ok:
         lines += ["**Changed nodes**" if report.changes else "**No node changed**"]
         lines += [change_line(c) for c in report.changes] + [""]
-        lines += proof_lines(report.proof) + [""]
+        lines += [*proof_lines(report.proof), ""]
         if report.diff:
             lines += ["**Printout, before → after**", "```diff", report.diff, "```", ""]
         lines += ["**Generated code after**", "```python", report.code_after.strip(), "```"]

@@ -2,7 +2,7 @@
 each node's change ("added", "removed", "retargeted", "changed", or none), for clients that draw it (pure)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from fxlens.pass_report import PassReport, pass_to_json
 from fxlens.render.graph_text import graph_data
@@ -10,7 +10,7 @@ from fxlens.render.pass_text import pass_markdown
 from fxlens.report import LevelResult
 
 
-def pass_graph(report: PassReport) -> dict:
+def pass_graph(report: PassReport) -> dict[str, Any]:
     """The after-graph's nodes and edges, plus the removed nodes (and their edges) marked "removed"."""
     change = {c.name: c.change for c in report.changes}
     removed = [n for n in report.nodes_before if change.get(n.name) == "removed"]
@@ -20,7 +20,7 @@ def pass_graph(report: PassReport) -> dict:
     return graph
 
 
-def pass_payload(uri: str, report: Optional[PassReport], message: str = "") -> dict:
+def pass_payload(uri: str, report: Optional[PassReport], message: str = "") -> dict[str, Any]:
     """Every key always present, like the showGraph payload."""
     if report is None:
         return {"uri": uri, "ok": False, "class": None, "pass": None, "verdict": None, "markdown": "",

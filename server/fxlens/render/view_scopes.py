@@ -16,7 +16,7 @@ backward ran for minutes. The instance is recovered from what is known (pure, on
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 # dynamo's name for a lifted attribute: L_self_ + (modules_<name>_)* + parameters_|buffers_ + <name> + _
 _LIFTED = re.compile(r"^L_self_((?:modules_.+?_)*)(parameters|buffers)_(.+?)_?$")
@@ -47,7 +47,8 @@ def _instance_of(path: str, cls: str, classes: dict[str, str]) -> Optional[str]:
     return None
 
 
-def derive_scopes(nodes: list[dict], edges: list[dict], scopes: dict[str, dict], top_class: str) -> None:
+def derive_scopes(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], scopes: dict[str, dict[str, Any]],
+                  top_class: str) -> None:
     """Fills in the `scope` of nodes that have none (in place); lifted parameters get their path as label."""
     classes = {path: info.get("class", "") for path, info in scopes.items()}
     inputs: dict[str, list[str]] = {n["id"]: [] for n in nodes}
