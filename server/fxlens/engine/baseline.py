@@ -53,7 +53,7 @@ class Baselines:
 
     def __init__(self) -> None:
         self._done: dict[str, tuple[str, Optional[Baseline]]] = {}  # path -> (key it was made for, baseline)
-        self._running: dict[str, asyncio.Task] = {}
+        self._running: dict[str, asyncio.Future[None]] = {}
 
     def current(self, path: str) -> Optional[Baseline]:
         entry = self._done.get(path)

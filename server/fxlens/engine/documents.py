@@ -14,7 +14,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from fxlens.engine.line_diff import changed_span, edit_blocks
 from fxlens.engine.parsing import cheap_outline, cheap_parse, too_big_to_parse
@@ -87,7 +87,7 @@ class Document:
     partial: dict[str, ClassReport] = field(default_factory=dict)
     partial_text: str = ""
     cursor_line: Optional[int] = None
-    task: Optional[asyncio.Task] = None
+    task: Optional[asyncio.Task[None]] = None
     # versions whose trace completed, oldest first (debugging and the fast-typing test)
     history: list[int] = field(default_factory=list)
     _view: Optional[View] = None
@@ -277,7 +277,7 @@ class Documents:
     def close(self, uri: str) -> Optional[Document]:
         return self._docs.pop(uri, None)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Document]:
         return iter(list(self._docs.values()))
 
     def surroundings(self, doc: Document, roots: list[str]) -> Surroundings:

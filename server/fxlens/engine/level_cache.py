@@ -43,7 +43,9 @@ class LevelCache:
         k = key(path, traced, text)
         held = self._held.pop(k, None)
         report = copy.copy(traced)
-        report.levels = {**(shift_class(held.report, LineMap(held.text, text)).levels if held else {}), **levels}
+        # (a held class whose `class` line was edited since cannot be carried over: its levels are dropped)
+        moved = shift_class(held.report, LineMap(held.text, text)) if held else None
+        report.levels = {**(moved.levels if moved else {}), **levels}
         self._held[k] = Held(text, report)
         while len(self._held) > self.size:
             self._held.popitem(last=False)

@@ -64,7 +64,7 @@ def matching_blocks(old: Sequence[str], new: Sequence[str]) -> list[Block]:
     return sorted(blocks)
 
 
-def _common_head(old, new, a, a_end, b, b_end) -> int:
+def _common_head(old: Sequence[str], new: Sequence[str], a: int, a_end: int, b: int, b_end: int) -> int:
     size = 0
     limit = min(a_end - a, b_end - b)
     while size < limit and old[a + size] == new[b + size]:
@@ -72,7 +72,7 @@ def _common_head(old, new, a, a_end, b, b_end) -> int:
     return size
 
 
-def _common_tail(old, new, a, a_end, b, b_end) -> int:
+def _common_tail(old: Sequence[str], new: Sequence[str], a: int, a_end: int, b: int, b_end: int) -> int:
     size = 0
     limit = min(a_end - a, b_end - b)
     while size < limit and old[a_end - 1 - size] == new[b_end - 1 - size]:
@@ -80,7 +80,8 @@ def _common_tail(old, new, a, a_end, b, b_end) -> int:
     return size
 
 
-def _unique_anchors(old, new, a, a_end, b, b_end) -> list[tuple[int, int]]:
+def _unique_anchors(old: Sequence[str], new: Sequence[str], a: int, a_end: int, b: int,
+                    b_end: int) -> list[tuple[int, int]]:
     """Pairs (old line, new line) of lines that occur once on each side, the longest run of them
     that is in order on both sides."""
     in_old = Counter(old[a:a_end])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import Callable, Optional
+from typing import Callable, Optional, TypedDict
 
 from fxlens.engine.documents import Document
 from fxlens.engine.level_cache import LevelCache
@@ -23,19 +23,22 @@ from fxlens.report import HOVER_LEVELS, ClassReport, FileReport, LevelResult, in
 
 MAX_LOGGED = 50
 
+# one on-demand request, as fxlens.debugInfo lists it ("class" is a keyword: the functional form)
+LoggedRequest = TypedDict("LoggedRequest", {"uri": str, "class": str, "levels": list[str]})
+
 
 class OnDemand:
     def __init__(self, scheduler: Scheduler, on_levels: Callable[[Document, str, list[str]], None]) -> None:
         self.scheduler = scheduler
         self.on_levels = on_levels
         self.cache = LevelCache()
-        self._jobs: dict[tuple[str, str, str], asyncio.Task] = {}  # (uri, class, level) -> its trace
-        self._submits: set[asyncio.Future] = set()  # worker requests in flight
-        self._preempted: set[asyncio.Future] = set()
+        self._jobs: dict[tuple[str, str, str], asyncio.Task[None]] = {}  # (uri, class, level) -> its trace
+        self._submits: set[asyncio.Future[FileReport]] = set()  # worker requests in flight
+        self._preempted: set[asyncio.Future[FileReport]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
-        # what was asked of the worker, newest last: {"uri", "class", "levels"} (fxlens.debugInfo)
-        self.requested: list[dict] = []
+        # what was asked of the worker, newest last (fxlens.debugInfo)
+        self.requested: list[LoggedRequest] = []
 
     def attach(self, doc: Document, report: ClassReport, text: str) -> ClassReport:
         """The scheduler's hook: a class just traced, with the levels held for its fingerprint."""
@@ -57,7 +60,7 @@ class OnDemand:
         return in_ladder_order(level for (uri, cls, level), task in self._jobs.items()
                                if uri == doc.uri and cls == name and not task.done())
 
-    def want(self, doc: Document, name: str, levels: tuple[str, ...]) -> list[asyncio.Task]:
+    def want(self, doc: Document, name: str, levels: tuple[str, ...]) -> list[asyncio.Task[None]]:
         """Start computing those of `levels` not already under way; the traces that will bring them."""
         fresh = tuple(level for level in levels if not self._running(doc, name, level))
         if fresh:
@@ -79,7 +82,7 @@ class OnDemand:
         task = self._jobs.get((doc.uri, name, level))
         return task is not None and not task.done()
 
-    def _forget(self, task: asyncio.Task) -> None:
+    def _forget(self, task: asyncio.Task[None]) -> None:
         for k in [k for k, t in self._jobs.items() if t is task]:
             del self._jobs[k]
 
@@ -116,7 +119,7 @@ class OnDemand:
             traced = doc.good
             cls = traced.report.find_class(name) if traced is not None else None
             wanted = tuple(level for level in levels if cls is not None and level not in cls.levels)
-            if traced is None or not wanted:
+            if traced is None or cls is None or not wanted:
                 return
             try:
                 report = await self._submit(doc, traced.text, name, wanted)

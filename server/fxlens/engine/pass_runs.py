@@ -51,7 +51,7 @@ class PassRuns:
         self.debounce = debounce
         self.last: dict[str, PassRun] = {}  # pass file path -> the last run of a pass it defines
         self.found: dict[str, list[Diagnostic]] = {}  # pass file path -> that run's diagnostics
-        self.tasks: dict[str, asyncio.Task] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
         self.outcomes: dict[str, Outcome] = {}  # pass file path -> the last outcome (for tests, debugInfo)
 
     def diagnostics(self, path: str) -> list[Diagnostic]:
@@ -59,7 +59,8 @@ class PassRuns:
 
     async def run(self, run: PassRun) -> Outcome:
         pass_doc = run.pass_doc
-        request = PassRequest(run.pass_name, run.kind, pass_doc and pass_doc.path, pass_doc and pass_doc.text)
+        request = PassRequest(run.pass_name, run.kind, pass_doc.path if pass_doc is not None else None,
+                              pass_doc.text if pass_doc is not None else None)
         around = self.surroundings(run.model)
         try:
             client = await self.supervisor.get()
@@ -71,12 +72,12 @@ class PassRuns:
             outcome = Outcome(run, file, report)
         where = run.pass_doc.path if run.pass_doc is not None else run.model.path
         self.last[where] = run
-        self.found[where] = list(report.diagnostics) if outcome.report is not None else []
+        self.found[where] = list(outcome.report.diagnostics) if outcome.report is not None else []
         self.outcomes[where] = outcome
         self.on_outcome(outcome)
         return outcome
 
-    def edited(self, doc: Document) -> Optional[asyncio.Task]:
+    def edited(self, doc: Document) -> Optional[asyncio.Task[None]]:
         """`doc` changed: if it defines the last pass run from it, run that pass again after the debounce."""
         run = self.last.get(doc.path)
         if run is None or run.kind != "user":

@@ -51,7 +51,7 @@ class Scheduler:
         self.active = 0
         self.traces_started = 0
 
-    def schedule(self, doc: Document, delay: Optional[float] = None, full: bool = False) -> asyncio.Task:
+    def schedule(self, doc: Document, delay: Optional[float] = None, full: bool = False) -> asyncio.Task[None]:
         """(Re)start the document's trace after `delay`; anything already pending or running dies."""
         self.cancel(doc)
         delay = self.debounce if delay is None else delay

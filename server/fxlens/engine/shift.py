@@ -29,9 +29,10 @@ class LineMapping:
             return None
         end_line = line if end_line is None else end_line
         mapped = [self.line(n) for n in range(line, end_line + 1)]
-        if any(m is None for m in mapped) or mapped[-1] - mapped[0] != end_line - line:
+        survived = [m for m in mapped if m is not None]
+        if len(survived) < len(mapped) or survived[-1] - survived[0] != end_line - line:
             return None
-        return mapped[0], mapped[-1]
+        return survived[0], survived[-1]
 
     def nearest_before(self, line: int) -> Optional[int]:
         """Where the last surviving line at or above `line` went."""

@@ -29,8 +29,8 @@ class Supervisor:
         self.client: Optional[WorkerClient] = None
         self.starts = 0
         self.error: Optional[WorkerUnavailable] = None
-        self._ready: Optional[asyncio.Future] = None
-        self._launch: Optional[asyncio.Task] = None
+        self._ready: Optional[asyncio.Future[WorkerClient]] = None
+        self._launch: Optional[asyncio.Task[None]] = None
         self._failures = 0
         self._started_at = 0.0
         self._stopping = False
@@ -75,7 +75,7 @@ class Supervisor:
             self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._launch = asyncio.create_task(self._run(delay, self._ready))
 
-    async def _run(self, delay: float, ready: asyncio.Future) -> None:
+    async def _run(self, delay: float, ready: asyncio.Future[WorkerClient]) -> None:
         if delay:
             self.on_state("starting", f"the worker died; restarting in {delay:g} s")
             await asyncio.sleep(delay)

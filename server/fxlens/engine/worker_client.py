@@ -53,7 +53,7 @@ class WorkerProtocolError(WorkerUnavailable):
 
 
 # a pending request: its future, its class callback, its classes so far
-Pending = tuple[asyncio.Future, Optional[OnClass], dict[str, ClassReport]]
+Pending = tuple[asyncio.Future[FileReport], Optional[OnClass], dict[str, ClassReport]]
 
 
 class WorkerClient:
@@ -87,8 +87,8 @@ class WorkerClient:
             messages.End: self._on_end, messages.Cancelled: self._on_end, messages.ClassTraced: self._on_class,
             messages.PassDone: self._on_pass, messages.Stage: self._on_stage_event, messages.Done: self._on_done,
             messages.RequestError: self._on_request_error}
-        self._reader: Optional[asyncio.Task] = None
-        self._stderr: Optional[asyncio.Task] = None
+        self._reader: Optional[asyncio.Task[None]] = None
+        self._stderr: Optional[asyncio.Task[None]] = None
         self.stderr_lines: list[str] = []
 
     async def start(self) -> messages.Ready:
@@ -353,7 +353,7 @@ class WorkerClient:
     def _start_job(self, request: messages.TraceRequest,
                    on_class: Optional[OnClass]) -> tuple[int, Awaitable[FileReport]]:
         job_id = next(self._ids)
-        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[FileReport] = asyncio.get_running_loop().create_future()
         message = replace(request, id=job_id)
         held = self.quarantine.report_for(message.path, message.text or "")
         if held is not None:
@@ -394,7 +394,7 @@ class WorkerClient:
             self._sent[job_id] = message
             self._send(self._texts.keyed(message))
 
-    async def _result(self, job_id: int, future: asyncio.Future) -> FileReport:
+    async def _result(self, job_id: int, future: asyncio.Future[FileReport]) -> FileReport:
         try:
             report = await future
             if job_id in self._requests:

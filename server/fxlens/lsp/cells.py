@@ -79,16 +79,17 @@ class CellCoords(Ranges):
                        fix=self.local_text(d.fix))
 
     def local_text(self, text: str) -> str:
-        if self.module is None or not text:
+        module = self.module
+        if module is None or not text:
             return text
 
         def cell_line(match: "re.Match[str]") -> str:
             line = int(match.group(2))
-            cell = self.module.cell_at(line)
+            cell = module.cell_at(line)
             if cell is None:
                 return match.group(0)
             local = f"{match.group(1)} {line - cell.start + 1}"
-            return local if cell == self.cell else f"{local} of code cell {self.module.cells.index(cell) + 1}"
+            return local if cell == self.cell else f"{local} of code cell {module.cells.index(cell) + 1}"
 
         return _QUOTED_LINE.sub(cell_line, text)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Optional
 
 from lsprotocol import types
@@ -13,7 +14,12 @@ from fxlens.lsp import diagnostics
 from fxlens.report import ClassReport
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from fxlens.lsp.server import FxlensServer
+
+# a `workspace/*/refresh` request to the client (no params): its response, when it comes
+RefreshRequest = Callable[[None], "Future[None]"]
 
 PROGRESS_AFTER_SECONDS = 0.5
 # {uri, version, complete, className, levels[, cost]}: the client's graph view re-renders. `levels`: those
@@ -179,7 +185,7 @@ class EditorHooks:
         if self.ls.capability("workspace", "inlay_hint", "refresh_support"):
             self._refresh("inlay", self.ls.workspace_inlay_hint_refresh)
 
-    def _refresh(self, kind: str, send) -> None:
+    def _refresh(self, kind: str, send: RefreshRequest) -> None:
         # Classes stream in one level at a time: while a refresh is unanswered, further ones fold
         # into a single follow-up instead of a request per class.
         if kind in self._refreshing:

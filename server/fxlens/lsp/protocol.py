@@ -11,6 +11,7 @@ and the client waits forever), as the protocol asks.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Generator, Sequence
 from types import SimpleNamespace
 from typing import Any, Optional
 from urllib.parse import unquote
@@ -18,6 +19,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCMessage
 from pygls.protocol.language_server import lsp_method
 
 from fxlens.line_index import LineIndex
@@ -28,6 +30,10 @@ log = logging.getLogger("fxlens")
 # a message object that pygls's dispatcher ignores (its jsonrpc version is not "2.0")
 _HANDLED = SimpleNamespace(jsonrpc="handled-by-fxlens")
 
+# a builtin handler is a generator pygls steps through: each step yields the user's handler for it to run, with
+# its arguments and no keyword arguments (what the handler returns is sent back in, unused here)
+HandlerSteps = Generator[tuple[Callable[..., object], tuple[object, ...], None], object, None]
+
 
 class FxlensProtocol(LanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -35,7 +41,7 @@ class FxlensProtocol(LanguageServerProtocol):
         # per open document: the line index of the text pygls holds for it, carried through each edit
         self._line_indexes: dict[str, LineIndex] = {}
 
-    def structure_message(self, data: dict[str, Any]):
+    def structure_message(self, data: dict[str, Any]) -> object:
         try:
             return super().structure_message(data)
         except JsonRpcException as error:
@@ -46,16 +52,17 @@ class FxlensProtocol(LanguageServerProtocol):
                 log.warning("dropped %s with params that do not decode: %s", method or "a message", error)
             return _HANDLED
 
-    def handle_message(self, message):
+    def handle_message(self, message: RPCMessage) -> None:
         method = getattr(message, "method", None)
-        if self._shutdown and method not in (None, types.EXIT) and getattr(message, "id", None) is not None:
+        msg_id = getattr(message, "id", None)
+        if self._shutdown and method not in (None, types.EXIT) and msg_id is not None:
             error = JsonRpcInvalidRequest(f"the server is shut down: {method} after shutdown")
-            self._send_response(message.id, error=error.to_response_error())
+            self._send_response(msg_id, error=error.to_response_error())
             return
         super().handle_message(message)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> HandlerSteps:
         if unquote(params.text_document.uri) not in self.workspace.text_documents:
             log.warning("ignored a change to %s, which is not open", params.text_document.uri)
             return
@@ -64,18 +71,18 @@ class FxlensProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> HandlerSteps:
         # built with the text, not on the first edit (a 5 MB text: ~3 ms, C-level counts)
         self._line_indexes[unquote(params.text_document.uri)] = LineIndex(params.text_document.text)
         yield from super().lsp_text_document__did_open(params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> HandlerSteps:
         self._line_indexes.pop(unquote(params.text_document.uri), None)
         yield from super().lsp_text_document__did_close(params)
 
     @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
-    def lsp_notebook_document__did_change(self, params: types.DidChangeNotebookDocumentParams):
+    def lsp_notebook_document__did_change(self, params: types.DidChangeNotebookDocumentParams) -> HandlerSteps:
         # pygls would apply the cells' text edits in its own line model: those are applied here instead
         cells = params.change.cells
         edits = cells.text_content if cells is not None else None
@@ -91,7 +98,8 @@ class FxlensProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
     def _apply_changes(self, identifier: types.VersionedTextDocumentIdentifier,
-                       changes: list[types.TextDocumentContentChangeEvent], notebook_uri: Optional[str] = None) -> None:
+                       changes: Sequence[types.TextDocumentContentChangeEvent],
+                       notebook_uri: Optional[str] = None) -> None:
         document = self.workspace.get_text_document(identifier.uri)
         key = unquote(document.uri)
         index = self._line_indexes.get(key)

@@ -19,9 +19,9 @@ from fxlens.lsp.positions import normalise_encoding, units_to_chars
 def offset_at(index: LineIndex, position: types.Position, encoding: Optional[str]) -> int:
     """The offset of an LSP position; a column past its line's end means the end (as the protocol
     says), a line past the last means the text's end."""
-    if position.line >= len(index):
-        return len(index.text)
     start = index.start(position.line)
+    if start is None:
+        return len(index.text)
     end = index.content_end(position.line)
     return start + units_to_chars(index.text[start:end], position.character, normalise_encoding(encoding))
 
