@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Optional
 
 from fxlens import orphans
@@ -36,8 +37,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     # what a killed worker's traces leave comes up here, not to init, and ends when the worker does
     # (engine/worker_client.py): every child of this process is fxlens's own
     orphans.adopt()
+    run: Callable[[argparse.Namespace], int] = args.run  # the sub-command's, from its `set_defaults`
     try:
-        return args.run(args)
+        return run(args)
     except CliError as error:
         print(f"fxlens: {error}", file=sys.stderr)
         return USAGE_ERROR

@@ -10,7 +10,8 @@ from fxlens.ci.merge import add_arguments as add_merge_arguments, run_merge
 from fxlens.cli.files import CliError
 
 
-def register(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             common: Callable[[argparse.ArgumentParser], None]) -> None:
     check = sub.add_parser("check", help="report where tracing breaks; exit 1 on any error, 2 on a usage error")
     add_check_arguments(check)
     common(check)

@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 import sys
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, TypedDict
 
 from fxlens.cli.files import CliError, load_error, read_file, syntax_error
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
@@ -17,7 +17,40 @@ from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileR
 _LEVELS_HELP = "; ".join(f"{info.name}: {info.what}" for info in LEVEL_INFO).replace("%", "%%")
 
 
-def register(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:
+# `fxlens graph --json`, one object per class and level (the schema in README)
+class _InputJson(TypedDict):
+    name: str
+    shape: list[int | str] | None
+    dtype: str | None
+
+
+class InputJson(_InputJson, total=False):  # the keys an input has only when they say something
+    value: str
+    parts: list[InputJson]
+    keyword: bool
+    source: str
+
+
+class InputsJson(TypedDict):
+    source: str
+    built: str
+    detail: str
+    tensors: str
+    tensors_reason: str
+    directive: str
+    sizes: dict[str, int]
+    args: list[InputJson]
+
+
+# ("class" is a keyword: the functional form; the report objects as report.to_json writes them)
+LevelJson = TypedDict("LevelJson", {
+    "class": str, "level": str, "ok": bool, "note": str, "inputs": InputsJson, "nodes": list[dict[str, Any]],
+    "diagnostics": list[dict[str, Any]], "schemas": dict[str, dict[str, Any]], "cost": dict[str, Any] | None,
+    "rung": str | None, "scopes": dict[str, dict[str, Any]]})
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             common: Callable[[argparse.ArgumentParser], None]) -> None:
     graph = sub.add_parser("graph", help="print the graph of each Module class")
     graph.add_argument("file")
     graph.add_argument("--class", dest="cls", help="only this class")
@@ -43,11 +76,18 @@ async def _analyse_files(paths: list[str], python: str, options: TraceOptions,
         await client.stop()
 
 
-def _inputs_json(report: ClassReport) -> dict:
-    def one(spec: InputSpec) -> dict:
-        return {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype, **({"value": spec.value} if spec.value else {}),
-                **({"parts": [one(part) for part in spec.parts]} if spec.parts is not None else {}),
-                **({"keyword": True} if spec.keyword else {}), **({"source": spec.source} if spec.source else {})}
+def _inputs_json(report: ClassReport) -> InputsJson:
+    def one(spec: InputSpec) -> InputJson:
+        written: InputJson = {"name": spec.name, "shape": spec.shape, "dtype": spec.dtype}
+        if spec.value:
+            written["value"] = spec.value
+        if spec.parts is not None:
+            written["parts"] = [one(part) for part in spec.parts]
+        if spec.keyword:
+            written["keyword"] = True
+        if spec.source:
+            written["source"] = spec.source
+        return written
 
     return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,
             "tensors": report.build.tensors, "tensors_reason": report.build.tensors_reason,
@@ -55,7 +95,7 @@ def _inputs_json(report: ClassReport) -> dict:
             "args": [one(i) for i in report.build.inputs]}
 
 
-def level_json(report: ClassReport, level: str) -> dict:
+def level_json(report: ClassReport, level: str) -> LevelJson:
     result = report.levels[level]
     return {"class": report.name, "level": level, "ok": result.ok, "note": result.note,
             "inputs": _inputs_json(report), "nodes": [to_json(n) for n in result.nodes],

@@ -19,9 +19,11 @@ from fxlens.messages import PassRequest
 from fxlens.pass_catalog import BUILTIN_PASSES, all_passes, builtin, user_passes
 from fxlens.pass_report import PassReport, info_to_json, pass_to_json
 from fxlens.render.pass_text import pass_list, pass_markdown
+from fxlens.report import FileReport
 
 
-def register(sub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             common: Callable[[argparse.ArgumentParser], None]) -> None:
     parser = sub.add_parser("pass", help="run a graph pass on a Module class: before → after, and the proof")
     parser.add_argument("file")
     parser.add_argument("--class", dest="cls", help="the Module class to run it on")
@@ -34,7 +36,7 @@ def register(sub: argparse._SubParsersAction, common: Callable[[argparse.Argumen
     parser.set_defaults(run=cmd_pass)
 
 
-async def _run(args: argparse.Namespace, text: str, request: PassRequest) -> tuple:
+async def _run(args: argparse.Namespace, text: str, request: PassRequest) -> tuple[FileReport, PassReport | None]:
     client = WorkerClient(args.python)
     try:
         await client.start()

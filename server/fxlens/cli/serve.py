@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = sub.add_parser("serve", help="run the language server")
     serve.add_argument("--stdio", action="store_true", help="talk LSP over stdio (the default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead, for debugging")
