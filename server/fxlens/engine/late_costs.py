@@ -43,13 +43,13 @@ class LateCosts:
     def heard(self, event: messages.Event) -> None:
         """An event of a request already answered: one of its costs, or the end of them."""
         job_id = getattr(event, "id", None)
-        listener = self._listeners.get(job_id)  # type: ignore[arg-type]
-        if listener is None:
+        if not isinstance(job_id, int) or job_id not in self._listeners:
             return
+        listener = self._listeners[job_id]
         if isinstance(event, (messages.End, messages.Cancelled)):
-            del self._listeners[job_id]  # type: ignore[arg-type]
+            del self._listeners[job_id]
         elif isinstance(event, messages.ClassCost):
             try:
                 listener[1](event.class_name, event.fingerprint, event.read())
-            except Exception as error:  # a bad cost, or a failing listener: only that number is missing
+            except Exception as error:  # noqa: BLE001  a bad cost, or a failing listener: only that number is missing
                 self.log(f"a class cost was dropped: {type(error).__name__}: {error}")

@@ -90,7 +90,7 @@ class Supervisor:
             if client.process is not None and client.process.returncode is None:
                 client.process.kill()  # stopped while torch was still importing
             raise
-        except Exception as error:  # anything else is no reason to leave `get()` waiting forever
+        except Exception as error:  # noqa: BLE001  anything else is no reason to leave `get()` waiting forever
             if not isinstance(error, WorkerUnavailable):
                 error = WorkerUnavailable(f"the worker ({self.python}) could not start: {type(error).__name__}: "
                                           f"{error}", "Set fxlens.python to a Python interpreter that has torch.")

@@ -224,7 +224,7 @@ class WorkerClient:
         try:
             if handler is not None:
                 handler(job_id, entry, event)
-        except Exception as error:  # a malformed report or a failing callback: that request's error
+        except Exception as error:  # noqa: BLE001  a malformed report or a failing callback: that request's error
             if not entry[0].done():
                 entry[0].set_exception(error)
 

@@ -55,7 +55,7 @@ class TraceProgress:
         self._tokens[doc.uri] = token
         try:
             await self.ls.work_done_progress.create_async(token)
-        except Exception as error:  # the client refused the token: no progress, tracing goes on
+        except Exception as error:  # noqa: BLE001  the client refused the token: no progress, tracing goes on
             self.ls.window_log_message(types.LogMessageParams(types.MessageType.Log, f"no progress: {error}"))
             self._tokens.pop(doc.uri, None)
             return

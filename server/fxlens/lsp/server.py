@@ -57,6 +57,8 @@ class FxlensServer(LanguageServer):
         self.pass_runs = PassRuns(self.supervisor, lambda: self.settings.trace_options(),
                                   lambda doc: self.documents.surroundings(doc, self.roots()),
                                   lambda outcome: passes.published(self, outcome))
+        # worker restarts in flight (the event loop holds its tasks weakly: one nobody holds may vanish)
+        self._restarts: set[asyncio.Task[None]] = set()
 
     # -- helpers every feature uses --------------------------------------------------------------
 
@@ -105,7 +107,9 @@ class FxlensServer(LanguageServer):
         previous, self.settings = self.settings, settings
         if settings.python != previous.python:
             self.hooks.forget_errors()
-            asyncio.ensure_future(self._restart_worker())
+            restart = asyncio.ensure_future(self._restart_worker())
+            self._restarts.add(restart)
+            restart.add_done_callback(self._restarts.discard)
         elif settings.trace_options() != previous.trace_options():
             self.retrace_all()
         if settings.inlay_hints != previous.inlay_hints:
