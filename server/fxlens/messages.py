@@ -25,6 +25,7 @@ from fxlens.report import (ClassReport, Cost, Diagnostic, FileReport, class_from
 
 # raised when a message's meaning changes; the worker says its own in `ready`, and the server refuses another
 PROTOCOL_VERSION = 1
+Json = dict[str, Any]  # a message as json.loads gives it
 REQUEST_KEY = "type"
 EVENT_KEY = "event"
 EXECUTION_POLICIES = ("safe", "full", "off")
@@ -61,7 +62,7 @@ def _default(item: Any) -> Any:
     return MISSING
 
 
-def _to_wire(record: Any) -> dict:
+def _to_wire(record: Any) -> Json:
     out = {}
     for item in fields(record):
         value = getattr(record, item.name)
@@ -72,7 +73,7 @@ def _to_wire(record: Any) -> dict:
     return out
 
 
-def _from_wire(cls: Any, data: dict) -> Any:
+def _from_wire(cls: Any, data: Json) -> Any:
     values = {}
     for item in fields(cls):
         key = item.metadata.get("name") or item.name
@@ -111,7 +112,7 @@ def _strings(value: Any) -> list[str]:
     return [str(item) for item in value]
 
 
-def _object(value: Any) -> dict:
+def _object(value: Any) -> Json:
     if not isinstance(value, dict):
         raise TypeError(f"{value!r} is not an object")
     return value
@@ -199,7 +200,7 @@ class TraceRequest:
     costless: list[str] = wire(factory=list, omit=True, check=_only_strings)  # held without their cost
     pass_request: Optional[PassRequest] = wire(None, name="pass", omit=True, check=_pass_request)
     # worker -> child: class -> the diagnostic of its hang or crash in an earlier run of this request (left out)
-    failed: dict[str, dict] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
+    failed: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
 
 
 @dataclass
@@ -221,7 +222,7 @@ class Ping:
 
 # -- events: trace child -> worker -> server ----------------------------------------------------------------
 
-def _recipe(value: Any) -> dict:
+def _recipe(value: Any) -> Json:
     """A rehearsal recipe's shape (worker/process/rehearse.py); what a child sends may come from user code."""
     if not (isinstance(value, dict) and isinstance(value.get("placeholders"), list)
             and isinstance(value.get("nodes"), list) and isinstance(value.get("seconds"), (int, float))):
@@ -229,9 +230,10 @@ def _recipe(value: Any) -> dict:
     return value
 
 
-def _class_json(value: Any) -> dict:
-    _str(_object(value)["name"])  # the rest is read once, by the server (ClassTraced.read)
-    return value
+def _class_json(value: Any) -> Json:
+    data = _object(value)
+    _str(data["name"])  # the rest is read once, by the server (ClassTraced.read)
+    return data
 
 
 def _parsed_by(parse: Callable[[Any], Any]) -> Check:
@@ -305,7 +307,7 @@ class Aborted:
     """User code raised through the whole analysis; the diagnostic the worker reports (child -> worker only)."""
 
     KIND: ClassVar[str] = "aborted"
-    diagnostic: dict = wire(check=_parsed_by(lambda d: Diagnostic(**d)))
+    diagnostic: Json = wire(check=_parsed_by(lambda d: Diagnostic(**d)))
     id: Optional[int] = wire(None, omit=True, check=_optional_int)
 
 
@@ -314,7 +316,7 @@ class Rehearsal:
     """A graph the next trace child exports while it waits (child -> worker only)."""
 
     KIND: ClassVar[str] = "rehearsal"
-    recipe: dict = wire(check=_recipe)
+    recipe: Json = wire(check=_recipe)
     id: Optional[int] = wire(None, omit=True, check=_optional_int)
 
 
@@ -323,7 +325,7 @@ class ClassTraced:
     """A class's levels finished since its last event, as report.ClassReport's JSON (parsed by `read`)."""
 
     KIND: ClassVar[str] = "class"
-    report: dict = wire(name="class", check=_class_json)
+    report: Json = wire(name="class", check=_class_json)
     id: Optional[int] = wire(None, omit=True, check=_optional_int)
 
     @classmethod
@@ -348,7 +350,7 @@ class PassDone:
     """What the request's graph pass found (pass_report.PassReport's JSON)."""
 
     KIND: ClassVar[str] = "pass"
-    result: dict = wire(name="pass", check=_parsed_by(pass_from_json))
+    result: Json = wire(name="pass", check=_parsed_by(pass_from_json))
     id: Optional[int] = wire(None, omit=True, check=_optional_int)
 
     def read(self) -> PassReport:
@@ -360,7 +362,7 @@ class Done:
     """The file-level report (the classes came one event at a time); `costs`: the class costs follow, then End."""
 
     KIND: ClassVar[str] = "done"
-    report: dict = wire(check=_parsed_by(file_from_json))
+    report: Json = wire(check=_parsed_by(file_from_json))
     costs: bool = wire(False, omit=True, check=lambda v: v is True)
     id: Optional[int] = wire(None, omit=True, check=_optional_int)
 
@@ -374,7 +376,7 @@ class ClassCost:
 
     KIND: ClassVar[str] = "cost"
     class_name: str = wire(name="class", check=_str)
-    cost: dict = wire(check=_parsed_by(cost_from_json))
+    cost: Json = wire(check=_parsed_by(cost_from_json))
     fingerprint: Optional[str] = wire(None, check=_str_or_none)
     id: Optional[int] = wire(None, omit=True, check=_optional_int)
 
@@ -405,7 +407,7 @@ EVENTS: dict[str, type] = {cls.KIND: cls for cls in (Ready, Fatal, RequestError,
 
 # -- the lines ---------------------------------------------------------------------------------------------
 
-def to_wire(message: Message) -> dict:
+def to_wire(message: Message) -> Json:
     """A message as the JSON object its line holds (`id` first, as the worker's relay writes it)."""
     key = REQUEST_KEY if type(message) in REQUESTS.values() else EVENT_KEY
     data = _to_wire(message)
@@ -418,7 +420,7 @@ def encode(message: Message) -> str:
     return json.dumps(to_wire(message)) + "\n"
 
 
-def _read(line: Union[bytes, str, dict], key: str, table: dict[str, type]) -> Any:
+def _read(line: Union[bytes, str, Json], key: str, table: dict[str, type]) -> Any:
     if isinstance(line, dict):
         data: Any = line
     else:
@@ -439,14 +441,16 @@ def _read(line: Union[bytes, str, dict], key: str, table: dict[str, type]) -> An
         raise ProtocolError(f"a malformed `{kind}` {key}: {error}", job_id, str(kind)) from None
 
 
-def decode_request(line: Union[bytes, str, dict]) -> Request:
+def decode_request(line: Union[bytes, str, Json]) -> Request:
     """The request a line holds; ProtocolError if it holds none."""
-    return _read(line, REQUEST_KEY, REQUESTS)
+    request: Request = _read(line, REQUEST_KEY, REQUESTS)
+    return request
 
 
-def decode_event(line: Union[bytes, str, dict]) -> Event:
+def decode_event(line: Union[bytes, str, Json]) -> Event:
     """The event a line holds; ProtocolError if it holds none."""
-    return _read(line, EVENT_KEY, EVENTS)
+    event: Event = _read(line, EVENT_KEY, EVENTS)
+    return event
 
 
 def child_event(line: bytes) -> Optional[Event]:
