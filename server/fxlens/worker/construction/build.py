@@ -53,7 +53,7 @@ class Example:
         return (*(self.inputs or ()), *self.kwargs.values())
 
     def unflat(self, values: tuple) -> tuple[tuple, dict]:
-        """(args, kwargs) from values aligned with `flat` (e.g. the inputs grown)."""
+        """(args, kwargs) from values aligned with `flat` (e.g. the inputs scaled up)."""
         count = len(self.inputs or ())
         return tuple(values[:count]), dict(zip(self.kwargs, values[count:]))
 
