@@ -87,7 +87,7 @@ class Analysis(Building):
         # class name -> the diagnostic of its hang or crash in an earlier run of this request: left out
         self.failed: dict[str, dict] = request.failed
         # told which class the analysis works on ("" for the file's own level), so that a hang or a
-        # crash is known to cost only that class (process/beacon.py)
+        # crash is known to cost only that class (process/child_location.py)
         self.at_class: Callable[[str], None] = lambda name: None
         # what the caller keeps of every program the levels export, emitted as `rehearsal` events (the
         # trace child keeps rehearsal recipes for the next child); None: nothing is kept
@@ -196,7 +196,7 @@ class Analysis(Building):
         emit(messages.PassDone(pass_to_json(runner.run(request, target))))
 
     def _at(self, name: str, step: Callable[..., Any], *args: Any) -> Any:
-        """Run one step of class `name`'s analysis, saying so to the beacon first."""
+        """Run one step of class `name`'s analysis, saying so to the child's location page first."""
         self.at_class(name)
         try:
             return step(*args)

@@ -14,7 +14,7 @@ from typing import Iterable, Optional
 
 from fxlens import messages, orphans
 from fxlens.worker.process import child
-from fxlens.worker.process.beacon import Beacon
+from fxlens.worker.process.child_location import ChildLocation
 from fxlens.worker.process.child import ABORTED_STATUS, DEFAULT_MEMORY_MB
 from fxlens.worker.process.prctl import adopt_orphans, die_with_parent, name_process
 
@@ -38,7 +38,7 @@ class Spare:
     request_fd: int  # the worker writes the one request here
     dump_fd: int  # the child's stack dumps: an unlinked file, so nothing stays on disk whatever dies
     rss_at_fork_kb: int  # the worker's size at the fork, to tell a child's own growth from it
-    beacon: Beacon  # where the child is (class, line), readable whatever it did to its descriptors
+    location: ChildLocation  # where the child is (class, line), readable whatever it did to its descriptors
 
 
 def _unlinked_file() -> int:
@@ -57,21 +57,21 @@ def fork_spare(private_fds: Iterable[int] = (), recipes: Iterable[dict] = (), ma
     events_read, events_write = os.pipe()
     request_read, request_write = os.pipe()
     rss_kb = worker_rss_kb()
-    beacon, worker_pid = Beacon(), os.getpid()
+    location, worker_pid = ChildLocation(), os.getpid()
     try:
         pid = os.fork()
     except OSError:
         for fd in (dump_fd, events_read, events_write, request_read, request_write):
             os.close(fd)
-        beacon.close()
+        location.close()
         raise
     if pid:
         os.close(events_write)
         os.close(request_read)
-        return Spare(pid, events_read, request_write, dump_fd, rss_kb, beacon)
+        return Spare(pid, events_read, request_write, dump_fd, rss_kb, location)
     mask = set() if mask is None else mask
     # --- in the child: never returns ---
-    child.run(child.Setup(events_write, request_read, dump_fd, (events_read, request_write, *private_fds), beacon,
+    child.run(child.Setup(events_write, request_read, dump_fd, (events_read, request_write, *private_fds), location,
                           worker_pid, events_read, mask), recipes)
 
 
@@ -93,7 +93,7 @@ def discard(spare: Spare) -> None:
     for fd in (spare.events_fd, spare.request_fd, spare.dump_fd):
         if fd >= 0:
             os.close(fd)
-    spare.beacon.close()
+    spare.location.close()
 
 
 def request_stack_dump(pid: int, dump_fd: int) -> None:

@@ -57,7 +57,7 @@ class Job:
     recipes: list = field(default_factory=list)  # its exports' graphs, for rehearsing the next trace
     started: bool = False  # the child said it read the request: from here on, its death is the trace's
     attempt: int = 1
-    beacon: Optional[isolation.Beacon] = None
+    location: Optional[isolation.ChildLocation] = None
     deaf: bool = False  # the child closed its channel (and may open it again): watched by polling
     # past its `done`, counting the classes' costs (`cost` events, then `end`): a new trace may take its place
     tail: bool = False
@@ -178,8 +178,8 @@ class Worker:
                 isolation.discard(spare)
                 self.recipes = []  # it may have died rehearsing them: the next spare goes without
                 continue
-            job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb, job.beacon = (
-                spare.pid, spare.events_fd, spare.dump_fd, spare.rss_at_fork_kb, spare.beacon)
+            job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb, job.location = (
+                spare.pid, spare.events_fd, spare.dump_fd, spare.rss_at_fork_kb, spare.location)
             os.set_blocking(job.read_fd, False)
             job.deadline = time.monotonic() + (job.request.timeout or DEFAULT_TIMEOUT)
             self.running[job.id] = job
@@ -304,8 +304,8 @@ class Worker:
                                                                           dump_fd_gone)
                 self._after_lost_child(job, diagnostic, working_on)
         os.close(job.dump_fd)
-        if job.beacon is not None:
-            job.beacon.close()
+        if job.location is not None:
+            job.location.close()
         if job.tail:  # (however it ended: its last cost, a cancel, a crash, the deadline, a trace needing its place)
             self.send(messages.End(id=job.id))
 
