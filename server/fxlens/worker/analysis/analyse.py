@@ -71,7 +71,7 @@ class Analysis(Building):
         self.cost = request.cost  # the class cost (levels/cost.py): only for a caller that shows it
         # classes the server holds unchanged but without their cost (its computation was cut short): their
         # cost is counted again even when they are not traced
-        self.costless = set(request.costless)
+        self.without_cost = set(request.without_cost)
         # what `emit_costs` counts after `done`: (class, fingerprint, example, its backward level)
         self.costs_due: list[tuple[str, Optional[str], Any, Optional[LevelResult]]] = []
         self.execution = request.execution
@@ -89,8 +89,8 @@ class Analysis(Building):
         # told which class the analysis works on ("" for the file's own level), so that a hang or a
         # crash is known to cost only that class (process/child_location.py)
         self.at_class: Callable[[str], None] = lambda name: None
-        # what the caller keeps of every program the levels export, emitted as `rehearsal` events (the
-        # trace child keeps rehearsal recipes for the next child); None: nothing is kept
+        # what the caller keeps of every program the levels export, emitted as `warm-up-recipe` events (the
+        # trace child keeps warm-up recipes for the next child); None: nothing is kept
         self.describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
 
     # -- the steps -------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ class Analysis(Building):
                                     emit)) is not None:
                 started.append(one)
         for recipe in (r for s in started for r in s.context.programs if r):  # only the next trace child needs these
-            emit(messages.Rehearsal(recipe))
+            emit(messages.WarmUpRecipe(recipe))
         if self.deep and started:
             if self.cheap:
                 emit(messages.Stage(list(self.cheap)))
@@ -171,7 +171,7 @@ class Analysis(Building):
             self.costs_due = [(one.source.name, one.report.fingerprint, one.example, one.results.get("backward"))
                               for one in started]
             self.costs_due += [(name, fingerprints.get(name), examples[name], None) for name in self.report.unchanged
-                               if name in self.costless and isinstance(examples.get(name), building.Example)]
+                               if name in self.without_cost and isinstance(examples.get(name), building.Example)]
         return self.report
 
     def emit_costs(self, emit: Emit) -> None:

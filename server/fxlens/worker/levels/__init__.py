@@ -4,6 +4,6 @@ run user code), values (describing traced values), overloads and graph-break tex
 specialisation hints, the forked process that exports scaled sizes.
 
 May import: failures and fxlens's shared modules. Never load, construction, analysis, process or passes; an
-optimisation (a rehearsal, a cache) hooks in through the table's ClassContext, it is never imported
+optimisation (a warm-up, a cache) hooks in through the table's ClassContext, it is never imported
 here. A new level is one module here and one row in table.TABLE.
 """

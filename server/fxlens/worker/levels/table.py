@@ -24,7 +24,7 @@ from fxlens.worker.levels.syntax import FileSyntax
 class ClassContext:
     # the levels this trace runs for the class (a level may leave something behind for a later one)
     levels: tuple[str, ...] = ()
-    # what the caller keeps of each program the levels export (the trace child keeps rehearsal recipes
+    # what the caller keeps of each program the levels export (the trace child keeps warm-up recipes
     # for the next child): `describe_program(program, seconds)`, its results in `programs`
     describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
     programs: list[Optional[dict]] = field(default_factory=list)

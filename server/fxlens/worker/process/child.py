@@ -172,7 +172,7 @@ def run(setup: Setup, recipes: Iterable[dict]) -> None:
         channel = Channel(CHANNEL_FD, worker_pid, setup.worker_events_fd)
         refine, too_large, to_wire = postmortem.refine_event, postmortem.too_large, messages.to_wire
         decode_request = messages.decode_request
-        name_process("fxlens-spare")
+        name_process("fxlens-standby")
 
         def emit(event: messages.Event) -> None:
             event = refine(event)
@@ -184,13 +184,13 @@ def run(setup: Setup, recipes: Iterable[dict]) -> None:
                     channel.send(to_wire(smaller))
 
         from fxlens.worker.analysis.analyse import Analysis
-        from fxlens.worker.process.rehearse import recipe, rehearse
+        from fxlens.worker.process.warm_up import recipe, warm_up
 
-        rehearse(recipes, setup.request_read)
+        warm_up(recipes, setup.request_read)
         with os.fdopen(setup.request_read, "rb") as requests:
             line = requests.readline()
         if not line:
-            real_exit(0)  # the worker let this spare go unused (shutting down)
+            real_exit(0)  # the worker let this standby go unused (shutting down)
         name_process("fxlens-trace")
         emit(messages.Started())  # anything that kills this process from now on is the trace's
         request = decode_request(line)
@@ -206,7 +206,7 @@ def run(setup: Setup, recipes: Iterable[dict]) -> None:
         emit(messages.Done(report=postmortem.to_json(report), costs=costs))
         if costs:
             # background work from here on: the server and the editor showing the report come first (on
-            # 2 cores the costs, the next spare and the server's answer otherwise share them)
+            # 2 cores the costs, the next standby and the server's answer otherwise share them)
             with contextlib.suppress(OSError):  # (a sandbox refusing it: the costs come all the same)
                 os.nice(COST_NICENESS)
             try:

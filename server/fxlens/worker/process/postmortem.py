@@ -64,7 +64,7 @@ def refine_event(event: messages.Event) -> messages.Event:
 
 def too_large(event: messages.Event, size: int) -> Optional[messages.Event]:
     """What to send instead of an event over the channel's limit: the class (or the file) fails with a
-    diagnostic saying so; a rehearsal is only an optimisation and is dropped."""
+    diagnostic saying so; a warm-up is only an optimisation and is dropped."""
     from fxlens.worker.failures.limits import MAX_EVENT_BYTES
 
     what = f"{size / (1 << 20):.1f} MB, over fxlens's limit of {MAX_EVENT_BYTES >> 20} MB"
