@@ -25,7 +25,7 @@ from fxlens.pass_report import pass_to_json
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker.construction import build as building
 from fxlens.worker.construction import default_device
-from fxlens.worker.construction import elsewhere
+from fxlens.worker.construction import package_calls
 from fxlens.worker.load import loader
 from fxlens.worker.construction.children import builders_of
 from fxlens.worker.levels.cost import class_cost
@@ -58,7 +58,7 @@ class Analysis(Building):
         # findings, never a shape: B and T are not named, levels/size_probe.py)
         self.surface = "cli" if request.surface in ("cli", "check") else "editor"
         self.names = request.surface != "check"
-        self.calls_elsewhere = elsewhere.Index()  # the calls of the class's package's other files (read once)
+        self.package_index = package_calls.Index()  # the calls of the class's package's other files (read once)
         self.buffers = request.buffers  # other open buffers, path -> text: imported instead of the files
         self.text = request.text or ""
         self.lines = line_model.split(self.text)
