@@ -150,14 +150,14 @@ async def test_a_warmed_up_trace_reports_what_a_fresh_one_does(tmp_path):
     try:
         path = str(tmp_path / "tiny_gpt.py")
         # the first trace runs in a standby with nothing to warm up, the second in one that warmed up the first
-        fresh, warmed up = [await worker.analyse(path, TINY_GPT.read_text(), TraceOptions()) for _ in range(2)]
+        fresh, warmed_up = [await worker.analyse(path, TINY_GPT.read_text(), TraceOptions()) for _ in range(2)]
     finally:
         await worker.stop()
 
     def levels(report):
         return {(c.name, level.level): [(n.name, n.target, n.shape, n.dtype, n.line, n.users) for n in level.nodes]
                 for c in report.classes for level in c.levels.values()}
-    assert levels(fresh) == levels(warmed up)
+    assert levels(fresh) == levels(warmed_up)
     assert len(levels(fresh)) == 2 * 5 and all(levels(fresh).values())  # every class, fx and aten
 
 
