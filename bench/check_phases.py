@@ -2,12 +2,12 @@
 files): each file analysed as a trace child analyses it (worker/analysis/analyse.py), in one process with
 torch warm, one file after another, with a timer around each phase: loading the file, building every class
 (directives, guessed arguments and inputs), the fx level, the aten level's own export, the second export
-with B doubled and T tripled (run here in this process instead of beside it, so that its time is its own),
+with B doubled and T tripled (run here in this process instead of in a forked process, so that its time is its own),
 and the class cost (FlopCounterMode forward and backward). Sums over the tree, the median of `runs`.
 
     python bench/check_phases.py [runs] [--without-device-mode] [--as-check]   (prints JSON)
 
-`--as-check` asks as `fxlens check` does (surface "check", no class cost): sizes are not named, and the grown
+`--as-check` asks as `fxlens check` does (surface "check", no class cost): sizes are not named, and the scaled
 export runs only where the eager size probe (worker/levels/size_probe.py, timed on its own) says the graph
 could depend on a size.
 
@@ -29,7 +29,7 @@ sys.path.insert(0, str(BENCH.parent / "server"))
 from check_tree import REPOS  # noqa: E402
 from reach import CORPUS  # noqa: E402
 
-PHASES = ("load", "build", "fx", "aten export", "aten grown export", "cost", "rest")
+PHASES = ("load", "build", "fx", "aten export", "aten scaled export", "cost", "rest")
 
 
 def _timed(owner, name: str, into: dict, phase: str) -> None:
@@ -47,7 +47,7 @@ def _timed(owner, name: str, into: dict, phase: str) -> None:
 
 def _instrument(into: dict) -> None:
     from fxlens.worker.analysis import analyse
-    from fxlens.worker.levels import aten, beside, table
+    from fxlens.worker.levels import aten, forked, table
     from fxlens.worker.load import loader
 
     _timed(loader, "load", into, "load")
@@ -64,28 +64,28 @@ def _instrument(into: dict) -> None:
             into["fx"] += time.perf_counter() - start
 
     def aten_level(*args, **kwargs):
-        start, grown_before = time.perf_counter(), into["aten grown export"]
+        start, scaled_before = time.perf_counter(), into["aten scaled export"]
         try:
             return aten_run(*args, **kwargs)
-        finally:  # the grown export runs inside it here (not beside): counted on its own
-            into["aten export"] += time.perf_counter() - start - (into["aten grown export"] - grown_before)
+        finally:  # the scaled export runs inside it here (not forked): counted on its own
+            into["aten export"] += time.perf_counter() - start - (into["aten scaled export"] - scaled_before)
 
     table.TABLE["fx"], table.TABLE["aten"] = fx_level, aten_level
 
     def no_fork(self) -> None:  # the work runs in this process when its result is asked for
         raise OSError("timed in this process")
 
-    beside.Beside._fork = no_fork
-    work_result = beside.Beside.result
+    forked.ForkedCall._fork = no_fork
+    work_result = forked.ForkedCall.result
 
     def result(self):
         start = time.perf_counter()
         try:
             return work_result(self)
         finally:
-            into["aten grown export"] += time.perf_counter() - start
+            into["aten scaled export"] += time.perf_counter() - start
 
-    beside.Beside.result = result
+    forked.ForkedCall.result = result
     # inside the aten level: torch.export itself (each try, on meta then fake or real tensors), the rest
     export = aten.export
 

@@ -3,10 +3,10 @@
     python bench/core_aten.py [MODEL_KEY] [--runs N]     # default gpt2-12, 5 runs
 
 Rows: `reuse` = fxlens's core-aten level decomposing the aten level's ExportedProgram (what runs when
-both levels are on; with free sizes, the grown program the aten level's process beside exported is
+both levels are on; with free sizes, the scaled program the aten level's forked process exported is
 decomposed there, not exported again) vs `ep.run_decompositions()` on the same program; `alone` = the level exporting on
 its own vs `torch.export.export(...)` + `run_decompositions()`. Each with the example's static sizes and
-with free B and T (fxlens then also exports and decomposes grown inputs beside, on the other core); the
+with free B and T (fxlens then also exports and decomposes scaled inputs in a forked process, on the other core); the
 `symbolic` row is raw torch's way to the same names: an export with B and T dynamic, then decomposed.
 """
 from __future__ import annotations
@@ -52,18 +52,18 @@ def main() -> None:
     ep = torch.export.export(instance, inputs, strict=False)
     ep.run_decompositions()  # warm both paths' caches alike
 
-    def level(dims, exported, beside=None):
+    def level(dims, exported, forked=None):
         result = trace_core_aten.run(Example(instance, Build(), inputs=inputs, dims=dims), path, lines, span,
-                                     trace_core_aten.FromAten(exported, beside=beside))
+                                     trace_core_aten.FromAten(exported, forked=forked))
         assert result.ok, result.diagnostics
 
     def after_aten(dims) -> float:
         """The level as it runs after the aten level of the same trace: on its program and, with free
-        sizes, on the grown program its process beside still holds (the aten level itself untimed)."""
+        sizes, on the scaled program its forked process still holds (the aten level itself untimed)."""
         context = ClassContext(("aten", "core-aten"))
         TABLE["aten"](Example(instance, Build(), inputs=inputs, dims=dims), path, lines, span, context)
         started = time.perf_counter()
-        level(dims, context.exported, context.beside)
+        level(dims, context.exported, context.forked)
         return time.perf_counter() - started
 
     rows = {}

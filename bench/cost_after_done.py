@@ -19,7 +19,7 @@ from specs import MODELS, ROOT
 sys.path.insert(0, str(ROOT / "server"))
 from fxlens.engine.worker_client import Listeners, TraceOptions, WorkerClient  # noqa: E402  (stdlib-only side)
 
-IDLE_SECONDS = 0.3  # between traces, as between edits: the worker forks its next spare meanwhile
+IDLE_SECONDS = 0.3  # between traces, as between edits: the worker forks its next standby meanwhile
 
 
 async def report_times(rounds: int, model: str) -> dict:

@@ -24,7 +24,7 @@ from fxlens.report import (ClassReport, Cost, Diagnostic, FileReport, class_from
                            to_json)
 
 # raised when a message's meaning changes; the worker says its own in `ready`, and the server refuses another
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 Json = dict[str, Any]  # a message as json.loads gives it
 REQUEST_KEY = "type"
 EVENT_KEY = "event"
@@ -197,7 +197,7 @@ class TraceRequest:
     buffers: dict[str, str] = wire(factory=dict, check=lambda v: v if isinstance(v, dict) else {})
     buffer_keys: Optional[dict[str, str]] = wire(None, omit=True, check=lambda v: v if isinstance(v, dict) else None)
     notes: bool = wire(True, check=_not_false)  # the class notes on the first level (False: deeper levels only)
-    costless: list[str] = wire(factory=list, omit=True, check=_only_strings)  # held without their cost
+    without_cost: list[str] = wire(factory=list, omit=True, check=_only_strings)  # held without their cost
     pass_request: Optional[PassRequest] = wire(None, name="pass", omit=True, check=_pass_request)
     # worker -> child: class -> the diagnostic of its hang or crash in an earlier run of this request (left out)
     failed: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
@@ -223,10 +223,10 @@ class Ping:
 # -- events: trace child -> worker -> server ----------------------------------------------------------------
 
 def _recipe(value: Any) -> Json:
-    """A rehearsal recipe's shape (worker/process/rehearse.py); what a child sends may come from user code."""
+    """A warm-up recipe's shape (worker/process/warm_up.py); what a child sends may come from user code."""
     if not (isinstance(value, dict) and isinstance(value.get("placeholders"), list)
             and isinstance(value.get("nodes"), list) and isinstance(value.get("seconds"), (int, float))):
-        raise TypeError("not a rehearsal recipe")
+        raise TypeError("not a warm-up recipe")
     return value
 
 
@@ -312,10 +312,10 @@ class Aborted:
 
 
 @dataclass
-class Rehearsal:
+class WarmUpRecipe:
     """A graph the next trace child exports while it waits (child -> worker only)."""
 
-    KIND: ClassVar[str] = "rehearsal"
+    KIND: ClassVar[str] = "warm-up-recipe"
     recipe: Json = wire(check=_recipe)
     id: Optional[int] = wire(None, omit=True, check=_optional_int)
 
@@ -393,15 +393,15 @@ class End:
 
 
 Request = Union[TextHeader, TraceRequest, Cancel, Shutdown, Ping]
-Event = Union[Ready, Fatal, RequestError, UnknownText, Pong, Cancelled, Started, Aborted, Rehearsal, ClassTraced,
+Event = Union[Ready, Fatal, RequestError, UnknownText, Pong, Cancelled, Started, Aborted, WarmUpRecipe, ClassTraced,
               Stage, PassDone, Done, ClassCost, End]
 Message = Union[Request, Event]
 
 # what a trace child writes on its channel (anything else there is user code's)
-CHILD_EVENTS = (Started, Aborted, Rehearsal, ClassTraced, Stage, PassDone, Done, ClassCost, End)
+CHILD_EVENTS = (Started, Aborted, WarmUpRecipe, ClassTraced, Stage, PassDone, Done, ClassCost, End)
 REQUESTS: dict[str, type] = {cls.KIND: cls for cls in (TextHeader, TraceRequest, Cancel, Shutdown, Ping)}
 EVENTS: dict[str, type] = {cls.KIND: cls for cls in (Ready, Fatal, RequestError, UnknownText, Pong, Cancelled,
-                                                     Started, Aborted, Rehearsal, ClassTraced, Stage, PassDone,
+                                                     Started, Aborted, WarmUpRecipe, ClassTraced, Stage, PassDone,
                                                      Done, ClassCost, End)}
 
 

@@ -318,7 +318,7 @@ async def test_execution_off_runs_nothing_at_all(client: LanguageClient, tmp_pat
 async def test_a_file_that_forks_sleepers_leaves_none_in_a_busy_server(tmp_path):
     """The forking fixture (30 sleeping children, 15 in sessions of their own) in a server that has already
     traced other files, among other traces in flight and edits that cancel its own: when everything is traced,
-    only the server and its worker (and its idle spare) are left."""
+    only the server and its worker (and its idle standby) are left."""
     token = uuid.uuid4().hex
     lsp = await tracked(token).start()
     try:

@@ -1,6 +1,6 @@
 """Costs counted after a trace's `done` join the class they were counted for, and only that class."""
 from fxlens.engine.documents import Traced
-from fxlens.engine.incremental import costless, with_cost
+from fxlens.engine.incremental import classes_without_cost, with_cost
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import ClassReport, Cost, FileReport
 
@@ -24,6 +24,6 @@ def test_the_classes_held_without_a_cost_are_counted_again():
     report = FileReport("/a.py", classes=[ClassReport("A", 1, 1, fingerprint="f1", cost=Cost()),
                                           ClassReport("B", 2, 2, fingerprint="f2"), ClassReport("C", 3, 3)])
     good = Traced(1, TEXT, report, options)
-    assert costless(good, options) == ["B"]  # (C has no fingerprint: it is traced again anyway)
-    assert costless(good, TraceOptions(cost=False)) == []
-    assert costless(None, options) == []
+    assert classes_without_cost(good, options) == ["B"]  # (C has no fingerprint: it is traced again anyway)
+    assert classes_without_cost(good, TraceOptions(cost=False)) == []
+    assert classes_without_cost(None, options) == []

@@ -3,7 +3,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from fxlens.engine.documents import Document, Documents, Surroundings, Traced
+from fxlens.engine.documents import Document, Documents, WorkspaceContext, Traced
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import FileReport, file_from_json
@@ -125,21 +125,21 @@ async def test_an_edit_offers_the_last_traces_fingerprints_and_a_forced_retrace_
 
 async def test_the_request_carries_the_roots_and_the_other_open_buffers():
     client = FakeClient()
-    around = Surroundings(("/repo",), (("/repo/pkg/parts.py", "X = 1\n"),))
+    around = WorkspaceContext(("/repo",), (("/repo/pkg/parts.py", "X = 1\n"),))
     scheduler = Scheduler(FakeSupervisor(client), Hooks(), lambda: TraceOptions(), debounce=0.01,
-                          surroundings=lambda doc: around)
+                          workspace_context=lambda doc: around)
     doc = Document("file:///repo/pkg/model.py", "/repo/pkg/model.py", 1, TEXT)
     client.release.set()
     await scheduler.trace_now(doc, full=False)
     assert client.calls[0]["roots"] == ["/repo"] and client.calls[0]["buffers"] == {"/repo/pkg/parts.py": "X = 1\n"}
-    assert doc.last.surroundings == around.key
+    assert doc.last.workspace_context == around.key
 
 
 async def test_an_edit_of_another_buffer_sends_an_unchanged_text_to_the_worker_again():
     client = FakeClient()
     parts = ["X = 1\n"]
     scheduler = Scheduler(FakeSupervisor(client), Hooks(), lambda: TraceOptions(), debounce=0.01,
-                          surroundings=lambda doc: Surroundings(("/repo",), (("/repo/parts.py", parts[0]),)))
+                          workspace_context=lambda doc: WorkspaceContext(("/repo",), (("/repo/parts.py", parts[0]),)))
     doc = Document("file:///repo/model.py", "/repo/model.py", 1, TEXT)
     client.release.set()
     await scheduler.trace_now(doc, full=False)
@@ -158,7 +158,7 @@ def test_neighbours_are_the_other_python_buffers_of_the_same_workspace_folder():
     assert docs.neighbours(parts, ["/repo", "/more"]) == [model]
     assert docs.neighbours(elsewhere, ["/repo"]) == []
     assert set(map(id, docs.neighbours(elsewhere, []))) == {id(model), id(parts)}  # no folders: every buffer
-    assert dict(docs.surroundings(model, ["/repo"]).buffers) == {"/repo/pkg/parts.py": "", "/other/net.py": ""}
+    assert dict(docs.workspace_context(model, ["/repo"]).buffers) == {"/repo/pkg/parts.py": "", "/other/net.py": ""}
 
 
 def test_a_half_typed_buffer_is_imported_as_its_last_text_that_parsed():
@@ -167,9 +167,9 @@ def test_a_half_typed_buffer_is_imported_as_its_last_text_that_parsed():
     parts = docs.open("file:///repo/parts.py", "/repo/parts.py", 1, "def f(x):\n    return x\n")
     parts.finish(Traced(1, parts.text, FileReport("/repo/parts.py")))
     parts.edit(2, "def f(x):\n    return (x\n")
-    assert dict(docs.surroundings(model, []).buffers) == {"/repo/parts.py": "def f(x):\n    return x\n"}
+    assert dict(docs.workspace_context(model, []).buffers) == {"/repo/parts.py": "def f(x):\n    return x\n"}
     parts.edit(3, "def f(x):\n    return -x\n")
-    assert dict(docs.surroundings(model, []).buffers) == {"/repo/parts.py": "def f(x):\n    return -x\n"}
+    assert dict(docs.workspace_context(model, []).buffers) == {"/repo/parts.py": "def f(x):\n    return -x\n"}
     fresh = docs.open("file:///repo/new.py", "/repo/new.py", 1, "def g(:\n")
-    assert "/repo/new.py" not in dict(docs.surroundings(model, []).buffers)  # never parsed: the disk's
+    assert "/repo/new.py" not in dict(docs.workspace_context(model, []).buffers)  # never parsed: the disk's
     assert fresh.importable_text() is None

@@ -23,8 +23,8 @@ SAMPLES = [
     messages.TraceRequest("/p/m.py", id=4, text_key="t1", levels=["fx", "aten", "backward"], execution="full",
                           timeout=30.0, memory_mb=2048, surface="cli", cost=False, first="Block", classes=["Block"],
                           known={"Head": "ab12"}, roots=["/p"], buffer_keys={"/p/n.py": "t2"}, notes=False,
-                          costless=["Head"], pass_request=messages.PassRequest("fuse", "user", "/p/passes.py", "x\n"),
-                          failed={"Head": DIAGNOSTIC}),
+                          without_cost=["Head"], failed={"Head": DIAGNOSTIC},
+                          pass_request=messages.PassRequest("fuse", "user", "/p/passes.py", "x\n")),
     messages.Cancel(4),
     messages.Shutdown(),
     messages.Ping(9),
@@ -36,7 +36,7 @@ SAMPLES = [
     messages.Cancelled(4),
     messages.Started(),
     messages.Aborted(DIAGNOSTIC),
-    messages.Rehearsal({"placeholders": [], "nodes": [], "seconds": 0.1}),
+    messages.WarmUpRecipe({"placeholders": [], "nodes": [], "seconds": 0.1}),
     messages.ClassTraced(CLASS, id=4),
     messages.Stage(["fx", "aten"], id=4),
     messages.PassDone(pass_to_json(PassReport("fuse", "user", "Block", "/p/m.py")), id=4),
@@ -98,8 +98,10 @@ def test_an_unknown_request_is_a_protocol_error_and_a_bad_option_its_default():
     with pytest.raises(ProtocolError, match="malformed `cancel`"):
         messages.decode_request(b'{"type": "cancel"}')
     odd = messages.decode_request(b'{"type": "trace", "id": 1, "path": "/m.py", "text": "", "execution": "rm -rf",'
-                                  b' "timeout": "soon", "cost": 0, "known": {"A": 1, "B": "f"}, "costless": [1, "C"]}')
-    assert (odd.execution, odd.timeout, odd.cost, odd.known, odd.costless) == ("safe", None, True, {"B": "f"}, ["C"])
+                                  b' "timeout": "soon", "cost": 0, "known": {"A": 1, "B": "f"},'
+                                  b' "without_cost": [1, "C"]}')
+    assert (odd.execution, odd.timeout, odd.cost, odd.known, odd.without_cost) == (
+        "safe", None, True, {"B": "f"}, ["C"])
 
 
 async def test_the_server_logs_an_event_it_cannot_read_and_fails_that_request_with_a_clear_error():

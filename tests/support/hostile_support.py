@@ -47,22 +47,22 @@ def _carries(pid: str, token: str) -> bool:
         return False
 
 
-def _is_spare(pid: str, worker_pid: Optional[int]) -> bool:
-    """The worker's one idle child, forked ahead of the next trace (it names itself `fxlens-spare`)."""
+def _is_standby(pid: str, worker_pid: Optional[int]) -> bool:
+    """The worker's one idle child, forked ahead of the next trace (it names itself `fxlens-standby`)."""
     try:
         with open(f"/proc/{pid}/comm") as comm:
             name = comm.read().strip()
     except OSError:
         return False
-    return name == "fxlens-spare" and worker_pid is not None and _parent_of(pid) == worker_pid
+    return name == "fxlens-standby" and worker_pid is not None and _parent_of(pid) == worker_pid
 
 
 def processes_of(token: str, worker_pid: Optional[int]) -> list[int]:
-    """Every process but the worker (and its spare) carrying the token, plus any other child (even a
+    """Every process but the worker (and its standby) carrying the token, plus any other child (even a
     zombie) of the worker."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
-        if int(pid) == worker_pid or _is_spare(pid, worker_pid):
+        if int(pid) == worker_pid or _is_standby(pid, worker_pid):
             continue
         if _carries(pid, token) or (worker_pid is not None and _parent_of(pid) == worker_pid):
             found.append(int(pid))
@@ -80,12 +80,12 @@ def wait_until_gone(token: str, worker_pid: Optional[int], within: float = 10.0)
 
 
 def leftovers_besides(token: str, allowed: set[int], within: float = 10.0) -> list[int]:
-    """Processes carrying `token` other than `allowed` (and the spare of an allowed worker), polled
+    """Processes carrying `token` other than `allowed` (and the standby of an allowed worker), polled
     (bounded) until there are none."""
     deadline = time.monotonic() + within
     while True:
         left = sorted(p for p in processes_of(token, None) if p not in allowed
-                      and not any(_is_spare(str(p), worker) for worker in allowed))
+                      and not any(_is_standby(str(p), worker) for worker in allowed))
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)

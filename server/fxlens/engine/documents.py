@@ -31,8 +31,8 @@ class Traced:
     report: FileReport
     # the TraceOptions it was traced with: different options invalidate every class
     options: Optional[object] = None
-    # Surroundings.key of the trace: other buffers changed since means the worker must look again
-    surroundings: str = ""
+    # WorkspaceContext.key of the trace: other buffers changed since means the worker must look again
+    workspace_context: str = ""
 
     @property
     def parsed(self) -> bool:
@@ -40,7 +40,7 @@ class Traced:
 
 
 @dataclass(frozen=True)
-class Surroundings:
+class WorkspaceContext:
     """What a buffer's trace imports besides its own text: the importable roots (workspace folders)
     and the text of every other open Python buffer (path -> text), which the worker imports instead
     of those files on disk."""
@@ -280,10 +280,10 @@ class Documents:
     def __iter__(self) -> Iterator[Document]:
         return iter(list(self._docs.values()))
 
-    def surroundings(self, doc: Document, roots: list[str]) -> Surroundings:
+    def workspace_context(self, doc: Document, roots: list[str]) -> WorkspaceContext:
         buffers = sorted((d.path, text) for d in self if d is not doc and d.importable and d.path.endswith(".py")
                          and (text := d.importable_text()) is not None)
-        return Surroundings(tuple(roots), tuple(buffers))
+        return WorkspaceContext(tuple(roots), tuple(buffers))
 
     def neighbours(self, doc: Document, roots: list[str]) -> list[Document]:
         """The other open Python buffers an edit of `doc` may change the graphs of: those in a

@@ -34,7 +34,7 @@ def known_fingerprints(good: Optional[Traced], options: TraceOptions) -> dict[st
     return {c.name: c.fingerprint for c in good.report.classes if c.fingerprint}
 
 
-def costless(good: Optional[Traced], options: TraceOptions) -> list[str]:
+def classes_without_cost(good: Optional[Traced], options: TraceOptions) -> list[str]:
     """The classes of the last trace whose cost never came (counted after `done`, cut short by an edit):
     held unchanged, they get it counted anyway."""
     if good is None or good.options != options or not options.cost:
@@ -66,4 +66,4 @@ def reuse(good: Traced, version: int, text: str, line_map: Callable[[str, str], 
     """The previous result restamped for a text that differs from it in nothing a trace can see."""
     report = shift_report(good.report, line_map(good.text, text))
     return Traced(version, text, replace(report, unchanged=[c.name for c in report.classes]), good.options,
-                  good.surroundings)
+                  good.workspace_context)

@@ -136,7 +136,7 @@ class OnDemand:
 
     async def _submit(self, doc: Document, text: str, name: str, levels: tuple[str, ...]) -> Optional[FileReport]:
         client = await self.scheduler.supervisor.get()
-        around = self.scheduler.surroundings(doc)
+        around = self.scheduler.workspace_context(doc)
         # the class's cost comes with its main trace: a deeper level adds nothing to it
         options = replace(self.scheduler.options(), levels=levels, cost=False)
         self.requested.append({"uri": doc.uri, "class": name, "levels": list(levels)})

@@ -9,7 +9,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from fxlens.engine.documents import Document, Surroundings
+from fxlens.engine.documents import Document, WorkspaceContext
 from fxlens.engine.scheduler import DEBOUNCE_SECONDS  # a pass re-runs on the traces' rhythm
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
@@ -42,11 +42,11 @@ OnOutcome = Callable[[Outcome], None]
 
 class PassRuns:
     def __init__(self, supervisor: Supervisor, options: Callable[[], TraceOptions],
-                 surroundings: Callable[[Document], Surroundings], on_outcome: OnOutcome,
+                 workspace_context: Callable[[Document], WorkspaceContext], on_outcome: OnOutcome,
                  debounce: float = DEBOUNCE_SECONDS) -> None:
         self.supervisor = supervisor
         self.options = options
-        self.surroundings = surroundings
+        self.workspace_context = workspace_context
         self.on_outcome = on_outcome
         self.debounce = debounce
         self.last: dict[str, PassRun] = {}  # pass file path -> the last run of a pass it defines
@@ -61,7 +61,7 @@ class PassRuns:
         pass_doc = run.pass_doc
         request = PassRequest(run.pass_name, run.kind, pass_doc.path if pass_doc is not None else None,
                               pass_doc.text if pass_doc is not None else None)
-        around = self.surroundings(run.model)
+        around = self.workspace_context(run.model)
         try:
             client = await self.supervisor.get()
             file, report = await client.run_pass(run.model.path, run.model.text, self.options(), run.class_name,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, Optional, Protocol
 
-from fxlens.engine.documents import Document, Surroundings, Traced
-from fxlens.engine.incremental import costless, known_fingerprints, merge, needs_trace, reuse, with_cost
+from fxlens.engine.documents import Document, WorkspaceContext, Traced
+from fxlens.engine.incremental import classes_without_cost, known_fingerprints, merge, needs_trace, reuse, with_cost
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerUnavailable
 from fxlens.report import ClassReport, Cost
@@ -40,13 +40,13 @@ class Hooks(Protocol):
 class Scheduler:
     def __init__(self, supervisor: Supervisor, hooks: Hooks, options: Callable[[], TraceOptions],
                  debounce: float = DEBOUNCE_SECONDS,
-                 surroundings: Callable[[Document], Surroundings] = lambda doc: Surroundings(),
+                 workspace_context: Callable[[Document], WorkspaceContext] = lambda doc: WorkspaceContext(),
                  attach: Attach = lambda doc, report, text: report) -> None:
         self.supervisor = supervisor
         self.attach = attach
         self.hooks = hooks
         self.options = options
-        self.surroundings = surroundings
+        self.workspace_context = workspace_context
         self.debounce = debounce
         self.active = 0
         self.traces_started = 0
@@ -86,8 +86,8 @@ class Scheduler:
             self.hooks.unavailable(doc, error)
             return
         version, text, good = doc.version, doc.text, doc.good
-        around = self.surroundings(doc)
-        if (not full and good is not None and good.surroundings == around.key
+        around = self.workspace_context(doc)
+        if (not full and good is not None and good.workspace_context == around.key
                 and not needs_trace(good, text, options, doc.outline_of)):
             doc.finish(reuse(good, version, text, doc.line_map))
             self.hooks.finished(doc)
@@ -115,7 +115,7 @@ class Scheduler:
             # the request goes out first: the worker starts while the editor is told
             ask = TraceAsk(first=doc.class_at(doc.cursor_line), known={} if full else known_fingerprints(good, options),
                            roots=list(around.roots), buffers=dict(around.buffers),
-                           costless=[] if full else costless(good, options))
+                           without_cost=[] if full else classes_without_cost(good, options))
             listeners = Listeners(on_class, lambda levels: self.hooks.stage_done(doc, levels), on_cost)
             trace = client.submit(doc.path, text, options, ask, listeners)
             self.hooks.busy(self.active)

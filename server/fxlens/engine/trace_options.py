@@ -36,7 +36,7 @@ class TraceAsk:
     roots: list[str] = field(default_factory=list)  # folders to make importable (workspace folders)
     buffers: dict[str, str] = field(default_factory=dict)  # path -> text of other open buffers
     notes: bool = True  # False: the caller holds the cheap levels and asks for deeper ones only
-    costless: list[str] = field(default_factory=list)  # classes held unchanged whose cost never came
+    without_cost: list[str] = field(default_factory=list)  # classes held unchanged whose cost never came
 
 
 @dataclass

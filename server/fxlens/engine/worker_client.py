@@ -326,7 +326,7 @@ class WorkerClient:
 
         The classes' costs (`options.cost`) are counted after the file's report: with `listeners.on_cost`, the
         result comes at the report and each cost goes to `on_cost` when it comes (an earlier request's costs
-        for the same path, if still coming, are given up: `ask.costless` names the classes held unchanged
+        for the same path, if still coming, are given up: `ask.without_cost` names the classes held unchanged
         whose cost never came, counted again); without, the result waits for the costs."""
         ask, listeners = ask or TraceAsk(), listeners or Listeners()
         request = self._request(path, text, options, ask)
@@ -348,7 +348,7 @@ class WorkerClient:
             timeout=options.timeout, memory_mb=options.memory_mb, surface=options.surface, cost=options.cost,
             first=ask.first, classes=ask.classes, known=ask.known, roots=[os.path.abspath(r) for r in ask.roots],
             buffers={os.path.abspath(p): t for p, t in ask.buffers.items()}, notes=ask.notes,
-            costless=list(ask.costless))
+            without_cost=list(ask.without_cost))
 
     def _start_job(self, request: messages.TraceRequest,
                    on_class: Optional[OnClass]) -> tuple[int, Awaitable[FileReport]]:

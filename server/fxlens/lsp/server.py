@@ -51,11 +51,11 @@ class FxlensServer(LanguageServer):
         self.hooks = EditorHooks(self)
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
         self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
-                                   surroundings=lambda doc: self.documents.surroundings(doc, self.roots()),
+                                   workspace_context=lambda doc: self.documents.workspace_context(doc, self.roots()),
                                    attach=lambda doc, report, text: self.on_demand.attach(doc, report, text))
         self.on_demand = OnDemand(self.scheduler, on_levels=self.hooks.levels_added)
         self.pass_runs = PassRuns(self.supervisor, lambda: self.settings.trace_options(),
-                                  lambda doc: self.documents.surroundings(doc, self.roots()),
+                                  lambda doc: self.documents.workspace_context(doc, self.roots()),
                                   lambda outcome: passes.published(self, outcome))
         # worker restarts in flight (the event loop holds its tasks weakly: one nobody holds may vanish)
         self._restarts: set[asyncio.Task[None]] = set()

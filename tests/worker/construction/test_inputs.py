@@ -337,9 +337,9 @@ def test_a_recurrent_model_run_on_cpu_tensors_is_left_on_meta(reports):
     assert {p.device.type for p in instance.parameters()} == {"meta"}
 
 
-def test_graphs_exported_from_meta_or_fake_cpu_tensors_make_a_rehearsal_recipe():
-    # (the spare rehearses every recipe on fake CPU tensors, as the aten level exports)
-    from fxlens.worker.process.rehearse import recipe
+def test_graphs_exported_from_meta_or_fake_cpu_tensors_make_a_warm_up_recipe():
+    # (the standby child warms up on every recipe on fake CPU tensors, as the aten level exports)
+    from fxlens.worker.process.warm_up import recipe
     from fxlens.worker.levels.aten import export
 
     module = _module("wide_gate")

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from fxlens.worker.construction import elsewhere, parents_elsewhere, reproduce
+from fxlens.worker.construction import package_calls, package_parents, reproduce
 from torch_reference import aten_nodes, analyse, expected, first_call_of, load, rebuild, reported
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reach"
@@ -304,7 +304,7 @@ def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(monk
         assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(instance, pinned, pinned_kwargs, path)
 
 
-def test_a_child_follows_its_parent_when_the_parent_is_traced_as_a_network_elsewhere_builds_it(monkeypatch):
+def test_a_child_follows_its_parent_when_the_parent_is_traced_as_a_network_in_another_file_builds_it(monkeypatch):
     """FrameBlock built alone (guessed channels, no inputs that run it) hands FrameMixer nothing; once
     FrameBlock is traced as VideoNet's instance, FrameMixer is that instance's mixer, with what it receives."""
     path = FIXTURES / "frames" / "blocks.py"
@@ -380,18 +380,18 @@ def test_reading_a_big_package_leaves_the_networks_their_whole_time_to_build(mon
     # a package of hundreds of files takes seconds to read (diffusers: 10 s); the clock jumps past the
     # search's whole time while it is read, and the network that builds the block is still built and run
     clock = SimpleNamespace(now=0.0)
-    read = elsewhere._read
+    read = package_calls._read
 
     def slow_read(folder, own):
         found = read(folder, own)
-        clock.now += 2 * parents_elsewhere.MAX_SECONDS
+        clock.now += 2 * package_parents.MAX_SECONDS
         return found
 
-    monkeypatch.setattr(elsewhere, "_read", slow_read)
-    monkeypatch.setattr(parents_elsewhere, "time", SimpleNamespace(monotonic=lambda: clock.now))
+    monkeypatch.setattr(package_calls, "_read", slow_read)
+    monkeypatch.setattr(package_parents, "time", SimpleNamespace(monotonic=lambda: clock.now))
     monkeypatch.syspath_prepend(str(FIXTURES))
     from speech.blocks import ConvModule
-    adopted = parents_elsewhere.adopt(elsewhere.Index(), {"ConvModule": ConvModule},
+    adopted = package_parents.adopt(package_calls.Index(), {"ConvModule": ConvModule},
                                       str(FIXTURES / "speech" / "blocks.py"), [str(FIXTURES)])
     assert adopted["ConvModule"].build.detail.startswith("the `conv` instance built by Encoder()")
 

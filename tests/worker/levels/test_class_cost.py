@@ -167,7 +167,7 @@ def test_the_editor_gets_the_report_before_the_costs_and_check_gets_none():
             counted = asyncio.Event()
             known = {c.name: c.fingerprint for c in report.classes}
             untraced = await client.submit(str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten")),
-                                           TraceAsk(known=known, costless=["MLP"]),
+                                           TraceAsk(known=known, without_cost=["MLP"]),
                                            Listeners(on_cost=lambda name, *_: (again.append(name), counted.set())))
             await counted.wait()
             assert sorted(untraced.unchanged) == sorted(known) and again == ["MLP"]

@@ -59,7 +59,7 @@ def test_a_graph_that_does_not_depend_on_sizes_has_no_hint(report):
     assert report.find_class("Plain").levels["aten"].note == ""
 
 
-# `fxlens check` asks as surface "check": it shows no shape, so the worker exports grown sizes only where an
+# `fxlens check` asks as surface "check": it shows no shape, so the worker exports scaled sizes only where an
 # eager run on meta tensors at both sizes calls other ops (levels/size_probe.py). Its hints are the editor's.
 @pytest.fixture(scope="module")
 def check_report():
@@ -73,7 +73,7 @@ def test_a_check_finds_the_hints_the_editor_shows(report, check_report, name):
 
 
 def test_the_editor_names_the_batch_and_a_check_keeps_the_example_size(report, check_report):
-    # the editor's shapes name B (from the grown export); a check, which shows no shape, skips that export
+    # the editor's shapes name B (from the scaled export); a check, which shows no shape, skips that export
     def shapes(r):
         return [n.shape for n in r.find_class("Plain").levels["aten"].nodes if n.op == "call_function"]
 
@@ -82,13 +82,13 @@ def test_the_editor_names_the_batch_and_a_check_keeps_the_example_size(report, c
 
 
 def test_the_hints_lines_come_from_the_one_grown_export(monkeypatch):
-    """The loop's hint is at its line, and the aten level exported twice: the example, and the grown inputs
+    """The loop's hint is at its line, and the aten level exported twice: the example, and the scaled inputs
     (whose nodes' stack traces map them to lines: no third export to find them)."""
     from fxlens.messages import ClassTraced, TraceRequest
     from fxlens.worker.analysis.analyse import Analysis
-    from fxlens.worker.levels import aten, beside
+    from fxlens.worker.levels import aten, forked
 
-    def in_this_process(self) -> None:  # the grown export runs here, where it can be counted
+    def in_this_process(self) -> None:  # the scaled export runs here, where it can be counted
         raise OSError("counted in this process")
 
     exports = []
@@ -98,7 +98,7 @@ def test_the_hints_lines_come_from_the_one_grown_export(monkeypatch):
         exports.append(args[1])
         return export(*args, **kwargs)
 
-    monkeypatch.setattr(beside.Beside, "_fork", in_this_process)
+    monkeypatch.setattr(forked.ForkedCall, "_fork", in_this_process)
     monkeypatch.setattr(aten, "export", counted)
     events = []
     request = TraceRequest(str(PATH), text=PATH.read_text(), levels=["aten"], classes=["LoopOverBatch"])
@@ -107,13 +107,13 @@ def test_the_hints_lines_come_from_the_one_grown_export(monkeypatch):
                      if isinstance(e, ClassTraced) and "aten" in e.report.get("levels", {})]
     hints = [d for d in aten_level["diagnostics"] if d["category"] == "specialised"]
     assert [d["line"] for d in hints] == [_line("for i in range(x.size(0))")]
-    example, grown = [inputs[0].shape for inputs in exports]  # no third export
-    assert grown[0] == 2 * example[0]
+    example, scaled = [inputs[0].shape for inputs in exports]  # no third export
+    assert scaled[0] == 2 * example[0]
 
 
 def test_a_check_with_core_aten_finishes_with_the_same_hints(report):
-    """A check holds no grown program for core-aten (it names no size): every class's levels end, none waits
-    on a process beside (a hang would end as a timeout diagnostic)."""
+    """A check holds no scaled program for core-aten (it names no size): every class's levels end, none waits
+    on a forked process (a hang would end as a timeout diagnostic)."""
     checked = analyse([PATH], levels=("aten", "core-aten"), surface="check", timeout=40)[PATH.stem]
     assert not [d for d in checked.all_diagnostics() if d.category == "timeout"]
     assert checked.find_class("Plain").levels["core-aten"].ok

@@ -25,7 +25,7 @@ from fxlens.pass_report import pass_to_json
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker.construction import build as building
 from fxlens.worker.construction import default_device
-from fxlens.worker.construction import elsewhere
+from fxlens.worker.construction import package_calls
 from fxlens.worker.load import loader
 from fxlens.worker.construction.children import builders_of
 from fxlens.worker.levels.cost import class_cost
@@ -58,7 +58,7 @@ class Analysis(Building):
         # findings, never a shape: B and T are not named, levels/size_probe.py)
         self.surface = "cli" if request.surface in ("cli", "check") else "editor"
         self.names = request.surface != "check"
-        self.calls_elsewhere = elsewhere.Index()  # the calls of the class's package's other files (read once)
+        self.package_index = package_calls.Index()  # the calls of the class's package's other files (read once)
         self.buffers = request.buffers  # other open buffers, path -> text: imported instead of the files
         self.text = request.text or ""
         self.lines = line_model.split(self.text)
@@ -71,7 +71,7 @@ class Analysis(Building):
         self.cost = request.cost  # the class cost (levels/cost.py): only for a caller that shows it
         # classes the server holds unchanged but without their cost (its computation was cut short): their
         # cost is counted again even when they are not traced
-        self.costless = set(request.costless)
+        self.without_cost = set(request.without_cost)
         # what `emit_costs` counts after `done`: (class, fingerprint, example, its backward level)
         self.costs_due: list[tuple[str, Optional[str], Any, Optional[LevelResult]]] = []
         self.execution = request.execution
@@ -87,10 +87,10 @@ class Analysis(Building):
         # class name -> the diagnostic of its hang or crash in an earlier run of this request: left out
         self.failed: dict[str, dict] = request.failed
         # told which class the analysis works on ("" for the file's own level), so that a hang or a
-        # crash is known to cost only that class (process/beacon.py)
+        # crash is known to cost only that class (process/child_location.py)
         self.at_class: Callable[[str], None] = lambda name: None
-        # what the caller keeps of every program the levels export, emitted as `rehearsal` events (the
-        # trace child keeps rehearsal recipes for the next child); None: nothing is kept
+        # what the caller keeps of every program the levels export, emitted as `warm-up-recipe` events (the
+        # trace child keeps warm-up recipes for the next child); None: nothing is kept
         self.describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
 
     # -- the steps -------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ class Analysis(Building):
                                     emit)) is not None:
                 started.append(one)
         for recipe in (r for s in started for r in s.context.programs if r):  # only the next trace child needs these
-            emit(messages.Rehearsal(recipe))
+            emit(messages.WarmUpRecipe(recipe))
         if self.deep and started:
             if self.cheap:
                 emit(messages.Stage(list(self.cheap)))
@@ -171,7 +171,7 @@ class Analysis(Building):
             self.costs_due = [(one.source.name, one.report.fingerprint, one.example, one.results.get("backward"))
                               for one in started]
             self.costs_due += [(name, fingerprints.get(name), examples[name], None) for name in self.report.unchanged
-                               if name in self.costless and isinstance(examples.get(name), building.Example)]
+                               if name in self.without_cost and isinstance(examples.get(name), building.Example)]
         return self.report
 
     def emit_costs(self, emit: Emit) -> None:
@@ -196,7 +196,7 @@ class Analysis(Building):
         emit(messages.PassDone(pass_to_json(runner.run(request, target))))
 
     def _at(self, name: str, step: Callable[..., Any], *args: Any) -> Any:
-        """Run one step of class `name`'s analysis, saying so to the beacon first."""
+        """Run one step of class `name`'s analysis, saying so to the child's location page first."""
         self.at_class(name)
         try:
             return step(*args)

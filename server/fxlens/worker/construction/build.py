@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from fxlens.report import Build, InputSpec
-from fxlens.worker.construction import elsewhere, main_block, module_arguments
+from fxlens.worker.construction import main_block, module_arguments, package_calls
 from fxlens.worker.construction import guess_arguments as guessing
 from fxlens.worker.load.discover import ClassSource, calls_to
 from fxlens.worker.levels.values import dtype_name
@@ -53,7 +53,7 @@ class Example:
         return (*(self.inputs or ()), *self.kwargs.values())
 
     def unflat(self, values: tuple) -> tuple[tuple, dict]:
-        """(args, kwargs) from values aligned with `flat` (e.g. the inputs grown)."""
+        """(args, kwargs) from values aligned with `flat` (e.g. the inputs scaled up)."""
         count = len(self.inputs or ())
         return tuple(values[:count]), dict(zip(self.kwargs, values[count:]))
 
@@ -148,12 +148,12 @@ def _package_modules(module: types.ModuleType) -> list[type]:
 
 
 def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: ast.Module,
-                device: str, roots: Sequence[str] = (), index: Optional[elsewhere.Index] = None
+                device: str, roots: Sequence[str] = (), index: Optional[package_calls.Index] = None
                 ) -> tuple[nn.Module, Build]:
     """Construct `cls` with no arguments, a config object of defaults, the arguments of a call found in
     the file, a factory of the file, its `__main__` block, a call found in another file of its package
-    (elsewhere.py), or else guessed values (a config object's, then the arguments').
-    Build.directive is the constructor expression that reproduces it ("" for a build elsewhere).
+    (package_calls.py), or else guessed values (a config object's, then the arguments').
+    Build.directive is the constructor expression that reproduces it ("" for a build from another file of the package).
 
     Raises CannotBuild when nothing fits, or whatever the constructor raises.
     """
@@ -193,15 +193,15 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
                 Build("call-in-file", detail=f"{ast.unparse(call)} (line {call.lineno})", device=device,
                       directive=ast.unparse(call)))
     made_here = lambda make: on_device(device, make)  # noqa: E731
-    found = elsewhere.build_by_own_factory(cls, module, tree, made_here, namespace)
+    found = package_calls.build_by_own_factory(cls, module, tree, made_here, namespace)
     if found is not None:
         return found.instance, Build("call-in-file", detail=found.detail, device=device, directive=found.directive)
     scripted = main_block.build_by_main_block(cls, tree, namespace, source_path(module), made_here)
     if scripted is not None:
         return scripted.instance, Build("call-in-file", detail=scripted.detail, device=device,
                                         directive=scripted.directive)
-    found = elsewhere.build_elsewhere(index or elsewhere.Index(), cls, module.__name__, source_path(module),
-                                      list(roots), made_here, namespace)
+    found = package_calls.build_from_package(index or package_calls.Index(), cls, module.__name__,
+                                             source_path(module), list(roots), made_here, namespace)
     if found is not None:
         return found.instance, Build("found", detail=found.detail, device=device, directive=found.directive)
     if len(kwargs) == len(required):  # a config of guessed values: only when no real call builds the class

@@ -11,7 +11,7 @@ from torch import nn
 
 from fxlens.report import Build, Diagnostic
 from fxlens.worker.construction import build as building
-from fxlens.worker.construction import parents_elsewhere
+from fxlens.worker.construction import package_parents
 from fxlens.worker.load import loader
 from fxlens.worker.construction.children import in_plain_words
 from fxlens.worker.construction.notes import directive_column, directive_failed
@@ -38,7 +38,7 @@ class Building:
         examples: dict[str, Any] = {s.name: self._at(s.name, self._build_one, s, loaded) for s in sources}
         pending = [s for s in sources if isinstance(examples[s.name], building.Example)]
         done: dict[str, building.Example] = {}  # each class's example its children were adopted from
-        asked_elsewhere = False
+        asked_package = False
         while pending:
             pending.sort(key=lambda s: (examples[s.name].build.how != "directive",
                                         -sum(1 for _ in examples[s.name].instance.modules())))
@@ -50,21 +50,21 @@ class Building:
             # a child adopted again, now with inputs, hands them on to its own children in turn
             pending += [s for s in sources if s.name in adopted and done.get(s.name) is not examples[s.name]
                         and s not in pending]
-            if not pending and not asked_elsewhere:
+            if not pending and not asked_package:
                 # what the file could not feed, a network of another file of the package may
-                asked_elsewhere = True
-                pending = self._adopt_from_networks_elsewhere(sources, examples)
+                asked_package = True
+                pending = self._adopt_from_package_networks(sources, examples)
         return examples
 
-    def _adopt_from_networks_elsewhere(self, sources: list[ClassSource], examples: dict[str, Any]) -> list[ClassSource]:
+    def _adopt_from_package_networks(self, sources: list[ClassSource], examples: dict[str, Any]) -> list[ClassSource]:
         """The classes without inputs traced as instances that networks of other files build (see
-        parents_elsewhere); the sources adopted, so that they hand inputs on to their own children."""
+        package_parents); the sources adopted, so that they hand inputs on to their own children."""
         # every example has been through `_infer` by now: no guess is tried again here
         wanted = {s.name: self.namespace[s.name] for s in sources if not s.directive
                   and isinstance(self.namespace.get(s.name), type) and _without_good_inputs(examples.get(s.name))}
         if not wanted:
             return []
-        adopted = parents_elsewhere.adopt(self.calls_elsewhere, wanted, self.path, self.roots)
+        adopted = package_parents.adopt(self.package_index, wanted, self.path, self.roots)
         examples.update(adopted)
         return [s for s in sources if s.name in adopted]
 
@@ -117,7 +117,7 @@ class Building:
         if source.directive:
             return building.from_directive(source, cls, loaded.module, device, directive_column(self.lines, source))
         instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device, self.roots,
-                                               self.calls_elsewhere)
+                                               self.package_index)
         return building.Example(instance, build)
 
     def _rebuild_on_cpu(self, source: ClassSource, loaded: loader.Loaded) -> nn.Module:

@@ -13,7 +13,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlens.worker.levels import devices
 from fxlens.worker.construction import guess_inputs
-from fxlens.worker.levels.values import GROWTH, SampledSizes, free_sizes, grow
+from fxlens.worker.levels.values import GROWTH, SampledSizes, free_sizes, scale_up
 
 
 @dataclass
@@ -299,7 +299,7 @@ def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Option
 
     The parent runs on the cheapest tensors that can run it (levels/devices.py); a fake run's recordings come
     back as meta tensors (fake ones do not outlive their mode).
-    Where the parent's inputs have free dims, a second run with those dims grown tells which of each
+    Where the parent's inputs have free dims, a second run with those dims scaled up tells which of each
     child's dims follow them, so children read `(B, T, 32)` like their parent.
     """
     first, error, start = _recorded(instance, (args, kwargs), wanted, start, rebuild)
@@ -307,8 +307,8 @@ def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Option
         return {key: (a, k, None) for key, (a, k) in first.items()}, error
     flat = (*args, *kwargs.values())
     names = SampledSizes(free_sizes(flat, dims))
-    grown = grow(flat, dims)
-    second, _, _ = _recorded(instance, (grown[:len(args)], dict(zip(kwargs, grown[len(args):]))), wanted, start,
+    scaled = scale_up(flat, dims)
+    second, _, _ = _recorded(instance, (scaled[:len(args)], dict(zip(kwargs, scaled[len(args):]))), wanted, start,
                              rebuild)
     result = {}
     for key, (a, k) in first.items():

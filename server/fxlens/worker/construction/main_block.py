@@ -16,7 +16,7 @@ import ast
 import copy
 from typing import Any, Callable, Optional
 
-from fxlens.worker.construction.elsewhere import Found
+from fxlens.worker.construction.package_calls import Found
 from fxlens.worker.load.loader import is_main_guard
 
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 import torch
 from torch import nn
 
-from fxlens.worker.construction.elsewhere import named
+from fxlens.worker.construction.package_calls import named
 
 MAX_OPTIONS = 2
 
@@ -60,7 +60,7 @@ def _names(param_name: str, plural: bool) -> set[str]:
 
 def spelled(kind: type, names: dict) -> str:
     """How the file names `kind`: its own name, `torch.nn.X` for torch's, else an import expression
-    (elsewhere.named); a class defined in a function keeps its bare name."""
+    (package_calls.named); a class defined in a function keeps its bare name."""
     if names.get(kind.__name__) is not kind and getattr(nn, kind.__name__, None) is kind:
         return f"torch.nn.{kind.__name__}"
     return named(kind, names) or kind.__name__

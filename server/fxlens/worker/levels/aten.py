@@ -1,6 +1,6 @@
 """The `aten` level: torch.export (non-strict, training IR), nodes mapped through their stack traces.
 
-Free sizes (B, T) are named from two static exports, not one symbolic export: see _grown_export."""
+Free sizes (B, T) are named from two static exports, not one symbolic export: see _scaled_export."""
 from __future__ import annotations
 
 import os
@@ -14,12 +14,12 @@ import torch
 
 from fxlens.report import LevelResult, Node, Span
 from fxlens.worker.levels import devices
-from fxlens.worker.levels.beside import Beside, Lost
+from fxlens.worker.levels.forked import ForkedCall, Lost
 from fxlens.worker.levels import overloads
 from fxlens.worker.levels import size_probe, specialise
 from fxlens.worker.failures.classify import classify, message_text, user_frames, whole_line
 from fxlens.worker.levels.fx import target_text
-from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow, plain_sizes, twin_of
+from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, scale_up, plain_sizes, twin_of
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
@@ -106,7 +106,7 @@ def _signature(ep: Any) -> list:
 
 def line_counts(ep: Any, path: str) -> list[list[int]]:
     """[line, nodes] for each line of `path` the program's nodes come from (placeholders and outputs left
-    out): what specialise.py compares between the example's graph and the grown one."""
+    out): what specialise.py compares between the example's graph and the scaled one."""
     counts: dict[int, int] = {}
     for n in ep.graph.nodes:
         where = innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
@@ -119,18 +119,18 @@ def program_summary(ep: Any) -> dict:
     return {"signature": _signature(ep), "sizes": {n.name: plain_sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
 
-def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: str,
+def _scaled_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: str,
                   rebuild: Optional[Callable], then: Optional[Callable[[Any], dict]] = None,
-                  describe: Optional[Describe] = None) -> Beside:
-    """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.grow),
-    beside this process.
+                  describe: Optional[Describe] = None) -> ForkedCall:
+    """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.scale_up),
+    in a forked process.
 
     One export with symbolic sizes (Dim.AUTO) costs ~3x a static one (22 s vs 6.7 s on a 70B-shaped
     decoder), so fxlens exports twice statically and reads B and T off the two runs, as the fx level
     does. Only plain data comes back: the sizes, the nodes per source line (for specialise.py), and what
     `describe(program, seconds)` makes of the graph. `then(ep)`:
-    asked for later (Beside.more_result), on the same grown program, in the same process: a deeper level that
-    needs it grown (core-aten's decompositions) does not export it again.
+    asked for later (ForkedCall.more_result), on the same scaled program, in the same process: a deeper level that
+    needs it scaled (core-aten's decompositions) does not export it again.
     """
     exported: list[Any] = []
 
@@ -138,7 +138,7 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: st
         try:
             started = time.perf_counter()
             # with stack traces: where this graph differs from the example's, the specialisation hints read
-            # its nodes' lines from here, instead of exporting the grown inputs a third time to map them
+            # its nodes' lines from here, instead of exporting the scaled inputs a third time to map them
             exported.append(export_example(module, inputs, kwargs, rebuild).value)
             seconds = time.perf_counter() - started
             return {**program_summary(exported[0]), "lines": line_counts(exported[0], path),
@@ -156,16 +156,16 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: st
         except Exception as error:
             return {"error": message_text(error)}
 
-    return Beside(summary, after if then is not None else None)
+    return ForkedCall(summary, after if then is not None else None)
 
 
-def twins_in(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
-    """Each node's value in the grown export, matched by name; ({}, why) when the graphs differ."""
-    if "error" in grown:
-        return {}, f"sizes are the example's (exporting with larger batch/sequence sizes failed: {grown['error']})"
-    if grown["signature"] != _signature(ep):
+def twins_in(ep: Any, scaled: dict) -> tuple[dict[str, Any], str]:
+    """Each node's value in the scaled export, matched by name; ({}, why) when the graphs differ."""
+    if "error" in scaled:
+        return {}, f"sizes are the example's (exporting with larger batch/sequence sizes failed: {scaled['error']})"
+    if scaled["signature"] != _signature(ep):
         return {}, "sizes are the example's (larger batch/sequence sizes give a different graph)"
-    return {name: twin_of(sizes) for name, sizes in grown["sizes"].items()}, ""
+    return {name: twin_of(sizes) for name, sizes in scaled["sizes"].items()}, ""
 
 
 @dataclass
@@ -175,21 +175,21 @@ class ExportHooks:
     programs: list[Optional[dict]] = field(default_factory=list)
     describe_program: Optional[Describe] = None
     on_export: Optional[Callable[[Any], None]] = None
-    grown_then: Optional[Callable[[Any], dict]] = None
-    on_grown: Optional[Callable[[Beside], None]] = None
+    scaled_then: Optional[Callable[[Any], dict]] = None
+    on_scaled: Optional[Callable[[ForkedCall], None]] = None
 
 
 def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: ExportHooks,
         names: bool = True) -> LevelResult:
     """The level's result; what `hooks.describe_program` makes of each graph exported is appended to `programs`,
     and the ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again).
-    With free sizes and `grown_then`, the process beside that exported the grown inputs is handed to
-    `on_grown`, still holding that program: `grown_then(program)` runs there when asked.
-    `names=False`: nobody reads the shapes (a check's findings), so the grown export runs only where it can
+    With free sizes and `scaled_then`, the forked process that exported the scaled inputs is handed to
+    `on_scaled`, still holding that program: `scaled_then(program)` runs there when asked.
+    `names=False`: nobody reads the shapes (a check's findings), so the scaled export runs only where it can
     find a specialisation hint (size_probe.could_depend); the shapes then keep the example's numbers."""
     started = time.perf_counter()
     programs, describe_program, on_export = hooks.programs, hooks.describe_program, hooks.on_export
-    grown_then, on_grown = hooks.grown_then, hooks.on_grown
+    scaled_then, on_scaled = hooks.scaled_then, hooks.on_scaled
     if example.inputs is None:
         return LevelResult("aten", False, note="no example inputs: torch.export needs them")
     free = example.dims if example.dims and any(example.dims) else None
@@ -197,13 +197,14 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
         free = None
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
-    grown = (_grown_export(example.instance, *example.unflat(grow(flat, free)), path, rebuild, grown_then, describe_program)
-             if free else None)
+    scaled = (_scaled_export(example.instance, *example.unflat(scale_up(flat, free)), path, rebuild, scaled_then,
+                             describe_program)
+              if free else None)
     try:
         ran = export_example(example.instance, example.inputs, example.kwargs, rebuild)
     except Exception as error:
-        if grown is not None:
-            grown.cancel()
+        if scaled is not None:
+            scaled.cancel()
         diagnostic = classify(error, path, lines, "trace", "aten", class_span)
         return LevelResult("aten", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     ep = ran.value
@@ -212,20 +213,20 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
     devices.note(example.build, ran)
     if describe_program is not None:
         programs.append(describe_program(ep, time.perf_counter() - started))
-    twins, note, names, grown_summary = {}, "", SampledSizes({}), {}
-    if grown is not None:
+    twins, note, names, scaled_summary = {}, "", SampledSizes({}), {}
+    if scaled is not None:
         try:
-            grown_summary = grown.result()
+            scaled_summary = scaled.result()
             if describe_program is not None:
-                programs.append(grown_summary.get("described"))
-            if grown_then is not None and on_grown is not None:
-                on_grown(grown)
-            twins, note = twins_in(ep, grown_summary)
+                programs.append(scaled_summary.get("described"))
+            if scaled_then is not None and on_scaled is not None:
+                on_scaled(scaled)
+            twins, note = twins_in(ep, scaled_summary)
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
         names = SampledSizes(free_sizes(flat, free))
     nodes = nodes_of(ep, path, lines, names, twins)
-    hints = specialise.hints(example, free, grown_summary, nodes, lines) if note and grown_summary else []
+    hints = specialise.hints(example, free, scaled_summary, nodes, lines) if note and scaled_summary else []
     overloads.add_flops(ep.graph, nodes)
     return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note,
                        schemas=overloads.schemas(ep.graph))

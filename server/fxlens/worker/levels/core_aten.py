@@ -4,8 +4,8 @@
 It decomposes the aten level's ExportedProgram when that level ran (the export is not repeated) and
 exports on its own otherwise. Decomposed nodes keep the stack trace of the op they came from, so they
 map to the user's line as the aten level's nodes do. Free sizes (B, T) are named the aten level's way:
-beside this process, the grown inputs' program is decomposed too, and each size read off the pair. When
-the aten level ran, that is the program its own process beside exported (still holding it): the grown
+in a forked process, the scaled inputs' program is decomposed too, and each size read off the pair. When
+the aten level ran, that is the program its own forked process exported (still holding it): the scaled
 inputs are not exported a second time; otherwise they are exported there first.
 """
 from __future__ import annotations
@@ -19,9 +19,9 @@ import torch
 from fxlens.report import LevelResult, Span
 from fxlens.worker.levels import overloads
 from fxlens.worker.levels import aten as trace_aten
-from fxlens.worker.levels.beside import Beside, Lost
+from fxlens.worker.levels.forked import ForkedCall, Lost
 from fxlens.worker.failures.classify import classify, message_text
-from fxlens.worker.levels.values import SampledSizes, free_sizes, grow
+from fxlens.worker.levels.values import SampledSizes, free_sizes, scale_up
 
 LEVEL = "core-aten"
 
@@ -31,13 +31,13 @@ def decompose(ep: Any) -> Any:
     return ep.run_decompositions()
 
 
-def grown_summary(grown_ep: Any) -> dict:
-    """Run beside this process, on the aten level's grown program: its decomposition's sizes."""
-    return trace_aten.program_summary(decompose(grown_ep))
+def scaled_summary(scaled_ep: Any) -> dict:
+    """Run in a forked process, on the aten level's scaled program: its decomposition's sizes."""
+    return trace_aten.program_summary(decompose(scaled_ep))
 
 
-def _grown_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Beside:
-    """The grown inputs exported and decomposed beside this process; only plain sizes come back."""
+def _scaled_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> ForkedCall:
+    """The scaled inputs exported and decomposed in a forked process; only plain sizes come back."""
     def summary() -> dict:
         try:
             with trace_aten.without_stack_traces():  # only sizes come back
@@ -45,7 +45,7 @@ def _grown_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebu
         except Exception as error:
             return {"error": message_text(error)}
 
-    return Beside(summary)
+    return ForkedCall(summary)
 
 
 def _failed(diagnostic: Any, started: float) -> LevelResult:
@@ -60,15 +60,15 @@ class FromAten:
     exported: Any = None  # its ExportedProgram, if it ran
     # it ran and failed (its diagnostic already says where, so this level does not export again to say it twice)
     failed: bool = False
-    beside: Optional[Beside] = None  # its process holding the grown program (see aten.run's `grown_then`)
+    forked: Optional[ForkedCall] = None  # its process holding the scaled program (see aten.run's `scaled_then`)
 
 
 def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromAten = FromAten(),
         names: bool = True) -> LevelResult:
-    """`aten`: what the aten level left (FromAten); `names=False`: nobody reads the shapes (a check), so no grown
+    """`aten`: what the aten level left (FromAten); `names=False`: nobody reads the shapes (a check), so no scaled
     program is decomposed: its only use here is naming B and T."""
     started = time.perf_counter()
-    exported, export_failed, beside = aten.exported, aten.failed, aten.beside
+    exported, export_failed, forked = aten.exported, aten.failed, aten.forked
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: torch.export needs them")
     if export_failed:
@@ -78,19 +78,19 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromA
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
     if not free:
-        grown = None
-    elif exported is not None and beside is not None:
-        beside.start_more()
-        grown = beside
+        scaled = None
+    elif exported is not None and forked is not None:
+        forked.start_more()
+        scaled = forked
     else:
-        grown = _grown_decomposed(example.instance, *example.unflat(grow(flat, free)), rebuild)
+        scaled = _scaled_decomposed(example.instance, *example.unflat(scale_up(flat, free)), rebuild)
     try:
         if exported is None:
             exported = trace_aten.export_for(example)
         decomposed = decompose(exported)
     except Exception as error:
-        if grown is not None:
-            grown.cancel()
+        if scaled is not None:
+            scaled.cancel()
         # an export failure is torch.export's, classified as the aten level's are
         stage_level = "aten" if exported is None else LEVEL
         diagnostic = classify(error, path, lines, "trace", stage_level, class_span)
@@ -101,9 +101,9 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromA
                               "without a core ATen decomposition (a custom op: register one) or a torch bug.")
         return _failed(diagnostic, started)
     twins, note, names = {}, "", SampledSizes({})
-    if grown is not None:
+    if scaled is not None:
         try:
-            twins, note = trace_aten.twins_in(decomposed, grown.more_result() if grown is beside else grown.result())
+            twins, note = trace_aten.twins_in(decomposed, scaled.more_result() if scaled is forked else scaled.result())
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
         names = SampledSizes(free_sizes(flat, free))

@@ -6,8 +6,8 @@ values: where meta tensors cannot run it, devices.run retries on small real CPU 
 tensors: measured on torch 2.13, explain under a FakeTensorMode loses the graphs after an `.item()` break
 (1 graph, 0 breaks where real tensors give 2 graphs, 1 break).
 
-Free sizes (B, T) are named as the other levels name them: from a second run on grown inputs (values.grow),
-beside this process, whose sizes are compared node by node. Not from dynamic shapes: torch.compile's first
+Free sizes (B, T) are named as the other levels name them: from a second run on scaled inputs (values.scale_up),
+in a forked process, whose sizes are compared node by node. Not from dynamic shapes: torch.compile's first
 compile is static, and a dynamic capture adds SymInt inputs and size nodes the user's graph does not have.
 """
 from __future__ import annotations
@@ -27,9 +27,9 @@ from fxlens.worker.levels import devices
 from fxlens.worker.levels import graph_breaks
 from fxlens.worker.failures.classify import classify, message_text, whole_line
 from fxlens.worker.levels.aten import innermost_user_line
-from fxlens.worker.levels.beside import Beside, Lost
+from fxlens.worker.levels.forked import ForkedCall, Lost
 from fxlens.worker.levels.fx import target_text
-from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow, plain_sizes, twin_of
+from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, scale_up, plain_sizes, twin_of
 
 LEVEL = "dynamo"
 KINDS = ("meta", "cpu")  # see above: fake tensors undercount graphs and breaks
@@ -127,7 +127,7 @@ def _signature(graph_module: Any) -> list:
 
 def nodes_of(graphs: list[Any], path: str, lines: list[str], names: Optional[SampledSizes] = None,
              twins: Optional[list[dict[str, Any]]] = None) -> list[Node]:
-    """`twins[i]`: graph i's node values in the run on grown inputs, by name, which `names` reads sizes from."""
+    """`twins[i]`: graph i's node values in the run on scaled inputs, by name, which `names` reads sizes from."""
     result = []
     names = names or SampledSizes({})
     for index, graph_module in enumerate(graphs):
@@ -241,24 +241,24 @@ def _explained(example: Any, start: str, call: Optional[tuple] = None) -> device
         return ran
 
 
-def _grown_explained(example: Any, start: str, free: list) -> Beside:
-    """explain's run on the inputs with B doubled and T tripled, beside this process: each graph's signature
+def _scaled_explained(example: Any, start: str, free: list) -> ForkedCall:
+    """explain's run on the inputs with B doubled and T tripled, in a forked process: each graph's signature
     and its nodes' sizes, as plain data."""
     def summary() -> dict:
         try:
-            graphs = _explained(example, start, example.unflat(grow(example.flat(), free))).value.graphs
-        except Exception as error:  # noqa: BLE001  e.g. a size check the grown sizes fail: said in the note
+            graphs = _explained(example, start, example.unflat(scale_up(example.flat(), free))).value.graphs
+        except Exception as error:  # noqa: BLE001  e.g. a size check the scaled sizes fail: said in the note
             return {"error": message_text(error)}
         return {"graphs": [{"signature": _signature(g), "sizes": {n.name: plain_sizes(_value(n)) for n in g.graph.nodes}}
                            for g in graphs]}
 
-    return Beside(summary)
+    return ForkedCall(summary)
 
 
-def _twins(graphs: list[Any], grown: Beside) -> tuple[list[dict[str, Any]], str]:
-    """Each graph's node values in the grown run, by name; a graph the grown run captured otherwise has none."""
+def _twins(graphs: list[Any], scaled: ForkedCall) -> tuple[list[dict[str, Any]], str]:
+    """Each graph's node values in the scaled run, by name; a graph the scaled run captured otherwise has none."""
     try:
-        found = grown.result()
+        found = scaled.result()
     except Lost:
         return [], "sizes are the example's (the process running larger batch/sequence sizes died)"
     if "error" in found:
@@ -281,20 +281,20 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
         return LevelResult(LEVEL, False, note="no example inputs: dynamo runs the forward on them")
     start = "cpu" if reads_values(fx) and devices.fits_on_cpu(example.instance) else "meta"
     free = example.dims if example.dims and any(example.dims) else None
-    grown = _grown_explained(example, start, free) if free else None
+    scaled = _scaled_explained(example, start, free) if free else None
     try:
         ran = _explained(example, start)
     except Exception as error:
-        if grown is not None:
-            grown.cancel()
+        if scaled is not None:
+            scaled.cancel()
         diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
         diagnostic.level = LEVEL
         return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     devices.note(example.build, ran)
     explained = ran.value
     twins, note, names = [], "", SampledSizes({})
-    if grown is not None:
-        twins, note = _twins(explained.graphs, grown)
+    if scaled is not None:
+        twins, note = _twins(explained.graphs, scaled)
         names = SampledSizes(free_sizes(example.flat(), free))
     found = _breaks(explained.reasons, explained.logged, path, lines, class_span)
     diagnostics = [_diagnostic(b) for b in found]

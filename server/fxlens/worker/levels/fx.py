@@ -17,7 +17,7 @@ from fxlens.worker.levels import instance_state
 from fxlens.worker.failures.classify import classify, message_text
 from fxlens.worker.levels.limitations import limitation_diagnostics
 from fxlens.worker.levels.syntax import FileSyntax
-from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, grow
+from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, scale_up
 
 _HAS_POSITIONS = sys.version_info >= (3, 11)
 
@@ -259,7 +259,7 @@ class PropagationError(Exception):
 def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list], start: str = "meta",
                rebuild: Optional[Callable[[], torch.nn.Module]] = None
                ) -> tuple[dict[str, Any], dict[str, Any], SampledSizes, devices.Ran]:
-    """Each node's value on the example inputs, its twin on grown inputs, how to name sizes, and which
+    """Each node's value on the example inputs, its twin on scaled inputs, how to name sizes, and which
     tensors ran the graph (meta unless the code needs values: see devices.py)."""
     try:
         ran = devices.run(_propagate, gm, inputs, start, rebuild)
@@ -270,9 +270,9 @@ def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list], start: s
     if not dims or not any(dims):
         return first, {}, SampledSizes({}), ran
     try:
-        second = devices.run(_propagate, gm, grow(inputs, dims), ran.tensors, rebuild).value
+        second = devices.run(_propagate, gm, scale_up(inputs, dims), ran.tensors, rebuild).value
     except (PropagationError, devices.MetaDeviceLimit):
-        second = {}  # e.g. a length check the grown sizes fail: the example's sizes still hold
+        second = {}  # e.g. a length check the scaled sizes fail: the example's sizes still hold
     return first, second, SampledSizes(free_sizes(inputs, dims)), ran
 
 

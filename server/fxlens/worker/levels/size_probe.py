@@ -1,17 +1,17 @@
 """Whether a class's graph could depend on its free sizes, told by two eager runs on meta tensors instead of
 a second torch.export.
 
-The aten level exports the inputs a second time with B doubled and T tripled (aten._grown_export). For the
+The aten level exports the inputs a second time with B doubled and T tripled (aten._scaled_export). For the
 editor that export names the sizes (B, T) in every shape; for a caller that shows no shape (`fxlens check`:
-findings only) it is needed only for the specialisation hints (specialise.py), which it finds where the grown
+findings only) it is needed only for the specialisation hints (specialise.py), which it finds where the scaled
 graph differs from the example's or fails. A graph differs only where Python code that runs in forward (the
 user's or a library's) reads a size and calls other torch ops for it: a loop over `x.size(0)`, an `if` or an
 `assert` on a shape, a `.view(2, 8)`. Those same calls show up in an eager run, as a different sequence of
-aten ops or an error. So: forward runs eagerly on the example's meta inputs and on the grown ones, with a
+aten ops or an error. So: forward runs eagerly on the example's meta inputs and on the scaled ones, with a
 TorchDispatchMode recording each op called; where both run and call the same ops in the same order, the
-grown export would give the example's graph, and is not needed. The two runs cost ~5% of one export on the
+scaled export would give the example's graph, and is not needed. The two runs cost ~5% of one export on the
 real-model tree (bench/RESULTS.md). Anything else (an error in either run, inputs not on the meta device so
-that a run would compute for real) answers "it could", and the grown export runs as before.
+that a run would compute for real) answers "it could", and the scaled export runs as before.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from fxlens.worker.levels import instance_state
-from fxlens.worker.levels.values import grow
+from fxlens.worker.levels.values import scale_up
 
 
 class _Ops(TorchDispatchMode):
@@ -53,13 +53,13 @@ def _ops(module: torch.nn.Module, args: tuple, kwargs: dict) -> list[str]:
 
 def could_depend(example: Any, free: list) -> bool:
     """False when forward calls the same aten ops, in the same order, on the example's inputs and on the
-    inputs with their free sizes grown (values.grow): then the grown export's graph is the example's."""
+    inputs with their free sizes scaled up (values.scale_up): then the scaled export's graph is the example's."""
     flat = example.flat()
     if not all(_on_meta(value) for value in flat):
         return True
     try:
         before = _ops(example.instance, example.inputs, example.kwargs)
-        after = _ops(example.instance, *example.unflat(grow(flat, free)))
-    except Exception:  # noqa: BLE001  e.g. `.item()` on meta, a size check the grown sizes fail: the export says
+        after = _ops(example.instance, *example.unflat(scale_up(flat, free)))
+    except Exception:  # noqa: BLE001  e.g. `.item()` on meta, a size check the scaled sizes fail: the export says
         return True
     return before != after

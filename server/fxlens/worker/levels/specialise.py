@@ -1,8 +1,8 @@
 """Say where the aten graph is specialised to an example size (a loop over `x.size(0)`, an `assert` or
 `if` on a shape): a hint at that line.
 
-The evidence is the second, grown export the aten level runs anyway (B doubled, T tripled; see
-aten._grown_export): it failed at a line of the user's file, or it gave another graph. Then the
+The evidence is the second, scaled export the aten level runs anyway (B doubled, T tripled; see
+aten._scaled_export): it failed at a line of the user's file, or it gave another graph. Then the
 lines whose node counts differ between the two exports are the ones that depend on a size. Nothing
 here runs when the two graphs agree."""
 from __future__ import annotations
@@ -23,16 +23,16 @@ _SIZE_READ = re.compile(r"\b(\w+)\s*\.\s*(?:shape\s*\[\s*(-?\d+)\s*\]|size\s*\(\
 
 @dataclass(frozen=True)
 class FreeSize:
-    """One free dim of one input: `x.shape[0]`, 2 in the example, 4 in the grown export."""
+    """One free dim of one input: `x.shape[0]`, 2 in the example, 4 in the scaled export."""
 
     input: str
     dim: int
     example: int
-    grown: int
+    scaled: int
 
     @property
     def factor(self) -> int:
-        return self.grown // self.example
+        return self.scaled // self.example
 
     def text(self, size: Optional[int] = None) -> str:
         return f"{self.input}.shape[{self.dim}] == {self.example if size is None else size}"
@@ -59,16 +59,16 @@ def free_sizes(example: Any, dims: list) -> list[FreeSize]:
     return found
 
 
-def hints(example: Any, free: list, grown: dict, example_nodes: list[Node], lines: list[str]) -> list[Diagnostic]:
-    """Hints for a grown export that failed or gave another graph than the example's (`grown` is its
+def hints(example: Any, free: list, scaled: dict, example_nodes: list[Node], lines: list[str]) -> list[Diagnostic]:
+    """Hints for a scaled export that failed or gave another graph than the example's (`scaled` is its
     summary: `error` and `line`, or `signature` and `lines`, its nodes per source line: aten.line_counts)."""
     sizes = free_sizes(example, free)
     if not sizes:
         return []
-    if "error" in grown:
-        line = grown.get("line")
-        return [_failed_hint(line, grown["error"], sizes, lines)] if line else []
-    after = {int(line): int(count) for line, count in grown.get("lines") or []}
+    if "error" in scaled:
+        line = scaled.get("line")
+        return [_failed_hint(line, scaled["error"], sizes, lines)] if line else []
+    after = {int(line): int(count) for line, count in scaled.get("lines") or []}
     return _count_hints(_counts(example_nodes), after, sizes, lines)
 
 
@@ -85,9 +85,9 @@ def _failed_hint(line: int, error: str, sizes: list[FreeSize], lines: list[str])
     source = lines[line - 1] if 0 < line <= len(lines) else ""
     read = _sizes_read(source, sizes) or sizes
     example = ", ".join(s.text() for s in read)
-    grown = ", ".join(s.text(s.grown) for s in read)
+    scaled = ", ".join(s.text(s.scaled) for s in read)
     what = "this assert fails" if source.strip().startswith("assert") else "this line raises"
-    return _hint(line, lines, f"the aten graph is specialised to {example}: with {grown} {what} ({error})")
+    return _hint(line, lines, f"the aten graph is specialised to {example}: with {scaled} {what} ({error})")
 
 
 def _counts(nodes: list[Node]) -> dict[int, int]:
@@ -143,7 +143,7 @@ def _by_ratio(n: int, m: int, sizes: list[FreeSize]) -> list[FreeSize]:
 
 def _count_message(statement: Optional[ast.stmt], read: list[FreeSize], n: int, m: int) -> str:
     example = ", ".join(s.text() for s in read)
-    grown = ", ".join(s.text(s.grown) for s in read)
+    scaled = ", ".join(s.text(s.scaled) for s in read)
     if isinstance(statement, (ast.For, ast.While)):
         runs = _runs(statement, read)
         what = f"this loop unrolls {runs} times" if runs else "this loop is unrolled"
@@ -151,7 +151,7 @@ def _count_message(statement: Optional[ast.stmt], read: list[FreeSize], n: int, 
         what = "this `if` is decided for it"
     else:
         what = "this line's nodes depend on it"
-    return f"the aten graph is specialised to {example}: {what} ({n} nodes; {m} with {grown})"
+    return f"the aten graph is specialised to {example}: {what} ({n} nodes; {m} with {scaled})"
 
 
 def _runs(statement: ast.stmt, read: list[FreeSize]) -> Optional[int]:

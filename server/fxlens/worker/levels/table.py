@@ -16,7 +16,7 @@ from fxlens.worker.levels import core_aten as trace_core_aten
 from fxlens.worker.levels import dynamo as trace_dynamo
 from fxlens.worker.levels import fx as trace_fx
 from fxlens.worker.levels import inductor as trace_inductor
-from fxlens.worker.levels.beside import Beside
+from fxlens.worker.levels.forked import ForkedCall
 from fxlens.worker.levels.syntax import FileSyntax
 
 
@@ -24,7 +24,7 @@ from fxlens.worker.levels.syntax import FileSyntax
 class ClassContext:
     # the levels this trace runs for the class (a level may leave something behind for a later one)
     levels: tuple[str, ...] = ()
-    # what the caller keeps of each program the levels export (the trace child keeps rehearsal recipes
+    # what the caller keeps of each program the levels export (the trace child keeps warm-up recipes
     # for the next child): `describe_program(program, seconds)`, its results in `programs`
     describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
     programs: list[Optional[dict]] = field(default_factory=list)
@@ -33,20 +33,20 @@ class ClassContext:
     # the fx and aten levels' results, once they ran
     fx: Optional[LevelResult] = None
     aten: Optional[LevelResult] = None
-    # with free sizes: the aten level's process beside, holding the grown program for core-aten
-    beside: Optional[Beside] = None
+    # with free sizes: the aten level's forked process, holding the scaled program for core-aten
+    forked: Optional[ForkedCall] = None
     # time.monotonic() at which the worker stops the trace (None: no limit known)
     deadline: Optional[float] = None
     # False: nothing shows this trace's shapes (`fxlens check`), so sizes are not named B and T, and an
-    # export with grown sizes runs only where it can find a specialisation hint (levels/size_probe.py)
+    # export with scaled sizes runs only where it can find a specialisation hint (levels/size_probe.py)
     names: bool = True
     # the file's syntax, one for all its classes (levels/syntax.py); None: parsed for this class alone
     syntax: Optional[FileSyntax] = None
 
     def close(self) -> None:
-        if self.beside is not None:
-            self.beside.close()
-            self.beside = None
+        if self.forked is not None:
+            self.forked.close()
+            self.forked = None
 
 
 Trace = Callable[[Any, str, list[str], Span, ClassContext], LevelResult]
@@ -61,11 +61,11 @@ def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: 
     def keep(ep: Any) -> None:
         context.exported = ep
 
-    def hold(beside: Beside) -> None:
-        context.beside = beside
+    def hold(forked: ForkedCall) -> None:
+        context.forked = forked
 
-    # a check (names=False) decomposes no grown program (core_aten.run): the process beside is not held for it
-    then = trace_core_aten.grown_summary if "core-aten" in context.levels and context.names else None
+    # a check (names=False) decomposes no scaled program (core_aten.run): the forked process is not held for it
+    then = trace_core_aten.scaled_summary if "core-aten" in context.levels and context.names else None
     hooks = trace_aten.ExportHooks(context.programs, context.describe_program, keep, then, hold)
     context.aten = trace_aten.run(example, path, lines, class_span, hooks, names=context.names)
     return context.aten
@@ -73,8 +73,8 @@ def _aten(example: Any, path: str, lines: list[str], class_span: Span, context: 
 
 def _core_aten(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
     failed = context.aten is not None and not context.aten.ok
-    beside, context.beside = context.beside, None
-    aten = trace_core_aten.FromAten(context.exported, failed, beside)
+    forked, context.forked = context.forked, None
+    aten = trace_core_aten.FromAten(context.exported, failed, forked)
     return trace_core_aten.run(example, path, lines, class_span, aten, names=context.names)
 
 

@@ -24,16 +24,16 @@ def _concrete(size: Any) -> Any:
 GROWTH = {"B": 2, "T": 3}
 
 
-def grow(inputs: tuple, dims: list) -> tuple:
+def scale_up(inputs: tuple, dims: list) -> tuple:
     """The inputs with every named free dim multiplied by its growth factor (values do not matter).
 
     An input that is a tuple of tensors (an LSTM's `(h, c)`) has a list of dims, one per tensor."""
-    return tuple(_grown(value, free) for value, free in zip(inputs, dims))
+    return tuple(_scaled_up(value, free) for value, free in zip(inputs, dims))
 
 
-def _grown(value: Any, free: Any) -> Any:
+def _scaled_up(value: Any, free: Any) -> Any:
     if isinstance(value, tuple) and isinstance(free, list):
-        return tuple(_grown(item, dims) for item, dims in zip(value, free))
+        return tuple(_scaled_up(item, dims) for item, dims in zip(value, free))
     if isinstance(value, torch.Tensor) and free:
         shape = [size * GROWTH[free[d]] if d in free else size for d, size in enumerate(value.shape)]
         return torch.zeros(shape, dtype=value.dtype, device=value.device)
@@ -80,7 +80,7 @@ class SampledSizes:
 
 
 def describe(value: Any, names: Any, other: Any = None) -> tuple[Optional[list], Optional[str], Optional[str]]:
-    """(shape, dtype, value-text) of one traced value; `other` is its twin from the grown run, if any."""
+    """(shape, dtype, value-text) of one traced value; `other` is its twin from the scaled run, if any."""
     if isinstance(value, torch.Tensor):
         twin = list(other.shape) if isinstance(other, torch.Tensor) and other.dim() == value.dim() else None
         return ([names.dim(s, twin[i] if twin else None) for i, s in enumerate(value.shape)],
@@ -109,10 +109,10 @@ def describe(value: Any, names: Any, other: Any = None) -> tuple[Optional[list],
 
 
 def plain_sizes(value: Any) -> Any:
-    """Plain data for a traced value of a run with grown inputs, only its sizes (tensors, ints, tuples): what
-    a process beside sends back for `twin_of` to compare with."""
+    """Plain data for a traced value of a run with scaled inputs, only its sizes (tensors, ints, tuples): what
+    a forked process sends back for `twin_of` to compare with."""
     if isinstance(value, torch.Tensor):
-        # a size known only at run time (`u0` from `.item()`) has no grown twin to compare with
+        # a size known only at run time (`u0` from `.item()`) has no scaled twin to compare with
         sizes = [s.node.expr if isinstance(s, torch.SymInt) else s for s in value.shape]
         return {"shape": [int(s) for s in sizes]} if all(getattr(s, "is_number", True) for s in sizes) else None
     if isinstance(value, (tuple, list)):

@@ -1,7 +1,7 @@
 """A trace child's life, from the fork to its exit: set up, wait for one request, analyse it, report.
 
 Everything the child needs is bound before user code runs (the channel's encoder, `os._exit`, the
-beacon's sampler), so what the code does to its process (patches `json`, closes descriptors, replaces
+location sampler), so what the code does to its process (patches `json`, closes descriptors, replaces
 signal handlers, lowers its limits) can end the trace but not silence or mislead it.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Iterable
 from fxlens import messages
 from fxlens.worker.process import postmortem
 from fxlens.worker.process import shield
-from fxlens.worker.process.beacon import Beacon
+from fxlens.worker.process.child_location import ChildLocation
 from fxlens.worker.process.channel import Channel, EventTooLarge
 from fxlens.worker.process.frame_room import with_room
 from fxlens.worker.process.prctl import adopt_orphans, death_signal_setter, die_with_parent, name_process
@@ -81,26 +81,26 @@ def _report_self_kills_with_a_stack(dump: Any) -> None:
     sys.addaudithook(hook)
 
 
-def _note_own_limits(beacon: Beacon) -> None:
+def _note_own_limits(location: ChildLocation) -> None:
     """A limit the code sets on its own process (RLIMIT_CPU, RLIMIT_NOFILE) is why it may die."""
     names = {getattr(resource, n): n for n in dir(resource) if n.startswith("RLIMIT_")}
 
     def hook(event: str, args: tuple) -> None:
         if event == "resource.setrlimit" and len(args) == 2:
-            beacon.note(f"{names.get(args[0], args[0])} set to {args[1]!r}")
+            location.note(f"{names.get(args[0], args[0])} set to {args[1]!r}")
 
     sys.addaudithook(hook)
 
 
-def _keep_faulthandler(beacon: Beacon) -> None:
+def _keep_faulthandler(location: ChildLocation) -> None:
     """In the child faulthandler is fxlens's (the user's stderr is /dev/null there): the code's
     `faulthandler.disable()` or `enable(file=...)` would only take away the stack of a crash, so they
     are noted instead of done."""
     def disable() -> None:
-        beacon.note("faulthandler.disable() called")
+        location.note("faulthandler.disable() called")
 
     def enable(*args: Any, **kwargs: Any) -> None:
-        beacon.note("faulthandler.enable() called")
+        location.note("faulthandler.enable() called")
 
     faulthandler.disable, faulthandler.enable = disable, enable
 
@@ -128,13 +128,13 @@ def _forks_die_with_their_parent() -> None:
 @dataclass
 class Setup:
     """What a forked child is handed: its pipes and dump file, the worker's descriptors it must close, its
-    beacon, and the worker it reports to."""
+    location page (child_location.py), and the worker it reports to."""
 
     events_write: int  # the child's end of its channel to the worker
     request_read: int  # its one request comes here
     dump_fd: int  # its stack dumps (process/postmortem.py reads them)
     close: Iterable[int]  # the worker's own descriptors
-    beacon: Beacon
+    location: ChildLocation
     worker_pid: int
     worker_events_fd: int  # the worker's end of the channel (to open it again: channel.py)
     mask: set  # the signal mask to restore (the worker blocks what could end it)
@@ -146,7 +146,7 @@ def run(setup: Setup, recipes: Iterable[dict]) -> None:
     status = 0
     emit = None
     request = None
-    beacon, worker_pid = setup.beacon, setup.worker_pid
+    location, worker_pid = setup.location, setup.worker_pid
     try:
         for fd in setup.close:
             if fd >= 0:
@@ -165,14 +165,14 @@ def run(setup: Setup, recipes: Iterable[dict]) -> None:
         faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
         _report_exits_with_a_stack(dump)
         _report_self_kills_with_a_stack(dump)
-        _note_own_limits(beacon)
-        _keep_faulthandler(beacon)
+        _note_own_limits(location)
+        _keep_faulthandler(location)
         shield.refuse_signals_to(worker_pid, shield.parent_of(worker_pid))
         shield.unshield(setup.mask)
         channel = Channel(CHANNEL_FD, worker_pid, setup.worker_events_fd)
         refine, too_large, to_wire = postmortem.refine_event, postmortem.too_large, messages.to_wire
         decode_request = messages.decode_request
-        name_process("fxlens-spare")
+        name_process("fxlens-standby")
 
         def emit(event: messages.Event) -> None:
             event = refine(event)
@@ -184,13 +184,13 @@ def run(setup: Setup, recipes: Iterable[dict]) -> None:
                     channel.send(to_wire(smaller))
 
         from fxlens.worker.analysis.analyse import Analysis
-        from fxlens.worker.process.rehearse import recipe, rehearse
+        from fxlens.worker.process.warm_up import recipe, warm_up
 
-        rehearse(recipes, setup.request_read)
+        warm_up(recipes, setup.request_read)
         with os.fdopen(setup.request_read, "rb") as requests:
             line = requests.readline()
         if not line:
-            real_exit(0)  # the worker let this spare go unused (shutting down)
+            real_exit(0)  # the worker let this standby go unused (shutting down)
         name_process("fxlens-trace")
         emit(messages.Started())  # anything that kills this process from now on is the trace's
         request = decode_request(line)
@@ -198,15 +198,15 @@ def run(setup: Setup, recipes: Iterable[dict]) -> None:
             raise messages.ProtocolError(f"a trace child was handed a {type(request).__name__}")
         _limit_memory(int(request.memory_mb if request.memory_mb is not None else DEFAULT_MEMORY_MB))
         analysis = Analysis(request)
-        analysis.at_class = beacon.at_class
+        analysis.at_class = location.at_class
         analysis.describe_program = recipe
-        beacon.start_sampling(analysis.path)
+        location.start_sampling(analysis.path)
         report = with_room(analysis.run, emit)
         costs = bool(analysis.costs_due)  # counted after the report: `done` says they follow
         emit(messages.Done(report=postmortem.to_json(report), costs=costs))
         if costs:
             # background work from here on: the server and the editor showing the report come first (on
-            # 2 cores the costs, the next spare and the server's answer otherwise share them)
+            # 2 cores the costs, the next standby and the server's answer otherwise share them)
             with contextlib.suppress(OSError):  # (a sandbox refusing it: the costs come all the same)
                 os.nice(COST_NICENESS)
             try:

@@ -14,7 +14,7 @@ from typing import Iterable, Optional
 
 from fxlens import messages, orphans
 from fxlens.worker.process import child
-from fxlens.worker.process.beacon import Beacon
+from fxlens.worker.process.child_location import ChildLocation
 from fxlens.worker.process.child import ABORTED_STATUS, DEFAULT_MEMORY_MB
 from fxlens.worker.process.prctl import adopt_orphans, die_with_parent, name_process
 
@@ -29,7 +29,7 @@ class Reaped:
 
 
 @dataclass
-class Spare:
+class Standby:
     """A trace child forked ahead of need, set up and blocked until the worker hands it one request:
     a trace starts without paying for the fork and the set-up."""
 
@@ -38,7 +38,7 @@ class Spare:
     request_fd: int  # the worker writes the one request here
     dump_fd: int  # the child's stack dumps: an unlinked file, so nothing stays on disk whatever dies
     rss_at_fork_kb: int  # the worker's size at the fork, to tell a child's own growth from it
-    beacon: Beacon  # where the child is (class, line), readable whatever it did to its descriptors
+    location: ChildLocation  # where the child is (class, line), readable whatever it did to its descriptors
 
 
 def _unlinked_file() -> int:
@@ -47,8 +47,8 @@ def _unlinked_file() -> int:
     return fd
 
 
-def fork_spare(private_fds: Iterable[int] = (), recipes: Iterable[dict] = (), mask: Optional[set] = None) -> Spare:
-    """Fork a child that sets itself up, rehearses `recipes` (see rehearse.py), waits for a request,
+def fork_standby(private_fds: Iterable[int] = (), recipes: Iterable[dict] = (), mask: Optional[set] = None) -> Standby:
+    """Fork a child that sets itself up, warms up on `recipes` (see warm_up.py), waits for a request,
     analyses it and exits.
 
     `private_fds` are the worker's own descriptors (its channel to the server, other traces' pipes and
@@ -57,43 +57,43 @@ def fork_spare(private_fds: Iterable[int] = (), recipes: Iterable[dict] = (), ma
     events_read, events_write = os.pipe()
     request_read, request_write = os.pipe()
     rss_kb = worker_rss_kb()
-    beacon, worker_pid = Beacon(), os.getpid()
+    location, worker_pid = ChildLocation(), os.getpid()
     try:
         pid = os.fork()
     except OSError:
         for fd in (dump_fd, events_read, events_write, request_read, request_write):
             os.close(fd)
-        beacon.close()
+        location.close()
         raise
     if pid:
         os.close(events_write)
         os.close(request_read)
-        return Spare(pid, events_read, request_write, dump_fd, rss_kb, beacon)
+        return Standby(pid, events_read, request_write, dump_fd, rss_kb, location)
     mask = set() if mask is None else mask
     # --- in the child: never returns ---
-    child.run(child.Setup(events_write, request_read, dump_fd, (events_read, request_write, *private_fds), beacon,
+    child.run(child.Setup(events_write, request_read, dump_fd, (events_read, request_write, *private_fds), location,
                           worker_pid, events_read, mask), recipes)
 
 
-def hand_over(spare: Spare, request: messages.TraceRequest) -> None:
-    """Give the spare its request (OSError if it died waiting: BrokenPipeError)."""
+def hand_over(standby: Standby, request: messages.TraceRequest) -> None:
+    """Give the standby its request (OSError if it died waiting: BrokenPipeError)."""
     data = memoryview(messages.encode(request).encode())  # (a 5 MB text: no copy per 64 KB written)
     try:
         while data:
-            data = data[os.write(spare.request_fd, data):]
+            data = data[os.write(standby.request_fd, data):]
     finally:
-        os.close(spare.request_fd)
-        spare.request_fd = -1
+        os.close(standby.request_fd)
+        standby.request_fd = -1
 
 
-def discard(spare: Spare) -> None:
-    """Stop an unused spare and release everything it held."""
-    kill_group(spare.pid)
-    reap(spare.pid)
-    for fd in (spare.events_fd, spare.request_fd, spare.dump_fd):
+def discard(standby: Standby) -> None:
+    """Stop an unused standby and release everything it held."""
+    kill_group(standby.pid)
+    reap(standby.pid)
+    for fd in (standby.events_fd, standby.request_fd, standby.dump_fd):
         if fd >= 0:
             os.close(fd)
-    spare.beacon.close()
+    standby.location.close()
 
 
 def request_stack_dump(pid: int, dump_fd: int) -> None:
@@ -142,7 +142,7 @@ def reap(pid: int) -> Reaped:
 
 def sweep_orphans(keep: set[int]) -> int:
     """Kill and reap every child of this (subreaper) worker except the running trace children (and the
-    spare): whatever a finished trace spawned, in its own session or not, is reparented here when its
+    standby): whatever a finished trace spawned, in its own session or not, is reparented here when its
     parent dies (fxlens/orphans.py). Returns how many were removed."""
     return orphans.end_adopted(lambda child: child.pid in keep)
 

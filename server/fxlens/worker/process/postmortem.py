@@ -16,7 +16,7 @@ from typing import Any, Optional
 from fxlens import lines as line_model
 from fxlens import messages
 from fxlens.report import Diagnostic, FileReport, LevelResult, to_json
-from fxlens.worker.process.beacon import SAMPLE_SECONDS
+from fxlens.worker.process.child_location import SAMPLE_SECONDS
 
 __all__ = ["to_json", "refine_event", "too_large", "diagnostic_for_abort", "report_for_lost_child"]
 
@@ -64,7 +64,7 @@ def refine_event(event: messages.Event) -> messages.Event:
 
 def too_large(event: messages.Event, size: int) -> Optional[messages.Event]:
     """What to send instead of an event over the channel's limit: the class (or the file) fails with a
-    diagnostic saying so; a rehearsal is only an optimisation and is dropped."""
+    diagnostic saying so; a warm-up is only an optimisation and is dropped."""
     from fxlens.worker.failures.limits import MAX_EVENT_BYTES
 
     what = f"{size / (1 << 20):.1f} MB, over fxlens's limit of {MAX_EVENT_BYTES >> 20} MB"
@@ -139,7 +139,7 @@ def read_dump(dump_fd: int, path: str, text: str) -> tuple[Optional[int], str]:
         return None, ""
     notes = [line for line in dump.splitlines() if line.endswith(" called")]
     frames = [int(m.group("line")) for m in _DUMP_FRAME.finditer(dump) if os.path.abspath(m.group("file")) == path]
-    # a frame at its function's first line (the beacon's `co_firstlineno` rule) is entering it: its caller's
+    # a frame at its function's first line (the location sampler's `co_firstlineno` rule) is entering it: its caller's
     # line is the one running
     starts = _function_first_lines(text) if frames else set()
     running = [line for line in frames if line not in starts] or frames
@@ -234,15 +234,16 @@ _LAST_SEEN = {
 def lost_child_diagnostic(job: Any, reason: Optional[str], status: int, grown_kb: int,
                           dump_fd_gone: bool = False) -> tuple[Diagnostic, str]:
     """The diagnostic for a child that never said `done`, and the class it was working on ("" for the
-    file's top level): where it stopped, from its last stack dump, else from its beacon."""
+    file's top level): where it stopped, from its last stack dump, else from its location page."""
     if job.aborted is not None:  # the child said why itself
         return Diagnostic(**job.aborted), ""
     path = os.path.abspath(job.request.path)
     lines = line_model.split(job.request.text)
     dumped, note = read_dump(job.dump_fd, path, job.request.text)
-    working_on, sampled, samples, limits_note, state = job.beacon.read()
+    working_on, sampled, samples, limits_note, state = job.location.read()
     known = dumped or sampled or None
-    # a stack dump shows the line running; the beacon may know only the line seen last (see beacon.STATES)
+    # a stack dump shows the line running; the location page may know only the line seen last
+    # (see child_location.STATES)
     state = "running" if dumped else state
     # line 0 when unknown: the class's line, if a class was running, else the file's first line
     line, col, end_line, end_col = _whole_line(lines, known) if known else (0, 0, 0, 0)

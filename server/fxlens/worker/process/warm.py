@@ -34,12 +34,12 @@ MAX_CLASS_RETRIES = 2
 DEAF_POLL_SECONDS = 0.1
 # how often the worker looks whether the server that started it is still its parent
 PARENT_POLL_SECONDS = 1.0
-# a spare rehearses (rehearse.py) at most this much of the last trace's exports: a request that comes
+# a standby child warms up on (warm_up.py) at most this much of the last trace's exports: a request that comes
 # meanwhile waits for the graph being exported
-REHEARSAL_SECONDS = 0.25
+WARM_UP_SECONDS = 0.25
 # (what a child sends may come from user code: the worker keeps a bounded amount)
 MAX_RECIPES = 8
-MAX_RECIPE_BYTES = 4 << 20  # a 3,000-node graph (rehearse.MAX_NODES) takes well under 1 MB
+MAX_RECIPE_BYTES = 4 << 20  # a 3,000-node graph (warm_up.MAX_NODES) takes well under 1 MB
 
 
 @dataclass
@@ -54,10 +54,10 @@ class Job:
     done: bool = False
     aborted: Optional[dict] = None  # the diagnostic a child sent before giving up
     rss_at_fork_kb: int = 0
-    recipes: list = field(default_factory=list)  # its exports' graphs, for rehearsing the next trace
+    recipes: list = field(default_factory=list)  # its exports' graphs, for warming up the next trace
     started: bool = False  # the child said it read the request: from here on, its death is the trace's
     attempt: int = 1
-    beacon: Optional[isolation.Beacon] = None
+    location: Optional[isolation.ChildLocation] = None
     deaf: bool = False  # the child closed its channel (and may open it again): watched by polling
     # past its `done`, counting the classes' costs (`cost` events, then `end`): a new trace may take its place
     tail: bool = False
@@ -84,12 +84,12 @@ def normalise(request: messages.TraceRequest) -> messages.TraceRequest:
                    roots=imports.valid_roots(request.roots), buffers=imports.valid_buffers(request.buffers))
 
 
-def _worth_rehearsing(recipes: list[dict]) -> list[dict]:
-    """The first recipes (the class at the cursor comes first) whose exports fit in the rehearsal time."""
+def _worth_warming_up(recipes: list[dict]) -> list[dict]:
+    """The first recipes (the class at the cursor comes first) whose exports fit in the warm-up time."""
     kept, seconds = [], 0.0
     for recipe in recipes[:MAX_RECIPES]:
         seconds += recipe["seconds"]
-        if seconds > REHEARSAL_SECONDS:
+        if seconds > WARM_UP_SECONDS:
             break
         kept.append(recipe)
     return kept
@@ -111,15 +111,15 @@ class Worker:
         self.running: dict[int, Job] = {}
         self.stdin = Stdin(TextStore())  # requests, and the texts they name by key
         self.stopping = False
-        self.spare: Optional[isolation.Spare] = None
-        # the graphs the next spare exports while it waits: the last finished trace's
+        self.standby: Optional[isolation.Standby] = None
+        # the graphs the next standby exports while it waits: the last finished trace's
         self.recipes: list[dict] = []
         self.on_request: dict[type, Callable] = {
             messages.TraceRequest: self._queue, messages.Cancel: lambda request: self.cancel(request.id),
             messages.Shutdown: self._shut_down, messages.Ping: lambda ping: self.send(messages.Pong(id=ping.id))}
         self.on_child_event: dict[type, ChildHandler] = {
             messages.Aborted: self._child_aborted, messages.Started: self._child_started,
-            messages.Rehearsal: self._child_rehearsal, messages.ClassCost: self._child_cost,
+            messages.WarmUpRecipe: self._child_warm_up_recipe, messages.ClassCost: self._child_cost,
             messages.End: self._child_end, messages.Done: self._child_done,
             messages.ClassTraced: self._relay, messages.Stage: self._relay, messages.PassDone: self._relay}
 
@@ -154,32 +154,32 @@ class Worker:
         """The worker's descriptors a new child must close: the channel, the other traces' pipes and dumps."""
         return [self.channel_fd, *(fd for j in self.running.values() for fd in (j.read_fd, j.dump_fd))]
 
-    def _prepare_spare(self) -> Optional[OSError]:
-        """Fork the next spare unless there is one; the error if the fork failed (the next try is at the
+    def _prepare_standby(self) -> Optional[OSError]:
+        """Fork the next standby unless there is one; the error if the fork failed (the next try is at the
         next trace: out of processes or memory is not forever)."""
-        if self.spare is None and not self.stopping:
+        if self.standby is None and not self.stopping:
             try:
-                self.spare = isolation.fork_spare(self._private_fds(), self.recipes, self.mask)
+                self.standby = isolation.fork_standby(self._private_fds(), self.recipes, self.mask)
             except OSError as error:
                 return error
         return None
 
     def _start(self, job: Job) -> None:
         error: Optional[OSError] = None
-        for _ in range(2):  # a spare that died while waiting is replaced once
-            error = self._prepare_spare() or error
-            spare, self.spare = self.spare, None
-            if spare is None:
+        for _ in range(2):  # a standby that died while waiting is replaced once
+            error = self._prepare_standby() or error
+            standby, self.standby = self.standby, None
+            if standby is None:
                 break
             try:
-                isolation.hand_over(spare, job.request)
+                isolation.hand_over(standby, job.request)
             except OSError as lost:
                 error = lost
-                isolation.discard(spare)
-                self.recipes = []  # it may have died rehearsing them: the next spare goes without
+                isolation.discard(standby)
+                self.recipes = []  # it may have died warming up on them: the next standby goes without
                 continue
-            job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb, job.beacon = (
-                spare.pid, spare.events_fd, spare.dump_fd, spare.rss_at_fork_kb, spare.beacon)
+            job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb, job.location = (
+                standby.pid, standby.events_fd, standby.dump_fd, standby.rss_at_fork_kb, standby.location)
             os.set_blocking(job.read_fd, False)
             job.deadline = time.monotonic() + (job.request.timeout or DEFAULT_TIMEOUT)
             self.running[job.id] = job
@@ -240,9 +240,9 @@ class Worker:
         job.started = True
         return False
 
-    def _child_rehearsal(self, job: Job, event: messages.Rehearsal, line: bytes) -> bool:
+    def _child_warm_up_recipe(self, job: Job, event: messages.WarmUpRecipe, line: bytes) -> bool:
         if len(line) <= MAX_RECIPE_BYTES:
-            job.recipes = _worth_rehearsing([*job.recipes, event.recipe])
+            job.recipes = _worth_warming_up([*job.recipes, event.recipe])
         return False
 
     def _relay(self, job: Job, event: messages.Event, line: bytes) -> bool:
@@ -290,13 +290,13 @@ class Worker:
             self.selector.unregister(job.read_fd)
         os.close(job.read_fd)
         self.running.pop(job.id, None)
-        alive = {j.pid for j in self.running.values()} | ({self.spare.pid} if self.spare else set())
+        alive = {j.pid for j in self.running.values()} | ({self.standby.pid} if self.standby else set())
         isolation.sweep_orphans(alive)
         if not job.done and (reason is not None or not kill):
-            self.recipes = []  # (as in _start: what killed it may have been a rehearsal)
+            self.recipes = []  # (as in _start: what killed it may have been a warm-up)
             if not job.started and reason is None and job.attempt < 2:
-                # it died before it read the request (killed while it waited, or rehearsing): nothing of
-                # the user's ran, so the request goes to a fresh spare instead of reporting a crash
+                # it died before it read the request (killed while it waited, or warming up): nothing of
+                # the user's ran, so the request goes to a fresh standby instead of reporting a crash
                 self.queue.insert(0, Job(job.id, job.request, attempt=job.attempt + 1))
             else:
                 grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
@@ -304,8 +304,8 @@ class Worker:
                                                                           dump_fd_gone)
                 self._after_lost_child(job, diagnostic, working_on)
         os.close(job.dump_fd)
-        if job.beacon is not None:
-            job.beacon.close()
+        if job.location is not None:
+            job.location.close()
         if job.tail:  # (however it ended: its last cost, a cancel, a crash, the deadline, a trace needing its place)
             self.send(messages.End(id=job.id))
 
@@ -357,11 +357,11 @@ class Worker:
             while self.queue and len(self.running) < MAX_CHILDREN and not self.stopping:
                 self._start(self.queue.pop(0))
             if not self.running:
-                # the spare is made when no child runs: forking torch's worker takes 6-20 ms of a core, which
+                # the standby is made when no child runs: forking torch's worker takes 6-20 ms of a core, which
                 # a trace's process could use, and so could the server and the editor while they show a
                 # report (forked just after `done`, it held the server's reading of that `done` back 4 ms on
                 # 2 cores). A trace that comes while costs are counted ends them and forks its own child.
-                self._prepare_spare()
+                self._prepare_standby()
             now = time.monotonic()
             timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now
             if any(j.deaf for j in self.running.values()):
@@ -386,6 +386,6 @@ class Worker:
             for job in list(self.running.values()):
                 if time.monotonic() >= job.deadline:
                     self._finish(job, kill=True, reason=f"it ran longer than {job.request.timeout:g} s")
-        if self.spare is not None:
-            isolation.discard(self.spare)
-            self.spare = None
+        if self.standby is not None:
+            isolation.discard(self.standby)
+            self.standby = None

@@ -1,4 +1,4 @@
-"""A spare rehearses the last export's graph: torch's FakeTensor cache then holds every kernel the next
+"""A standby child warms up on the last export's graph: torch's FakeTensor cache then holds every kernel the next
 export of that class needs, and what fxlens reports does not change."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.messages import child_event
 from fxlens.worker.process import warm as process
 from fxlens.worker.levels.aten import export_example
-from fxlens.worker.process.rehearse import _program, recipe, rehearse
+from fxlens.worker.process.warm_up import _program, recipe, warm_up
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY_GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
@@ -66,7 +66,7 @@ def _export(model, inputs):
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_a_rehearsed_export_finds_every_kernel_in_the_cache(name):
+def test_a_warmed_up_export_finds_every_kernel_in_the_cache(name):
     model, inputs = MODELS[name]()
     graph_recipe = recipe(_export(model, inputs), 0.1)
     assert graph_recipe is not None
@@ -74,17 +74,17 @@ def test_a_rehearsed_export_finds_every_kernel_in_the_cache(name):
     FakeTensorMode.cache.clear()
     FakeTensorMode.cache_misses = 0
     _export(model, inputs)
-    assert FakeTensorMode.cache_misses > 0  # a cold cache: the rehearsal below has something to do
+    assert FakeTensorMode.cache_misses > 0  # a cold cache: the warm-up below has something to do
 
     FakeTensorMode.cache.clear()
-    assert rehearse([graph_recipe], _no_request()) == 1
+    assert warm_up([graph_recipe], _no_request()) == 1
     FakeTensorMode.cache_hits = FakeTensorMode.cache_misses = 0
     _export(model, inputs)
     assert FakeTensorMode.cache_misses == 0 and FakeTensorMode.cache_hits > 0
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_the_rehearsed_program_runs_the_exported_ops(name):
+def test_the_warm_up_program_runs_the_exported_ops(name):
     model, inputs = MODELS[name]()
     original = _export(model, inputs)
     rebuilt = _export(*_program(recipe(original, 0.1)))
@@ -106,65 +106,65 @@ def test_a_broken_recipe_warms_nothing_and_raises_nothing():
                "seconds": 0.0},
               {"placeholders": [{"name": "x", "kind": "USER_INPUT", "shape": [2], "stride": [1], "dtype": "nope",
                                  "requires_grad": False}], "nodes": [], "seconds": 0.0}]
-    assert rehearse(broken, _no_request()) == 0
+    assert warm_up(broken, _no_request()) == 0
 
 
 def test_a_recipe_too_big_to_be_worth_it_is_not_exported():
-    from fxlens.worker.process.rehearse import MAX_NODES
+    from fxlens.worker.process.warm_up import MAX_NODES
     chain = [{"name": f"relu_{i}", "target": "relu.default", "args": [{"node": f"relu_{i - 1}" if i else "x"}],
               "kwargs": {}} for i in range(MAX_NODES)]
     x = {"name": "x", "kind": "USER_INPUT", "shape": [2], "stride": [1], "dtype": "float32", "requires_grad": False}
     output = {"name": "output", "target": "output", "args": [{"node": chain[-1]["name"]}], "kwargs": {}}
-    assert rehearse([{"placeholders": [x], "nodes": [*chain, output], "seconds": 0.0}], _no_request()) == 0
-    assert rehearse([{"placeholders": [x], "nodes": [*chain[:10], {**output, "args": [{"node": "relu_9"}]}],
+    assert warm_up([{"placeholders": [x], "nodes": [*chain, output], "seconds": 0.0}], _no_request()) == 0
+    assert warm_up([{"placeholders": [x], "nodes": [*chain[:10], {**output, "args": [{"node": "relu_9"}]}],
                       "seconds": 0.0}], _no_request()) == 1
 
 
-def test_a_waiting_request_stops_the_rehearsal():
+def test_a_waiting_request_stops_the_warm_up():
     model, inputs = MODELS["mixed"]()
     graph_recipe = recipe(_export(model, inputs), 0.1)
     read_fd, write_fd = os.pipe()
     os.write(write_fd, b"{}\n")
-    assert rehearse([graph_recipe], read_fd) == 0
+    assert warm_up([graph_recipe], read_fd) == 0
 
 
-def test_the_worker_keeps_the_first_recipes_that_fit_in_the_rehearsal_time():
+def test_the_worker_keeps_the_first_recipes_that_fit_in_the_warm_up_time():
     recipes = [{"name": name, "seconds": seconds} for name, seconds in (("a", 0.1), ("b", 0.1), ("c", 0.1), ("d", 0))]
-    assert [r["name"] for r in process._worth_rehearsing(recipes)] == ["a", "b"]
-    assert process._worth_rehearsing([{"seconds": 1.0}, {"seconds": 0.0}]) == []
-    assert len(process._worth_rehearsing([{"seconds": 0.0}] * 100)) == process.MAX_RECIPES
+    assert [r["name"] for r in process._worth_warming_up(recipes)] == ["a", "b"]
+    assert process._worth_warming_up([{"seconds": 1.0}, {"seconds": 0.0}]) == []
+    assert len(process._worth_warming_up([{"seconds": 0.0}] * 100)) == process.MAX_RECIPES
 
 
 @pytest.mark.parametrize("event", [
-    b'{"event": "rehearsal", "recipe": 1}',
-    b'{"event": "rehearsal", "recipe": {"placeholders": [], "nodes": "x", "seconds": 0}}',
-    b'{"event": "rehearsal"}',
+    b'{"event": "warm-up-recipe", "recipe": 1}',
+    b'{"event": "warm-up-recipe", "recipe": {"placeholders": [], "nodes": "x", "seconds": 0}}',
+    b'{"event": "warm-up-recipe"}',
 ])
 def test_the_worker_ignores_a_malformed_recipe(event):
     assert child_event(event) is None
 
 
-async def test_a_rehearsed_trace_reports_what_a_fresh_one_does(tmp_path):
+async def test_a_warmed_up_trace_reports_what_a_fresh_one_does(tmp_path):
     worker = WorkerClient()
     await worker.start()
     try:
         path = str(tmp_path / "tiny_gpt.py")
-        # the first trace runs in a spare with nothing to rehearse, the second in one that rehearsed the first
-        fresh, rehearsed = [await worker.analyse(path, TINY_GPT.read_text(), TraceOptions()) for _ in range(2)]
+        # the first trace runs in a standby with nothing to warm up, the second in one that warmed up the first
+        fresh, warmed_up = [await worker.analyse(path, TINY_GPT.read_text(), TraceOptions()) for _ in range(2)]
     finally:
         await worker.stop()
 
     def levels(report):
         return {(c.name, level.level): [(n.name, n.target, n.shape, n.dtype, n.line, n.users) for n in level.nodes]
                 for c in report.classes for level in c.levels.values()}
-    assert levels(fresh) == levels(rehearsed)
+    assert levels(fresh) == levels(warmed_up)
     assert len(levels(fresh)) == 2 * 5 and all(levels(fresh).values())  # every class, fx and aten
 
 
 def test_the_probe_traces_every_level_of_both_its_classes_and_leaves_nothing_behind():
     from fxlens.messages import ClassTraced, TraceRequest
     from fxlens.worker.analysis.analyse import Analysis
-    from fxlens.worker.process.rehearse import PROBE, PROBE_PATH, _trace_probe
+    from fxlens.worker.process.warm_up import PROBE, PROBE_PATH, _trace_probe
 
 
     path, modules = list(sys.path), set(sys.modules)
@@ -183,25 +183,25 @@ def test_an_exported_program_a_recipe_cannot_read_gives_none_not_an_error():
     assert recipe(object(), 0.1) is None
 
 
-def _spare_of(worker_pid: int) -> int:
+def _standby_of(worker_pid: int) -> int:
     with open(f"/proc/{worker_pid}/task/{worker_pid}/children") as children:
         for pid in map(int, children.read().split()):
             with open(f"/proc/{pid}/comm") as comm:
-                if comm.read().strip() == "fxlens-spare":
+                if comm.read().strip() == "fxlens-standby":
                     return pid
     return 0
 
 
-async def test_a_spare_killed_while_it_waits_is_replaced_and_the_next_trace_runs(tmp_path):
+async def test_a_standby_child_killed_while_it_waits_is_replaced_and_the_next_trace_runs(tmp_path):
     worker = WorkerClient()
     info = await worker.start()
     try:
         path = str(tmp_path / "tiny_gpt.py")
         await worker.analyse(path, TINY_GPT.read_text(), TraceOptions())
-        # the worker forks the next spare once idle: wait for it to exist, then kill it
-        while not (spare := _spare_of(info.pid)):
+        # the worker forks the next standby once idle: wait for it to exist, then kill it
+        while not (standby := _standby_of(info.pid)):
             await asyncio.sleep(0.01)
-        os.kill(spare, signal.SIGKILL)
+        os.kill(standby, signal.SIGKILL)
         again = await worker.analyse(path, TINY_GPT.read_text(), TraceOptions())
     finally:
         await worker.stop()

@@ -1,4 +1,4 @@
-"""Run a piece of the analysis in a forked process beside this one, on the machine's other core.
+"""Run a piece of the analysis in a forked process, on the machine's other core.
 
 Only plain data comes back (JSON through a pipe). The process is forked from the trace child, so it
 belongs to the trace's process group and dies with it (a timeout, a cancel, the trace child's death).
@@ -16,7 +16,7 @@ class Lost(Exception):
     """The process died before it answered (a crash, or killed)."""
 
 
-class Beside:
+class ForkedCall:
     """`work()` started in a forked process; `result()` waits for what it returned.
 
     With `more`, the process then waits: `more_result()` runs `more()` there, after `work()`, in the
@@ -92,7 +92,7 @@ class Beside:
             self.go_fd = -1
 
     def more_result(self) -> Any:
-        """What `more()` returns, run after `work()` beside this process (call `result()` first)."""
+        """What `more()` returns, run after `work()` in the forked process (call `result()` first)."""
         assert self.more is not None
         if not self.pid:
             return self.more()
@@ -108,7 +108,7 @@ class Beside:
             return
         if self.go_fd >= 0:
             # never asked for `more`: it waits for the end of the go pipe, which a process forked since
-            # (another class's process beside) may hold open too. Nothing it has left is wanted: end it.
+            # (another class's forked process) may hold open too. Nothing it has left is wanted: end it.
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:

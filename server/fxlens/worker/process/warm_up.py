@@ -1,18 +1,18 @@
-"""Rehearsal: warm a spare child's torch caches with the last export's graph, before its request comes.
+"""Warm-up: warm a standby child's torch caches with the last export's graph, before its request comes.
 
 A forked child starts with the caches of the warm worker only. torch.export's FakeTensor dispatch cache
 is keyed by operator and argument shapes, so a child that exports the class just edited pays again for
 every kernel it ran last time: on a small file that is a quarter of the export. The worker never runs
 user code, so it cannot export the user's class itself; what it can do is keep the *aten graph* of the
 last export — plain data, operators of torch's own `aten` namespace and the shapes of their tensors — and
-have the next spare export that graph as the aten level exports (on fake CPU tensors made from meta ones)
+have the next standby export that graph as the aten level exports (on fake CPU tensors made from meta ones)
 while the user is still typing. The ops meet the same inputs, the cache fills
 with the same keys, and the real export finds them there.
 
 A recipe that is wrong, hostile or stale costs nothing but cache misses: every cache entry is made by
-torch in the spare, from its own kernels, and the spare is thrown away after one trace.
+torch in the standby, from its own kernels, and the standby is thrown away after one trace.
 
-Then the spare traces a small model of torch's own layers through fxlens's own steps. A forked process
+Then the standby traces a small model of torch's own layers through fxlens's own steps. A forked process
 pays a page copy the first time it writes to a page it shares with the worker, and CPython writes to
 every object it touches (reference counts): a first trace in a fresh fork runs its fx level at a third
 of the speed of a second one. The probe takes those copies while nobody waits.
@@ -65,13 +65,13 @@ PROBE = textwrap.dedent("""
 """)
 
 
-class NotRehearsable(Exception):
+class NoRecipe(Exception):
     pass
 
 
 def _tensor_spec(value: Any) -> dict:
     if not isinstance(value, torch.Tensor) or value.device.type not in _DEVICES or value.layout != torch.strided:
-        raise NotRehearsable("not a strided tensor on meta or the CPU")
+        raise NoRecipe("not a strided tensor on meta or the CPU")
     return {"shape": [int(s) for s in value.shape], "stride": [int(s) for s in value.stride()],
             "dtype": dtype_name(value.dtype), "requires_grad": bool(value.requires_grad)}
 
@@ -93,7 +93,7 @@ def _encode(value: Any) -> Any:
         return {"memory_format": str(value).removeprefix("torch.")}
     if isinstance(value, torch.layout) and value == torch.strided:
         return {"layout": "strided"}
-    raise NotRehearsable(f"argument of type {type(value).__name__}")
+    raise NoRecipe(f"argument of type {type(value).__name__}")
 
 
 def _target(node: torch.fx.Node) -> str:
@@ -101,16 +101,16 @@ def _target(node: torch.fx.Node) -> str:
         return "getitem"
     if isinstance(node.target, torch._ops.OpOverload) and node.target.namespace == "aten":
         return f"{node.target._opname}.{node.target._overloadname}"
-    raise NotRehearsable(f"target {node.target}")
+    raise NoRecipe(f"target {node.target}")
 
 
 def recipe(ep: Any, seconds: float) -> Optional[dict]:
-    """The exported program's graph as plain data, or None when it has something a rehearsal cannot
+    """The exported program's graph as plain data, or None when it has something a warm-up cannot
     rebuild (another namespace, a higher-order op, a tensor not on meta) or is too big to be worth it.
-    Never raises: a rehearsal is only a speed-up, and must not cost the trace its aten level."""
+    Never raises: a warm-up is only a speed-up, and must not cost the trace its aten level."""
     try:
         return _recipe(ep, seconds)
-    except Exception:  # noqa: BLE001  NotRehearsable, or a torch whose ExportedProgram differs
+    except Exception:  # noqa: BLE001  NoRecipe, or a torch whose ExportedProgram differs
         return None
 
 
@@ -131,16 +131,16 @@ def _recipe(ep: Any, seconds: float) -> Optional[dict]:
         elif node.op == "output":
             nodes.append({"name": node.name, "target": "output", "args": _encode(node.args), "kwargs": {}})
         else:
-            raise NotRehearsable(f"{node.op} node")
+            raise NoRecipe(f"{node.op} node")
     return {"placeholders": placeholders, "nodes": nodes, "seconds": seconds}
 
 
-# -- in the spare ------------------------------------------------------------------------------------
+# -- in the standby ------------------------------------------------------------------------------------
 
 def _torch_constant(name: Any, kind: type) -> Any:
     value = getattr(torch, name) if isinstance(name, str) else None
     if not isinstance(value, kind):
-        raise NotRehearsable(f"{name!r} is not a {kind.__name__}")
+        raise NoRecipe(f"{name!r} is not a {kind.__name__}")
     return value
 
 
@@ -166,7 +166,7 @@ def _decode(value: Any, env: dict[str, torch.fx.Node]) -> Any:
         return _torch_constant(value["memory_format"], torch.memory_format)
     if "layout" in value:
         return torch.strided
-    raise NotRehearsable(f"unknown argument {value!r}")
+    raise NoRecipe(f"unknown argument {value!r}")
 
 
 def _program(recipe: dict) -> tuple[torch.fx.GraphModule, tuple]:
@@ -238,9 +238,9 @@ def _warms(step: Callable[[], None]) -> bool:
     return True
 
 
-def rehearse(recipes: Iterable[dict], request_fd: int) -> int:
+def warm_up(recipes: Iterable[dict], request_fd: int) -> int:
     """Export each recipe's graph, then trace the probe, until a request is waiting on `request_fd`
-    (checked between steps); how many recipes were exported. Failures are skipped: a rehearsal only warms."""
+    (checked between steps); how many recipes were exported. Failures are skipped: a warm-up only warms."""
     def waiting() -> bool:
         return bool(select.select([request_fd], [], [], 0)[0])
 

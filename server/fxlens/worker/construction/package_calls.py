@@ -319,8 +319,8 @@ def _build_at(site: Site, cls: type, own_module: str, namespace: dict,
     return (capture.made[0] if capture.made else None), list(dict.fromkeys(changes)), reached, how, capture
 
 
-def build_elsewhere(index: Index, cls: type, own_module: str, own_path: str, roots: list[str],
-                    on_device: Callable[[Callable[[], Any]], Any], names: dict) -> Optional[Found]:
+def build_from_package(index: Index, cls: type, own_module: str, own_path: str, roots: list[str],
+                       on_device: Callable[[Callable[[], Any]], Any], names: dict) -> Optional[Found]:
     """The class built by the first call in its package that builds it, or None; the layer counts of
     the package's classes shrunk on the way."""
     root = os.path.dirname(package_folder(own_path))

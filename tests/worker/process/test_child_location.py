@@ -1,5 +1,5 @@
-"""Where a trace child is (process/beacon.py): the line of the user's file it runs, kept in memory shared
-with the worker, so that a hang or a timeout is named at its line."""
+"""Where a trace child is (process/child_location.py): the line of the user's file it runs, kept in memory
+shared with the worker, so that a hang or a timeout is named at its line."""
 from __future__ import annotations
 
 import os
@@ -9,9 +9,9 @@ from pathlib import Path
 
 SERVER = Path(__file__).resolve().parents[3] / "server"
 
-_BEACON_WHILE_HANDLING = r"""
+_LOCATION_WHILE_HANDLING = r"""
 import time
-from fxlens.worker.process.beacon import Beacon
+from fxlens.worker.process.child_location import ChildLocation
 
 PATH = "/nowhere/deep.py"
 SOURCE = "\n".join([
@@ -24,34 +24,34 @@ SOURCE = "\n".join([
 ])
 namespace = {}
 exec(compile(SOURCE, PATH, "exec"), namespace)
-beacon = Beacon()
-beacon.at_class("Deep")
-beacon.start_sampling(PATH)
+location = ChildLocation()
+location.at_class("Deep")
+location.start_sampling(PATH)
 
 
 def samples_later(count):
-    start = beacon.read()[2]
+    start = location.read()[2]
     deadline = time.monotonic() + 30
-    while beacon.read()[2] < start + count:
+    while location.read()[2] < start + count:
         assert time.monotonic() < deadline
-    return beacon.read()
+    return location.read()
 
 
 try:
-    namespace["down"](0, lambda: beacon.read()[1] != 0)
+    namespace["down"](0, lambda: location.read()[1] != 0)
 except RuntimeError:
     name, line, _, _, running = samples_later(3)  # fxlens's code handling the error: no line of the file runs
     print(name, line, running)
 name, line, _, _, running = samples_later(3)  # nothing handled any more, nothing of the file running
 print(name, line, running)
-beacon.at_class("Next")  # a new class forgets the line
-print(*beacon.read()[:2])
+location.at_class("Next")  # a new class forgets the line
+print(*location.read()[:2])
 """
 
 
-def test_the_beacon_keeps_the_line_that_raised_while_fxlens_handles_the_error_and_after():
+def test_the_child_location_keeps_the_line_that_raised_while_fxlens_handles_the_error_and_after():
     # the sampling thread never stops: it runs in a process of its own
-    done = subprocess.run([sys.executable, "-c", _BEACON_WHILE_HANDLING], capture_output=True, text=True, timeout=120,
+    done = subprocess.run([sys.executable, "-c", _LOCATION_WHILE_HANDLING], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(SERVER)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:3] == ["Deep 3 raised", "Deep 3 after", "Next 0"], done.stdout

@@ -32,7 +32,7 @@ _MAX_NOTE = _SIZE - _NOTE_AT - 4
 SAMPLE_SECONDS = 0.05
 
 
-class Beacon:
+class ChildLocation:
     """One shared page per trace child (made before the fork; both sides keep their mapping)."""
 
     def __init__(self) -> None:
