@@ -17,9 +17,10 @@ diagnostic saying so.
 from __future__ import annotations
 
 import sys
+import types
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -102,7 +103,7 @@ class _LackedToMeta(TorchFunctionMode):
 
 
 def _calling_line(path: str, depth: int = 2) -> int:
-    frame = sys._getframe(depth)
+    frame: Optional[types.FrameType] = sys._getframe(depth)
     while frame is not None:
         if frame.f_code.co_filename == path:
             return frame.f_lineno

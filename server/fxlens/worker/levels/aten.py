@@ -7,6 +7,7 @@ import os
 import re
 import time
 from contextlib import contextmanager
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
@@ -147,16 +148,16 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: st
             frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
             return {"error": message_text(error), "line": frames[-1][2] if frames else None}
 
-    def after() -> dict:
+    def after(more: Callable[[Any], dict]) -> dict:
         if not exported:
             return {"error": "the export with larger batch/sequence sizes failed"}
         try:
             with without_stack_traces():
-                return then(exported[0])
+                return more(exported[0])
         except Exception as error:
             return {"error": message_text(error)}
 
-    return Beside(summary, after if then is not None else None)
+    return Beside(summary, partial(after, then) if then is not None else None)
 
 
 def twins_in(ep: Any, grown: dict) -> tuple[dict[str, Any], str]:
@@ -197,8 +198,10 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
         free = None
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
-    grown = (_grown_export(example.instance, *example.unflat(grow(flat, free)), path, rebuild, grown_then, describe_program)
-             if free else None)
+    grown = None
+    if free:
+        grown_inputs, grown_kwargs = example.unflat(grow(flat, free))
+        grown = _grown_export(example.instance, grown_inputs, grown_kwargs, path, rebuild, grown_then, describe_program)
     try:
         ran = export_example(example.instance, example.inputs, example.kwargs, rebuild)
     except Exception as error:
@@ -212,7 +215,8 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
     devices.note(example.build, ran)
     if describe_program is not None:
         programs.append(describe_program(ep, time.perf_counter() - started))
-    twins, note, names, grown_summary = {}, "", SampledSizes({}), {}
+    twins: dict[str, Any] = {}
+    note, grown_summary = "", {}
     if grown is not None:
         try:
             grown_summary = grown.result()
@@ -223,9 +227,10 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
             twins, note = twins_in(ep, grown_summary)
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
-        names = SampledSizes(free_sizes(flat, free))
-    nodes = nodes_of(ep, path, lines, names, twins)
-    hints = specialise.hints(example, free, grown_summary, nodes, lines) if note and grown_summary else []
+    sizes = SampledSizes(free_sizes(flat, free) if free else {})  # free: the grown export ran
+    nodes = nodes_of(ep, path, lines, sizes, twins)
+    # a grown summary means free sizes (the grown export ran)
+    hints = specialise.hints(example, free, grown_summary, nodes, lines) if free and note and grown_summary else []
     overloads.add_flops(ep.graph, nodes)
     return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note,
                        schemas=overloads.schemas(ep.graph))

@@ -83,7 +83,8 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromA
         beside.start_more()
         grown = beside
     else:
-        grown = _grown_decomposed(example.instance, *example.unflat(grow(flat, free)), rebuild)
+        grown_inputs, grown_kwargs = example.unflat(grow(flat, free))
+        grown = _grown_decomposed(example.instance, grown_inputs, grown_kwargs, rebuild)
     try:
         if exported is None:
             exported = trace_aten.export_for(example)
@@ -100,14 +101,15 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromA
             diagnostic.fix = ("The aten level's graph stands; a decomposition that fails is usually an op "
                               "without a core ATen decomposition (a custom op: register one) or a torch bug.")
         return _failed(diagnostic, started)
-    twins, note, names = {}, "", SampledSizes({})
+    twins: dict[str, Any] = {}
+    note = ""
     if grown is not None:
         try:
             twins, note = trace_aten.twins_in(decomposed, grown.more_result() if grown is beside else grown.result())
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
-        names = SampledSizes(free_sizes(flat, free))
-    nodes = trace_aten.nodes_of(decomposed, path, lines, names, twins)
+    sizes = SampledSizes(free_sizes(flat, free) if free else {})  # free: the grown export ran
+    nodes = trace_aten.nodes_of(decomposed, path, lines, sizes, twins)
     overloads.add_flops(decomposed.graph, nodes)
     return LevelResult(LEVEL, True, nodes, [], decomposed.graph_module.code, time.perf_counter() - started, note,
                        schemas=overloads.schemas(decomposed.graph))

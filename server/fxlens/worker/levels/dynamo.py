@@ -292,10 +292,11 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
         return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     devices.note(example.build, ran)
     explained = ran.value
-    twins, note, names = [], "", SampledSizes({})
+    twins: list[dict[str, Any]] = []
+    note = ""
     if grown is not None:
         twins, note = _twins(explained.graphs, grown)
-        names = SampledSizes(free_sizes(example.flat(), free))
+    names = SampledSizes(free_sizes(example.flat(), free) if free else {})  # free: the grown run ran
     found = _breaks(explained.reasons, explained.logged, path, lines, class_span)
     diagnostics = [_diagnostic(b) for b in found]
     code = "\n".join(f"# graph {i}\n{g.code.strip()}\n" for i, g in enumerate(explained.graphs))

@@ -112,7 +112,11 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
     try:
         with inductor_cache.private(torch.__version__) as folder, inductor_cache.remembered_probes(folder):
             cache = inductor_cache.CompiledCache(folder)
-            step = lambda module, inputs: compile_graphs(module, *inputs, deadline=deadline, cache=cache)  # noqa: E731
+
+            def step(module: torch.nn.Module, inputs: tuple[tuple, dict]) -> Any:
+                args, kwargs = inputs
+                return compile_graphs(module, args, kwargs, deadline=deadline, cache=cache)
+
             ran = devices.run(step, example.instance, (example.inputs, example.kwargs), start,
                               getattr(example, "rebuild", None), kinds=KINDS,
                               options=devices.RunOptions(fake_device=target))

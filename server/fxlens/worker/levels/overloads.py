@@ -98,10 +98,10 @@ def node_flops(node: torch.fx.Node, counter: FlopCounterMode, cache: Optional[di
     if not _decomposes(target):
         return 0  # FlopCounterMode counts only the ops of its registry
     key = _key(target, args, kwargs) if cache is not None else None
-    if key is not None and key in cache:
+    if cache is not None and key is not None and key in cache:
         return cache[key]
     count = _decomposed_count(target, args, kwargs, counter)
-    if key is not None:
+    if cache is not None and key is not None:
         cache[key] = count
     return count
 

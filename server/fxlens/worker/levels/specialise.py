@@ -51,7 +51,7 @@ def free_sizes(example: Any, dims: list) -> list[FreeSize]:
     for index, free in enumerate(dims or []):
         value = flat[index] if index < len(flat) else None
         for dim, label in (free or {}).items():
-            if not hasattr(value, "shape") or not -len(value.shape) <= dim < len(value.shape):
+            if value is None or not hasattr(value, "shape") or not -len(value.shape) <= dim < len(value.shape):
                 continue  # a free size inside a nested input (a tuple of tensors): no single name to give it
             name = names[index] if index < len(names) else f"arg{index}"
             size = int(value.shape[dim])
@@ -98,13 +98,13 @@ def _counts(nodes: list[Node]) -> dict[int, int]:
     return counts
 
 
-def _enclosing_decisions(lines: list[str]) -> dict[int, ast.stmt]:
+def _enclosing_decisions(lines: list[str]) -> dict[int, ast.For | ast.While | ast.If]:
     """Each line inside a `for`/`while`/`if` body -> the innermost such statement (for the header line)."""
     try:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:
         return {}
-    owner: dict[int, ast.stmt] = {}
+    owner: dict[int, ast.For | ast.While | ast.If] = {}
     for node in ast.walk(tree):  # outer statements first: inner ones overwrite
         if isinstance(node, (ast.For, ast.While, ast.If)):
             for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
