@@ -146,7 +146,8 @@ def _redirect_diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic
     start = len(text) - len(text.lstrip())
     return Diagnostic(
         where, len(text[:start].encode()), where, len(text.encode()), "information", CATEGORY,
-        f"this line asks for `{device}`, which this machine does not have: fxlens made those tensors on the meta device",
+        f"this line asks for `{device}`, which this machine does not have: "
+        "fxlens made those tensors on the meta device",
         explanation="Without the accelerator, `device=\"cuda\"`, `.cuda()`, `.to(\"cuda\")` and "
                     "`with torch.device(\"cuda\")` fail in torch itself; the graph's operators are the same on "
                     "every device, so fxlens builds and runs them on meta (no weights are allocated).",

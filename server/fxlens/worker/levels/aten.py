@@ -91,7 +91,8 @@ def nodes_of(ep: Any, path: str, lines: list[str], names: SampledSizes, twins: d
                      value=value, scope=_scope(n))
         if isinstance(n.target, torch._ops.OpOverload):
             entry.overload = n.target._overloadname
-        where = innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
+        where = (innermost_user_line(n.meta.get("stack_trace", ""), path)
+                 if n.op not in ("placeholder", "output") else None)
         if where:
             function, line = where
             span = whole_line(line, lines)
@@ -110,7 +111,8 @@ def line_counts(ep: Any, path: str) -> list[list[int]]:
     out): what specialise.py compares between the example's graph and the grown one."""
     counts: dict[int, int] = {}
     for n in ep.graph.nodes:
-        where = innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
+        where = (innermost_user_line(n.meta.get("stack_trace", ""), path)
+                 if n.op not in ("placeholder", "output") else None)
         if where:
             counts[where[1]] = counts.get(where[1], 0) + 1
     return [[line, count] for line, count in sorted(counts.items())]
@@ -144,7 +146,7 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: st
             seconds = time.perf_counter() - started
             return {**program_summary(exported[0]), "lines": line_counts(exported[0], path),
                     "described": describe(exported[0], seconds) if describe else None}
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001  the user's code failing for larger sizes: a hint says where
             frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
             return {"error": message_text(error), "line": frames[-1][2] if frames else None}
 
@@ -154,7 +156,7 @@ def _grown_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: st
         try:
             with without_stack_traces():
                 return more(exported[0])
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001  the deeper level's work on the grown program: its note says why
             return {"error": message_text(error)}
 
     return Beside(summary, partial(after, then) if then is not None else None)
@@ -204,7 +206,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
         grown = _grown_export(example.instance, grown_inputs, grown_kwargs, path, rebuild, grown_then, describe_program)
     try:
         ran = export_example(example.instance, example.inputs, example.kwargs, rebuild)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the export of the user's code failing: the level's diagnostic
         if grown is not None:
             grown.cancel()
         diagnostic = classify(error, path, lines, "trace", "aten", class_span)

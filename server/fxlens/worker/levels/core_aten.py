@@ -41,8 +41,9 @@ def _grown_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebu
     def summary() -> dict:
         try:
             with trace_aten.without_stack_traces():  # only sizes come back
-                return trace_aten.program_summary(decompose(trace_aten.export_example(module, inputs, kwargs, rebuild).value))
-        except Exception as error:
+                exported = trace_aten.export_example(module, inputs, kwargs, rebuild).value
+                return trace_aten.program_summary(decompose(exported))
+        except Exception as error:  # noqa: BLE001  the grown inputs failing: the note says the sizes are the example's
             return {"error": message_text(error)}
 
     return Beside(summary)
@@ -63,11 +64,12 @@ class FromAten:
     beside: Optional[Beside] = None  # its process holding the grown program (see aten.run's `grown_then`)
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromAten = FromAten(),
+def run(example: Any, path: str, lines: list[str], class_span: Span, aten: Optional[FromAten] = None,
         names: bool = True) -> LevelResult:
     """`aten`: what the aten level left (FromAten); `names=False`: nobody reads the shapes (a check), so no grown
     program is decomposed: its only use here is naming B and T."""
     started = time.perf_counter()
+    aten = aten if aten is not None else FromAten()
     exported, export_failed, beside = aten.exported, aten.failed, aten.beside
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: torch.export needs them")
@@ -89,7 +91,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromA
         if exported is None:
             exported = trace_aten.export_for(example)
         decomposed = decompose(exported)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  torch failing on the user's program: the level's diagnostic
         if grown is not None:
             grown.cancel()
         # an export failure is torch.export's, classified as the aten level's are

@@ -249,8 +249,8 @@ def _grown_explained(example: Any, start: str, free: list) -> Beside:
             graphs = _explained(example, start, example.unflat(grow(example.flat(), free))).value.graphs
         except Exception as error:  # noqa: BLE001  e.g. a size check the grown sizes fail: said in the note
             return {"error": message_text(error)}
-        return {"graphs": [{"signature": _signature(g), "sizes": {n.name: plain_sizes(_value(n)) for n in g.graph.nodes}}
-                           for g in graphs]}
+        return {"graphs": [{"signature": _signature(g),
+                            "sizes": {n.name: plain_sizes(_value(n)) for n in g.graph.nodes}} for g in graphs]}
 
     return Beside(summary)
 
@@ -284,7 +284,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
     grown = _grown_explained(example, start, free) if free else None
     try:
         ran = _explained(example, start)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the user's forward failing under dynamo: the level's diagnostic
         if grown is not None:
             grown.cancel()
         diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)

@@ -302,7 +302,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: Opt
     started = time.perf_counter()
     try:
         gm, plain_failure = _graph_for(example, path)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the user's forward failing to trace: the level's diagnostic
         diagnostic = classify(error, path, lines, "trace", "fx", class_span)
         return LevelResult("fx", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     values: dict[str, Any] = {}

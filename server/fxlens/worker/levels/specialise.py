@@ -114,7 +114,8 @@ def _enclosing_decisions(lines: list[str]) -> dict[int, ast.For | ast.While | as
     return owner
 
 
-def _count_hints(before: dict[int, int], after: dict[int, int], sizes: list[FreeSize], lines: list[str]) -> list[Diagnostic]:
+def _count_hints(before: dict[int, int], after: dict[int, int], sizes: list[FreeSize],
+                 lines: list[str]) -> list[Diagnostic]:
     changed = sorted(line for line in set(before) | set(after) if before.get(line, 0) != after.get(line, 0))
     decisions = _enclosing_decisions(lines) if changed else {}
     by_header: dict[int, list[int]] = {}
@@ -131,8 +132,8 @@ def _count_hints(before: dict[int, int], after: dict[int, int], sizes: list[Free
             read = _sizes_read(ast.unparse(test), sizes) or _by_ratio(n, m, sizes)
         else:
             read = _sizes_read(lines[header - 1] if 0 < header <= len(lines) else "", sizes) or _by_ratio(n, m, sizes)
-        found.append(_hint(header, lines, _count_message(statement if statement and statement.lineno == header else None,
-                                                          read or sizes, n, m)))
+        decision = statement if statement and statement.lineno == header else None
+        found.append(_hint(header, lines, _count_message(decision, read or sizes, n, m)))
     return found
 
 

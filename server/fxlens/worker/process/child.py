@@ -74,7 +74,7 @@ def _report_self_kills_with_a_stack(dump: Any) -> None:
         target = args[0]
         own = target in (me, 0, -group) if event == "os.kill" else target in (group, 0)
         if own:
-            dump.write("%s(own process, %s) called\n" % (event, args[1]))
+            dump.write(f"{event}(own process, {args[1]}) called\n")
             dump.flush()
             faulthandler.dump_traceback(file=dump, all_threads=False)
 
