@@ -294,7 +294,7 @@ class Analysis(Building):
             trace = TABLE[level]
             try:
                 result = trace(example, self.path, self.lines, class_span, started.context)
-            except Exception as error:  # noqa: BLE001  fxlens's own bug: this level says so, the other classes still trace
+            except Exception as error:  # noqa: BLE001  fxlens's own bug: said for this level, other classes trace on
                 result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
             bound_level(result)
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
