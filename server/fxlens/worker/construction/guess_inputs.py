@@ -57,7 +57,7 @@ def cannot_allocate(error: BaseException) -> bool:
 
 
 # an input is one tensor, or a tuple of them (an LSTM's `(h, c)`)
-Input = Union[Guess, tuple[Guess, ...]]
+Input = Guess | tuple[Guess, ...]
 
 
 def make(value: Input) -> Any:
