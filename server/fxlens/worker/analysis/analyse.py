@@ -120,7 +120,7 @@ class Analysis(Building):
                                                       f"SyntaxError: {error.msg}",
                                                       "The file does not parse; fxlens keeps the last good result."))
             return self.report
-        except BaseException as error:  # anything the user's top level raises
+        except BaseException as error:  # noqa: BLE001  anything the user's top level raises
             self.report.diagnostics.append(bound_diagnostic(classify(error, self.path, self.lines, "load", None,
                                                                      whole_line(1, self.lines), self.surface)))
             return self.report
@@ -142,7 +142,7 @@ class Analysis(Building):
         # every class needed is built (a child is traced as the instance its parent builds), only some traced
         examples = self._build_all([s for s in sources if s.name not in self.failed], loaded)
         if self.pass_request is not None:
-            self._run_pass(sources, examples, emit)
+            self._run_pass(self.pass_request, sources, examples, emit)
             return self.report
         wanted = [s for s in sources if self.only is None or s.name in self.only]
         # all before any trace: a forward may change a global another class's fingerprint reads
@@ -182,13 +182,13 @@ class Analysis(Building):
             emit(messages.ClassCost(name, to_json(cost), hashed))
         self.costs_due = []
 
-    def _run_pass(self, sources: list[ClassSource], examples: dict[str, Any], emit: Emit) -> None:
+    def _run_pass(self, asked: messages.PassRequest, sources: list[ClassSource], examples: dict[str, Any],
+                  emit: Emit) -> None:
         from fxlens.worker.passes import runner  # torch.ao is imported only when a pass runs
 
         source = next((s for s in sources if self.only is None or s.name in self.only), None)
         if source is None:
             return  # no such Module class: the file report's module_classes say which there are
-        asked = self.pass_request
         # a built-in pass names no file: it is the model's
         request = replace(asked, path=asked.path or self.path, text=self.text if asked.text is None else asked.text)
         target = runner.Target(examples.get(source.name), source.name, self.path, self.lines,
@@ -256,7 +256,8 @@ class Analysis(Building):
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
             # a Diagnostic, a failing directive's [error, note at the directive], or why it cannot be built
-            diagnostics = example if isinstance(example, list) else [example if isinstance(example, Diagnostic) else Diagnostic(
+            diagnostics = example if isinstance(example, list) else [
+                example if isinstance(example, Diagnostic) else Diagnostic(
                 class_span.line, class_span.col, class_span.end_line, class_span.end_col, "error",
                 "construction", f"fxlens cannot build {source.name}: {example}",
                 "Without an instance there is nothing to trace.",
@@ -293,7 +294,7 @@ class Analysis(Building):
             trace = TABLE[level]
             try:
                 result = trace(example, self.path, self.lines, class_span, started.context)
-            except Exception as error:  # fxlens's own bug: this level says so, the other classes still trace
+            except Exception as error:  # noqa: BLE001  fxlens's own bug: said for this level, other classes trace on
                 result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
             bound_level(result)
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
@@ -310,7 +311,8 @@ class Analysis(Building):
     def _internal(self, error: Exception, level: str, span: Span) -> Diagnostic:
         return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "internal",
                           f"{type(error).__name__}: {error}", "fxlens itself failed while tracing this level; "
-                          "this is a bug in fxlens.", "Please report it with this file; other classes are not affected.",
+                          "this is a bug in fxlens.",
+                          "Please report it with this file; other classes are not affected.",
                           level=level)
 
     def _reproducing(self, source: ClassSource, example: building.Example) -> str:

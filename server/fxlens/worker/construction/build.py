@@ -7,6 +7,7 @@ import inspect
 import sys
 import types
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Optional, Sequence
 
 import torch
@@ -108,7 +109,7 @@ def _no_arg_instance(cls: type) -> Optional[Any]:
         return None
     try:
         return cls()
-    except Exception:
+    except Exception:  # noqa: BLE001  a constructor that fails without arguments just needs some
         return None
 
 
@@ -147,7 +148,7 @@ def _package_modules(module: types.ModuleType) -> list[type]:
     return list(found.values())
 
 
-def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: ast.Module,
+def build_alone(source: ClassSource, cls: type[nn.Module], module: types.ModuleType, tree: ast.Module,
                 device: str, roots: Sequence[str] = (), index: Optional[package_calls.Index] = None
                 ) -> tuple[nn.Module, Build]:
     """Construct `cls` with no arguments, a config object of defaults, the arguments of a call found in
@@ -183,13 +184,13 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
     for call in calls_to(tree, name):
         try:
             args = [evaluate(a, namespace, source_path(module)) for a in call.args]
-            kw = {}
+            kw: dict[str, Any] = {}
             for keyword in call.keywords:  # `**sizes` too: a function's local makes the call the function's
                 value = evaluate(keyword.value, namespace, source_path(module))
                 kw.update({keyword.arg: value} if keyword.arg else value)
-        except Exception:
+        except Exception:  # noqa: BLE001  a call whose arguments cannot be evaluated here: the next one
             continue
-        return (on_device(device, lambda: cls(*args, **kw)),
+        return (on_device(device, partial(cls, *args, **kw)),
                 Build("call-in-file", detail=f"{ast.unparse(call)} (line {call.lineno})", device=device,
                       directive=ast.unparse(call)))
     made_here = lambda make: on_device(device, make)  # noqa: E731
@@ -208,11 +209,12 @@ def build_alone(source: ClassSource, cls: type, module: types.ModuleType, tree: 
         values = ", ".join(f"{k}={spelled[k]}" for k in kwargs)
         return on_device(device, lambda: cls(**kwargs)), Build("guessed", detail=values, device=device,
                                                                directive=f"{name}({values})")
-    fixed = {k: module_arguments.Option(v, spelled[k]) for k, v in kwargs.items() if spelled[k]}
+    fixed = {k: module_arguments.Option(v, spelling) for k, v in kwargs.items() if (spelling := spelled[k])}
     try:
         around = guessing.Around(_file_modules(module) + _package_modules(module), source.node, namespace)
         made = guessing.guess(cls, required, fixed, around, lambda args, kw: on_device(
-            device, lambda: cls(*map(module_arguments.made, args), **{k: module_arguments.made(v) for k, v in kw.items()})))
+            device, lambda: cls(*map(module_arguments.made, args),
+                                **{k: module_arguments.made(v) for k, v in kw.items()})))
     except guessing.NoGuess as reason:
         missing = [f"`{p.name}`" for p in required if p.name not in kwargs]
         listed = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
@@ -244,7 +246,7 @@ def split_directive(text: str, path: str, line: Optional[int] = None, col: int =
     expr = ast.parse(text, filename=path, mode="eval").body
     if line is not None:
         for node in ast.walk(expr):
-            if hasattr(node, "lineno"):
+            if isinstance(node, (ast.expr, ast.keyword, ast.arg)):  # the nodes of an expression with a position
                 one_line = node.lineno == getattr(node, "end_lineno", node.lineno) == 1
                 node.lineno = node.end_lineno = line
                 if one_line:
@@ -266,7 +268,7 @@ def checked_call(instance: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple,
     return tuple(args), dict(kwargs)
 
 
-def from_directive(source: ClassSource, cls: type, module: types.ModuleType, device: str, column: int = 0
+def from_directive(source: ClassSource, cls: type[nn.Module], module: types.ModuleType, device: str, column: int = 0
                    ) -> Example:
     """Build and call as the directive says. Raises DirectiveFailed when its expression raises, and
     CannotBuild when it builds anything but the class it sits above."""
@@ -278,7 +280,8 @@ def from_directive(source: ClassSource, cls: type, module: types.ModuleType, dev
     except Exception as error:
         raise DirectiveFailed("construction", error) from error
     if type(instance) is not cls and type(instance).__name__ != source.name:
-        what = type(instance).__name__ if isinstance(instance, nn.Module) else f"{type(instance).__name__}, not an nn.Module"
+        built = type(instance).__name__
+        what = built if isinstance(instance, nn.Module) else f"{built}, not an nn.Module"
         raise CannotBuild(f"the directive above `class {source.name}` builds a `{what}`: "
                           f"it must build the class it sits above")
     example = Example(instance, Build("directive", "none", detail=source.directive or "", device=device,
@@ -333,7 +336,7 @@ def _specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: dic
             free = (dims[index] if dims and index < len(dims) else None) or [{}] * len(value)
             parts = [InputSpec(str(i), [f.get(d, s) for d, s in enumerate(v.shape)], dtype_name(v.dtype))
                      for i, (v, f) in enumerate(zip(value, free))]
-            text = ", ".join(f"Tensor({', '.join(map(str, part.shape))}) {part.dtype}" for part in parts)
+            text = ", ".join(f"Tensor({', '.join(map(str, part.shape or []))}) {part.dtype}" for part in parts)
             specs.append(InputSpec(name, value=f"tuple[{text}]", parts=parts, keyword=keyword))
         else:
             specs.append(InputSpec(name, value=repr(value)[:80], keyword=keyword))

@@ -35,10 +35,12 @@ def in_plain_words(error: BaseException) -> str:
     if method:
         return f".{method.group(1)}() cannot run on the meta device (meta tensors hold no values)"
     if "meta tensor" in text and ("no data" in text or "copy out" in text):
-        return "reading tensor values (.tolist(), .cpu(), numpy) cannot run on the meta device (meta tensors hold no values)"
+        return ("reading tensor values (.tolist(), .cpu(), numpy) cannot run on the meta device "
+                "(meta tensors hold no values)")
     if "meta device" in text and "numpy" in text:
         return "numpy cannot read a tensor on the meta device (meta tensors hold no values)"
     if "data-independent implementation does not exist" in text:
         op = re.search(r"for (torch\.\w+\(\))", text)
-        return f"{op.group(1) if op else 'a data-dependent operation'} cannot run on the meta device (its result size depends on values)"
+        what = op.group(1) if op else "a data-dependent operation"
+        return f"{what} cannot run on the meta device (its result size depends on values)"
     return f"{type(error).__name__}: {text}"

@@ -5,24 +5,33 @@ from __future__ import annotations
 
 import functools
 from functools import partial
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from torch import nn
 
 from fxlens.report import Build, Diagnostic
 from fxlens.worker.construction import build as building
+from fxlens.worker.construction import package_calls
 from fxlens.worker.construction import package_parents
 from fxlens.worker.load import loader
 from fxlens.worker.construction.children import in_plain_words
 from fxlens.worker.construction.notes import directive_column, directive_failed
 from fxlens.worker.load.discover import ClassSource
 from fxlens.worker.failures.classify import classify, whole_line
-from fxlens.worker.construction.infer import guessed_params, infer_inputs, record_children
+from fxlens.worker.construction.infer import Recorded, guessed_params, infer_inputs, record_children
 from fxlens.worker.levels import fx as trace_fx
 
 
 class Building:
     """The steps that make each class's Example (mixed into Analysis, which holds the state)."""
+
+    # the state and the step runner Analysis provides (analysis/analyse.py)
+    path: str
+    lines: list[str]
+    roots: list[str]
+    namespace: dict[str, Any]
+    package_index: package_calls.Index
+    _at: Callable[..., Any]
 
     def _is_module(self, module: Any, source: ClassSource) -> bool:
         obj = module.__dict__.get(source.name)
@@ -56,7 +65,8 @@ class Building:
                 pending = self._adopt_from_package_networks(sources, examples)
         return examples
 
-    def _adopt_from_package_networks(self, sources: list[ClassSource], examples: dict[str, Any]) -> list[ClassSource]:
+    def _adopt_from_package_networks(self, sources: list[ClassSource],
+                                     examples: dict[str, Any]) -> list[ClassSource]:
         """The classes without inputs traced as instances that networks of other files build (see
         package_parents); the sources adopted, so that they hand inputs on to their own children."""
         # every example has been through `_infer` by now: no guess is tried again here
@@ -75,14 +85,16 @@ class Building:
             try:
                 example = self._construct(source, loaded, device)
             except building.CannotBuild as reason:
-                return directive_failed(source, reason, "construction", self.path, self.lines) if source.directive else reason
+                if source.directive:
+                    return directive_failed(source, reason, "construction", self.path, self.lines)
+                return reason
             except building.DirectiveFailed as failed:
                 last_error, stage = failed.error, failed.stage
                 continue
             except RecursionError as error:  # no device changes a recursion: the CPU would only run it again
                 last_error = error
                 break
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001  the user's constructor can raise anything: tried on the CPU
                 last_error = error
                 continue
             unhashable = self._unhashable(source, example.instance)
@@ -92,6 +104,8 @@ class Building:
                 example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
             example.rebuild = functools.cache(partial(self._rebuild_on_cpu, source, loaded))
             return example
+        # every try that did not return recorded its error
+        assert last_error is not None
         if source.directive:
             return directive_failed(source, last_error, stage, self.path, self.lines)
         return classify(last_error, self.path, self.lines, "construction", None, whole_line(source.line, self.lines))
@@ -153,6 +167,7 @@ class Building:
                        or _left_behind(examples[s.name], parent_name, parent))}
         if not any(type(sub) in wanted for sub in parent.instance.modules()):
             return []
+        calls: Recorded
         if parent.inputs is None:
             calls, failure = {}, self._why_no_inputs(parent_name, parent)
         else:

@@ -17,9 +17,10 @@ diagnostic saying so.
 from __future__ import annotations
 
 import sys
+import types
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -102,7 +103,7 @@ class _LackedToMeta(TorchFunctionMode):
 
 
 def _calling_line(path: str, depth: int = 2) -> int:
-    frame = sys._getframe(depth)
+    frame: Optional[types.FrameType] = sys._getframe(depth)
     while frame is not None:
         if frame.f_code.co_filename == path:
             return frame.f_lineno
@@ -145,7 +146,8 @@ def _redirect_diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic
     start = len(text) - len(text.lstrip())
     return Diagnostic(
         where, len(text[:start].encode()), where, len(text.encode()), "information", CATEGORY,
-        f"this line asks for `{device}`, which this machine does not have: fxlens made those tensors on the meta device",
+        f"this line asks for `{device}`, which this machine does not have: "
+        "fxlens made those tensors on the meta device",
         explanation="Without the accelerator, `device=\"cuda\"`, `.cuda()`, `.to(\"cuda\")` and "
                     "`with torch.device(\"cuda\")` fail in torch itself; the graph's operators are the same on "
                     "every device, so fxlens builds and runs them on meta (no weights are allocated).",

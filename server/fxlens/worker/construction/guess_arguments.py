@@ -96,8 +96,8 @@ def uses_in(init: Optional[ast.FunctionDef], names: list[str]) -> dict[str, Use]
     for node in ast.walk(init):
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
-            strings = [s.value for side in sides for s in ([side] if not isinstance(side, (ast.Tuple, ast.List, ast.Set))
-                                                            else side.elts)
+            strings = [s.value for side in sides
+                       for s in (side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side])
                        if isinstance(s, ast.Constant) and isinstance(s.value, str)]
             for side in sides:
                 use = param(side)
@@ -111,12 +111,12 @@ def uses_in(init: Optional[ast.FunctionDef], names: list[str]) -> dict[str, Use]
                     use.indexed = max(use.indexed, index.value)
                 else:
                     use.iterated = True
-            if isinstance(node.value, ast.Dict) and param(node.slice) is not None:  # `{"relu": ...}[act]`
-                use = param(node.slice)
-                use.literals += [k.value for k in node.value.keys
-                                 if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value not in use.literals]
-        elif isinstance(node, ast.Attribute) and param(node.value) is not None and isinstance(node.value, ast.Name):
-            param(node.value).attributes.add(node.attr)
+            if isinstance(node.value, ast.Dict) and (use := param(node.slice)) is not None:  # `{"relu": ...}[act]`
+                use.literals += [k.value for k in node.value.keys if isinstance(k, ast.Constant)
+                                 and isinstance(k.value, str) and k.value not in use.literals]
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+              and (use := param(node.value)) is not None):
+            use.attributes.add(node.attr)
         elif isinstance(node, ast.Call):
             use = param(node.func) if isinstance(node.func, ast.Name) else None
             if use is not None:
@@ -134,18 +134,19 @@ def uses_in(init: Optional[ast.FunctionDef], names: list[str]) -> dict[str, Use]
             use = param(node.iter) if isinstance(node.iter, ast.Name) else None
             if use is not None:
                 use.iterated = True
-        elif isinstance(node, (ast.If, ast.IfExp, ast.While)) and param(node.test) is not None:
-            param(node.test).truth = True
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and param(node.operand) is not None:
-            param(node.operand).truth = True
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While)) and (use := param(node.test)) is not None:
+            use.truth = True
+        elif (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+              and (use := param(node.operand)) is not None):
+            use.truth = True
         elif isinstance(node, ast.BoolOp):
             for value in node.values:
-                if isinstance(value, ast.Name) and param(value) is not None:
-                    param(value).truth = True
+                if isinstance(value, ast.Name) and (use := param(value)) is not None:
+                    use.truth = True
         elif isinstance(node, ast.BinOp):
             for side in (node.left, node.right):
-                if isinstance(side, ast.Name) and param(side) is not None:
-                    param(side).numeric = True
+                if isinstance(side, ast.Name) and (use := param(side)) is not None:
+                    use.numeric = True
     return found
 
 
@@ -154,7 +155,7 @@ def _annotation_text(annotation: Any) -> str:
         return ""
     if isinstance(annotation, str):
         return annotation
-    return getattr(annotation, "__name__", None) if isinstance(annotation, type) else str(annotation)
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
 
 
 def kind_of(name: str) -> Optional[str]:
@@ -234,7 +235,8 @@ def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], cl
 def _fit_heads(combo: dict[str, Option], kinds: dict[str, Optional[str]], siblings: dict[str, Any]) -> None:
     """Make every width divisible by the number of heads (an attention layer asserts it)."""
     heads = [o.value for n, o in combo.items() if kinds[n] == "heads" and isinstance(o.value, int)]
-    heads += [v for n, v in siblings.items() if kind_of(n) == "heads" and isinstance(v, int) and not isinstance(v, bool)]
+    heads += [v for n, v in siblings.items()
+              if kind_of(n) == "heads" and isinstance(v, int) and not isinstance(v, bool)]
     if not heads:
         return
     step = math.lcm(*[h for h in heads if h > 0] or [1])
@@ -248,7 +250,8 @@ def _fit_groups(combo: dict[str, Option], kinds: dict[str, Optional[str]], sibli
     """Make every channel count a multiple of the group count (GroupNorm asserts it): `in_channels` beside
     `resnet_groups=32` becomes 32, not 3."""
     groups = [o.value for n, o in combo.items() if kinds[n] == "groups" and isinstance(o.value, int)]
-    groups += [v for n, v in siblings.items() if kind_of(n) == "groups" and isinstance(v, int) and not isinstance(v, bool)]
+    groups += [v for n, v in siblings.items()
+               if kind_of(n) == "groups" and isinstance(v, int) and not isinstance(v, bool)]
     step = max((g for g in groups if g > 1), default=1)
     for name, option in combo.items():
         if kinds[name] in ("channels", "dim") and isinstance(option.value, int) and not isinstance(option.value, bool) \
@@ -334,7 +337,7 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
         kwargs = {n: o.value for n, o in combo.items() if n not in positional}
         try:
             instance = build(args, kwargs)
-        except Exception as error:  # the user's constructor rejecting a guess is expected
+        except Exception as error:  # noqa: BLE001  the user's constructor rejecting a guess is expected
             last = error
             continue
         texts = {n: o.text for n, o in combo.items()}
@@ -346,7 +349,8 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
     raise NoGuess(f"no guess built it (last: {type(last).__name__}: {last})" if last else "no guess built it")
 
 
-def _named_by(error: Optional[BaseException], params: list[inspect.Parameter], given: dict) -> Optional[inspect.Parameter]:
+def _named_by(error: Optional[BaseException], params: list[inspect.Parameter],
+              given: dict) -> Optional[inspect.Parameter]:
     """A parameter with a default that the constructor's error asks for by name (`depth` must be passed)."""
     text = str(error) if error is not None else ""
     for param in params:
@@ -375,7 +379,8 @@ def forwarded(cls: type, required: bool = True) -> list[inspect.Parameter]:
         return []
     passed = {k.arg for k in call.keywords if k.arg}
     try:
-        theirs = list(inspect.signature(base.__init__).parameters.values())[1 + len(call.args):]
+        # base is a class, its own __init__ the function as written
+        theirs = list(inspect.signature(base.__init__).parameters.values())[1 + len(call.args):]  # type: ignore[misc]
     except (TypeError, ValueError):
         return []
     return [p.replace(kind=p.KEYWORD_ONLY) for p in theirs

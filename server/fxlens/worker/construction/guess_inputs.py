@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, TypeVar, Union
 
 import torch
 import torch.fx as fx
@@ -57,7 +57,7 @@ def cannot_allocate(error: BaseException) -> bool:
 
 
 # an input is one tensor, or a tuple of them (an LSTM's `(h, c)`)
-Input = Union[Guess, tuple[Guess, ...]]
+Input = Guess | tuple[Guess, ...]
 
 
 def make(value: Input) -> Any:
@@ -72,6 +72,11 @@ def why_of(value: Input) -> str:
     return (value[0].why if value else "") if isinstance(value, tuple) else value.why
 
 
+def _each(value: Input, change: Callable[[Guess], Guess]) -> Input:
+    """`change` made to the guess, or to each guess of the tuple."""
+    return tuple(change(item) for item in value) if isinstance(value, tuple) else change(value)
+
+
 # the most pixels or voxels a guessed image is grown to: a plane of 224×224, a volume of 64³ (a volume of
 # 224³ is 5.7 GB for one 64-channel activation when the example runs on real CPU tensors)
 _LARGEST_GROWN_IMAGE = 64 ** 3
@@ -80,8 +85,10 @@ _LARGEST_GROWN_IMAGE = 64 ** 3
 def with_side(value: Input, side: int, why: str) -> Input:
     """The guess with its image sides (the SPATIAL-sized dims after batch and channels) at `side`; as it
     was when that image would be over _LARGEST_GROWN_IMAGE."""
-    if isinstance(value, tuple):
-        return tuple(with_side(item, side, why) for item in value)
+    return _each(value, lambda guess: _with_side(guess, side, why))
+
+
+def _with_side(value: Guess, side: int, why: str) -> Guess:
     if not isinstance(value, Guess) or value.fill == "ids":
         return value
     sides = [i for i, size in enumerate(value.shape) if i >= 2 and size == SPATIAL and i not in value.dims]
@@ -111,8 +118,10 @@ def named_size(error: Optional[BaseException]) -> Optional[tuple[int, int]]:
 
 def with_size(value: Input, rejected: int, wanted: int) -> Input:
     """The guess with its last dim of size `rejected` at `wanted` (no longer a free dim)."""
-    if isinstance(value, tuple):
-        return tuple(with_size(item, rejected, wanted) for item in value)
+    return _each(value, lambda guess: _with_size(guess, rejected, wanted))
+
+
+def _with_size(value: Guess, rejected: int, wanted: int) -> Guess:
     if not isinstance(value, Guess) or rejected not in value.shape:
         return value
     dim = len(value.shape) - 1 - value.shape[::-1].index(rejected)
@@ -123,22 +132,21 @@ def with_size(value: Input, rejected: int, wanted: int) -> Input:
 
 def labelled(values: list[Input], why: str) -> list[Input]:
     """The guesses, each saying `why` unless it already says where it comes from."""
-    def one(value: Input) -> Input:
-        if isinstance(value, tuple):
-            return tuple(one(item) for item in value)
+    def one(value: Guess) -> Guess:
         return value if value.why else replace(value, why=why)
-    return [one(value) for value in values]
+    return [_each(value, one) for value in values]
 
 
 def unconsumed(sibling: list[Input], param: str, first_param: str) -> list[Input]:
     """A parameter nothing in forward feeds to a layer (it is only measured, reduced, added or passed
     on): shaped like the first parameter's guesses (inputs that meet usually broadcast), then a small
     float tensor."""
-    alike = [] if param == first_param else labelled(
+    alike: list[Input] = [] if param == first_param else labelled(
         [replace(v, why="") if isinstance(v, Guess) else v for v in sibling if isinstance(v, Guess)],
         f"no layer consumes it: shaped like `{first_param}`")
     small = "no layer consumes it: a small float tensor"
-    return alike + [Guess((BATCH, 16), dims={0: "B"}, why=small), Guess((BATCH, SEQUENCE, 16), dims={0: "B", 1: "T"}, why=small)]
+    return [*alike, Guess((BATCH, 16), dims={0: "B"}, why=small),
+            Guess((BATCH, SEQUENCE, 16), dims={0: "B", 1: "T"}, why=small)]
 
 
 @dataclass
@@ -175,12 +183,14 @@ def _declared(root: nn.Module, names: tuple[str, ...]) -> Any:
     return None
 
 
-def _ids(table: nn.Module, rnn: Optional[nn.RNNBase], root: Optional[nn.Module] = None) -> list[Input]:
+def _ids(table: Union[nn.Embedding, nn.EmbeddingBag], rnn: Optional[nn.RNNBase],
+         root: Optional[nn.Module] = None) -> list[Input]:
     """Token ids: (B, T) in the RNN's layout, then (B,), then the context length the model declares (CLIP
     adds a positional table of exactly that length)."""
     sizes, names = _layout(rnn)
     high = table.num_embeddings
-    found = [Guess(sizes, torch.long, names, "ids", high), Guess((BATCH,), torch.long, {0: "B"}, "ids", high)]
+    found: list[Input] = [Guess(sizes, torch.long, names, "ids", high),
+                          Guess((BATCH,), torch.long, {0: "B"}, "ids", high)]
     context = _declared(root, _CONTEXT_NAMES) if root is not None else None
     if isinstance(context, int) and SEQUENCE != context and 0 < context <= _LONGEST_DECLARED:
         batch_dim = 1 if rnn is not None and not rnn.batch_first else 0
@@ -224,7 +234,9 @@ def _spatial(root: nn.Module, conv: nn.modules.conv._ConvNd) -> list[int]:
 
 def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
     """Input shapes this layer accepts, lowest rank first, with the free (batch/sequence) dims named."""
-    layer = consumer.layer if consumer else None
+    if consumer is None:
+        return []
+    layer = consumer.layer
     float_ = torch.float32
     if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
         return _ids(layer, consumer.rnn_after, root)
@@ -239,8 +251,9 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
         return [Guess((BATCH, *ns), dims={0: "B"}), Guess((BATCH, SEQUENCE, *ns), dims={0: "B", 1: "T"})]
     if isinstance(layer, nn.modules.batchnorm._BatchNorm):
         c = layer.num_features
-        extra = {nn.BatchNorm1d: [(), (SPATIAL,)], nn.BatchNorm2d: [(SPATIAL, SPATIAL)],
-                 nn.BatchNorm3d: [(SPATIAL,) * 3]}.get(type(layer), [()])
+        sides: dict[type, list[tuple[int, ...]]] = {
+            nn.BatchNorm1d: [(), (SPATIAL,)], nn.BatchNorm2d: [(SPATIAL, SPATIAL)], nn.BatchNorm3d: [(SPATIAL,) * 3]}
+        extra = sides.get(type(layer), [()])
         return [Guess((BATCH, c, *rest), dims={0: "B"}) for rest in extra]
     if isinstance(layer, nn.GroupNorm):  # channels first, of any rank; mostly images (U-Nets, VAEs)
         c = layer.num_channels
@@ -257,7 +270,7 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
         layer = layer.self_attn
     if isinstance(layer, nn.MultiheadAttention):
         # the query is embed_dim wide; a key or value (`attn(q, context, context)`) kdim or vdim
-        e = {1: layer.kdim, 2: layer.vdim}.get(consumer.position[0], layer.embed_dim) if consumer else layer.embed_dim
+        e = {1: layer.kdim, 2: layer.vdim}.get(consumer.position[0], layer.embed_dim)
         if layer.batch_first:
             return [Guess((BATCH, SEQUENCE, e), dims={0: "B", 1: "T"})]
         return [Guess((SEQUENCE, BATCH, e), dims={0: "T", 1: "B"})]
@@ -296,7 +309,10 @@ def by_name(name: str, root: nn.Module, consumer: Optional[Consumer]) -> list[In
     return []
 
 
-def first(root: nn.Module, kind: type) -> Optional[nn.Module]:
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
+
+
+def first(root: nn.Module, kind: type[ModuleT]) -> Optional[ModuleT]:
     return next((m for m in root.modules() if isinstance(m, kind)), None)
 
 
@@ -355,7 +371,7 @@ def first_consumer(graph: Union[fx.Graph, fx.GraphModule, None], root: nn.Module
     if start is None:
         return None
     for node, came_from in _breadth_first(start):
-        if node.op == "call_module":
+        if node.op == "call_module" and isinstance(node.target, str):  # a module's target is its path
             layer = root.get_submodule(node.target)
             if isinstance(layer, _ANY_SHAPE):
                 continue
@@ -365,6 +381,7 @@ def first_consumer(graph: Union[fx.Graph, fx.GraphModule, None], root: nn.Module
 
 def _rnn_reached(root: nn.Module, start: fx.Node) -> Optional[nn.RNNBase]:
     for node, _ in _breadth_first(start):
-        if node.op == "call_module" and isinstance(root.get_submodule(node.target), nn.RNNBase):
-            return root.get_submodule(node.target)
+        layer = root.get_submodule(node.target) if node.op == "call_module" and isinstance(node.target, str) else None
+        if isinstance(layer, nn.RNNBase):
+            return layer
     return None

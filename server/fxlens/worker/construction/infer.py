@@ -79,7 +79,8 @@ def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: 
                                      "the trace stopped before it reached a layer: the first layers' shapes")
     if consumer is None:
         return []
-    return guess_inputs.labelled(guess_inputs.by_layer(instance, consumer), f"first used by {type(consumer.layer).__name__}")
+    return guess_inputs.labelled(guess_inputs.by_layer(instance, consumer),
+                                 f"first used by {type(consumer.layer).__name__}")
 
 
 _NO_CACHE = ("the forward as trained, without the generation cache: its cache object is no tensor, "
@@ -123,14 +124,14 @@ def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "m
         options = _options(instance, graph, len(params), extra) or guess_inputs.labelled(
             guess_inputs.every_kind_of_leaf(instance), f"`{extra}` defaults to None, but forward uses it: "
             "the first layers' shapes")
-        params = params + [extra]
+        params = [*params, extra]
         for option in options:
-            tried = _first_that_runs(instance, params, per_param + [[option]], start, rebuild)
+            tried = _first_that_runs(instance, params, [*per_param, [option]], start, rebuild)
             if tried.inputs is not None or not _none_used(tried.error):
                 found = tried
                 if tried.inputs is not None:
                     break
-        per_param = per_param + [options[:1]]
+        per_param = [*per_param, options[:1]]
     return found
 
 
@@ -153,7 +154,8 @@ def _none_used(error: Optional[BaseException]) -> bool:
 # for another side (CIFAR's too)
 _LARGER_SIDES = (64, 224)
 _COMMON_SIDES = (32, 64, 224)
-_TOO_SMALL = ("Output size is too small", "Expected more than 1 spatial element", "can't be greater than actual input size")
+_TOO_SMALL = ("Output size is too small", "Expected more than 1 spatial element",
+              "can't be greater than actual input size")
 _NOT_ITS_SIDE = ("must match the size of tensor", "Attempting to broadcast a dimension", "is invalid for input of size")
 
 
@@ -224,7 +226,7 @@ def _first_rank_that_runs(instance: nn.Module, params: list[str], per_param: lis
                                                   f"{limit.summary}: these inputs are fxlens's guess, "
                                                   "unconfirmed by a whole run", kwargs, reasons)
             continue
-        except Exception as error:  # the user's forward rejecting this guess is expected
+        except Exception as error:  # noqa: BLE001  the user's forward rejecting this guess is expected
             # a None used is kept over later errors: the guess got far enough to need a parameter left out
             last_error = last_error if _none_used(last_error) else error
             continue
@@ -271,7 +273,7 @@ def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Option
             instance(*args, **kwargs)
     except _Enough:
         pass
-    except Exception as failure:  # the user's forward: the parent's own trace reports it
+    except Exception as failure:  # noqa: BLE001  the user's forward: the parent's own trace reports it
         error = failure
     finally:
         for handle in handles:

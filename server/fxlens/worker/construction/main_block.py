@@ -7,20 +7,23 @@ in place of their names, is one expression (`ActorCritic(gym.vector.SyncVectorEn
 evaluated like a directive and shown as the directive that pins the build. Only what the call needs
 runs, and only what the `safe` policy runs at top level, assignments: nothing after the call (the
 training loop), no bare call, no `with` block's enter and exit. A name whose object a statement changes in
-place (`cfg.depth = 4`, `parser.add_argument(...)`) is not inlined: the call would get another object. A call inside a top-level `for` loop of
-the block takes the loop's first item (`for preset in PRESETS:` -> `next(iter(PRESETS))`).
+place (`cfg.depth = 4`, `parser.add_argument(...)`) is not inlined: the call would get another object. A call
+inside a top-level `for` loop of the block takes the loop's first item (`for preset in PRESETS:` ->
+`next(iter(PRESETS))`).
 """
 from __future__ import annotations
 
 import ast
 import copy
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeGuard
+
+from torch import nn
 
 from fxlens.worker.construction.package_calls import Found
 from fxlens.worker.load.loader import is_main_guard
 
 
-def build_by_main_block(cls: type, tree: ast.Module, namespace: dict, path: str,
+def build_by_main_block(cls: type[nn.Module], tree: ast.Module, namespace: dict, path: str,
                         on_device: Callable[[Callable[[], Any]], Any]) -> Optional[Found]:
     """`cls` as the file's `__main__` block builds it, or None (no call there builds it, or it fails here)."""
     found = construction(tree, cls.__name__)
@@ -33,7 +36,8 @@ def build_by_main_block(cls: type, tree: ast.Module, namespace: dict, path: str,
         return None
     if not isinstance(instance, cls):
         return None
-    return Found(instance, f"built by the `__main__` block: `{ast.unparse(call)[:80]}` (line {call.lineno})", expression)
+    return Found(instance, f"built by the `__main__` block: `{ast.unparse(call)[:80]}` (line {call.lineno})",
+                 expression)
 
 
 def construction(tree: ast.Module, name: str) -> Optional[tuple[ast.Call, str]]:
@@ -93,17 +97,18 @@ def _learn(stmt: ast.stmt, known: dict[str, ast.expr]) -> None:
         known[name] = _UNKNOWN
     value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+    names = [target.id for target in targets if isinstance(target, ast.Name)]
     inlined = _inlined(value, known) if value is not None else None
-    if targets and all(isinstance(t, ast.Name) for t in targets) and inlined is not None:
-        for target in targets:
-            known[target.id] = inlined
+    if targets and len(names) == len(targets) and inlined is not None:
+        for assigned in names:
+            known[assigned] = inlined
         return
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             known[node.id] = _UNKNOWN
 
 
-def _builds(node: ast.AST, name: str) -> bool:
+def _builds(node: ast.AST, name: str) -> TypeGuard[ast.Call]:
     """`Name(...)`, or a classmethod of it: `Name.from_preset(...)`."""
     if not isinstance(node, ast.Call):
         return False

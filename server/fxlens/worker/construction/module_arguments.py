@@ -90,6 +90,10 @@ def module_options(param: inspect.Parameter, count: int, classes: list[type], na
     return []
 
 
+def _repeated(make: Callable[[], nn.Module], count: int) -> nn.ModuleList:
+    return nn.ModuleList(make() for _ in range(count))
+
+
 def _options(kinds: list[type], names: dict, guess_nested: NestedGuess, count: Optional[int]) -> list[Option]:
     options = []
     for kind in kinds:
@@ -109,7 +113,7 @@ def _options(kinds: list[type], names: dict, guess_nested: NestedGuess, count: O
         if count is None:
             options.append(Option(Part(one), text))
         else:
-            options.append(Option(Part(lambda one=one: nn.ModuleList(one() for _ in range(count))),
+            options.append(Option(Part(partial(_repeated, one, count)),
                                   f"torch.nn.ModuleList([{text} for _ in range({count})])"))
         if len(options) == MAX_OPTIONS:
             break

@@ -167,7 +167,8 @@ def shrunk(value: Any, changes: list[str], name: str = "") -> Any:
                 shrunk_fields[key] = type(item)(item[:per_layer[len(item)]])
         if any(shrunk_fields[k] is not counts[k] for k in counts):
             try:
-                clone = dataclasses.replace(value, **shrunk_fields) if dataclasses.is_dataclass(value) else copy.copy(value)
+                is_instance = dataclasses.is_dataclass(value) and not isinstance(value, type)
+                clone = dataclasses.replace(value, **shrunk_fields) if is_instance else copy.copy(value)
             except (TypeError, ValueError):
                 clone = copy.copy(value)
             for key, shrunk_value in shrunk_fields.items():
@@ -211,12 +212,13 @@ def _capturing(cls: type, shrinkable: list[type], changes: list[str]) -> tuple[C
                 capture.made.append(self)
         return init
 
+    # each class's own __init__, patched for the run and put back (mypy would only have instances' untouched)
     for kind, original in originals.items():
-        kind.__init__ = shrinking(kind, original)
+        kind.__init__ = shrinking(kind, original)  # type: ignore[misc]
 
     def restore() -> None:
         for kind, original in originals.items():
-            kind.__init__ = original
+            kind.__init__ = original  # type: ignore[misc]
     return capture, restore
 
 
@@ -229,17 +231,21 @@ def _spelled(value: Any, capture: Capture, names: dict, depth: int = 0) -> Optio
     if isinstance(value, type):  # a block class handed in (`ResidualNet(PlainUnit, [2, 2, 2, 2])`)
         return named(value, names)
     if isinstance(value, (tuple, list)):
-        parts = [_spelled(v, capture, names, depth + 1) for v in value]
-        if any(p is None for p in parts):
+        parts = _all_spelled([_spelled(v, capture, names, depth + 1) for v in value])
+        if parts is None:
             return None
-        return f"({', '.join(parts)}{',' if len(parts) == 1 else ''})" if isinstance(value, tuple) else f"[{', '.join(parts)}]"
+        if isinstance(value, tuple):
+            return f"({', '.join(parts)}{',' if len(parts) == 1 else ''})"
+        return f"[{', '.join(parts)}]"
     kind = type(value)
     if named(kind, names) is None:
         return None
     if dataclasses.is_dataclass(value):
-        fields = [(f.name, _spelled(getattr(value, f.name), capture, names, depth + 1))
-                  for f in dataclasses.fields(value) if f.init]
-        return None if any(s is None for _, s in fields) else f"{named(kind, names)}({', '.join(f'{k}={s}' for k, s in fields)})"
+        fields = [f.name for f in dataclasses.fields(value) if f.init]
+        spelled = _all_spelled([_spelled(getattr(value, name), capture, names, depth + 1) for name in fields])
+        if spelled is None:
+            return None
+        return f"{named(kind, names)}({', '.join(f'{k}={s}' for k, s in zip(fields, spelled))})"
     if id(value) in capture.calls:
         return _call(capture.calls[id(value)], capture, names, depth + 1)
     return None
@@ -247,10 +253,18 @@ def _spelled(value: Any, capture: Capture, names: dict, depth: int = 0) -> Optio
 
 def _call(call: tuple[type, tuple, dict], capture: Capture, names: dict, depth: int = 0) -> Optional[str]:
     kind, args, kwargs = call
-    parts = [_spelled(a, capture, names, depth) for a in args] + [
-        (lambda s: None if s is None else f"{k}={s}")(_spelled(v, capture, names, depth)) for k, v in kwargs.items()]
+    parts = _all_spelled([_spelled(a, capture, names, depth) for a in (*args, *kwargs.values())])
     spelling = named(kind, names)
-    return None if spelling is None or any(p is None for p in parts) else f"{spelling}({', '.join(parts)})"
+    if spelling is None or parts is None:
+        return None
+    keywords = [f"{k}={s}" for k, s in zip(kwargs, parts[len(args):])]
+    return f"{spelling}({', '.join([*parts[:len(args)], *keywords])})"
+
+
+def _all_spelled(parts: list[Optional[str]]) -> Optional[list[str]]:
+    """The parts, or None when any of them has no spelling."""
+    spelled = [p for p in parts if p is not None]
+    return spelled if len(spelled) == len(parts) else None
 
 
 def named(kind: type, names: dict) -> Optional[str]:
@@ -309,7 +323,7 @@ def _build_at(site: Site, cls: type, own_module: str, namespace: dict,
         except NameError:
             # the call's arguments are the function's locals: run the function (a factory, a registry entry)
             function = namespace.get(site.function.name) if site.function is not None else None
-            if not callable(function) or not _is_factory(site.function, site.call):
+            if site.function is None or not callable(function) or not _is_factory(site.function, site.call):
                 raise
             reached = site.function.name
             how = f"`{reached}()`"

@@ -58,7 +58,7 @@ def networks_building(index: package_calls.Index, names: list[str], own_path: st
 
 def _at_defaults(cls: type) -> bool:
     try:
-        parameters = inspect.signature(cls.__init__).parameters.values()
+        parameters = inspect.signature(cls.__init__).parameters.values()  # type: ignore[misc]  # a class's own
     except (TypeError, ValueError):
         return False
     return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)

@@ -22,7 +22,8 @@ def _layout(value: torch.Tensor) -> Optional[list[int]]:
     The layout matters: a forward may call `.contiguous()`, which torch records only when it copies."""
     if value.is_contiguous() or value.dim() < 2:
         return None
-    order = sorted(range(value.dim()), key=lambda d: -value.stride(d))
+    strides = value.stride()
+    order = sorted(range(value.dim()), key=lambda d: -strides[d])
     expected = 1
     for dim in reversed(order):
         if value.size(dim) != 1 and value.stride(dim) != expected:

@@ -242,8 +242,8 @@ RULES: tuple[Rule, ...] = (
 # how a reader puts a fix into effect, in the words of where they read it: the editor's folders and settings,
 # the CLI's current directory and flags
 WHERE = {
-    "editor": {"roots": "the workspace folders and their `src/`", "from_root": "open your project's root folder in the editor",
-               "python": "the `fxlens.python` setting"},
+    "editor": {"roots": "the workspace folders and their `src/`",
+               "from_root": "open your project's root folder in the editor", "python": "the `fxlens.python` setting"},
     "cli": {"roots": "the current directory and its `src/`", "from_root": "run fxlens from your project's root",
             "python": "`--python`"},
 }

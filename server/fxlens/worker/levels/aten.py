@@ -7,6 +7,7 @@ import os
 import re
 import time
 from contextlib import contextmanager
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
@@ -90,7 +91,8 @@ def nodes_of(ep: Any, path: str, lines: list[str], names: SampledSizes, twins: d
                      value=value, scope=_scope(n))
         if isinstance(n.target, torch._ops.OpOverload):
             entry.overload = n.target._overloadname
-        where = innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
+        where = (innermost_user_line(n.meta.get("stack_trace", ""), path)
+                 if n.op not in ("placeholder", "output") else None)
         if where:
             function, line = where
             span = whole_line(line, lines)
@@ -109,7 +111,8 @@ def line_counts(ep: Any, path: str) -> list[list[int]]:
     out): what specialise.py compares between the example's graph and the scaled one."""
     counts: dict[int, int] = {}
     for n in ep.graph.nodes:
-        where = innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
+        where = (innermost_user_line(n.meta.get("stack_trace", ""), path)
+                 if n.op not in ("placeholder", "output") else None)
         if where:
             counts[where[1]] = counts.get(where[1], 0) + 1
     return [[line, count] for line, count in sorted(counts.items())]
@@ -143,20 +146,20 @@ def _scaled_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: s
             seconds = time.perf_counter() - started
             return {**program_summary(exported[0]), "lines": line_counts(exported[0], path),
                     "described": describe(exported[0], seconds) if describe else None}
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001  the user's code failing for larger sizes: a hint says where
             frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
             return {"error": message_text(error), "line": frames[-1][2] if frames else None}
 
-    def after() -> dict:
+    def after(more: Callable[[Any], dict]) -> dict:
         if not exported:
             return {"error": "the export with larger batch/sequence sizes failed"}
         try:
             with without_stack_traces():
-                return then(exported[0])
-        except Exception as error:
+                return more(exported[0])
+        except Exception as error:  # noqa: BLE001  the deeper level's work on the scaled program: its note says why
             return {"error": message_text(error)}
 
-    return ForkedCall(summary, after if then is not None else None)
+    return ForkedCall(summary, partial(after, then) if then is not None else None)
 
 
 def twins_in(ep: Any, scaled: dict) -> tuple[dict[str, Any], str]:
@@ -197,12 +200,14 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
         free = None
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
-    scaled = (_scaled_export(example.instance, *example.unflat(scale_up(flat, free)), path, rebuild, scaled_then,
-                             describe_program)
-              if free else None)
+    scaled = None
+    if free:
+        scaled_inputs, scaled_kwargs = example.unflat(scale_up(flat, free))
+        scaled = _scaled_export(example.instance, scaled_inputs, scaled_kwargs, path, rebuild, scaled_then,
+                                describe_program)
     try:
         ran = export_example(example.instance, example.inputs, example.kwargs, rebuild)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the export of the user's code failing: the level's diagnostic
         if scaled is not None:
             scaled.cancel()
         diagnostic = classify(error, path, lines, "trace", "aten", class_span)
@@ -213,7 +218,8 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
     devices.note(example.build, ran)
     if describe_program is not None:
         programs.append(describe_program(ep, time.perf_counter() - started))
-    twins, note, names, scaled_summary = {}, "", SampledSizes({}), {}
+    twins: dict[str, Any] = {}
+    note, scaled_summary = "", {}
     if scaled is not None:
         try:
             scaled_summary = scaled.result()
@@ -224,9 +230,9 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
             twins, note = twins_in(ep, scaled_summary)
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
-        names = SampledSizes(free_sizes(flat, free))
-    nodes = nodes_of(ep, path, lines, names, twins)
-    hints = specialise.hints(example, free, scaled_summary, nodes, lines) if note and scaled_summary else []
+    sizes = SampledSizes(free_sizes(flat, free) if free else {})  # free: the scaled export ran
+    nodes = nodes_of(ep, path, lines, sizes, twins)
+    hints = specialise.hints(example, free, scaled_summary, nodes, lines) if free and note and scaled_summary else []
     overloads.add_flops(ep.graph, nodes)
     return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note,
                        schemas=overloads.schemas(ep.graph))

@@ -38,7 +38,8 @@ def scalar_loss(out: Any) -> tuple[torch.Tensor, str]:
         raise ValueError("the module returns no floating-point tensor to differentiate")
     if len(tensors) == 1 and tensors[0].dim() == 0:
         return tensors[0], ""
-    reduced = "out.sum()" if len(tensors) == 1 else f"the sum of out.sum() over its {len(tensors)} floating-point outputs"
+    reduced = ("out.sum()" if len(tensors) == 1
+               else f"the sum of out.sum() over its {len(tensors)} floating-point outputs")
     total = tensors[0].sum()
     for t in tensors[1:]:
         total = total + t.sum()
@@ -91,7 +92,7 @@ def value_bytes(value: Any) -> Optional[int]:
     if isinstance(value, torch.Tensor):
         try:
             return int(value.numel()) * value.element_size()
-        except Exception:  # a size known only at run time
+        except Exception:  # noqa: BLE001  a size known only at run time
             return None
     return None
 
@@ -163,7 +164,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
         if exported is None:
             exported = trace_aten.export_for(example)
         joint_module, loss, forward_module, backward_module = _differentiated(example, exported)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the user's code failing to differentiate: the level's diagnostic
         diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
         if exported is not None and diagnostic.category == "trace":
             diagnostic.explanation = (f"torch.export traced this module, but tracing its backward with "
@@ -186,7 +187,8 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     computing = [n for n in nodes if n.op not in ("placeholder", "output")]
     unlinked = sum(1 for n in computing if n.line is None)
     notes = [f"backward of {loss.reduced}" if loss.reduced else "backward of the module's scalar output",
-             f"saves {len(saved)} value{'s' if len(saved) != 1 else ''} for backward, {bytes_text(total)} at the example size"]
+             f"saves {len(saved)} value{'s' if len(saved) != 1 else ''} for backward, "
+             f"{bytes_text(total)} at the example size"]
     if unlinked:
         notes.append(f"{unlinked} node{'s' if unlinked != 1 else ''} map to no line of this file (torch carries "
                      f"no stack trace or seq_nr link to one: the loss fxlens adds, its gradient, library code)")

@@ -41,8 +41,9 @@ def _scaled_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, reb
     def summary() -> dict:
         try:
             with trace_aten.without_stack_traces():  # only sizes come back
-                return trace_aten.program_summary(decompose(trace_aten.export_example(module, inputs, kwargs, rebuild).value))
-        except Exception as error:
+                exported = trace_aten.export_example(module, inputs, kwargs, rebuild).value
+                return trace_aten.program_summary(decompose(exported))
+        except Exception as error:  # noqa: BLE001  the scaled inputs failing: the note says the sizes are the example's
             return {"error": message_text(error)}
 
     return ForkedCall(summary)
@@ -63,11 +64,12 @@ class FromAten:
     forked: Optional[ForkedCall] = None  # its process holding the scaled program (see aten.run's `scaled_then`)
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromAten = FromAten(),
+def run(example: Any, path: str, lines: list[str], class_span: Span, aten: Optional[FromAten] = None,
         names: bool = True) -> LevelResult:
     """`aten`: what the aten level left (FromAten); `names=False`: nobody reads the shapes (a check), so no scaled
     program is decomposed: its only use here is naming B and T."""
     started = time.perf_counter()
+    aten = aten if aten is not None else FromAten()
     exported, export_failed, forked = aten.exported, aten.failed, aten.forked
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: torch.export needs them")
@@ -83,12 +85,13 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromA
         forked.start_more()
         scaled = forked
     else:
-        scaled = _scaled_decomposed(example.instance, *example.unflat(scale_up(flat, free)), rebuild)
+        scaled_inputs, scaled_kwargs = example.unflat(scale_up(flat, free))
+        scaled = _scaled_decomposed(example.instance, scaled_inputs, scaled_kwargs, rebuild)
     try:
         if exported is None:
             exported = trace_aten.export_for(example)
         decomposed = decompose(exported)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  torch failing on the user's program: the level's diagnostic
         if scaled is not None:
             scaled.cancel()
         # an export failure is torch.export's, classified as the aten level's are
@@ -100,14 +103,15 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: FromA
             diagnostic.fix = ("The aten level's graph stands; a decomposition that fails is usually an op "
                               "without a core ATen decomposition (a custom op: register one) or a torch bug.")
         return _failed(diagnostic, started)
-    twins, note, names = {}, "", SampledSizes({})
+    twins: dict[str, Any] = {}
+    note = ""
     if scaled is not None:
         try:
             twins, note = trace_aten.twins_in(decomposed, scaled.more_result() if scaled is forked else scaled.result())
         except Lost:
             note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
-        names = SampledSizes(free_sizes(flat, free))
-    nodes = trace_aten.nodes_of(decomposed, path, lines, names, twins)
+    sizes = SampledSizes(free_sizes(flat, free) if free else {})  # free: the scaled export ran
+    nodes = trace_aten.nodes_of(decomposed, path, lines, sizes, twins)
     overloads.add_flops(decomposed.graph, nodes)
     return LevelResult(LEVEL, True, nodes, [], decomposed.graph_module.code, time.perf_counter() - started, note,
                        schemas=overloads.schemas(decomposed.graph))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import torch
 from torch import nn
@@ -107,9 +107,12 @@ def _first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
 
 
-def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, start: str = "meta",
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
+
+
+def run(step: Callable[[ModuleT, Any], Any], module: ModuleT, inputs: Any, start: str = "meta",
         rebuild: Optional[Callable[[], nn.Module]] = None, kinds: tuple[str, ...] = KINDS,
-        options: RunOptions = RunOptions()) -> Ran:
+        options: Optional[RunOptions] = None) -> Ran:
     """`step(module, inputs)` on the first kind of tensors (from `start`, among `kinds`, in that order) that
     can run it.
 
@@ -122,6 +125,7 @@ def run(step: Callable[[nn.Module, Any], Any], module: nn.Module, inputs: Any, s
     taken for an artefact of those weights and the next kind is tried. `options.traces`: the step traces the module
     (torch.export), so a data-dependent error on fake tensors is the code's own.
     """
+    options = options if options is not None else RunOptions()
     state, fake_device = _state(module), options.fake_device
     on_meta = any(t.device.type == "meta" for t in state.values())
     if state and not on_meta and "cpu" in kinds:

@@ -249,8 +249,8 @@ def _scaled_explained(example: Any, start: str, free: list) -> ForkedCall:
             graphs = _explained(example, start, example.unflat(scale_up(example.flat(), free))).value.graphs
         except Exception as error:  # noqa: BLE001  e.g. a size check the scaled sizes fail: said in the note
             return {"error": message_text(error)}
-        return {"graphs": [{"signature": _signature(g), "sizes": {n.name: plain_sizes(_value(n)) for n in g.graph.nodes}}
-                           for g in graphs]}
+        return {"graphs": [{"signature": _signature(g),
+                            "sizes": {n.name: plain_sizes(_value(n)) for n in g.graph.nodes}} for g in graphs]}
 
     return ForkedCall(summary)
 
@@ -284,7 +284,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
     scaled = _scaled_explained(example, start, free) if free else None
     try:
         ran = _explained(example, start)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the user's forward failing under dynamo: the level's diagnostic
         if scaled is not None:
             scaled.cancel()
         diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
@@ -292,10 +292,11 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
         return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
     devices.note(example.build, ran)
     explained = ran.value
-    twins, note, names = [], "", SampledSizes({})
+    twins: list[dict[str, Any]] = []
+    note = ""
     if scaled is not None:
         twins, note = _twins(explained.graphs, scaled)
-        names = SampledSizes(free_sizes(example.flat(), free))
+    names = SampledSizes(free_sizes(example.flat(), free) if free else {})  # free: the scaled run ran
     found = _breaks(explained.reasons, explained.logged, path, lines, class_span)
     diagnostics = [_diagnostic(b) for b in found]
     code = "\n".join(f"# graph {i}\n{g.code.strip()}\n" for i, g in enumerate(explained.graphs))

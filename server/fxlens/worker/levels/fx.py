@@ -6,6 +6,7 @@ import itertools
 import re
 import sys
 import time
+import types
 from typing import Any, Callable, Optional
 
 import torch
@@ -19,7 +20,6 @@ from fxlens.worker.levels.limitations import limitation_diagnostics
 from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, scale_up
 
-_HAS_POSITIONS = sys.version_info >= (3, 11)
 
 
 class SourceMappingTracer(fx.Tracer):
@@ -49,12 +49,12 @@ class SourceMappingTracer(fx.Tracer):
         return node
 
     def _innermost_user_frame(self) -> Optional[tuple]:
-        frame = sys._getframe(2)
+        frame: Optional[types.FrameType] = sys._getframe(2)
         while frame is not None:
             code = frame.f_code
             if code.co_filename == self.path:
                 qualname = getattr(code, "co_qualname", code.co_name)
-                if _HAS_POSITIONS:
+                if sys.version_info >= (3, 11):
                     # the instruction running in this frame, without listing the whole function's
                     position = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None), None)
                     if position is not None and position[0] is not None:
@@ -286,7 +286,7 @@ def _shape_gap(failure: PropagationError, path: str, lines: list[str], class_spa
     return diagnostic
 
 
-def _propagate(gm: torch.nn.Module, inputs: tuple) -> dict[str, Any]:
+def _propagate(gm: fx.GraphModule, inputs: tuple) -> dict[str, Any]:
     recorder = ValueRecorder(gm)
     try:
         recorder.run(*inputs)
@@ -302,10 +302,12 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: Opt
     started = time.perf_counter()
     try:
         gm, plain_failure = _graph_for(example, path)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the user's forward failing to trace: the level's diagnostic
         diagnostic = classify(error, path, lines, "trace", "fx", class_span)
         return LevelResult("fx", False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
-    values, twins, names, diagnostics = {}, {}, SampledSizes({}), []
+    values: dict[str, Any] = {}
+    twins: dict[str, Any] = {}
+    names, diagnostics = SampledSizes({}), []
     if example.inputs is not None:
         try:
             values, twins, names, ran = values_for(gm, *by_placeholder(gm, example), example.build.tensors,
@@ -319,7 +321,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: Opt
         _narrow_get_attr(node, lines)
     diagnostics += limitation_diagnostics(gm, nodes, lines, class_span.line, type(example.instance).__name__,
                                           syntax or FileSyntax(lines))
-    notes = [] if _HAS_POSITIONS else ["whole lines only: column spans need Python >= 3.11"]
+    notes = [] if sys.version_info >= (3, 11) else ["whole lines only: column spans need Python >= 3.11"]
     if plain_failure is not None:
         notes.insert(0, _defaults_frozen(gm, plain_failure))
     note = "; ".join(notes)

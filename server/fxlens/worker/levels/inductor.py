@@ -66,7 +66,8 @@ def _line_torch_names(error: BaseException, path: str) -> Optional[int]:
         seen.add(id(current))
         texts.append(str(current))
         current = current.__cause__ or current.__context__
-    tails = [text.rsplit(marker, 1)[1] for text in texts for marker in ("Found from", "from user code:") if marker in text]
+    tails = [text.rsplit(marker, 1)[1] for text in texts
+             for marker in ("Found from", "from user code:") if marker in text]
     found = next((w for w in (innermost_user_line(text, path) for text in [*tails, *texts]) if w), None)
     return found[1] if found else None
 
@@ -112,13 +113,17 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
     try:
         with inductor_cache.private(torch.__version__) as folder, inductor_cache.remembered_probes(folder):
             cache = inductor_cache.CompiledCache(folder)
-            step = lambda module, inputs: compile_graphs(module, *inputs, deadline=deadline, cache=cache)  # noqa: E731
+
+            def step(module: torch.nn.Module, inputs: tuple[tuple, dict]) -> Any:
+                args, kwargs = inputs
+                return compile_graphs(module, args, kwargs, deadline=deadline, cache=cache)
+
             ran = devices.run(step, example.instance, (example.inputs, example.kwargs), start,
                               getattr(example, "rebuild", None), kinds=KINDS,
                               options=devices.RunOptions(fake_device=target))
     except CompileTimeout:
         return _timeout(class_span, started)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the user's code or inductor failing: the level's diagnostic
         return _failed(error, path, lines, class_span, started)
     if ran.reason or ran.tensors == "cpu":  # (fake tensors are this level's choice, not a limit of the meta device)
         devices.note(example.build, ran)

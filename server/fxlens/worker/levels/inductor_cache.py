@@ -22,8 +22,8 @@ inductor's FX graph cache does for torch.compile, which the level cannot use (a 
 compile, and with it the provenance).
 
 Bounded: the wrappers the level reads are deleted once read (inductor_capture.py); what stays is what a
-next compile reuses (the ISA probes, a few hundred KB, and the compiles). A folder grown past MAX_BYTES anyway (a torch that
-writes more than this one does) is emptied before the next compile, and folders of other torch versions
+next compile reuses (the ISA probes, a few hundred KB, and the compiles). A folder grown past MAX_BYTES anyway
+(a torch that writes more than this one does) is emptied before the next compile, and folders of other torch versions
 are removed once KEEP_VERSIONS newer ones exist; at most MAX_COMPILED compiles, MAX_COMPILED_BYTES of
 them, are kept (the least recently used go first).
 """
@@ -115,7 +115,7 @@ def _compiler_identity() -> str:
 
     try:
         compiler = get_cpp_compiler()
-    except Exception as error:  # (no compiler: the probes fail, and that is remembered under this key)
+    except Exception as error:  # noqa: BLE001  (no compiler: the probes fail, and that is remembered under this key)
         return f"none: {error}"
     found = shutil.which(compiler) or compiler
     try:
@@ -178,11 +178,12 @@ def remembered_probes(path: str) -> Iterator[None]:
         _write(file, {**_read(file), key: answer})
         return answer
 
-    cpu_vec_isa.VecISA.check_build = check_build
+    # inductor's method patched for the while (and put back): mypy calls any assignment to a method an error
+    cpu_vec_isa.VecISA.check_build = check_build  # type: ignore[method-assign, assignment]
     try:
         yield
     finally:
-        cpu_vec_isa.VecISA.check_build = probe
+        cpu_vec_isa.VecISA.check_build = probe  # type: ignore[method-assign, assignment]
 
 
 COMPILED = "compiled"

@@ -106,7 +106,7 @@ def _unbuilt(path: str) -> types.ModuleType:
     def call(*args: Any, **kwargs: Any) -> Any:
         raise NotBuilt("fxlens reads inductor's generated code without building its kernels")
 
-    module.call = call
+    module.__dict__["call"] = call  # (a module made here: its attributes are whatever is put in it)
     return module
 
 
@@ -186,13 +186,14 @@ def compile_graphs(module: torch.nn.Module, args: tuple, kwargs: dict, deadline:
 
     def backend(gm: torch.fx.GraphModule, example_inputs: list) -> Any:
         key = compiled_key(gm, example_inputs, cache.machine) if cache is not None else None
-        found = cache.get(key) if key is not None else None
+        found = cache.get(key) if cache is not None and key is not None else None
         if found is not None:
             compiled.append(found)
         else:
             before = len(compiled)
-            compile_fx(gm, example_inputs)  # (inductor's own entry point, as torch.compile's "inductor" backend calls it)
-            if key is not None and len(compiled) == before + 1:
+            # (inductor's own entry point, as torch.compile's "inductor" backend calls it)
+            compile_fx(gm, example_inputs)
+            if cache is not None and key is not None and len(compiled) == before + 1:
                 cache.put(key, compiled[-1])
         return gm.forward  # the call goes on eagerly: the kernels were never built
 
@@ -220,7 +221,7 @@ def compiler_problem() -> Optional[str]:
 
     try:
         get_cpp_compiler()
-    except Exception as error:  # InvalidCxxCompiler, or the compiler's own failure
+    except Exception as error:  # noqa: BLE001  InvalidCxxCompiler, or the compiler's own failure
         wanted = [c for c in (config.cpp.cxx if isinstance(config.cpp.cxx, (list, tuple)) else (config.cpp.cxx,)) if c]
         return (f"inductor found no C++ compiler it can run (it looked for {', '.join(wanted) or 'none'}; "
                 f"CXX={os.environ.get('CXX', '(unset)')}): {type(error).__name__}: {error}".rstrip(": "))

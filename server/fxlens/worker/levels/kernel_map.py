@@ -214,6 +214,8 @@ def _link(nodes: list[Node], compiled: Compiled, producing: dict[str, list[str]]
     pointwise ops in each kernel that reads them rather than storing them)."""
     at = {n.name: index for index, n in enumerate(nodes)}
     for consumer in nodes:
+        if consumer.kernel is None:  # (every node kernels_of makes has its kernel)
+            continue
         own = [p["name"] for p in consumer.kernel["post"]]
         for post_name in own:
             for input_name in compiled.post.get(post_name, {}).get("inputs", []):

@@ -15,7 +15,8 @@ from fxlens.report import Diagnostic, Node, Span
 from fxlens.worker.failures.classify import whole_line
 from fxlens.worker.levels.syntax import FileSyntax
 
-IN_PLACE, VIEW_WRITE, FROZEN_ARGUMENT, FROZEN_TENSOR = "in-place", "write-through-view", "frozen-argument", "frozen-tensor"
+IN_PLACE, VIEW_WRITE = "in-place", "write-through-view"
+FROZEN_ARGUMENT, FROZEN_TENSOR = "frozen-argument", "frozen-tensor"
 # Tensor methods whose result shares the storage of `self`
 VIEWS = {"view", "view_as", "reshape", "narrow", "select", "transpose", "permute", "t", "expand", "expand_as",
          "unsqueeze", "squeeze", "flatten", "unflatten", "unfold", "diagonal", "as_strided", "chunk", "split",
@@ -43,8 +44,11 @@ def _source(span: Optional[Node], lines: list[str]) -> str:
 
 def _diagnostic(where: Node, lines: list[str], severity: str, category: str, message: str, why: str,
                 fix: str) -> Diagnostic:
-    span = (Span(where.line, where.col, where.end_line, where.end_col) if where.col is not None
-            else whole_line(where.line, lines))
+    assert where.line is not None  # the nodes without a line are skipped before any diagnostic
+    if where.col is not None and where.end_line is not None and where.end_col is not None:
+        span = Span(where.line, where.col, where.end_line, where.end_col)
+    else:
+        span = whole_line(where.line, lines)
     return Diagnostic(span.line, span.col, span.end_line, span.end_col, severity, category, message, why, fix,
                       level="fx")
 
@@ -102,10 +106,11 @@ def _inplace_layer(node: fx.Node, where: Node, lines: list[str]) -> Diagnostic:
                        "Construct it with `inplace=False` (the default): `nn.ReLU()`, `F.relu(x)`.")
 
 
-def _uses(tree: ast.AST, class_line: int, name: str) -> Iterator[tuple[ast.AST, bool]]:
+def _uses(tree: ast.AST, class_line: int, name: str) -> Iterator[tuple[ast.expr, bool]]:
     """In the traced class's forward: the `if`/`while`/conditional tests that read `name`, then its other reads."""
     cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == class_line), None)
-    forward = next((f for f in (cls.body if cls else []) if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+    forward = next((f for f in (cls.body if cls else [])
+                    if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
     if forward is None:
         return
     tests = [n.test for n in ast.walk(forward) if isinstance(n, (ast.If, ast.While, ast.IfExp))]
@@ -117,7 +122,7 @@ def _uses(tree: ast.AST, class_line: int, name: str) -> Iterator[tuple[ast.AST, 
             yield read, False
 
 
-def _frozen_argument(name: str, value: Any, use: ast.AST, decided: bool, lines: list[str], class_name: str
+def _frozen_argument(name: str, value: Any, use: ast.expr, decided: bool, lines: list[str], class_name: str
                      ) -> Diagnostic:
     # ast columns are UTF-8 byte offsets, as the report's are
     where = Node(name, "placeholder", name, 0, line=use.lineno, col=use.col_offset, end_line=use.end_lineno,

@@ -98,10 +98,10 @@ def node_flops(node: torch.fx.Node, counter: FlopCounterMode, cache: Optional[di
     if not _decomposes(target):
         return 0  # FlopCounterMode counts only the ops of its registry
     key = _key(target, args, kwargs) if cache is not None else None
-    if key is not None and key in cache:
+    if cache is not None and key is not None and key in cache:
         return cache[key]
     count = _decomposed_count(target, args, kwargs, counter)
-    if key is not None:
+    if cache is not None and key is not None:
         cache[key] = count
     return count
 
@@ -112,7 +112,7 @@ def _decomposed_count(target: torch._ops.OpOverload, args: Any, kwargs: Any, cou
     try:
         with counter:  # entering clears its counts
             target(*tree_map(_on_meta, args), **tree_map(_on_meta, kwargs))
-    except Exception:
+    except Exception:  # noqa: BLE001  an op that cannot run on meta tensors: not counted
         return None
     return counter.get_total_flops()
 
@@ -127,5 +127,5 @@ def add_flops(graph: torch.fx.Graph, nodes: list[Node]) -> None:
         if entry is not None:
             try:
                 entry.flops = node_flops(node, counter, cache)
-            except Exception:
-                entry.flops = None  # a formula that does not take this op's arguments: no count, not 0
+            except Exception:  # noqa: BLE001  a formula that does not take this op's arguments: no count, not 0
+                entry.flops = None

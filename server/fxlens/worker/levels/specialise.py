@@ -51,7 +51,7 @@ def free_sizes(example: Any, dims: list) -> list[FreeSize]:
     for index, free in enumerate(dims or []):
         value = flat[index] if index < len(flat) else None
         for dim, label in (free or {}).items():
-            if not hasattr(value, "shape") or not -len(value.shape) <= dim < len(value.shape):
+            if value is None or not hasattr(value, "shape") or not -len(value.shape) <= dim < len(value.shape):
                 continue  # a free size inside a nested input (a tuple of tensors): no single name to give it
             name = names[index] if index < len(names) else f"arg{index}"
             size = int(value.shape[dim])
@@ -98,13 +98,13 @@ def _counts(nodes: list[Node]) -> dict[int, int]:
     return counts
 
 
-def _enclosing_decisions(lines: list[str]) -> dict[int, ast.stmt]:
+def _enclosing_decisions(lines: list[str]) -> dict[int, ast.For | ast.While | ast.If]:
     """Each line inside a `for`/`while`/`if` body -> the innermost such statement (for the header line)."""
     try:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:
         return {}
-    owner: dict[int, ast.stmt] = {}
+    owner: dict[int, ast.For | ast.While | ast.If] = {}
     for node in ast.walk(tree):  # outer statements first: inner ones overwrite
         if isinstance(node, (ast.For, ast.While, ast.If)):
             for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
@@ -114,7 +114,8 @@ def _enclosing_decisions(lines: list[str]) -> dict[int, ast.stmt]:
     return owner
 
 
-def _count_hints(before: dict[int, int], after: dict[int, int], sizes: list[FreeSize], lines: list[str]) -> list[Diagnostic]:
+def _count_hints(before: dict[int, int], after: dict[int, int], sizes: list[FreeSize],
+                 lines: list[str]) -> list[Diagnostic]:
     changed = sorted(line for line in set(before) | set(after) if before.get(line, 0) != after.get(line, 0))
     decisions = _enclosing_decisions(lines) if changed else {}
     by_header: dict[int, list[int]] = {}
@@ -131,8 +132,8 @@ def _count_hints(before: dict[int, int], after: dict[int, int], sizes: list[Free
             read = _sizes_read(ast.unparse(test), sizes) or _by_ratio(n, m, sizes)
         else:
             read = _sizes_read(lines[header - 1] if 0 < header <= len(lines) else "", sizes) or _by_ratio(n, m, sizes)
-        found.append(_hint(header, lines, _count_message(statement if statement and statement.lineno == header else None,
-                                                          read or sizes, n, m)))
+        decision = statement if statement and statement.lineno == header else None
+        found.append(_hint(header, lines, _count_message(decision, read or sizes, n, m)))
     return found
 
 

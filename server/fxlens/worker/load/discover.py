@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -69,6 +70,13 @@ def _member_lines(cls: ast.ClassDef) -> dict[str, int]:
     return found
 
 
+# `try`, and from 3.11 `try` with `except*`: the same fields
+if sys.version_info >= (3, 11):
+    _TRY_STATEMENTS = (ast.Try, ast.TryStar)
+else:
+    _TRY_STATEMENTS = (ast.Try,)
+
+
 def top_level_classes(body: list[ast.stmt]) -> list[ast.ClassDef]:
     """The class statements a module's import defines at its top level, in file order: those of the
     body and of its top-level `if`/`try` blocks (a `try: import x / except: class Fallback`), not
@@ -79,7 +87,7 @@ def top_level_classes(body: list[ast.stmt]) -> list[ast.ClassDef]:
             found.append(stmt)
         elif isinstance(stmt, ast.If):
             found += top_level_classes(stmt.body) + top_level_classes(stmt.orelse)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        elif isinstance(stmt, _TRY_STATEMENTS):
             found += top_level_classes(stmt.body)
             for handler in stmt.handlers:
                 found += top_level_classes(handler.body)

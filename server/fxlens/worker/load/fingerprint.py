@@ -70,7 +70,7 @@ def _segments(text: str) -> Callable[[ast.AST], Optional[str]]:
     def segment(node: ast.AST) -> Optional[str]:
         start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
         col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
-        if None in (start, end, col, end_col) or end > len(lines):
+        if start is None or end is None or col is None or end_col is None or end > len(lines):
             return None
         if start == end:
             return lines[start - 1].encode()[col:end_col].decode()
@@ -78,6 +78,15 @@ def _segments(text: str) -> Callable[[ast.AST], Optional[str]]:
                         lines[end - 1].encode()[:end_col].decode()])
 
     return segment
+
+
+def _assigned_names(stmt: ast.stmt) -> Optional[list[str]]:
+    """The names an assignment to plain names binds (`x = `, `x: int = `, `x += `); None for any other statement."""
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return None
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    names = [target.id for target in targets if isinstance(target, ast.Name)]
+    return names if len(names) == len(targets) else None
 
 
 def index_code(tree: ast.Module, text: str, code: Outline) -> CodeIndex:
@@ -95,10 +104,9 @@ def index_code(tree: ast.Module, text: str, code: Outline) -> CodeIndex:
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 decorators = [segment(d) or "" for d in stmt.decorator_list]
                 define(stmt.name, "\n".join([*decorators, source]))
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and all(
-                    isinstance(t, ast.Name) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])):
-                for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-                    define(target.id, source)
+            elif (names := _assigned_names(stmt)) is not None:
+                for name in names:
+                    define(name, source)
             elif is_main_guard(stmt):
                 continue  # never run by a trace (a build from its calls shows in the build detail)
             else:
@@ -228,28 +236,28 @@ def _buffers_reached(files: set[str], path: str, torch_root: str) -> set[str]:
     served = {f for f in imports.served() if f != path}
     if not served - files:
         return set()
-    by_file = {os.path.abspath(m.__file__): m for m in list(sys.modules.values())
-               if isinstance(getattr(m, "__file__", None), str)}
-    todo = [by_file[f] for f in files if f in by_file]
+    by_file = {os.path.abspath(module_file): m for m in list(sys.modules.values())
+               if isinstance(module_file := getattr(m, "__file__", None), str)}
+    todo = [(f, by_file[f]) for f in files if f in by_file]  # (its file, a module)
     seen: set[int] = set()
     reached: set[str] = set()
     while todo:
-        module = todo.pop()
+        file, module = todo.pop()
         if id(module) in seen:
             continue
         seen.add(id(module))
         if len(seen) > _MAX_MODULES_WALKED:
             return served
-        file = os.path.abspath(module.__file__)
         if file in served:
             reached.add(file)
         for value in list(vars(module).values()):
             if not isinstance(value, types.ModuleType):
                 value = sys.modules.get(getattr(value, "__module__", None) or "") if isinstance(
                     value, (type, types.FunctionType)) else None
-            if value is not None and id(value) not in seen and isinstance(getattr(value, "__file__", None), str) \
-                    and not value.__file__.startswith(torch_root):
-                todo.append(value)
+            value_file = getattr(value, "__file__", None)
+            if value is not None and id(value) not in seen and isinstance(value_file, str) \
+                    and not value_file.startswith(torch_root):
+                todo.append((os.path.abspath(value_file), value))
     return reached
 
 

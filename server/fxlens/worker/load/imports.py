@@ -172,7 +172,7 @@ class BufferFinder(importlib.abc.MetaPathFinder):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         origin = os.path.abspath(spec.origin) if spec is not None and spec.has_location and spec.origin else None
-        if origin not in self.buffers:
+        if spec is None or origin not in self.buffers:
             return None
         text = self.buffers[origin]
         self.served[origin] = text

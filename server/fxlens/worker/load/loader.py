@@ -5,7 +5,7 @@ import ast
 import os
 import types
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, TypeGuard
 
 from fxlens import lines as line_model
 from fxlens.worker.load import imports
@@ -33,7 +33,7 @@ class Loaded:
     stand_ins: list[StandIn] = field(default_factory=list)
 
 
-def is_main_guard(stmt: ast.stmt) -> bool:
+def is_main_guard(stmt: ast.stmt) -> TypeGuard[ast.If]:
     if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
         return False
     parts = [stmt.test.left, *stmt.test.comparators]

@@ -34,7 +34,7 @@ def report_nodes(gm: fx.GraphModule, lines_from: dict[str, Node]) -> list[Node]:
 
 
 def _module_type(gm: fx.GraphModule, node: fx.Node) -> str:
-    if node.op != "call_module":
+    if node.op != "call_module" or not isinstance(node.target, str):  # (a module's target is its path)
         return ""
     try:
         kind = type(gm.get_submodule(node.target))

@@ -106,7 +106,8 @@ def prove(original: torch.nn.Module, transformed: torch.nn.Module, inputs: tuple
             after, _ = tree_flatten_with_path(transformed(*draw(inputs, torch.Generator().manual_seed(seed + index))))
             if len(before) != len(after):
                 proof.verdict = "changes results"
-                proof.first_difference = f"draw {index}: the module returns {len(after)} values instead of {len(before)}"
+                proof.first_difference = (f"draw {index}: the module returns {len(after)} values "
+                                          f"instead of {len(before)}")
                 return proof
             if not leaves:
                 leaves = [_Leaf(i, keystr(path)) for i, (path, _) in enumerate(before)]
@@ -117,7 +118,8 @@ def prove(original: torch.nn.Module, transformed: torch.nn.Module, inputs: tuple
     first = next((leaf.check for leaf in leaves if not leaf.check.equal), None)
     if first is not None and proof.verdict != "equal":
         size = f"max |diff| {first.max_abs_diff:.3g}" if first.max_abs_diff is not None else "differs"
-        proof.first_difference = f"output {first.path or first.index}: {size}" + (f" at {first.where}" if first.where else "")
+        where = f" at {first.where}" if first.where else ""
+        proof.first_difference = f"output {first.path or first.index}: {size}{where}"
     return proof
 
 

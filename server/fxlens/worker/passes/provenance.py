@@ -33,16 +33,15 @@ def recording(gm: fx.GraphModule, pass_name: str) -> Iterator[None]:
             return  # the hook runs once per user of `old`
         sources.append(NodeSource(old, pass_name, NodeSourceAction.REPLACE))
 
-    hooks = ((gm._register_create_node_hook, gm._unregister_create_node_hook, created),
-             (gm._register_erase_node_hook, gm._unregister_erase_node_hook, erased),
-             (gm._register_replace_node_hook, gm._unregister_replace_node_hook, replaced))
-    for register, _, hook in hooks:
-        register(hook)
+    gm._register_create_node_hook(created)
+    gm._register_erase_node_hook(erased)
+    gm._register_replace_node_hook(replaced)
     try:
         yield
     finally:
-        for _, unregister, hook in hooks:
-            unregister(hook)
+        gm._unregister_create_node_hook(created)
+        gm._unregister_erase_node_hook(erased)
+        gm._unregister_replace_node_hook(replaced)
 
 
 def replaced_names(node: fx.Node) -> list[str]:

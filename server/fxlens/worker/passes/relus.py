@@ -16,9 +16,9 @@ def is_relu(node: fx.Node, modules: dict[str, nn.Module]) -> bool:
     if node.op == "call_method":
         return node.target in ("relu", "relu_")
     if node.op == "call_module":
-        return type(modules.get(node.target)) is nn.ReLU
+        return isinstance(node.target, str) and type(modules.get(node.target)) is nn.ReLU  # str: a module's path
     return False
 
 
-def relu_input(node: fx.Node) -> fx.Node:
+def relu_input(node: fx.Node) -> fx.node.Argument:
     return node.args[0] if node.args else node.kwargs["input"]

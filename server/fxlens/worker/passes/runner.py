@@ -46,7 +46,8 @@ def info_for(request: PassRequest, model_path: str) -> PassInfo:
         return pass_catalog.builtin(name) or PassInfo(name, "builtin")
     path = os.path.abspath(request.path or model_path)
     text = request.text
-    found = next((p for p in pass_catalog.user_passes(path, text) if p.name == name), None) if isinstance(text, str) else None
+    found = (next((p for p in pass_catalog.user_passes(path, text) if p.name == name), None)
+             if isinstance(text, str) else None)
     return found or PassInfo(name, "user", path=path, line=1)
 
 
@@ -106,7 +107,7 @@ def run(request: PassRequest, target: Target) -> PassReport:
     module, why_not = real_module(example)
     try:
         original = _graph(module if module is not None else example.instance, example, target.path)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the user's forward failing to trace: said as the fx level says it
         report.diagnostics.append(classify(error, target.path, target.lines, "trace", "fx", target.class_span))
         return _timed(report, started)
     inputs = trace_fx.by_placeholder(original, example)[0] if example.inputs is not None else None
@@ -114,7 +115,7 @@ def run(request: PassRequest, target: Target) -> PassReport:
         why_not = why_not or "fxlens has no example inputs for this class"
     try:
         pass_fn = _resolve(info, target, request)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the pass's file or factory raising: a diagnostic
         report.diagnostics.append(user.raised(error, info, user_lines) if info.kind == "user" else
                                   user.diagnostic(where, "error", "pass-error", proof.first_line(error)))
         return _timed(report, started)
@@ -125,7 +126,7 @@ def run(request: PassRequest, target: Target) -> PassReport:
     try:
         with recording(work, info.name):
             returned = pass_fn(work)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the user's pass raising: a diagnostic
         report.diagnostics.append(user.raised(error, info, user_lines))
         return _timed(_before_only(report, original), started)
     result = work if returned is None else returned
@@ -136,7 +137,7 @@ def run(request: PassRequest, target: Target) -> PassReport:
         return _timed(_before_only(report, original), started)
     try:
         result.graph.lint()
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  the graph the pass left failing lint: a diagnostic
         report.diagnostics.append(user.diagnostic(where, "error", "pass-lint", f"graph.lint() fails after the pass: "
                                   f"{proof.first_line(error)}", "The graph the pass left is not well formed: "
                                   "a node uses a value defined after it or erased, or its target does not exist.",

@@ -24,7 +24,8 @@ class Channel:
     def __init__(self, fd: int, worker_pid: int, worker_fd: int) -> None:
         self.fd, self.worker_pid, self.worker_fd = fd, worker_pid, worker_fd
         encoder = json.JSONEncoder()
-        encoder.iterencode = encoder.iterencode  # bound now: patching JSONEncoder later changes nothing
+        # bound now: patching JSONEncoder later changes nothing
+        encoder.iterencode = encoder.iterencode  # type: ignore[method-assign]  # deliberately an instance attribute
         self._encode: Callable[[object], str] = encoder.encode
         self._write, self._fstat, self._open, self._dup2, self._close = os.write, os.fstat, os.open, os.dup2, os.close
         self._len = len  # (a top-level `builtins.len = ...` must not reach fxlens either)

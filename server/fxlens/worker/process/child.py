@@ -14,7 +14,7 @@ import resource
 import signal
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, NoReturn
 
 from fxlens import messages
 from fxlens.worker.process import postmortem
@@ -52,9 +52,9 @@ def _report_exits_with_a_stack(dump: Any) -> None:
     worker can point at the line. Only the child's `os` is patched; it dies with the child."""
     real_exit = os._exit
 
-    def exit_with_stack(status: int) -> None:
+    def exit_with_stack(status: int) -> NoReturn:
         try:
-            dump.write("os._exit(%d) called\n" % status)
+            dump.write(f"os._exit({status}) called\n")
             dump.flush()
             faulthandler.dump_traceback(file=dump, all_threads=False)
         finally:
@@ -74,7 +74,7 @@ def _report_self_kills_with_a_stack(dump: Any) -> None:
         target = args[0]
         own = target in (me, 0, -group) if event == "os.kill" else target in (group, 0)
         if own:
-            dump.write("%s(own process, %s) called\n" % (event, args[1]))
+            dump.write(f"{event}(own process, {args[1]}) called\n")
             dump.flush()
             faulthandler.dump_traceback(file=dump, all_threads=False)
 
@@ -140,7 +140,7 @@ class Setup:
     mask: set  # the signal mask to restore (the worker blocks what could end it)
 
 
-def run(setup: Setup, recipes: Iterable[dict]) -> None:
+def run(setup: Setup, recipes: Iterable[dict]) -> NoReturn:
     """In the forked child: never returns."""
     real_exit = os._exit
     status = 0

@@ -13,7 +13,7 @@ import mmap
 import struct
 import sys
 import time
-from typing import Optional
+from typing import Any, Callable, Optional
 
 _SIZE = 4096
 # sequence (odd while writing), samples taken, innermost line of the user's file, class name length, and what
@@ -85,7 +85,7 @@ class ChildLocation:
         import _thread
 
         frames, sleep, main = sys._current_frames, time.sleep, _thread.get_ident()
-        exceptions = getattr(sys, "_current_exceptions", dict)
+        exceptions: Callable[[], dict[int, Any]] = getattr(sys, "_current_exceptions", dict)
 
         def handling() -> bool:
             handled = exceptions().get(main)

@@ -14,6 +14,7 @@ of it, so the trace under it has about 15,000 words (hundreds of frames) before 
 """
 from __future__ import annotations
 
+import sys
 import types
 from typing import Any, Callable
 
@@ -26,7 +27,12 @@ def _call(step: Callable[..., Any], *args: Any) -> Any:
     return step(*args)
 
 
+def _room_code() -> types.CodeType:
+    code = _call.__code__.replace(co_stacksize=ROOM_WORDS, co_name="with_room")
+    if sys.version_info >= (3, 11):  # co_qualname is new in 3.11 (3.10 names a code by co_name alone)
+        code = code.replace(co_qualname="with_room")
+    return code
+
+
 # the same function with a bigger frame: the slots are never used, their size is what takes the chunk
-with_room: Callable[..., Any] = types.FunctionType(
-    _call.__code__.replace(co_stacksize=ROOM_WORDS, co_name="with_room", co_qualname="with_room"),
-    globals(), "with_room")
+with_room: Callable[..., Any] = types.FunctionType(_room_code(), globals(), "with_room")

@@ -112,13 +112,13 @@ def diagnostic_for_abort(error: BaseException, request: messages.TraceRequest) -
         "internal", "fxlens itself failed while analysing this file; this is a bug in fxlens.",
         "Please report it with this file; other files are not affected."))
     message = message_text(error)
-    if kind == "SystemExit":
+    if isinstance(error, SystemExit) and kind == "SystemExit":
         message = f"SystemExit (exit status {error.code!r}): the code under trace called sys.exit()"
     return to_json(Diagnostic(*where, "error", category, message, explanation, fix))
 
 
 _DUMP_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
-_CRASH_SIGNALS = {
+_CRASH_SIGNALS: dict[int, str] = {
     signal.SIGSEGV: "a segmentation fault (SIGSEGV): native code read or wrote memory it does not own",
     signal.SIGBUS: "a bus error (SIGBUS): native code accessed invalid memory",
     signal.SIGILL: "an illegal instruction (SIGILL) in native code",

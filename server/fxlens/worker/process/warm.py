@@ -10,7 +10,7 @@ import selectors
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from fxlens import messages
 from fxlens.messages import with_job_id
@@ -95,8 +95,9 @@ def _worth_warming_up(recipes: list[dict]) -> list[dict]:
     return kept
 
 
-# what the worker does with a trace child's event (job, event, its line): True when the job is finished
-ChildHandler = Callable[[Job, messages.Event, bytes], bool]
+# what the worker does with a trace child's event (job, event, its line): True when the job is finished;
+# the event is Any: each handler takes the type it is registered under, which no mapping type can say
+ChildHandler = Callable[[Job, Any, bytes], bool]
 
 
 class Worker:
@@ -371,10 +372,10 @@ class Worker:
                 if key.data is None:
                     if not self._read_stdin():
                         self._stop_everything()
-                elif self.running.get(key.data.id) is key.data:
+                elif (job := self.running.get(key.data.id)) is key.data and job is not None:
                     # (a cancel read from stdin earlier in this same batch may have finished it, and
                     # closed its fd: reading that fd again would fail, or read a newer job's pipe)
-                    self._read_child(key.data)
+                    self._read_child(job)
             if shield.stop_requested():  # a SIGTERM from outside fxlens's process tree: stop cleanly
                 self._stop_everything()
             if not self.stopping and os.getppid() != parent:

@@ -24,6 +24,7 @@ import operator
 import select
 import sys
 import textwrap
+from functools import partial
 from typing import Any, Callable, Iterable, Optional
 
 import torch
@@ -250,7 +251,7 @@ def warm_up(recipes: Iterable[dict], request_fd: int) -> int:
             return exported
         # (a recipe comes from the process that ran user code: its size is checked again here)
         if len(item["nodes"]) + len(item["placeholders"]) <= MAX_NODES:
-            exported += _warms(lambda: _export(item))
+            exported += _warms(partial(_export, item))
     if not waiting():
         _warms(_trace_probe)
     return exported
