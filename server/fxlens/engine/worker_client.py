@@ -209,7 +209,9 @@ class WorkerClient:
             self.stderr_lines.append(f"unreadable worker message: {raw[:200]!r}")
             return
         entry = self._pending.get(event.get("id"))
-        if entry is None:
+        if entry is None or (entry[0].done() and self._on_cost.listening(event.get("id"))):
+            # a request already answered: its costs and their `end` (read, on a loaded machine, in one go with
+            # its `done`, before the result has been taken)
             self._on_cost.heard(event)
             return
         future, on_class, classes = entry
