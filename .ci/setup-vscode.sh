@@ -25,5 +25,13 @@ if [ "$(cat node_modules/.fxlens-lock-hash 2>/dev/null)" != "$lock_hash" ]; then
 fi
 
 bash scripts/install-code-server.sh
-npm run --silent package >/dev/null
+# Packaging takes half a minute: done again only when a file the .vsix is built from is newer than it (its node
+# packages when the lockfile changed, the extension's sources, the server's).
+built_from_newer() {
+  find . ../server/fxlens \( -path ./node_modules -o -path ./out -o -path ./dist -o -path ./bundled \
+    -o -path ./test-artifacts -o -name __pycache__ \) -prune -o -type f -newer fxlens.vsix -print -quit | grep -q .
+}
+if [ ! -e fxlens.vsix ] || [ node_modules/.fxlens-lock-hash -nt fxlens.vsix ] || built_from_newer; then
+  npm run --silent package >/dev/null
+fi
 echo "setup-vscode: $(ls -l fxlens.vsix | awk '{print $5}') bytes in vscode-client/fxlens.vsix"

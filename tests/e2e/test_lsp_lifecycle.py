@@ -145,7 +145,9 @@ async def test_while_a_retrace_runs_hovers_use_the_old_result_shifted_through_th
     await doc.traced()
     assert "call_module fc" in await doc.hover(doc.at(14, "self.fc"))
     statuses = len(client.fx.statuses)
-    doc.change("# a new first line\n" + doc.text.replace("        return torch.relu(y) + x", "        return torch.relu(y) - x"))
+    # Slow is edited too: traced again, its sleep keeps the retrace running while the hovers are answered
+    doc.change("# a new first line\n" + doc.text.replace("        return torch.relu(y) + x", "        return torch.relu(y) - x")
+               .replace("        return x + 1", "        return x + 2"))
     await client.fx.until(lambda: any(s["state"] == "tracing" for s in client.fx.statuses[statuses:]), "retrace")
     moved = await doc.hover(doc.at(15, "self.fc"))  # the old line 14, unchanged text
     edited = await doc.hover(doc.at(16, "torch.relu"))  # edited: the old nodes no longer apply

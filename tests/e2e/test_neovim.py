@@ -38,7 +38,7 @@ def test_hover_lenses_and_diagnostics_in_neovim(neovim_env, tmp_path):
     driver = ROOT / "tests" / "e2e" / "neovim_driver.lua"
     # the timeout is a guard against a hang, not a measurement
     subprocess.run([nvim, "--headless", "--clean", "-c", f"luafile {driver}"], env=env, cwd=tmp_path,
-                   timeout=180, check=False, stdin=subprocess.DEVNULL)
+                   timeout=480, check=False, stdin=subprocess.DEVNULL)
     seen = json.loads(out.read_text())
     assert seen["errors"] == [] and seen["attached"] and seen["traced"] and seen["hover_key"]
     assert any(d["lnum"] == 31 and "did not run" in d["message"] for d in seen["diagnostics"])

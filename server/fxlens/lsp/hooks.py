@@ -66,7 +66,7 @@ class TraceProgress:
 
     def class_done(self, doc: Document, report: ClassReport) -> None:
         token = self._tokens.get(doc.uri)
-        if token is not None:
+        if token is not None and token in self.ls.work_done_progress.tokens:  # (begun: the editor made the token)
             levels = ", ".join(report.levels)
             self.ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=f"{report.name}: {levels}"))
 
