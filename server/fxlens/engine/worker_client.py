@@ -215,7 +215,7 @@ class WorkerClient:
             return
         job_id = getattr(event, "id", None)
         entry = self._pending.get(job_id) if isinstance(job_id, int) else None
-        if entry is None or (entry[0].done() and self._on_cost.listening(job_id)):
+        if not isinstance(job_id, int) or entry is None or (entry[0].done() and self._on_cost.listening(job_id)):
             # a request already answered: its costs and their `end` (read, on a loaded machine, in one go with
             # its `done`, before the result has been taken)
             self._on_cost.heard(event)
