@@ -4,6 +4,7 @@ then hovered without pause until the retrace of that edit is complete. Every ans
 < 50 ms (issue 17): the edit's line map, the shortcut parse and the report's merge must never hold
 the event loop.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -11,12 +12,11 @@ import statistics
 import time
 from pathlib import Path
 
-from lsprotocol import types
-
 from latency import percentiles
 from lsp_session import FXLENS_COMMAND, Doc, Session
+from lsprotocol import types
 
-MODEL = '''import torch
+MODEL = """import torch
 from torch import nn
 
 
@@ -29,7 +29,7 @@ class Residual(nn.Module):
     def forward(self, x):
         return torch.relu(self.fc(x)) + x
 
-'''
+"""
 HOVER_LINE, HOVER_COL = 11, 26  # 0-based: `self.fc` in forward
 
 
@@ -47,16 +47,20 @@ def five_megabytes() -> str:
 def _edit(session: Session, doc: Doc, line: int, character: int, new: str) -> float:
     """Replace one character at (line, character); returns when the notification was sent."""
     lines = doc.text.split("\n")
-    lines[line] = lines[line][:character] + new + lines[line][character + 1:]
+    lines[line] = lines[line][:character] + new + lines[line][character + 1 :]
     doc.text = "\n".join(lines)
     del lines  # freeing 240,000 strings takes the client ~5 ms: not after the clock starts
     doc.version += 1
     change = types.TextDocumentContentChangePartial(
-        range=types.Range(types.Position(line, character), types.Position(line, character + 1)), text=new)
+        range=types.Range(types.Position(line, character), types.Position(line, character + 1)), text=new
+    )
     sent = time.perf_counter()
-    session.client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
-        content_changes=[change]))
+    session.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
+            content_changes=[change],
+        )
+    )
     return sent
 
 
@@ -71,17 +75,30 @@ async def _one_file(session: Session, path: Path, rounds: int) -> dict:
         first.append(time.perf_counter() - sent)
         answered += result is not None
         version = doc.version
-        while session.first_event("fxlens/reportChanged", sent,
-                                  lambda p: p["uri"] == doc.uri and p["version"] == version and p["complete"]) is None:
+        while (
+            session.first_event(
+                "fxlens/reportChanged",
+                sent,
+                lambda p: p["uri"] == doc.uri and p["version"] == version and p["complete"],
+            )
+            is None
+        ):
             seconds, result = await session.hover(doc, HOVER_LINE, HOVER_COL)
             through.append(seconds)
             answered += result is not None
             await asyncio.sleep(0)  # let the client's loop take the server's notifications
         retraces.append(session.first_event("fxlens/reportChanged", sent, lambda p: p["version"] == version).at - sent)
-    return {"lines": doc.text.count("\n") + 1, "chars": len(doc.text), "rounds": rounds,
-            "median_first_hover_ms": statistics.median(first) * 1000, "max_first_hover_ms": max(first) * 1000,
-            "through_retrace": percentiles(through), "answered": answered, "hovers": len(first) + len(through),
-            "median_retrace_s": statistics.median(retraces)}
+    return {
+        "lines": doc.text.count("\n") + 1,
+        "chars": len(doc.text),
+        "rounds": rounds,
+        "median_first_hover_ms": statistics.median(first) * 1000,
+        "max_first_hover_ms": max(first) * 1000,
+        "through_retrace": percentiles(through),
+        "answered": answered,
+        "hovers": len(first) + len(through),
+        "median_retrace_s": statistics.median(retraces),
+    }
 
 
 async def big_file_hovers(folder: Path, rounds: int = 5) -> dict:
@@ -105,5 +122,6 @@ if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="fxlens-bench-") as temp:
-        print(json.dumps(asyncio.run(big_file_hovers(Path(temp), int(sys.argv[1]) if len(sys.argv) > 1 else 5)),
-                         indent=1))
+        print(
+            json.dumps(asyncio.run(big_file_hovers(Path(temp), int(sys.argv[1]) if len(sys.argv) > 1 else 5)), indent=1)
+        )

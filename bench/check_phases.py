@@ -14,6 +14,7 @@ could depend on a size.
 `--without-device-mode` leaves out the missing-accelerator TorchFunctionMode every analysis runs under, to
 measure what it costs (the reports may then differ for code that asks for a GPU).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -129,9 +130,15 @@ def one_run() -> dict:
     for model in CORPUS:
         path = str((REPOS / model.file.relative_to(REPOS)).resolve())
         as_check = "--as-check" in sys.argv
-        request = TraceRequest(path, text=Path(path).read_text(), levels=["fx", "aten"], execution="safe",
-                               surface="check" if as_check else "editor", cost=not as_check,
-                               roots=[str((model.root / folder).resolve()) for folder in model.sys_path])
+        request = TraceRequest(
+            path,
+            text=Path(path).read_text(),
+            levels=["fx", "aten"],
+            execution="safe",
+            surface="check" if as_check else "editor",
+            cost=not as_check,
+            roots=[str((model.root / folder).resolve()) for folder in model.sys_path],
+        )
         analysis = Analysis(request)
         start = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):
@@ -139,8 +146,12 @@ def one_run() -> dict:
         total += time.perf_counter() - start
         classes += len(report.module_classes)
     spent["rest"] = total - sum(spent[p] for p in PHASES if p != "rest")
-    return {"total": total, "classes": classes, **{p: spent[p] for p in PHASES},
-            "detail": {k: v for k, v in spent.items() if k not in PHASES}}
+    return {
+        "total": total,
+        "classes": classes,
+        **{p: spent[p] for p in PHASES},
+        "detail": {k: v for k, v in spent.items() if k not in PHASES},
+    }
 
 
 def main(runs: int, *options: str) -> dict:
@@ -153,8 +164,13 @@ def main(runs: int, *options: str) -> dict:
             raise RuntimeError(done.stderr[-3000:])
         measured.append(json.loads(done.stdout.strip().splitlines()[-1]))
     medians = {key: statistics.median(m[key] for m in measured) for key in ("total", *PHASES)}
-    return {"runs": runs, "classes": measured[0]["classes"], "median_s": medians,
-            "share": {p: medians[p] / medians["total"] for p in PHASES}, "each_run": measured}
+    return {
+        "runs": runs,
+        "classes": measured[0]["classes"],
+        "median_s": medians,
+        "share": {p: medians[p] / medians["total"] for p in PHASES},
+        "each_run": measured,
+    }
 
 
 if __name__ == "__main__":
@@ -163,4 +179,6 @@ if __name__ == "__main__":
         print(json.dumps(one_run()))
     else:
         numbers = [a for a in sys.argv[1:] if a.isdigit()]
-        print(json.dumps(main(int(numbers[0]) if numbers else 3, *[a for a in sys.argv[1:] if not a.isdigit()]), indent=1))
+        print(
+            json.dumps(main(int(numbers[0]) if numbers else 3, *[a for a in sys.argv[1:] if not a.isdigit()]), indent=1)
+        )

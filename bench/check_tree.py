@@ -9,6 +9,7 @@ second is the like-for-like baseline: fxlens builds what the package builds (`Mo
 
 Both sides get the same environment: every repository's import roots on the path (as `pip install -e` of
 each would), so a file's sibling and package imports resolve for fxlens as they do for raw torch."""
+
 from __future__ import annotations
 
 import json
@@ -40,13 +41,20 @@ def _tree_env() -> dict:
 
 
 def _fxlens_check(files: list[str], cache: str, *options: str) -> tuple[float, dict]:
-    seconds, done = _wall([sys.executable, "-m", "fxlens", "check", *files, "--format", "json", "--cache-dir", cache,
-                           *options], cwd=REPOS, env=_tree_env())
+    seconds, done = _wall(
+        [sys.executable, "-m", "fxlens", "check", *files, "--format", "json", "--cache-dir", cache, *options],
+        cwd=REPOS,
+        env=_tree_env(),
+    )
     data = json.loads(done.stdout)
     found = data["diagnostics"]
-    return seconds, {"exit": done.returncode, "diagnostics": len(found),
-                     "errors": sum(d["severity"] == "error" for d in found),
-                     "load_errors": sum(d["category"] == "load" for d in found), "summary": data["summary"]}
+    return seconds, {
+        "exit": done.returncode,
+        "diagnostics": len(found),
+        "errors": sum(d["severity"] == "error" for d in found),
+        "load_errors": sum(d["category"] == "load" for d in found),
+        "summary": data["summary"],
+    }
 
 
 def _raw_torch(request: dict) -> tuple[float, dict]:
@@ -80,17 +88,33 @@ def tree_check(runs: int) -> dict:
         raw.append(seconds)
         seconds, same = _raw_torch(same_work)
         rebuilt.append(seconds)
-    medians = {"fxlens_check": statistics.median(fxlens), "fxlens_check_warm": statistics.median(warm),
-               "fxlens_check_one_job": statistics.median(serial), "import_torch": statistics.median(import_torch),
-               "raw_torch": statistics.median(raw), "raw_torch_same_instances": statistics.median(rebuilt)}
-    return {"runs": runs, "files": len(files), "classes": sum(len(m.classes) for m in CORPUS),
-            "fxlens_check_s": fxlens, "fxlens_check_warm_s": warm, "fxlens_check_one_job_s": serial,
-            "import_torch_s": import_torch, "raw_torch_s": raw, "warm_summary": warm_check["summary"],
-            **{f"median_{k}_s": v for k, v in medians.items()},
-            "raw_torch_same_instances_s": rebuilt,
-            "ratio_to_raw_torch": medians["fxlens_check"] / medians["raw_torch"],
-            "ratio_to_raw_torch_same_instances": medians["fxlens_check"] / medians["raw_torch_same_instances"],
-            "ratio_to_import_torch": medians["fxlens_check"] / medians["import_torch"],
-            "check": check, "raw_traced_levels": traced["traced_levels"],
-            "raw_inside_process_s": traced["seconds"], "rebuilt_levels": same["traced_levels"],
-            "rebuilt_failed_levels": same["failed_levels"], "rebuilt_inside_process_s": same["seconds"]}
+    medians = {
+        "fxlens_check": statistics.median(fxlens),
+        "fxlens_check_warm": statistics.median(warm),
+        "fxlens_check_one_job": statistics.median(serial),
+        "import_torch": statistics.median(import_torch),
+        "raw_torch": statistics.median(raw),
+        "raw_torch_same_instances": statistics.median(rebuilt),
+    }
+    return {
+        "runs": runs,
+        "files": len(files),
+        "classes": sum(len(m.classes) for m in CORPUS),
+        "fxlens_check_s": fxlens,
+        "fxlens_check_warm_s": warm,
+        "fxlens_check_one_job_s": serial,
+        "import_torch_s": import_torch,
+        "raw_torch_s": raw,
+        "warm_summary": warm_check["summary"],
+        **{f"median_{k}_s": v for k, v in medians.items()},
+        "raw_torch_same_instances_s": rebuilt,
+        "ratio_to_raw_torch": medians["fxlens_check"] / medians["raw_torch"],
+        "ratio_to_raw_torch_same_instances": medians["fxlens_check"] / medians["raw_torch_same_instances"],
+        "ratio_to_import_torch": medians["fxlens_check"] / medians["import_torch"],
+        "check": check,
+        "raw_traced_levels": traced["traced_levels"],
+        "raw_inside_process_s": traced["seconds"],
+        "rebuilt_levels": same["traced_levels"],
+        "rebuilt_failed_levels": same["failed_levels"],
+        "rebuilt_inside_process_s": same["seconds"],
+    }

@@ -9,6 +9,7 @@ its own vs `torch.export.export(...)` + `run_decompositions()`. Each with the ex
 with free B and T (fxlens then also exports and decomposes scaled inputs in a forked process, on the other core); the
 `symbolic` row is raw torch's way to the same names: an export with B and T dynamic, then decomposed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,18 +21,15 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "server")]
+import torch  # noqa: E402
+from fxlens.report import Build  # noqa: E402
+from fxlens.worker.construction.build import Example  # noqa: E402
+from fxlens.worker.failures.classify import whole_line  # noqa: E402
+from fxlens.worker.levels import core_aten as trace_core_aten  # noqa: E402
+from fxlens.worker.levels.table import TABLE, ClassContext  # noqa: E402
 from raw_torch import load  # noqa: E402
 from specs import MODELS  # noqa: E402
 from timing import median_seconds  # noqa: E402
-
-import torch  # noqa: E402
-
-from fxlens.report import Build  # noqa: E402
-from fxlens.worker.levels import core_aten as trace_core_aten  # noqa: E402
-from fxlens.worker.construction.build import Example  # noqa: E402
-from fxlens.worker.failures.classify import whole_line  # noqa: E402
-from fxlens.worker.levels.table import TABLE, ClassContext  # noqa: E402
-
 
 
 def main() -> None:
@@ -53,8 +51,13 @@ def main() -> None:
     ep.run_decompositions()  # warm both paths' caches alike
 
     def level(dims, exported, forked=None):
-        result = trace_core_aten.run(Example(instance, Build(), inputs=inputs, dims=dims), path, lines, span,
-                                     trace_core_aten.FromAten(exported, forked=forked))
+        result = trace_core_aten.run(
+            Example(instance, Build(), inputs=inputs, dims=dims),
+            path,
+            lines,
+            span,
+            trace_core_aten.FromAten(exported, forked=forked),
+        )
         assert result.ok, result.diagnostics
 
     def after_aten(dims) -> float:
@@ -68,17 +71,32 @@ def main() -> None:
 
     rows = {}
     raw_reuse = median_seconds(ep.run_decompositions, args.runs)
-    raw_alone = median_seconds(lambda: torch.export.export(instance, inputs, strict=False).run_decompositions(), args.runs)
+    raw_alone = median_seconds(
+        lambda: torch.export.export(instance, inputs, strict=False).run_decompositions(), args.runs
+    )
     for sizes, dims in (("static", None), ("free B, T", free)):
         rows[f"reuse, {sizes}"] = (statistics.median(after_aten(dims) for _ in range(args.runs)), raw_reuse)
         rows[f"alone, {sizes}"] = (median_seconds(lambda: level(dims, None), args.runs), raw_alone)
     dynamic = tuple({d: torch.export.Dim.AUTO for d in dims} for dims in free)
-    raw_symbolic = median_seconds(lambda: torch.export.export(instance, inputs, dynamic_shapes=dynamic,
-                                                       strict=False).run_decompositions(), args.runs)
+    raw_symbolic = median_seconds(
+        lambda: torch.export.export(instance, inputs, dynamic_shapes=dynamic, strict=False).run_decompositions(),
+        args.runs,
+    )
     rows["alone, free B, T vs symbolic"] = (rows["alone, free B, T"][0], raw_symbolic)
-    print(json.dumps({"model": args.model, "runs": args.runs, "nodes": len(ep.run_decompositions().graph.nodes),
-                      "rows": {k: {"fxlens_s": round(f, 3), "raw_s": round(r, 3), "ratio": round(f / r, 2)}
-                               for k, (f, r) in rows.items()}}, indent=1))
+    print(
+        json.dumps(
+            {
+                "model": args.model,
+                "runs": args.runs,
+                "nodes": len(ep.run_decompositions().graph.nodes),
+                "rows": {
+                    k: {"fxlens_s": round(f, 3), "raw_s": round(r, 3), "ratio": round(f / r, 2)}
+                    for k, (f, r) in rows.items()
+                },
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

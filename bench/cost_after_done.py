@@ -4,6 +4,7 @@ should not wait for the cost (FlopCounterMode's forward and backward), which com
 
     python3 bench/cost_after_done.py [rounds] [model]      (model: small, gpt2-12, ...: specs.MODELS)
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -17,7 +18,7 @@ from pathlib import Path
 from specs import MODELS, ROOT
 
 sys.path.insert(0, str(ROOT / "server"))
-from fxlens.engine.worker_client import Listeners, TraceOptions, WorkerClient  # noqa: E402  (stdlib-only side)
+from fxlens.engine.worker_client import Listeners, TraceOptions, WorkerClient
 
 IDLE_SECONDS = 0.3  # between traces, as between edits: the worker forks its next standby meanwhile
 
@@ -36,8 +37,12 @@ async def report_times(rounds: int, model: str) -> dict:
                     edited = text + f"\n# edit {i} {name}\n"  # every class traced again (nothing `known`)
                     costs_heard.clear()
                     start = time.perf_counter()
-                    await client.submit(str(path), edited, TraceOptions(levels=("fx", "aten"), cost=cost),
-                                        listeners=Listeners(on_cost=lambda *_: costs_heard.set()))
+                    await client.submit(
+                        str(path),
+                        edited,
+                        TraceOptions(levels=("fx", "aten"), cost=cost),
+                        listeners=Listeners(on_cost=lambda *_: costs_heard.set()),
+                    )
                     took = time.perf_counter() - start
                     if cost:
                         await costs_heard.wait()  # (the next trace would give up the costs still coming)
@@ -47,10 +52,22 @@ async def report_times(rounds: int, model: str) -> dict:
         finally:
             await client.stop()
     medians = {name: statistics.median(values) for name, values in times.items()}
-    return {"model": model, "rounds": rounds, "median_s": medians,
-            "ratio_editor_to_check": medians["editor (cost on)"] / medians["check (cost off)"]}
+    return {
+        "model": model,
+        "rounds": rounds,
+        "median_s": medians,
+        "ratio_editor_to_check": medians["editor (cost on)"] / medians["check (cost off)"],
+    }
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(report_times(int(sys.argv[1]) if len(sys.argv) > 1 else 15,
-                                              sys.argv[2] if len(sys.argv) > 2 else "small")), indent=1))
+    print(
+        json.dumps(
+            asyncio.run(
+                report_times(
+                    int(sys.argv[1]) if len(sys.argv) > 1 else 15, sys.argv[2] if len(sys.argv) > 2 else "small"
+                )
+            ),
+            indent=1,
+        )
+    )

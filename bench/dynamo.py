@@ -9,6 +9,7 @@ runs on meta tensors) vs explain on the same meta model and inputs; `break` = th
 (`if y.sum() > 0:`), where the fx level found the forward reading a value, so the level runs on small
 real CPU tensors at once, vs explain on the CPU-built module (what a user would run).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,21 +20,17 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "server")]
+import torch  # noqa: E402
+import torch._dynamo  # noqa: E402
+from fxlens.report import Build  # noqa: E402
+from fxlens.worker.construction.build import Example  # noqa: E402
+from fxlens.worker.failures.classify import whole_line  # noqa: E402
+from fxlens.worker.levels.table import TABLE, ClassContext  # noqa: E402
 from raw_torch import load  # noqa: E402
 from specs import MODELS  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
-import torch  # noqa: E402
-import torch._dynamo  # noqa: E402
-
-from fxlens.report import Build  # noqa: E402
-from fxlens.worker.levels import dynamo as trace_dynamo  # noqa: E402
-from fxlens.worker.construction.build import Example  # noqa: E402
-from fxlens.worker.failures.classify import whole_line  # noqa: E402
-from fxlens.worker.levels.table import TABLE, ClassContext  # noqa: E402
-
 BREAKS = BENCH.parent / "tests" / "fixtures" / "dynamo" / "breaks.py"
-
 
 
 def _row(path: str, text: str, instance, inputs, raw_instance, raw_inputs, runs: int) -> dict:
@@ -54,8 +51,13 @@ def _row(path: str, text: str, instance, inputs, raw_instance, raw_inputs, runs:
 
     found, explained = level(), raw()  # warm both alike
     fxlens_s, raw_s = median_seconds(level, runs), median_seconds(raw, runs)
-    return {"fxlens_s": round(fxlens_s, 3), "raw_s": round(raw_s, 3), "ratio": round(fxlens_s / raw_s, 2),
-            "graphs": [found.graphs, explained.graph_count], "breaks": [found.breaks, len(explained.break_reasons)]}
+    return {
+        "fxlens_s": round(fxlens_s, 3),
+        "raw_s": round(raw_s, 3),
+        "ratio": round(fxlens_s / raw_s, 2),
+        "graphs": [found.graphs, explained.graph_count],
+        "breaks": [found.breaks, len(explained.break_reasons)],
+    }
 
 
 def main() -> None:
@@ -77,8 +79,9 @@ def main() -> None:
     fixture = load(str(BREAKS), text)
     with torch.device("meta"):
         gate = fixture.Gate()
-    rows["break"] = _row(str(BREAKS), text, gate, (torch.empty(2, 3, device="meta"),), fixture.Gate(),
-                         (torch.randn(2, 3),), args.runs)
+    rows["break"] = _row(
+        str(BREAKS), text, gate, (torch.empty(2, 3, device="meta"),), fixture.Gate(), (torch.randn(2, 3),), args.runs
+    )
     print(json.dumps({"runs": args.runs, "rows": rows}, indent=1))
 
 

@@ -8,6 +8,7 @@ e.g. `git worktree add /tmp/base <rev>` and `python3 bench/edit_checkouts.py /tm
 Each round toggles the model's edit (specs.MODELS) and asks for fx and aten with the fingerprints of the
 worker's last result, so only the edited classes are traced again, as in the editor.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,8 @@ from edits import WarmTorch
 from specs import MODELS, ROOT
 
 sys.path.insert(0, str(ROOT / "server"))
-from fxlens.engine import worker_client  # noqa: E402  (stdlib-only side)
-from fxlens.engine.scheduler import DEBOUNCE_SECONDS  # noqa: E402
+from fxlens.engine import worker_client
+from fxlens.engine.scheduler import DEBOUNCE_SECONDS
 
 OPTIONS = worker_client.TraceOptions(levels=("fx", "aten"))
 
@@ -53,8 +54,13 @@ async def edit_times(servers: list[str], model: str, rounds: int, idle: float = 
                     text = texts[server] = spec.edited(texts[server])
                     await asyncio.sleep(idle)  # as after an edit: the worker idle at least the debounce
                     start = time.perf_counter()
-                    report = await client.submit(str(path), text, OPTIONS, worker_client.TraceAsk(known=known[server]),
-                                                 worker_client.Listeners(on_cost=lambda *_: None))
+                    report = await client.submit(
+                        str(path),
+                        text,
+                        OPTIONS,
+                        worker_client.TraceAsk(known=known[server]),
+                        worker_client.Listeners(on_cost=lambda *_: None),
+                    )
                     took = time.perf_counter() - start
                     retraced = [c.name for c in report.classes]
                     known[server].update({c.name: c.fingerprint for c in report.classes})
@@ -63,15 +69,21 @@ async def edit_times(servers: list[str], model: str, rounds: int, idle: float = 
                         traced = retraced
                 if i:
                     await asyncio.sleep(DEBOUNCE_SECONDS)
-                    times["raw torch"].append((await asyncio.to_thread(torch.trace, model, path, texts[servers[-1]],
-                                                                       traced))["seconds"])
+                    times["raw torch"].append(
+                        (await asyncio.to_thread(torch.trace, model, path, texts[servers[-1]], traced))["seconds"]
+                    )
         finally:
             for client in clients:
                 await client.stop()
             torch.close()
     medians = {name: statistics.median(values) for name, values in times.items()}
-    return {"model": model, "rounds": rounds, "classes_traced": traced, "median_s": medians,
-            "ratio_to_raw_torch": {server: medians[server] / medians["raw torch"] for server in servers}}
+    return {
+        "model": model,
+        "rounds": rounds,
+        "classes_traced": traced,
+        "median_s": medians,
+        "ratio_to_raw_torch": {server: medians[server] / medians["raw torch"] for server in servers},
+    }
 
 
 def main() -> None:

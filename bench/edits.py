@@ -4,6 +4,7 @@ The edit baseline traces every class of the file: a user without fxlens has noth
 classes an edit spared (fxlens re-traces only those whose fingerprint changed; the table says how many).
 Beside it, raw torch tracing only the classes fxlens traced again: the like-for-like comparison.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -13,13 +14,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 from lsp_session import FXLENS_COMMAND, ROOT, Session
 from specs import BENCH, MODELS
 
 sys.path.insert(0, str(ROOT / "server"))
-from fxlens.engine.scheduler import DEBOUNCE_SECONDS  # noqa: E402  (stdlib-only module)
+from fxlens.engine.scheduler import DEBOUNCE_SECONDS
 
 RAW_TORCH = [sys.executable, str(BENCH / "raw_torch.py")]
 
@@ -28,13 +28,15 @@ class WarmTorch:
     """A warm raw-torch process (torch imported, export warmed up) answering trace requests."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([*RAW_TORCH, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, text=True)
+        self.process = subprocess.Popen(
+            [*RAW_TORCH, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
         assert json.loads(self.process.stdout.readline())["ready"]
 
-    def trace(self, model: str, path: Path, text: str, classes: Optional[list[str]]) -> dict:
-        self.process.stdin.write(json.dumps({"model": model, "path": str(path), "text": text,
-                                             "classes": classes}) + "\n")
+    def trace(self, model: str, path: Path, text: str, classes: list[str] | None) -> dict:
+        self.process.stdin.write(
+            json.dumps({"model": model, "path": str(path), "text": text, "classes": classes}) + "\n"
+        )
         self.process.stdin.flush()
         return json.loads(self.process.stdout.readline())
 
@@ -64,8 +66,13 @@ async def edit_to_result(folder: Path, rounds: int, models: tuple[str, ...] = ("
                 report = await session.report_complete(doc, after=sent)
                 # the diagnostics published with the complete report (the ones sent as the trace
                 # starts carry the new version too, but are the old ones shifted to the new text)
-                published = [e for e in session.events if sent <= e.at <= report.at and e.params.get("uri") == doc.uri
-                             and e.method == "textDocument/publishDiagnostics"]
+                published = [
+                    e
+                    for e in session.events
+                    if sent <= e.at <= report.at
+                    and e.params.get("uri") == doc.uri
+                    and e.method == "textDocument/publishDiagnostics"
+                ]
                 # what an editor does on workspace/codeLens/refresh: ask again, and show the new counts
                 fresh_titles = await _lens_titles(session, doc.uri)
                 lenses.append(time.perf_counter() - sent)
@@ -84,17 +91,27 @@ async def edit_to_result(folder: Path, rounds: int, models: tuple[str, ...] = ("
                     times.append((await asyncio.to_thread(torch.trace, key, path, text, classes))["seconds"])
             fx_median, raw_median = statistics.median(fxlens), statistics.median(raw)
             same_median = statistics.median(raw_same)
-            results[key] = {"file": path.name, "rounds": rounds, "fxlens_s": fxlens, "diagnostics_s": diagnostics,
-                            "lens_s": lenses, "median_lens_s": statistics.median(lenses),
-                            "raw_torch_s": raw, "classes_traced": traced[-1], "classes_kept": kept,
-                            "raw_torch_same_classes_s": raw_same, "median_raw_torch_same_classes_s": same_median,
-                            "ratio_same_classes_without_debounce": (fx_median - DEBOUNCE_SECONDS) / same_median,
-                            "target_same_classes_s": 1.3 * same_median + DEBOUNCE_SECONDS,
-                            "median_fxlens_s": fx_median, "median_raw_torch_s": raw_median,
-                            "debounce_s": DEBOUNCE_SECONDS,
-                            "ratio": fx_median / raw_median,
-                            "ratio_without_debounce": (fx_median - DEBOUNCE_SECONDS) / raw_median,
-                            "target_s": 1.3 * raw_median + DEBOUNCE_SECONDS}
+            results[key] = {
+                "file": path.name,
+                "rounds": rounds,
+                "fxlens_s": fxlens,
+                "diagnostics_s": diagnostics,
+                "lens_s": lenses,
+                "median_lens_s": statistics.median(lenses),
+                "raw_torch_s": raw,
+                "classes_traced": traced[-1],
+                "classes_kept": kept,
+                "raw_torch_same_classes_s": raw_same,
+                "median_raw_torch_same_classes_s": same_median,
+                "ratio_same_classes_without_debounce": (fx_median - DEBOUNCE_SECONDS) / same_median,
+                "target_same_classes_s": 1.3 * same_median + DEBOUNCE_SECONDS,
+                "median_fxlens_s": fx_median,
+                "median_raw_torch_s": raw_median,
+                "debounce_s": DEBOUNCE_SECONDS,
+                "ratio": fx_median / raw_median,
+                "ratio_without_debounce": (fx_median - DEBOUNCE_SECONDS) / raw_median,
+                "target_s": 1.3 * raw_median + DEBOUNCE_SECONDS,
+            }
     finally:
         await session.stop()
         torch.close()
@@ -117,8 +134,7 @@ async def _cold_fxlens(folder: Path) -> dict:
     try:
         doc = session.open(path)
         await session.report_complete(doc)
-        lenses = await session.client.text_document_code_lens_async(
-            _lens_params(doc.uri))
+        lenses = await session.client.text_document_code_lens_async(_lens_params(doc.uri))
         seconds = time.perf_counter() - launched
         assert lenses, "fxlens gave no lens on the cold file"
     finally:
@@ -128,6 +144,7 @@ async def _cold_fxlens(folder: Path) -> dict:
 
 def _lens_params(uri: str):
     from lsprotocol import types
+
     return types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
 
 
@@ -146,8 +163,19 @@ async def cold_start(folder: Path, runs: int) -> dict:
         fxlens.append((await _cold_fxlens(run_folder))["seconds"])
         import_torch.append(await asyncio.to_thread(_wall, [sys.executable, "-c", "import torch"]))
         import_and_trace.append(await asyncio.to_thread(_wall, [*RAW_TORCH, "once", "small"]))
-    medians = {name: statistics.median(values) for name, values in
-               (("fxlens", fxlens), ("import_torch", import_torch), ("import_torch_and_trace", import_and_trace))}
-    return {"runs": runs, "fxlens_s": fxlens, "import_torch_s": import_torch,
-            "import_torch_and_trace_s": import_and_trace, **{f"median_{k}_s": v for k, v in medians.items()},
-            "ratio": medians["fxlens"] / medians["import_torch_and_trace"]}
+    medians = {
+        name: statistics.median(values)
+        for name, values in (
+            ("fxlens", fxlens),
+            ("import_torch", import_torch),
+            ("import_torch_and_trace", import_and_trace),
+        )
+    }
+    return {
+        "runs": runs,
+        "fxlens_s": fxlens,
+        "import_torch_s": import_torch,
+        "import_torch_and_trace_s": import_and_trace,
+        **{f"median_{k}_s": v for k, v in medians.items()},
+        "ratio": medians["fxlens"] / medians["import_torch_and_trace"],
+    }

@@ -5,11 +5,11 @@
 Both sides run in this one invocation, alternating, on the same machine state; medians and their
 ratio are printed as a Markdown table and written to bench/results/engine.json.
 """
+
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import os
 import platform
@@ -71,15 +71,20 @@ async def fxlens_times(path: Path, class_name: str, runs: int) -> tuple[list[flo
 
 
 def raw_torch_times(path: Path, class_name: str, runs: int) -> list[float]:
-    out = subprocess.run([sys.executable, "-c", RAW_TORCH, str(path), class_name, str(runs)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", RAW_TORCH, str(path), class_name, str(runs)], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def cli_wall(path: Path, class_name: str) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "fxlens", "graph", str(path), "--class", class_name],
-                   capture_output=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    subprocess.run(
+        [sys.executable, "-m", "fxlens", "graph", str(path), "--class", class_name],
+        capture_output=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+    )
     return time.perf_counter() - start
 
 
@@ -94,10 +99,19 @@ def main() -> None:
     raw = raw_torch_times(path, args.cls, args.runs)
     cli = [cli_wall(path, args.cls) for _ in range(3)]
     ours_median, raw_median = statistics.median(ours), statistics.median(raw)
-    result = {"model": path.name, "class": args.cls, "cores": os.cpu_count(), "machine": platform.machine(),
-              "nodes_fx_plus_aten": nodes, "fxlens_report_s": ours, "raw_torch_s": raw, "cli_wall_s": cli,
-              "median_fxlens_s": ours_median, "median_raw_torch_s": raw_median,
-              "ratio": ours_median / raw_median}
+    result = {
+        "model": path.name,
+        "class": args.cls,
+        "cores": os.cpu_count(),
+        "machine": platform.machine(),
+        "nodes_fx_plus_aten": nodes,
+        "fxlens_report_s": ours,
+        "raw_torch_s": raw,
+        "cli_wall_s": cli,
+        "median_fxlens_s": ours_median,
+        "median_raw_torch_s": raw_median,
+        "ratio": ours_median / raw_median,
+    }
     out_dir = ROOT / "bench" / "results"
     out_dir.mkdir(exist_ok=True)
     (out_dir / "engine.json").write_text(json.dumps(result, indent=1))

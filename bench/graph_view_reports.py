@@ -7,6 +7,7 @@ writes OUT_DIR/<key>.json = {"fx": payload, "aten": payload, ...} for the model'
 `--time`, also OUT_DIR/<key>.timing.json: seconds the server takes to render each payload). Used by the
 graph view's benchmark (bench/graph_view.mjs) and its page tests (vscode-client/test/webview).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,30 +23,43 @@ from specs import MODELS, ROOT
 
 sys.path.insert(0, str(ROOT / "server"))
 
-from fxlens.render.graph_view import graph_payload  # noqa: E402
-from fxlens.report import Build, ClassReport, InputSpec, level_from_json  # noqa: E402
+from fxlens.render.graph_view import graph_payload
+from fxlens.report import Build, ClassReport, InputSpec, level_from_json
 
 TOP_CLASS = {"gpt2-12": "GPT", "gpt2-48": "GPT", "llama70b": "Llama", "small": "ResidualMLP"}
 LEVELS = ("fx", "aten")
 
 
 def cli_levels(path: Path, class_name: str, levels: tuple[str, ...]) -> list[dict]:
-    command = [sys.executable, "-m", "fxlens", "graph", str(path), "--class", class_name, "--json",
-               # the 70B-shaped model's four levels take minutes on 2 loaded cores: past the CLI's 120 s
-               "--timeout", "900"]
+    command = [
+        sys.executable,
+        "-m",
+        "fxlens",
+        "graph",
+        str(path),
+        "--class",
+        class_name,
+        "--json",
+        # the 70B-shaped model's four levels take minutes on 2 loaded cores: past the CLI's 120 s
+        "--timeout",
+        "900",
+    ]
     # the fx level always: the backward and dynamo levels' groups borrow its module scopes, as in the
     # editor, where fx is traced first (`--levels backward` alone drew 800 loose boxes)
     for level in dict.fromkeys(("fx", *levels)):
         command += ["--level", level]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=path.parent,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    done = subprocess.run(
+        command, capture_output=True, text=True, cwd=path.parent, env={**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    )
     if done.returncode not in (0, 1):  # 1: a level failed, which the payload shows
         raise SystemExit(f"fxlens graph failed on {path}:\n{done.stderr}")
     objects = json.loads(done.stdout)
     objects = objects if isinstance(objects, list) else [objects]
     failed = [o["level"] for o in objects if not o.get("nodes")]
     if failed:  # a bench payload of a level that did not trace would time an empty graph
-        print(f"{path.name}: no nodes at {', '.join(failed)}: {objects[0].get('diagnostics', [{}])[:1]}", file=sys.stderr)
+        print(
+            f"{path.name}: no nodes at {', '.join(failed)}: {objects[0].get('diagnostics', [{}])[:1]}", file=sys.stderr
+        )
     return objects
 
 
@@ -78,14 +92,14 @@ def main(argv: list[str]) -> None:
     if "--levels" in argv:
         at = argv.index("--levels")
         levels = tuple(argv[at + 1].split(","))
-        del argv[at:at + 2]
+        del argv[at : at + 2]
     # --traces DIR keeps each model's CLI output there and reads it back on the next run (the 70B-shaped
     # model's trace is minutes; the renderer and the page change far more often than the tracer)
     traces = None
     if "--traces" in argv:
         at = argv.index("--traces")
         traces = Path(argv[at + 1])
-        del argv[at:at + 2]
+        del argv[at : at + 2]
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder:

@@ -13,6 +13,7 @@ import torch._inductor inside the timed part, as both do on their first compile.
 - warm: the folder one earlier run of the same kind filled: raw torch's FX graph cache and kernels hit;
   fxlens's probes are remembered (the FX graph cache would skip the compile, and with it the provenance).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,9 +39,8 @@ MODELS = {
 def one(kind: str, key: str) -> float:
     """In the fresh interpreter: build, then time one compile; seconds."""
     sys.path[:0] = [str(BENCH), str(ROOT / "server")]
-    from raw_torch import load
-
     import torch
+    from raw_torch import load
 
     path, build, inputs = MODELS[key]
     module = load(str(path), path.read_text())
@@ -66,10 +66,14 @@ def one(kind: str, key: str) -> float:
 
 
 def _timed(kind: str, key: str, folder: str) -> float:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server"),
-           "TORCHINDUCTOR_CACHE_DIR" if kind == "raw" else "FXLENS_INDUCTOR_CACHE_DIR": folder}
-    done = subprocess.run([sys.executable, __file__, "--one", kind, key], capture_output=True, text=True, env=env,
-                          timeout=1800)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "server"),
+        "TORCHINDUCTOR_CACHE_DIR" if kind == "raw" else "FXLENS_INDUCTOR_CACHE_DIR": folder,
+    }
+    done = subprocess.run(
+        [sys.executable, __file__, "--one", kind, key], capture_output=True, text=True, env=env, timeout=1800
+    )
     if done.returncode != 0:
         raise SystemExit(f"{kind} {key} failed:\n{done.stderr[-3000:]}")
     return float(done.stdout.strip().splitlines()[-1])
@@ -92,9 +96,13 @@ def measure(keys: list[str], runs: int) -> dict:
             row = {}
             for state in ("cold", "warm"):
                 fxlens, raw = statistics.median(times["fxlens"][state]), statistics.median(times["raw"][state])
-                row[state] = {"fxlens_s": round(fxlens, 2), "raw_s": round(raw, 2), "ratio": round(fxlens / raw, 2),
-                              "fxlens_runs": [round(t, 2) for t in times["fxlens"][state]],
-                              "raw_runs": [round(t, 2) for t in times["raw"][state]]}
+                row[state] = {
+                    "fxlens_s": round(fxlens, 2),
+                    "raw_s": round(raw, 2),
+                    "ratio": round(fxlens / raw, 2),
+                    "fxlens_runs": [round(t, 2) for t in times["fxlens"][state]],
+                    "raw_runs": [round(t, 2) for t in times["raw"][state]],
+                }
             rows[key] = row
     return rows
 
@@ -110,8 +118,18 @@ def main() -> None:
     keys = [k.strip() for k in args.models.split(",") if k.strip()]
     load = os.getloadavg()[0]
     rows = measure(keys, args.runs)
-    print(json.dumps({"runs": args.runs, "cores": os.cpu_count(), "load_before": round(load, 2),
-                      "load_after": round(os.getloadavg()[0], 2), "rows": rows}, indent=1))
+    print(
+        json.dumps(
+            {
+                "runs": args.runs,
+                "cores": os.cpu_count(),
+                "load_before": round(load, 2),
+                "load_after": round(os.getloadavg()[0], 2),
+                "rows": rows,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Hover latency through a real client: fxlens against jedi-language-server on the same positions, and
 fxlens while another document is re-traced without pause."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,9 +23,16 @@ def percentiles(seconds: list[float]) -> dict:
         return {"count": 0}
 
     def pick(q: float) -> float:
-        return ms[min(len(ms) - 1, int(round(q * (len(ms) - 1))))]
-    return {"count": len(ms), "p50_ms": pick(0.50), "p95_ms": pick(0.95), "p99_ms": pick(0.99),
-            "mean_ms": statistics.fmean(ms), "max_ms": ms[-1]}
+        return ms[min(len(ms) - 1, round(q * (len(ms) - 1)))]
+
+    return {
+        "count": len(ms),
+        "p50_ms": pick(0.50),
+        "p95_ms": pick(0.95),
+        "p99_ms": pick(0.99),
+        "mean_ms": statistics.fmean(ms),
+        "max_ms": ms[-1],
+    }
 
 
 def hover_positions(text: str, minimum: int) -> list[tuple[int, int]]:
@@ -63,13 +71,13 @@ async def hover_vs_jedi(folder: Path, count: int) -> dict:
         fx_doc, jedi_doc = fxlens.open(path), jedi.open(path)
         await fxlens.report_complete(fx_doc)
         # one unmeasured pass each: jedi fills its caches, fxlens renders nothing it will not render again
-        await _hovers(fxlens, fx_doc, positions[:len(positions) // ROUNDS])
-        await _hovers(jedi, jedi_doc, positions[:len(positions) // ROUNDS])
+        await _hovers(fxlens, fx_doc, positions[: len(positions) // ROUNDS])
+        await _hovers(jedi, jedi_doc, positions[: len(positions) // ROUNDS])
         times = {"fxlens": [], "jedi": []}
         answered = {"fxlens": 0, "jedi": 0}
         chunk = -(-len(positions) // ROUNDS)
         for start in range(0, len(positions), chunk):
-            part = positions[start:start + chunk]
+            part = positions[start : start + chunk]
             for name, session, doc in (("fxlens", fxlens, fx_doc), ("jedi", jedi, jedi_doc)):
                 seconds, hits = await _hovers(session, doc, part)
                 times[name] += seconds
@@ -121,6 +129,10 @@ async def hover_under_load(folder: Path, count: int, min_retraces: int = 3) -> d
             await busy_task
     finally:
         await session.stop()
-    return {"idle": percentiles(idle), "under_load": {**percentiles(loaded), "answered": answered},
-            "retraces_of_b": len(retraces), "retrace_median_s": statistics.median(retraces),
-            "window_s": time.perf_counter() - started}
+    return {
+        "idle": percentiles(idle),
+        "under_load": {**percentiles(loaded), "answered": answered},
+        "retraces_of_b": len(retraces),
+        "retrace_median_s": statistics.median(retraces),
+        "window_s": time.perf_counter() - started,
+    }

@@ -9,6 +9,7 @@ has them: `complete` when those are all the levels, the stage event before the d
 Each round waits for the complete report (deeper levels included) before the next edit, so both start
 from an idle worker.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,13 @@ EVERY_LEVEL = ["fx", "aten", "core-aten", "backward", "dynamo"]
 
 
 def _cheap_published(session: Session, uri: str, version: int, after: float):
-    return session.first_event("fxlens/reportChanged", after, lambda p: p["uri"] == uri and p["version"] == version
-                               and (p["complete"] or (p.get("className") is None and "aten" in (p.get("levels") or []))))
+    return session.first_event(
+        "fxlens/reportChanged",
+        after,
+        lambda p: p["uri"] == uri
+        and p["version"] == version
+        and (p["complete"] or (p.get("className") is None and "aten" in (p.get("levels") or []))),
+    )
 
 
 async def main(model: str, rounds: int) -> dict:
@@ -48,8 +54,10 @@ async def main(model: str, rounds: int) -> dict:
                 for name in ("off", "on"):  # taking turns: machine noise falls on both alike
                     session, doc = sessions[name], docs[name]
                     sent = session.change(doc, spec.edited(doc.text))
-                    cheap = await session.until(lambda: _cheap_published(session, doc.uri, doc.version, sent),
-                                                f"fx/aten of v{doc.version} ({name})")
+                    cheap = await session.until(
+                        lambda: _cheap_published(session, doc.uri, doc.version, sent),
+                        f"fx/aten of v{doc.version} ({name})",
+                    )
                     complete = await session.report_complete(doc, after=sent)
                     times[name].append(cheap.at - sent)
                     if name == "on":
@@ -58,9 +66,15 @@ async def main(model: str, rounds: int) -> dict:
             for session in sessions.values():
                 await session.stop()
     off, on = statistics.median(times["off"]), statistics.median(times["on"])
-    return {"model": model, "rounds": rounds, "fx_aten_off_s": round(off, 3), "fx_aten_on_s": round(on, 3),
-            "ratio": round(on / off, 2), "every_level_on_s": round(statistics.median(deep), 3),
-            "runs": {k: [round(t, 3) for t in v] for k, v in times.items()}}
+    return {
+        "model": model,
+        "rounds": rounds,
+        "fx_aten_off_s": round(off, 3),
+        "fx_aten_on_s": round(on, 3),
+        "ratio": round(on / off, 2),
+        "every_level_on_s": round(statistics.median(deep), 3),
+        "runs": {k: [round(t, 3) for t in v] for k, v in times.items()},
+    }
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ L lines (9,302 lines at the defaults), traced at the fx level as `fxlens check` 
 
 e.g. `git worktree add /tmp/base <rev>` and `python3 bench/many_classes.py /tmp/base/server`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,10 +35,12 @@ def many_classes(classes: int, lines: int) -> str:
     parts = ["import torch\nfrom torch import nn\n"]
     for i in range(classes):
         body = "".join(f"        x = x + {j}\n" for j in range(lines))
-        parts.append(f"\nSCALE_{i} = {i}\n\n\ndef helper_{i}(x):\n    return x * SCALE_{i}\n\n\n"
-                     f"class Layer{i}(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-                     f"        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n{body}"
-                     f"        return helper_{i}(self.fc(x))\n")
+        parts.append(
+            f"\nSCALE_{i} = {i}\n\n\ndef helper_{i}(x):\n    return x * SCALE_{i}\n\n\n"
+            f"class Layer{i}(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            f"        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n{body}"
+            f"        return helper_{i}(self.fc(x))\n"
+        )
     return "".join(parts)
 
 
@@ -57,12 +60,22 @@ def main() -> None:
         times: dict[str, list[float]] = {args.base: [], args.new: []}
         for _ in range(args.rounds):  # taking turns: the machine's noise falls on both alike
             for server in times:
-                done = subprocess.run([sys.executable, "-c", _ONE_RUN, server, str(path)], capture_output=True,
-                                      text=True, check=True)
+                done = subprocess.run(
+                    [sys.executable, "-c", _ONE_RUN, server, str(path)], capture_output=True, text=True, check=True
+                )
                 times[server].append(float(done.stdout.split()[-1]))
     medians = {server: statistics.median(values) for server, values in times.items()}
-    print(json.dumps({"lines": lines, "classes": args.classes,
-                      "median_s": medians, "ratio_new_to_base": medians[args.new] / medians[args.base]}, indent=1))
+    print(
+        json.dumps(
+            {
+                "lines": lines,
+                "classes": args.classes,
+                "median_s": medians,
+                "ratio_new_to_base": medians[args.new] / medians[args.base],
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 the level's own time (the export, and run_decompositions for core-aten). `check` compares the summed
 node FLOPs with FlopCounterMode run directly on the module (meta tensors, as fxlens runs).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,16 +17,13 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "server")]
+import torch  # noqa: E402
+from fxlens.report import Node  # noqa: E402
+from fxlens.worker.levels import overloads  # noqa: E402
 from raw_torch import load  # noqa: E402
 from specs import MODELS  # noqa: E402
 from timing import median_seconds  # noqa: E402
-
-import torch  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
-
-from fxlens.report import Node  # noqa: E402
-from fxlens.worker.levels import overloads  # noqa: E402
-
 
 
 def main() -> None:
@@ -52,9 +50,14 @@ def main() -> None:
         nodes = [Node(n.name, n.op, str(n.target), len(n.users)) for n in program.graph.nodes]
         flops_s = median_seconds(lambda: overloads.add_flops(program.graph, nodes), args.runs)
         schemas_s = median_seconds(lambda: overloads.schemas(program.graph), args.runs)
-        out[level] = {"nodes": len(nodes), "targets": len(overloads.schemas(program.graph)),
-                      "level_s": round(level_s, 3), "flops_ms": round(flops_s * 1e3, 1),
-                      "schemas_ms": round(schemas_s * 1e3, 2), "check": sum(n.flops or 0 for n in nodes)}
+        out[level] = {
+            "nodes": len(nodes),
+            "targets": len(overloads.schemas(program.graph)),
+            "level_s": round(level_s, 3),
+            "flops_ms": round(flops_s * 1e3, 1),
+            "schemas_ms": round(schemas_s * 1e3, 2),
+            "check": sum(n.flops or 0 for n in nodes),
+        }
     print(json.dumps(out, indent=1))
 
 

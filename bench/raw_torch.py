@@ -9,6 +9,7 @@ ShapeProp on inputs with symbolic batch/sequence sizes (the fx level with shapes
 + torch.export non-strict with those sizes dynamic (the aten level). Children of the file's top
 model are traced as the instances it builds, with the inputs they receive, as fxlens does.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,13 +20,12 @@ import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from specs import MODELS, ModelSpec  # noqa: E402
-
-import torch  # noqa: E402
-import torch.fx  # noqa: E402
-from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
-from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext  # noqa: E402
-from torch.fx.passes.shape_prop import ShapeProp  # noqa: E402
+import torch
+import torch.fx
+from specs import MODELS, ModelSpec
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+from torch.fx.passes.shape_prop import ShapeProp
 
 
 def load(path: str, text: str) -> types.ModuleType:
@@ -38,8 +38,11 @@ def load(path: str, text: str) -> types.ModuleType:
 
 
 def module_classes(module: types.ModuleType) -> set[str]:
-    return {name for name, obj in vars(module).items()
-            if isinstance(obj, type) and issubclass(obj, torch.nn.Module) and obj.__module__ == module.__name__}
+    return {
+        name
+        for name, obj in vars(module).items()
+        if isinstance(obj, type) and issubclass(obj, torch.nn.Module) and obj.__module__ == module.__name__
+    }
 
 
 def examples(spec: ModelSpec, module: types.ModuleType) -> dict[str, tuple[torch.nn.Module, tuple, int]]:
@@ -53,8 +56,10 @@ def examples(spec: ModelSpec, module: types.ModuleType) -> dict[str, tuple[torch
     for sub in top.modules():
         name = type(sub).__name__
         if name in wanted and name not in found:
+
             def record(mod, args, name=name):
                 found.setdefault(name, (mod, tuple(args), spec.free_dims))
+
             hooks.append(sub.register_forward_pre_hook(record))
     try:
         with torch.no_grad():
@@ -67,8 +72,9 @@ def examples(spec: ModelSpec, module: types.ModuleType) -> dict[str, tuple[torch
 
 def _dynamic(inputs: tuple, free: int) -> tuple:
     auto = torch.export.Dim.AUTO
-    return tuple({d: auto for d in range(min(free, x.dim()))} if isinstance(x, torch.Tensor) and free else None
-                 for x in inputs)
+    return tuple(
+        {d: auto for d in range(min(free, x.dim()))} if isinstance(x, torch.Tensor) and free else None for x in inputs
+    )
 
 
 def same_work(instance: torch.nn.Module, inputs: tuple, free: int) -> int:
@@ -103,11 +109,15 @@ def export_once(spec: ModelSpec, dynamic: bool) -> dict:
         top = eval(spec.build, vars(module))
         inputs = eval(spec.inputs, {**vars(module), "torch": torch})
     start = time.perf_counter()
-    ep = torch.export.export(top, inputs, dynamic_shapes=_dynamic(inputs, spec.free_dims) if dynamic else None,
-                             strict=False)
+    ep = torch.export.export(
+        top, inputs, dynamic_shapes=_dynamic(inputs, spec.free_dims) if dynamic else None, strict=False
+    )
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "nodes": len(ep.graph.nodes),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "seconds": seconds,
+        "nodes": len(ep.graph.nodes),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def _warm() -> None:

@@ -15,6 +15,7 @@ for with no directive, against what raw torch can trace, and whether every node 
 Prints the table and writes bench/results/reach-fixtures.md and bench/results/reach.json. (The reach section of
 bench/RESULTS.md is bench/reach_packages.py's: reach on installed packages, not on these copies.)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,14 +24,22 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Optional
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "repos"))
+from reach_common import (  # noqa: E402,F401
+    agreement,
+    by_class,
+    compare,
+    failure_category,
+    fxlens_command,
+    fxlens_env,
+    fxlens_json,
+    recipe,
+    shown,
+)
 from reference import CORPUS, ModelFile  # noqa: E402
-from reach_common import (agreement, by_class, compare, failure_category, fxlens_command,  # noqa: E402,F401
-                          fxlens_env, fxlens_json, recipe, shown)
 
 HANG_GUARD_SECONDS = 900
 
@@ -42,8 +51,13 @@ def fxlens_graph(model: ModelFile, installed: bool = False, python: str = sys.ex
 
 def raw_torch(files: list[str], jobs: list[dict], truth: bool = True, python: str = sys.executable) -> dict:
     request = json.dumps({"files": files, "jobs": jobs, "truth": truth})
-    done = subprocess.run([python, str(BENCH / "reach_torch.py")], input=request, capture_output=True, text=True,
-                          timeout=HANG_GUARD_SECONDS)
+    done = subprocess.run(
+        [python, str(BENCH / "reach_torch.py")],
+        input=request,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_SECONDS,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"raw torch failed on {files}:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout)
@@ -88,29 +102,51 @@ def rows_of(models: tuple, runs: dict, raw: dict) -> dict:
         truth = raw["truth"].get(model.key, {})
         for name in list(model.classes) + [c for c in classes if c not in model.classes]:
             levels, torch_says = classes.get(name, {}), truth.get(name, {})
-            row = {"file": model.key, "class": name, "listed": name in model.classes,
-                   "raw_fx": torch_says.get("fx_ok"), "raw_export": torch_says.get("export_ok"),
-                   "raw_fx_error": torch_says.get("fx_error", ""), "raw_export_error": torch_says.get("export_error", ""),
-                   "fx": shown(levels.get("fx")), "aten": shown(levels.get("aten")),
-                   "built": next(iter(levels.values()))["inputs"]["built"] if levels else "",
-                   "fx_category": failure_category("fx", levels), "aten_category": failure_category("aten", levels), "agreement": {}}
+            row = {
+                "file": model.key,
+                "class": name,
+                "listed": name in model.classes,
+                "raw_fx": torch_says.get("fx_ok"),
+                "raw_export": torch_says.get("export_ok"),
+                "raw_fx_error": torch_says.get("fx_error", ""),
+                "raw_export_error": torch_says.get("export_error", ""),
+                "fx": shown(levels.get("fx")),
+                "aten": shown(levels.get("aten")),
+                "built": next(iter(levels.values()))["inputs"]["built"] if levels else "",
+                "fx_category": failure_category("fx", levels),
+                "aten_category": failure_category("aten", levels),
+                "agreement": {},
+            }
             for level in ("fx", "aten"):
                 if not row[level]:
                     continue
                 theirs = rebuilt.get((model.key, name), {}).get(level)
                 if theirs is None:
-                    row["agreement"][level] = {"verdict": "not comparable", "why": "the report does not say how to rebuild it"}
+                    row["agreement"][level] = {
+                        "verdict": "not comparable",
+                        "why": "the report does not say how to rebuild it",
+                    }
                 elif "error" in theirs:
                     row["agreement"][level] = {"verdict": "not comparable", "why": theirs["error"]}
                 else:
                     agree, why, shaped = agreement(levels[level], theirs)
-                    row["agreement"][level] = {"verdict": "agree" if agree else "DISAGREE", "why": why,
-                                               "nodes": len(theirs["rows"]), "shapes_compared": shaped}
+                    row["agreement"][level] = {
+                        "verdict": "agree" if agree else "DISAGREE",
+                        "why": why,
+                        "nodes": len(theirs["rows"]),
+                        "shapes_compared": shaped,
+                    }
             rows.append(row)
-    return {"rows": rows, "summary": summary(rows),
-            "load_failures": {key: run["load"] or [run["stderr"]] for key, run in runs.items()
-                              if run["load"] or (run["exit"] == 2 and not run["objects"])},
-            "reference_errors": raw["import_errors"]}
+    return {
+        "rows": rows,
+        "summary": summary(rows),
+        "load_failures": {
+            key: run["load"] or [run["stderr"]]
+            for key, run in runs.items()
+            if run["load"] or (run["exit"] == 2 and not run["objects"])
+        },
+        "reference_errors": raw["import_errors"],
+    }
 
 
 def _ratio(hit: int, of: int) -> dict:
@@ -128,9 +164,11 @@ def summary(rows: list[dict]) -> dict:
     return {
         "classes": len(listed),
         "fx_reach": _ratio(sum(r["fx"] for r in listed if r["raw_fx"]), sum(bool(r["raw_fx"]) for r in listed)),
-        "aten_reach": _ratio(sum(r["aten"] for r in listed if r["raw_export"]),
-                             sum(bool(r["raw_export"]) for r in listed)),
-        "fx_shown": sum(r["fx"] for r in listed), "aten_shown": sum(r["aten"] for r in listed),
+        "aten_reach": _ratio(
+            sum(r["aten"] for r in listed if r["raw_export"]), sum(bool(r["raw_export"]) for r in listed)
+        ),
+        "fx_shown": sum(r["fx"] for r in listed),
+        "aten_shown": sum(r["aten"] for r in listed),
         "agree": sum(v["verdict"] == "agree" for v in verdicts),
         "disagree": sum(v["verdict"] == "DISAGREE" for v in verdicts),
         "not_comparable": sum(v["verdict"] == "not comparable" for v in verdicts),
@@ -139,7 +177,7 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
-def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--installed", action="store_true", help="run the `fxlens` on PATH, not this checkout's")
     parser.add_argument("--python", default=sys.executable, help="interpreter for fxlens and raw torch")
@@ -147,7 +185,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     from reach_report import markdown
 
     args = parse_args(argv)

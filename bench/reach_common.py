@@ -1,6 +1,7 @@
 """What bench/reach.py and bench/reach_packages.py share: running the fxlens CLI on a file, reading its
 JSON by class, the failure category of a level, how to rebuild what a report says it built, and the
 node-by-node comparison with raw torch. Pure but for the subprocess; imports nothing of the corpus."""
+
 from __future__ import annotations
 
 import ast
@@ -11,7 +12,6 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 FREE_SIZES = {"B": 2, "T": 8}  # fxlens's example sizes, unless the inputs say what B and T stood for
@@ -26,15 +26,24 @@ def fxlens_command(installed: bool, python: str) -> list[str]:
 def fxlens_env(installed: bool) -> dict:
     if installed:
         return dict(os.environ)
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "server"),
-                                                                      os.environ.get("PYTHONPATH")]))}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "server"), os.environ.get("PYTHONPATH")])),
+    }
 
 
-def fxlens_json(path: Path, cwd: Path, args: tuple = (), installed: bool = False, python: str = sys.executable,
-                timeout: float = 900) -> dict:
+def fxlens_json(
+    path: Path, cwd: Path, args: tuple = (), installed: bool = False, python: str = sys.executable, timeout: float = 900
+) -> dict:
     """One `fxlens graph PATH --json [args]` run from `cwd`: its class objects and load problems."""
-    done = subprocess.run([*fxlens_command(installed, python), "graph", str(path), "--json", *args],
-                          cwd=cwd, env=fxlens_env(installed), capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [*fxlens_command(installed, python), "graph", str(path), "--json", *args],
+        cwd=cwd,
+        env=fxlens_env(installed),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     objects = []
     if done.stdout.strip():
         try:
@@ -44,8 +53,12 @@ def fxlens_json(path: Path, cwd: Path, args: tuple = (), installed: bool = False
             pass
     load = [line.strip() for line in done.stderr.splitlines() if line.rstrip().endswith("[load]")]
     load += [f"{d['line']}: {d['message']}" for o in objects for d in o["diagnostics"] if d["category"] == "load"]
-    return {"exit": done.returncode, "objects": objects, "load": sorted(set(load)),
-            "stderr": done.stderr.strip()[-2000:]}
+    return {
+        "exit": done.returncode,
+        "objects": objects,
+        "load": sorted(set(load)),
+        "stderr": done.stderr.strip()[-2000:],
+    }
 
 
 def by_class(run: dict) -> dict:
@@ -56,7 +69,7 @@ def by_class(run: dict) -> dict:
     return out
 
 
-def shown(obj: Optional[dict]) -> bool:
+def shown(obj: dict | None) -> bool:
     return bool(obj and obj["ok"] and obj["nodes"])
 
 
@@ -83,7 +96,7 @@ def _calls_with_inputs(text: str) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call)
 
 
-def recipe(class_name: str, levels: dict, classes: dict, depth: int = 0) -> Optional[dict]:
+def recipe(class_name: str, levels: dict, classes: dict, depth: int = 0) -> dict | None:
     """How to rebuild what fxlens built for this class, from the report alone (None: it does not say).
 
     kinds: `directive` (constructor and inputs in one expression), `expr` (a constructor expression and
@@ -97,8 +110,13 @@ def recipe(class_name: str, levels: dict, classes: dict, depth: int = 0) -> Opti
         inner = parent and depth < 4 and recipe(match.group("parent"), parent, classes, depth + 1)
         if not inner:
             return None
-        return {"kind": "parent", "parent": inner, "path": match.group("path"),
-                "inputs": None if inputs["source"] == "parent" else specs, "specs": specs}
+        return {
+            "kind": "parent",
+            "parent": inner,
+            "path": match.group("path"),
+            "inputs": None if inputs["source"] == "parent" else specs,
+            "specs": specs,
+        }
     text = inputs.get("directive") or (detail if built == "directive" else "")
     if built == "found" and not text:
         return None  # found elsewhere, and the file cannot spell it: nothing to rebuild from the report
@@ -110,7 +128,7 @@ def recipe(class_name: str, levels: dict, classes: dict, depth: int = 0) -> Opti
     return {"kind": "expr", "build": build, "inputs": specs}
 
 
-def free_sizes(specs: list[dict], shapes: Optional[list]) -> dict:
+def free_sizes(specs: list[dict], shapes: list | None) -> dict:
     """What B and T stood for: read off the inputs' named dims against the inputs torch was given."""
     sizes = dict(FREE_SIZES)
     for spec, shape in zip(specs, shapes or []):
@@ -129,7 +147,7 @@ def _size(size, raw, sizes: dict) -> bool:
         return True
 
 
-def compare(nodes: list[dict], rows: list[list], sizes: Optional[dict] = None) -> tuple[bool, str, int]:
+def compare(nodes: list[dict], rows: list[list], sizes: dict | None = None) -> tuple[bool, str, int]:
     """(agree, first difference, nodes whose shapes were compared) between fxlens's nodes and torch's rows;
     `sizes` gives the symbolic sizes of fxlens's shapes their values in torch's example."""
     sizes = sizes or FREE_SIZES
@@ -142,8 +160,11 @@ def compare(nodes: list[dict], rows: list[list], sizes: Optional[dict] = None) -
             return False, f"{ours} != torch {(name, op, target, users, line)}", shaped
         if node["shape"] is not None and shape is not None:
             shaped += 1
-            if (len(node["shape"]) != len(shape) or node["dtype"] != dtype
-                    or not all(_size(ours, theirs, sizes) for ours, theirs in zip(node["shape"], shape))):
+            if (
+                len(node["shape"]) != len(shape)
+                or node["dtype"] != dtype
+                or not all(_size(ours, theirs, sizes) for ours, theirs in zip(node["shape"], shape))
+            ):
                 return False, f"{name}: shape {node['shape']} {node['dtype']} != torch {shape} {dtype}", shaped
     return True, "", shaped
 
@@ -151,5 +172,3 @@ def compare(nodes: list[dict], rows: list[list], sizes: Optional[dict] = None) -
 def agreement(obj: dict, theirs: dict) -> tuple[bool, str, int]:
     """compare() for one level's CLI object and raw torch's rebuild of it."""
     return compare(obj["nodes"], theirs["rows"], free_sizes(obj["inputs"]["args"], theirs.get("inputs")))
-
-

@@ -5,6 +5,7 @@ Nothing here is a package's code: each builder is one call of the package's publ
 tiny size, a factory, a constructor), evaluated in a namespace holding `torch`, the package and the helpers
 below; `args` / `kwargs` are the top model's inputs. No builder loads weights or touches the network.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -30,195 +31,462 @@ class Package(NamedTuple):
     builders: tuple
 
 
-TRANSFORMERS_ARCHS = ("llama", "gpt2", "bert", "t5", "vit", "mistral", "qwen2", "opt", "gpt_neox", "bart",
-                      "distilbert", "convnext", "resnet", "whisper", "mixtral", "phi", "gemma", "roberta", "swin",
-                      "falcon")
+TRANSFORMERS_ARCHS = (
+    "llama",
+    "gpt2",
+    "bert",
+    "t5",
+    "vit",
+    "mistral",
+    "qwen2",
+    "opt",
+    "gpt_neox",
+    "bart",
+    "distilbert",
+    "convnext",
+    "resnet",
+    "whisper",
+    "mixtral",
+    "phi",
+    "gemma",
+    "roberta",
+    "swin",
+    "falcon",
+)
 
 PACKAGES = (
-    Package("transformers", "transformers", tuple(f"models/{a}/modeling_{a}.py" for a in TRANSFORMERS_ARCHS), (
-        Builder("LlamaForCausalLM", f"m.LlamaForCausalLM(m.LlamaConfig({LM_KV}))", IDS, NO_CACHE),
-        Builder("GPT2LMHeadModel", "m.GPT2LMHeadModel(m.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, "
-                "n_positions=64))", IDS, NO_CACHE),
-        Builder("BertForSequenceClassification", f"m.BertForSequenceClassification(m.BertConfig({LM}, "
-                "max_position_embeddings=64))", IDS),
-        Builder("T5ForConditionalGeneration", "m.T5ForConditionalGeneration(m.T5Config(vocab_size=100, d_model=32, "
-                "d_kv=8, d_ff=64, num_layers=2, num_heads=4))", IDS, "dict(decoder_input_ids=ids(), use_cache=False)"),
-        Builder("ViTForImageClassification", "m.ViTForImageClassification(m.ViTConfig(hidden_size=32, "
+    Package(
+        "transformers",
+        "transformers",
+        tuple(f"models/{a}/modeling_{a}.py" for a in TRANSFORMERS_ARCHS),
+        (
+            Builder("LlamaForCausalLM", f"m.LlamaForCausalLM(m.LlamaConfig({LM_KV}))", IDS, NO_CACHE),
+            Builder(
+                "GPT2LMHeadModel",
+                "m.GPT2LMHeadModel(m.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64))",
+                IDS,
+                NO_CACHE,
+            ),
+            Builder(
+                "BertForSequenceClassification",
+                f"m.BertForSequenceClassification(m.BertConfig({LM}, max_position_embeddings=64))",
+                IDS,
+            ),
+            Builder(
+                "T5ForConditionalGeneration",
+                "m.T5ForConditionalGeneration(m.T5Config(vocab_size=100, d_model=32, "
+                "d_kv=8, d_ff=64, num_layers=2, num_heads=4))",
+                IDS,
+                "dict(decoder_input_ids=ids(), use_cache=False)",
+            ),
+            Builder(
+                "ViTForImageClassification",
+                "m.ViTForImageClassification(m.ViTConfig(hidden_size=32, "
                 "intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, image_size=32, patch_size=8))",
-                "(image(),)"),
-        Builder("MistralForCausalLM", f"m.MistralForCausalLM(m.MistralConfig({LM_KV}))", IDS, NO_CACHE),
-        Builder("Qwen2ForCausalLM", f"m.Qwen2ForCausalLM(m.Qwen2Config({LM_KV}))", IDS, NO_CACHE),
-        Builder("OPTForCausalLM", "m.OPTForCausalLM(m.OPTConfig(vocab_size=100, hidden_size=32, ffn_dim=64, "
+                "(image(),)",
+            ),
+            Builder("MistralForCausalLM", f"m.MistralForCausalLM(m.MistralConfig({LM_KV}))", IDS, NO_CACHE),
+            Builder("Qwen2ForCausalLM", f"m.Qwen2ForCausalLM(m.Qwen2Config({LM_KV}))", IDS, NO_CACHE),
+            Builder(
+                "OPTForCausalLM",
+                "m.OPTForCausalLM(m.OPTConfig(vocab_size=100, hidden_size=32, ffn_dim=64, "
                 "num_hidden_layers=2, num_attention_heads=4, word_embed_proj_dim=32, max_position_embeddings=64))",
-                IDS, NO_CACHE),
-        Builder("GPTNeoXForCausalLM", f"m.GPTNeoXForCausalLM(m.GPTNeoXConfig({LM}, max_position_embeddings=64))",
-                IDS, NO_CACHE),
-        Builder("BartForConditionalGeneration", "m.BartForConditionalGeneration(m.BartConfig(vocab_size=100, "
+                IDS,
+                NO_CACHE,
+            ),
+            Builder(
+                "GPTNeoXForCausalLM",
+                f"m.GPTNeoXForCausalLM(m.GPTNeoXConfig({LM}, max_position_embeddings=64))",
+                IDS,
+                NO_CACHE,
+            ),
+            Builder(
+                "BartForConditionalGeneration",
+                "m.BartForConditionalGeneration(m.BartConfig(vocab_size=100, "
                 "d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, "
-                "encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64))", IDS,
-                "dict(decoder_input_ids=ids(), use_cache=False)"),
-        Builder("DistilBertForMaskedLM", "m.DistilBertForMaskedLM(m.DistilBertConfig(vocab_size=100, dim=32, "
-                "hidden_dim=64, n_layers=2, n_heads=4, max_position_embeddings=64))", IDS),
-        Builder("ConvNextForImageClassification", "m.ConvNextForImageClassification(m.ConvNextConfig("
-                "hidden_sizes=[8, 16], depths=[1, 1], num_stages=2, image_size=32))", "(image(),)"),
-        Builder("ResNetForImageClassification", "m.ResNetForImageClassification(m.ResNetConfig(embedding_size=8, "
-                "hidden_sizes=[8, 16], depths=[1, 1], layer_type='bottleneck'))", "(image(),)"),
-        Builder("WhisperForConditionalGeneration", "m.WhisperForConditionalGeneration(m.WhisperConfig("
+                "encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64))",
+                IDS,
+                "dict(decoder_input_ids=ids(), use_cache=False)",
+            ),
+            Builder(
+                "DistilBertForMaskedLM",
+                "m.DistilBertForMaskedLM(m.DistilBertConfig(vocab_size=100, dim=32, "
+                "hidden_dim=64, n_layers=2, n_heads=4, max_position_embeddings=64))",
+                IDS,
+            ),
+            Builder(
+                "ConvNextForImageClassification",
+                "m.ConvNextForImageClassification(m.ConvNextConfig("
+                "hidden_sizes=[8, 16], depths=[1, 1], num_stages=2, image_size=32))",
+                "(image(),)",
+            ),
+            Builder(
+                "ResNetForImageClassification",
+                "m.ResNetForImageClassification(m.ResNetConfig(embedding_size=8, "
+                "hidden_sizes=[8, 16], depths=[1, 1], layer_type='bottleneck'))",
+                "(image(),)",
+            ),
+            Builder(
+                "WhisperForConditionalGeneration",
+                "m.WhisperForConditionalGeneration(m.WhisperConfig("
                 "vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, "
                 "decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=8, "
                 "max_source_positions=16, max_target_positions=32, pad_token_id=1, bos_token_id=2, eos_token_id=3, "
-                "decoder_start_token_id=2))", "(torch.randn(2, 8, 32),)",
-                "dict(decoder_input_ids=ids(), use_cache=False)"),
-        Builder("MixtralForCausalLM", f"m.MixtralForCausalLM(m.MixtralConfig({LM_KV}, num_local_experts=4, "
-                "num_experts_per_tok=2))", IDS, NO_CACHE),
-        Builder("GemmaForCausalLM", f"m.GemmaForCausalLM(m.GemmaConfig({LM_KV}, head_dim=8))", IDS, NO_CACHE),
-        Builder("RobertaForMaskedLM", f"m.RobertaForMaskedLM(m.RobertaConfig({LM}, max_position_embeddings=64, "
-                "pad_token_id=1))", IDS),
-        Builder("SwinForImageClassification", "m.SwinForImageClassification(m.SwinConfig(image_size=32, patch_size=4, "
-                "embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4))", "(image(),)"),
-        Builder("FalconForCausalLM", "m.FalconForCausalLM(m.FalconConfig(vocab_size=100, hidden_size=32, "
-                "num_hidden_layers=2, num_attention_heads=4))", IDS, NO_CACHE),
-        Builder("PhiForCausalLM", f"m.PhiForCausalLM(m.PhiConfig({LM}, max_position_embeddings=64))", IDS, NO_CACHE),
-    )),
-    Package("diffusers", "diffusers", ("models/**/*.py",), (
-        Builder("UNet2DModel", "m.UNet2DModel(sample_size=16, in_channels=3, out_channels=3, layers_per_block=1, "
+                "decoder_start_token_id=2))",
+                "(torch.randn(2, 8, 32),)",
+                "dict(decoder_input_ids=ids(), use_cache=False)",
+            ),
+            Builder(
+                "MixtralForCausalLM",
+                f"m.MixtralForCausalLM(m.MixtralConfig({LM_KV}, num_local_experts=4, num_experts_per_tok=2))",
+                IDS,
+                NO_CACHE,
+            ),
+            Builder("GemmaForCausalLM", f"m.GemmaForCausalLM(m.GemmaConfig({LM_KV}, head_dim=8))", IDS, NO_CACHE),
+            Builder(
+                "RobertaForMaskedLM",
+                f"m.RobertaForMaskedLM(m.RobertaConfig({LM}, max_position_embeddings=64, pad_token_id=1))",
+                IDS,
+            ),
+            Builder(
+                "SwinForImageClassification",
+                "m.SwinForImageClassification(m.SwinConfig(image_size=32, patch_size=4, "
+                "embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4))",
+                "(image(),)",
+            ),
+            Builder(
+                "FalconForCausalLM",
+                "m.FalconForCausalLM(m.FalconConfig(vocab_size=100, hidden_size=32, "
+                "num_hidden_layers=2, num_attention_heads=4))",
+                IDS,
+                NO_CACHE,
+            ),
+            Builder(
+                "PhiForCausalLM", f"m.PhiForCausalLM(m.PhiConfig({LM}, max_position_embeddings=64))", IDS, NO_CACHE
+            ),
+        ),
+    ),
+    Package(
+        "diffusers",
+        "diffusers",
+        ("models/**/*.py",),
+        (
+            Builder(
+                "UNet2DModel",
+                "m.UNet2DModel(sample_size=16, in_channels=3, out_channels=3, layers_per_block=1, "
                 "block_out_channels=(16, 32), down_block_types=('DownBlock2D', 'AttnDownBlock2D'), "
                 "up_block_types=('AttnUpBlock2D', 'UpBlock2D'), norm_num_groups=8, attention_head_dim=8)",
-                "(torch.randn(2, 3, 16, 16), torch.tensor([3, 7]))"),
-        Builder("UNet2DConditionModel", "m.UNet2DConditionModel(sample_size=16, in_channels=4, out_channels=4, "
+                "(torch.randn(2, 3, 16, 16), torch.tensor([3, 7]))",
+            ),
+            Builder(
+                "UNet2DConditionModel",
+                "m.UNet2DConditionModel(sample_size=16, in_channels=4, out_channels=4, "
                 "layers_per_block=1, block_out_channels=(16, 32), down_block_types=('CrossAttnDownBlock2D', "
                 "'DownBlock2D'), up_block_types=('UpBlock2D', 'CrossAttnUpBlock2D'), cross_attention_dim=16, "
                 "attention_head_dim=8, norm_num_groups=8)",
-                "(torch.randn(2, 4, 16, 16), torch.tensor([3, 7]), torch.randn(2, 6, 16))"),
-        Builder("AutoencoderKL", "m.AutoencoderKL(in_channels=3, out_channels=3, block_out_channels=(16, 32), "
+                "(torch.randn(2, 4, 16, 16), torch.tensor([3, 7]), torch.randn(2, 6, 16))",
+            ),
+            Builder(
+                "AutoencoderKL",
+                "m.AutoencoderKL(in_channels=3, out_channels=3, block_out_channels=(16, 32), "
                 "down_block_types=('DownEncoderBlock2D',) * 2, up_block_types=('UpDecoderBlock2D',) * 2, "
-                "latent_channels=4, norm_num_groups=8, sample_size=16)", "(torch.randn(2, 3, 16, 16),)"),
-        Builder("VQModel", "m.VQModel(in_channels=3, out_channels=3, block_out_channels=(16, 32), "
+                "latent_channels=4, norm_num_groups=8, sample_size=16)",
+                "(torch.randn(2, 3, 16, 16),)",
+            ),
+            Builder(
+                "VQModel",
+                "m.VQModel(in_channels=3, out_channels=3, block_out_channels=(16, 32), "
                 "down_block_types=('DownEncoderBlock2D',) * 2, up_block_types=('UpDecoderBlock2D',) * 2, "
                 "latent_channels=4, norm_num_groups=8, sample_size=16, num_vq_embeddings=32)",
-                "(torch.randn(2, 3, 16, 16),)"),
-        Builder("DiTTransformer2DModel", "m.DiTTransformer2DModel(num_attention_heads=2, attention_head_dim=8, "
+                "(torch.randn(2, 3, 16, 16),)",
+            ),
+            Builder(
+                "DiTTransformer2DModel",
+                "m.DiTTransformer2DModel(num_attention_heads=2, attention_head_dim=8, "
                 "in_channels=4, num_layers=2, sample_size=8, patch_size=2, num_embeds_ada_norm=10, norm_num_groups=8)",
-                "(torch.randn(2, 4, 8, 8),)", "dict(timestep=torch.tensor([3, 7]), class_labels=torch.tensor([1, 2]))"),
-        Builder("SD3Transformer2DModel", "m.SD3Transformer2DModel(sample_size=8, patch_size=2, in_channels=4, "
+                "(torch.randn(2, 4, 8, 8),)",
+                "dict(timestep=torch.tensor([3, 7]), class_labels=torch.tensor([1, 2]))",
+            ),
+            Builder(
+                "SD3Transformer2DModel",
+                "m.SD3Transformer2DModel(sample_size=8, patch_size=2, in_channels=4, "
                 "num_layers=2, attention_head_dim=8, num_attention_heads=2, joint_attention_dim=16, "
                 "caption_projection_dim=16, pooled_projection_dim=16, out_channels=4, pos_embed_max_size=16)",
-                "(torch.randn(2, 4, 8, 8),)", "dict(encoder_hidden_states=torch.randn(2, 6, 16), "
-                "pooled_projections=torch.randn(2, 16), timestep=torch.tensor([3, 7]))"),
-        Builder("FluxTransformer2DModel", "m.FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, "
+                "(torch.randn(2, 4, 8, 8),)",
+                "dict(encoder_hidden_states=torch.randn(2, 6, 16), "
+                "pooled_projections=torch.randn(2, 16), timestep=torch.tensor([3, 7]))",
+            ),
+            Builder(
+                "FluxTransformer2DModel",
+                "m.FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, "
                 "num_single_layers=1, attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16, "
                 "pooled_projection_dim=16, axes_dims_rope=(4, 4, 8))",
-                "(torch.randn(2, 16, 4),)", "dict(encoder_hidden_states=torch.randn(2, 6, 16), "
+                "(torch.randn(2, 16, 4),)",
+                "dict(encoder_hidden_states=torch.randn(2, 6, 16), "
                 "pooled_projections=torch.randn(2, 16), timestep=torch.tensor([3., 7.]), img_ids=torch.zeros(16, 3), "
-                "txt_ids=torch.zeros(6, 3))"),
-        Builder("ControlNetModel", "m.ControlNetModel(in_channels=4, layers_per_block=1, block_out_channels=(16, 32), "
+                "txt_ids=torch.zeros(6, 3))",
+            ),
+            Builder(
+                "ControlNetModel",
+                "m.ControlNetModel(in_channels=4, layers_per_block=1, block_out_channels=(16, 32), "
                 "down_block_types=('CrossAttnDownBlock2D', 'DownBlock2D'), cross_attention_dim=16, attention_head_dim=8, "
                 "norm_num_groups=8, conditioning_embedding_out_channels=(8, 16))",
-                "(torch.randn(2, 4, 16, 16), torch.tensor([3, 7]), torch.randn(2, 6, 16), torch.randn(2, 3, 32, 32))"),
-        Builder("AutoencoderTiny", "m.AutoencoderTiny(encoder_block_out_channels=(8, 8, 8, 8), "
+                "(torch.randn(2, 4, 16, 16), torch.tensor([3, 7]), torch.randn(2, 6, 16), torch.randn(2, 3, 32, 32))",
+            ),
+            Builder(
+                "AutoencoderTiny",
+                "m.AutoencoderTiny(encoder_block_out_channels=(8, 8, 8, 8), "
                 "decoder_block_out_channels=(8, 8, 8, 8), num_encoder_blocks=(1, 1, 1, 1), "
-                "num_decoder_blocks=(1, 1, 1, 1), latent_channels=4)", "(torch.randn(2, 3, 32, 32),)"),
-        Builder("PriorTransformer", "m.PriorTransformer(num_attention_heads=2, attention_head_dim=8, num_layers=2, "
+                "num_decoder_blocks=(1, 1, 1, 1), latent_channels=4)",
+                "(torch.randn(2, 3, 32, 32),)",
+            ),
+            Builder(
+                "PriorTransformer",
+                "m.PriorTransformer(num_attention_heads=2, attention_head_dim=8, num_layers=2, "
                 "embedding_dim=16, num_embeddings=4, additional_embeddings=4)",
                 "(torch.randn(2, 16), torch.tensor([3, 7]), torch.randn(2, 16))",
-                "dict(encoder_hidden_states=torch.randn(2, 4, 16))"),
-        Builder("PixArtTransformer2DModel", "m.PixArtTransformer2DModel(num_attention_heads=2, attention_head_dim=8, "
+                "dict(encoder_hidden_states=torch.randn(2, 4, 16))",
+            ),
+            Builder(
+                "PixArtTransformer2DModel",
+                "m.PixArtTransformer2DModel(num_attention_heads=2, attention_head_dim=8, "
                 "in_channels=4, out_channels=8, num_layers=2, sample_size=8, patch_size=2, cross_attention_dim=16, "
-                "caption_channels=16, norm_num_groups=8)", "(torch.randn(2, 4, 8, 8),)",
+                "caption_channels=16, norm_num_groups=8)",
+                "(torch.randn(2, 4, 8, 8),)",
                 "dict(encoder_hidden_states=torch.randn(2, 6, 16), timestep=torch.tensor([3, 7]), "
-                "added_cond_kwargs={'resolution': None, 'aspect_ratio': None})"),
-        Builder("SanaTransformer2DModel", "m.SanaTransformer2DModel(in_channels=4, out_channels=4, "
+                "added_cond_kwargs={'resolution': None, 'aspect_ratio': None})",
+            ),
+            Builder(
+                "SanaTransformer2DModel",
+                "m.SanaTransformer2DModel(in_channels=4, out_channels=4, "
                 "num_attention_heads=2, attention_head_dim=8, num_layers=2, num_cross_attention_heads=2, "
                 "cross_attention_head_dim=8, cross_attention_dim=16, caption_channels=16, sample_size=8, patch_size=2)",
-                "(torch.randn(2, 4, 8, 8), torch.randn(2, 6, 16), torch.tensor([3, 7]))"),
-        Builder("WanTransformer3DModel", "m.WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, "
+                "(torch.randn(2, 4, 8, 8), torch.randn(2, 6, 16), torch.tensor([3, 7]))",
+            ),
+            Builder(
+                "WanTransformer3DModel",
+                "m.WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, "
                 "attention_head_dim=8, in_channels=4, out_channels=4, text_dim=16, freq_dim=16, ffn_dim=32, "
                 "num_layers=2, rope_max_seq_len=32)",
-                "(torch.randn(2, 4, 2, 8, 8), torch.tensor([3, 7]), torch.randn(2, 6, 16))"),
-    )),
-    Package("x-transformers", "x_transformers", ("*.py",), (
-        Builder("TransformerWrapper(Decoder)", "m.TransformerWrapper(num_tokens=100, max_seq_len=16, "
-                "attn_layers=m.Decoder(dim=32, depth=2, heads=4))", IDS),
-        Builder("TransformerWrapper(Encoder, rotary, glu)", "m.TransformerWrapper(num_tokens=100, max_seq_len=16, "
+                "(torch.randn(2, 4, 2, 8, 8), torch.tensor([3, 7]), torch.randn(2, 6, 16))",
+            ),
+        ),
+    ),
+    Package(
+        "x-transformers",
+        "x_transformers",
+        ("*.py",),
+        (
+            Builder(
+                "TransformerWrapper(Decoder)",
+                "m.TransformerWrapper(num_tokens=100, max_seq_len=16, attn_layers=m.Decoder(dim=32, depth=2, heads=4))",
+                IDS,
+            ),
+            Builder(
+                "TransformerWrapper(Encoder, rotary, glu)",
+                "m.TransformerWrapper(num_tokens=100, max_seq_len=16, "
                 "attn_layers=m.Encoder(dim=32, depth=2, heads=4, rotary_pos_emb=True, ff_glu=True, "
-                "use_rmsnorm=True))", IDS),
-        Builder("ViTransformerWrapper", "m.ViTransformerWrapper(image_size=32, patch_size=8, num_classes=10, "
-                "attn_layers=m.Encoder(dim=32, depth=2, heads=4))", "(image(),)"),
-        Builder("ContinuousTransformerWrapper", "m.ContinuousTransformerWrapper(dim_in=8, dim_out=8, max_seq_len=16, "
-                "attn_layers=m.Decoder(dim=32, depth=2, heads=4))", "(torch.randn(2, 8, 8),)"),
-        Builder("XTransformer", "m.XTransformer(dim=32, enc_num_tokens=100, enc_depth=1, enc_heads=4, "
+                "use_rmsnorm=True))",
+                IDS,
+            ),
+            Builder(
+                "ViTransformerWrapper",
+                "m.ViTransformerWrapper(image_size=32, patch_size=8, num_classes=10, "
+                "attn_layers=m.Encoder(dim=32, depth=2, heads=4))",
+                "(image(),)",
+            ),
+            Builder(
+                "ContinuousTransformerWrapper",
+                "m.ContinuousTransformerWrapper(dim_in=8, dim_out=8, max_seq_len=16, "
+                "attn_layers=m.Decoder(dim=32, depth=2, heads=4))",
+                "(torch.randn(2, 8, 8),)",
+            ),
+            Builder(
+                "XTransformer",
+                "m.XTransformer(dim=32, enc_num_tokens=100, enc_depth=1, enc_heads=4, "
                 "enc_max_seq_len=16, dec_num_tokens=100, dec_depth=1, dec_heads=4, dec_max_seq_len=16)",
-                "(ids(), ids())"),
-        Builder("TransformerWrapper(Decoder, alibi, scalenorm, gating)", "m.TransformerWrapper(num_tokens=100, "
+                "(ids(), ids())",
+            ),
+            Builder(
+                "TransformerWrapper(Decoder, alibi, scalenorm, gating)",
+                "m.TransformerWrapper(num_tokens=100, "
                 "max_seq_len=16, attn_layers=m.Decoder(dim=32, depth=2, heads=4, alibi_pos_bias=True, "
-                "ff_relu_squared=True, use_scalenorm=True, gate_residual=True, shift_tokens=1, attn_qk_norm=True))", IDS),
-        Builder("TransformerWrapper(Encoder, dynamic bias, sandwich)", "m.TransformerWrapper(num_tokens=100, "
+                "ff_relu_squared=True, use_scalenorm=True, gate_residual=True, shift_tokens=1, attn_qk_norm=True))",
+                IDS,
+            ),
+            Builder(
+                "TransformerWrapper(Encoder, dynamic bias, sandwich)",
+                "m.TransformerWrapper(num_tokens=100, "
                 "max_seq_len=16, attn_layers=m.Encoder(dim=32, depth=2, heads=4, dynamic_pos_bias=True, "
-                "sandwich_norm=True, residual_attn=True, ff_swish=True, ff_glu=True, attn_gate_values=True))", IDS),
-        Builder("TransformerWrapper(Decoder, rel_pos_bias, memory tokens)", "m.TransformerWrapper(num_tokens=100, "
+                "sandwich_norm=True, residual_attn=True, ff_swish=True, ff_glu=True, attn_gate_values=True))",
+                IDS,
+            ),
+            Builder(
+                "TransformerWrapper(Decoder, rel_pos_bias, memory tokens)",
+                "m.TransformerWrapper(num_tokens=100, "
                 "max_seq_len=16, num_memory_tokens=2, attn_layers=m.Decoder(dim=32, depth=2, heads=4, rel_pos_bias=True, "
-                "macaron=True, attn_talking_heads=True, pre_norm=False))", IDS),
-        Builder("AutoregressiveWrapper", "m.AutoregressiveWrapper(m.TransformerWrapper(num_tokens=100, "
-                "max_seq_len=16, attn_layers=m.Decoder(dim=32, depth=2, heads=4)))", IDS),
-    )),
-    Package("mambapy", "mambapy", ("*.py",), (
-        Builder("Mamba", "importlib.import_module('mambapy.mamba').Mamba(importlib.import_module('mambapy.mamba')"
-                ".MambaConfig(d_model=16, n_layers=2))", "(torch.randn(2, 8, 16),)"),
-        Builder("LM", "importlib.import_module('mambapy.lm').LM(importlib.import_module('mambapy.mamba')"
-                ".MambaConfig(d_model=16, n_layers=2), vocab_size=100)", IDS),
-        Builder("Jamba", "importlib.import_module('mambapy.jamba').Jamba(importlib.import_module('mambapy.jamba')"
+                "macaron=True, attn_talking_heads=True, pre_norm=False))",
+                IDS,
+            ),
+            Builder(
+                "AutoregressiveWrapper",
+                "m.AutoregressiveWrapper(m.TransformerWrapper(num_tokens=100, "
+                "max_seq_len=16, attn_layers=m.Decoder(dim=32, depth=2, heads=4)))",
+                IDS,
+            ),
+        ),
+    ),
+    Package(
+        "mambapy",
+        "mambapy",
+        ("*.py",),
+        (
+            Builder(
+                "Mamba",
+                "importlib.import_module('mambapy.mamba').Mamba(importlib.import_module('mambapy.mamba')"
+                ".MambaConfig(d_model=16, n_layers=2))",
+                "(torch.randn(2, 8, 16),)",
+            ),
+            Builder(
+                "LM",
+                "importlib.import_module('mambapy.lm').LM(importlib.import_module('mambapy.mamba')"
+                ".MambaConfig(d_model=16, n_layers=2), vocab_size=100)",
+                IDS,
+            ),
+            Builder(
+                "Jamba",
+                "importlib.import_module('mambapy.jamba').Jamba(importlib.import_module('mambapy.jamba')"
                 ".JambaLMConfig(d_model=16, n_layers=2, mlp_size=32, num_attention_heads=4, num_key_value_heads=2, "
                 "num_experts=2, num_experts_per_tok=1, attn_layer_period=2, attn_layer_offset=1))",
-                "(torch.randn(2, 8, 16),)"),
-    )),
-    Package("perceiver-pytorch", "perceiver_pytorch", ("*.py",), (
-        Builder("Perceiver", "m.Perceiver(input_channels=3, input_axis=2, num_freq_bands=4, max_freq=10., depth=2, "
+                "(torch.randn(2, 8, 16),)",
+            ),
+        ),
+    ),
+    Package(
+        "perceiver-pytorch",
+        "perceiver_pytorch",
+        ("*.py",),
+        (
+            Builder(
+                "Perceiver",
+                "m.Perceiver(input_channels=3, input_axis=2, num_freq_bands=4, max_freq=10., depth=2, "
                 "num_latents=8, latent_dim=32, cross_heads=1, latent_heads=2, cross_dim_head=8, latent_dim_head=8, "
-                "num_classes=10)", "(torch.randn(2, 8, 8, 3),)"),
-        Builder("PerceiverIO", "m.PerceiverIO(dim=16, queries_dim=16, logits_dim=10, depth=2, num_latents=8, "
+                "num_classes=10)",
+                "(torch.randn(2, 8, 8, 3),)",
+            ),
+            Builder(
+                "PerceiverIO",
+                "m.PerceiverIO(dim=16, queries_dim=16, logits_dim=10, depth=2, num_latents=8, "
                 "latent_dim=32, cross_heads=1, latent_heads=2, cross_dim_head=8, latent_dim_head=8)",
-                "(torch.randn(2, 8, 16),)", "dict(queries=torch.randn(2, 4, 16))"),
-        Builder("PerceiverLM", "m.PerceiverLM(num_tokens=100, dim=16, depth=2, max_seq_len=16, num_latents=8, "
-                "latent_dim=32, cross_heads=1, latent_heads=2, cross_dim_head=8, latent_dim_head=8)", IDS),
-    )),
-    Package("efficientnet-pytorch", "efficientnet_pytorch", ("model.py", "utils.py"), (
-        Builder("EfficientNet.from_name('efficientnet-b0')", "m.EfficientNet.from_name('efficientnet-b0', "
-                "image_size=32, num_classes=10)", "(image(),)"),
-    )),
-    Package("monai", "monai", ("networks/nets/*.py", "networks/blocks/*.py"), (
-        Builder("UNet", "n.UNet(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16), strides=(2, 2), "
-                "num_res_units=1)", "(image(1, 16),)"),
-        Builder("BasicUNet", "n.BasicUNet(spatial_dims=2, in_channels=1, out_channels=2, features=(4, 4, 8, 8, 16, 4))",
-                "(image(1, 32),)"),
-        Builder("SegResNet", "n.SegResNet(spatial_dims=2, init_filters=8, in_channels=1, out_channels=2)",
-                "(image(1, 16),)"),
-        Builder("DenseNet121", "n.DenseNet121(spatial_dims=2, in_channels=1, out_channels=2)", "(image(1, 32),)"),
-        Builder("resnet18", "n.resnet18(spatial_dims=2, n_input_channels=1, num_classes=2)", "(image(1, 32),)"),
-        Builder("ViT", "n.ViT(in_channels=1, img_size=(16, 16), patch_size=(8, 8), hidden_size=32, mlp_dim=64, "
-                "num_layers=2, num_heads=4, spatial_dims=2)", "(image(1, 16),)"),
-        Builder("UNETR", "n.UNETR(in_channels=1, out_channels=2, img_size=(16, 16), feature_size=4, hidden_size=32, "
-                "mlp_dim=64, num_heads=4, spatial_dims=2)", "(image(1, 16),)"),
-        Builder("SwinUNETR", "n.SwinUNETR(in_channels=1, out_channels=2, feature_size=12, spatial_dims=2, "
-                "depths=(1, 1, 1, 1), num_heads=(3, 3, 3, 3))", "(image(1, 64),)"),
-        Builder("AttentionUnet", "n.AttentionUnet(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16), "
-                "strides=(2, 2))", "(image(1, 16),)"),
-        Builder("VarAutoEncoder", "n.VarAutoEncoder(spatial_dims=2, in_shape=(1, 16, 16), out_channels=1, "
-                "latent_size=8, channels=(4, 8), strides=(2, 2))", "(image(1, 16),)"),
-        Builder("DynUNet", "n.DynUNet(spatial_dims=2, in_channels=1, out_channels=2, kernel_size=[3, 3, 3], "
-                "strides=[1, 2, 2], upsample_kernel_size=[2, 2])", "(image(1, 16),)"),
-        Builder("EfficientNetBN", "n.EfficientNetBN('efficientnet-b0', pretrained=False, spatial_dims=2, "
-                "in_channels=1, num_classes=2)", "(image(1, 32),)"),
-        Builder("HighResNet", "n.HighResNet(spatial_dims=2, in_channels=1, out_channels=2)", "(image(1, 16),)"),
-        Builder("SEResNet50", "n.SEResNet50(spatial_dims=2, in_channels=1, num_classes=2, pretrained=False)",
-                "(image(1, 32),)"),
-        Builder("VNet", "n.VNet(spatial_dims=2, in_channels=1, out_channels=2, dropout_dim=2)", "(image(1, 16),)"),
-        Builder("RegUNet", "n.RegUNet(spatial_dims=2, in_channels=1, num_channel_initial=4, depth=2)",
-                "(image(1, 16),)"),
-        Builder("DiffusionModelUNet", "n.DiffusionModelUNet(spatial_dims=2, in_channels=1, out_channels=1, "
+                "(torch.randn(2, 8, 16),)",
+                "dict(queries=torch.randn(2, 4, 16))",
+            ),
+            Builder(
+                "PerceiverLM",
+                "m.PerceiverLM(num_tokens=100, dim=16, depth=2, max_seq_len=16, num_latents=8, "
+                "latent_dim=32, cross_heads=1, latent_heads=2, cross_dim_head=8, latent_dim_head=8)",
+                IDS,
+            ),
+        ),
+    ),
+    Package(
+        "efficientnet-pytorch",
+        "efficientnet_pytorch",
+        ("model.py", "utils.py"),
+        (
+            Builder(
+                "EfficientNet.from_name('efficientnet-b0')",
+                "m.EfficientNet.from_name('efficientnet-b0', image_size=32, num_classes=10)",
+                "(image(),)",
+            ),
+        ),
+    ),
+    Package(
+        "monai",
+        "monai",
+        ("networks/nets/*.py", "networks/blocks/*.py"),
+        (
+            Builder(
+                "UNet",
+                "n.UNet(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16), strides=(2, 2), "
+                "num_res_units=1)",
+                "(image(1, 16),)",
+            ),
+            Builder(
+                "BasicUNet",
+                "n.BasicUNet(spatial_dims=2, in_channels=1, out_channels=2, features=(4, 4, 8, 8, 16, 4))",
+                "(image(1, 32),)",
+            ),
+            Builder(
+                "SegResNet",
+                "n.SegResNet(spatial_dims=2, init_filters=8, in_channels=1, out_channels=2)",
+                "(image(1, 16),)",
+            ),
+            Builder("DenseNet121", "n.DenseNet121(spatial_dims=2, in_channels=1, out_channels=2)", "(image(1, 32),)"),
+            Builder("resnet18", "n.resnet18(spatial_dims=2, n_input_channels=1, num_classes=2)", "(image(1, 32),)"),
+            Builder(
+                "ViT",
+                "n.ViT(in_channels=1, img_size=(16, 16), patch_size=(8, 8), hidden_size=32, mlp_dim=64, "
+                "num_layers=2, num_heads=4, spatial_dims=2)",
+                "(image(1, 16),)",
+            ),
+            Builder(
+                "UNETR",
+                "n.UNETR(in_channels=1, out_channels=2, img_size=(16, 16), feature_size=4, hidden_size=32, "
+                "mlp_dim=64, num_heads=4, spatial_dims=2)",
+                "(image(1, 16),)",
+            ),
+            Builder(
+                "SwinUNETR",
+                "n.SwinUNETR(in_channels=1, out_channels=2, feature_size=12, spatial_dims=2, "
+                "depths=(1, 1, 1, 1), num_heads=(3, 3, 3, 3))",
+                "(image(1, 64),)",
+            ),
+            Builder(
+                "AttentionUnet",
+                "n.AttentionUnet(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16), strides=(2, 2))",
+                "(image(1, 16),)",
+            ),
+            Builder(
+                "VarAutoEncoder",
+                "n.VarAutoEncoder(spatial_dims=2, in_shape=(1, 16, 16), out_channels=1, "
+                "latent_size=8, channels=(4, 8), strides=(2, 2))",
+                "(image(1, 16),)",
+            ),
+            Builder(
+                "DynUNet",
+                "n.DynUNet(spatial_dims=2, in_channels=1, out_channels=2, kernel_size=[3, 3, 3], "
+                "strides=[1, 2, 2], upsample_kernel_size=[2, 2])",
+                "(image(1, 16),)",
+            ),
+            Builder(
+                "EfficientNetBN",
+                "n.EfficientNetBN('efficientnet-b0', pretrained=False, spatial_dims=2, in_channels=1, num_classes=2)",
+                "(image(1, 32),)",
+            ),
+            Builder("HighResNet", "n.HighResNet(spatial_dims=2, in_channels=1, out_channels=2)", "(image(1, 16),)"),
+            Builder(
+                "SEResNet50",
+                "n.SEResNet50(spatial_dims=2, in_channels=1, num_classes=2, pretrained=False)",
+                "(image(1, 32),)",
+            ),
+            Builder("VNet", "n.VNet(spatial_dims=2, in_channels=1, out_channels=2, dropout_dim=2)", "(image(1, 16),)"),
+            Builder(
+                "RegUNet", "n.RegUNet(spatial_dims=2, in_channels=1, num_channel_initial=4, depth=2)", "(image(1, 16),)"
+            ),
+            Builder(
+                "DiffusionModelUNet",
+                "n.DiffusionModelUNet(spatial_dims=2, in_channels=1, out_channels=1, "
                 "channels=(8, 16), attention_levels=(False, True), num_res_blocks=1, num_head_channels=8, "
-                "norm_num_groups=8)", "(image(1, 16), torch.tensor([3, 7]))"),
-        Builder("AutoencoderKL", "n.AutoencoderKL(spatial_dims=2, in_channels=1, out_channels=1, channels=(8, 16), "
+                "norm_num_groups=8)",
+                "(image(1, 16), torch.tensor([3, 7]))",
+            ),
+            Builder(
+                "AutoencoderKL",
+                "n.AutoencoderKL(spatial_dims=2, in_channels=1, out_channels=1, channels=(8, 16), "
                 "latent_channels=4, attention_levels=(False, True), num_res_blocks=1, norm_num_groups=8)",
-                "(image(1, 16),)"),
-    )),
+                "(image(1, 16),)",
+            ),
+        ),
+    ),
 )

@@ -13,6 +13,7 @@ Everything is cached under bench/results/reach_packages/ (keyed by file contents
 the bench's sources): an interrupted run resumes where it stopped; --fresh forgets. Writes the reach section of
 bench/RESULTS.md and bench/results/reach_packages.json.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,6 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Optional
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -48,8 +48,12 @@ def sources(*folders: Path) -> str:
     return digest(*[p.read_bytes() for folder in folders for p in sorted(folder.rglob("*.py"))])
 
 
-BENCH_SOURCES = digest(*[(BENCH / f).read_bytes() for f in ("reach_packages_torch.py", "reach_rebuild.py",
-                                                            "torch_nodes.py", "reach_corpus.py")])
+BENCH_SOURCES = digest(
+    *[
+        (BENCH / f).read_bytes()
+        for f in ("reach_packages_torch.py", "reach_rebuild.py", "torch_nodes.py", "reach_corpus.py")
+    ]
+)
 
 
 def peek(name: str, key: str) -> bool:
@@ -70,9 +74,14 @@ def cached(name: str, key: str, compute, fresh: bool):
 
 
 def torch_side(request: dict, python: str) -> dict:
-    done = subprocess.run([python, str(BENCH / "reach_packages_torch.py")], input=json.dumps(request),
-                          capture_output=True, text=True, timeout=HANG_GUARD_SECONDS,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [python, str(BENCH / "reach_packages_torch.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_SECONDS,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     if done.returncode != 0:
         raise RuntimeError(f"raw torch failed on {request['package']} (exit {done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout)
@@ -82,8 +91,13 @@ def fxlens_run(file: str, timeout: float, python: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="fxlens-reach-") as empty:
         start = time.perf_counter()
         try:
-            run = fxlens_json(Path(file), Path(empty), ("--level", "fx", "--level", "aten", "--timeout", str(timeout)),
-                              python=python, timeout=timeout * 3 + 120)
+            run = fxlens_json(
+                Path(file),
+                Path(empty),
+                ("--level", "fx", "--level", "aten", "--timeout", str(timeout)),
+                python=python,
+                timeout=timeout * 3 + 120,
+            )
         except subprocess.TimeoutExpired:
             run = {"exit": None, "objects": [], "load": [], "stderr": "the fxlens CLI did not finish"}
         run["seconds"] = round(time.perf_counter() - start, 1)
@@ -96,11 +110,17 @@ def error_of(level: str, levels: dict) -> tuple[str, str]:
     obj = levels.get(level)
     if obj is None:
         return "(level missing)", ""
-    if not obj["ok"] and "input" in obj.get("note", "") and not any(d["severity"] in ("error", "warning")
-                                                                     for d in obj["diagnostics"]):
+    if (
+        not obj["ok"]
+        and "input" in obj.get("note", "")
+        and not any(d["severity"] in ("error", "warning") for d in obj["diagnostics"])
+    ):
         return "no inputs", obj["note"]  # its own reason, not the fx level's error
-    for candidate, severities in ((obj, ("error",)), (obj, ("warning",)),
-                                  *((other, ("error",)) for other in levels.values())):
+    for candidate, severities in (
+        (obj, ("error",)),
+        (obj, ("warning",)),
+        *((other, ("error",)) for other in levels.values()),
+    ):
         found = [d for d in candidate["diagnostics"] if d["severity"] in severities]
         if found:
             return found[0]["category"], f"{found[0]['line']}: {found[0]['message']}"
@@ -108,13 +128,21 @@ def error_of(level: str, levels: dict) -> tuple[str, str]:
 
 
 def measure_package(package, args, log) -> dict:
-    pyver = subprocess.run([args.python, "-c", "import torch, sys; print(torch.__version__, sys.version)"],
-                           capture_output=True, text=True).stdout
-    version = subprocess.run([args.python, "-c", f"import importlib.metadata as m; print(m.version('{package.name}'))"],
-                             capture_output=True, text=True).stdout.strip()
+    pyver = subprocess.run(
+        [args.python, "-c", "import torch, sys; print(torch.__version__, sys.version)"], capture_output=True, text=True
+    ).stdout
+    version = subprocess.run(
+        [args.python, "-c", f"import importlib.metadata as m; print(m.version('{package.name}'))"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     log(f"[{package.name} {version}] raw torch …")
-    truth = cached(f"truth-{package.name}", digest(version, pyver, BENCH_SOURCES),
-                   lambda: torch_side({"package": package.name, "mode": "truth"}, args.python), args.fresh)
+    truth = cached(
+        f"truth-{package.name}",
+        digest(version, pyver, BENCH_SOURCES),
+        lambda: torch_side({"package": package.name, "mode": "truth"}, args.python),
+        args.fresh,
+    )
     files = sorted({c["file"] for c in truth["classes"].values()})
     fxlens_sources = sources(ROOT / "server" / "fxlens")
     runs = {}
@@ -123,8 +151,12 @@ def measure_package(package, args, log) -> dict:
         key = digest(Path(file).read_bytes(), fxlens_sources, args.timeout, pyver)
         if args.cached_only and not peek(f"fxlens/{package.name}/{digest(file)}", key):
             continue  # not measured in this run: its classes are counted as such
-        runs[file] = cached(f"fxlens/{package.name}/{digest(file)}", key,
-                            lambda: fxlens_run(file, args.timeout, args.python), args.fresh)
+        runs[file] = cached(
+            f"fxlens/{package.name}/{digest(file)}",
+            key,
+            lambda: fxlens_run(file, args.timeout, args.python),
+            args.fresh,
+        )
     jobs = []
     for file, run in runs.items():
         classes = by_class(run)
@@ -132,14 +164,25 @@ def measure_package(package, args, log) -> dict:
             wanted = [level for level, obj in levels.items() if shown(obj)]
             how = recipe(name, levels, classes) if wanted else None
             if how:
-                jobs.append({"file": file, "module": truth["files"][file]["module"], "class": name,
-                             "levels": wanted, "recipe": how})
+                jobs.append(
+                    {
+                        "file": file,
+                        "module": truth["files"][file]["module"],
+                        "class": name,
+                        "levels": wanted,
+                        "recipe": how,
+                    }
+                )
     log(f"[{package.name}] raw torch rebuilds ({len(jobs)}) …")
     rebuilt = []
     for file in sorted({job["file"] for job in jobs}):  # one process per file: a crash costs one file
         mine = [job for job in jobs if job["file"] == file]
-        rebuilt += cached(f"rebuild/{package.name}/{digest(file)}", digest(mine, version, pyver, BENCH_SOURCES),
-                          lambda: rebuild_file(package, mine, args.python), args.fresh)
+        rebuilt += cached(
+            f"rebuild/{package.name}/{digest(file)}",
+            digest(mine, version, pyver, BENCH_SOURCES),
+            lambda: rebuild_file(package, mine, args.python),
+            args.fresh,
+        )
     return {"version": version, "truth": truth, "runs": runs, "rebuilt": rebuilt}
 
 
@@ -148,8 +191,9 @@ def rebuild_file(package, jobs: list[dict], python: str) -> list[dict]:
         return torch_side({"package": package.name, "mode": "rebuild", "jobs": jobs}, python)["rebuilds"]
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         why = f"the raw-torch process failed: {str(error).splitlines()[0]} {str(error)[-200:]}"
-        return [{"file": job["file"], "class": job["class"], **{lv: {"error": why} for lv in job["levels"]}}
-                for job in jobs]
+        return [
+            {"file": job["file"], "class": job["class"], **{lv: {"error": why} for lv in job["levels"]}} for job in jobs
+        ]
 
 
 def rows_of(name: str, measured: dict) -> list[dict]:
@@ -162,11 +206,21 @@ def rows_of(name: str, measured: dict) -> list[dict]:
             continue
         run = runs[file]
         levels = by_class(run).get(cls.split(".")[-1], {})
-        row = {"package": name, "file": file.split("site-packages/")[-1], "class": cls, "builder": entry["builder"],
-               "instance": entry["path"], "raw_fx": entry.get("fx_ok"), "raw_export": entry.get("export_ok"),
-               "raw_fx_error": entry.get("fx_error", ""), "raw_export_error": entry.get("export_error", ""),
-               "fx": shown(levels.get("fx")), "aten": shown(levels.get("aten")),
-               "built": next(iter(levels.values()))["inputs"]["built"] if levels else "", "agreement": {}}
+        row = {
+            "package": name,
+            "file": file.split("site-packages/")[-1],
+            "class": cls,
+            "builder": entry["builder"],
+            "instance": entry["path"],
+            "raw_fx": entry.get("fx_ok"),
+            "raw_export": entry.get("export_ok"),
+            "raw_fx_error": entry.get("fx_error", ""),
+            "raw_export_error": entry.get("export_error", ""),
+            "fx": shown(levels.get("fx")),
+            "aten": shown(levels.get("aten")),
+            "built": next(iter(levels.values()))["inputs"]["built"] if levels else "",
+            "agreement": {},
+        }
         for level in ("fx", "aten"):
             if row[level]:
                 row[f"{level}_failure"] = ("", "")
@@ -179,13 +233,20 @@ def rows_of(name: str, measured: dict) -> list[dict]:
                 continue
             theirs = rebuilt.get((file, cls.split(".")[-1]), {}).get(level)
             if theirs is None:
-                row["agreement"][level] = {"verdict": "not comparable", "why": "the report does not say how to rebuild it"}
+                row["agreement"][level] = {
+                    "verdict": "not comparable",
+                    "why": "the report does not say how to rebuild it",
+                }
             elif "error" in theirs:
                 row["agreement"][level] = {"verdict": "not comparable", "why": theirs["error"]}
             else:
                 agree, why, shaped = agreement(levels[level], theirs)
-                row["agreement"][level] = {"verdict": "agree" if agree else "DISAGREE", "why": why,
-                                           "nodes": len(theirs["rows"]), "shapes_compared": shaped}
+                row["agreement"][level] = {
+                    "verdict": "agree" if agree else "DISAGREE",
+                    "why": why,
+                    "nodes": len(theirs["rows"]),
+                    "shapes_compared": shaped,
+                }
         rows.append(row)
     return rows
 
@@ -194,12 +255,14 @@ def _ratio(hit: int, of: int) -> dict:
     return {"hit": hit, "of": of, "ratio": hit / of if of else None}
 
 
-def summary(rows: list[dict], files: Optional[dict] = None, unmeasured: int = 0) -> dict:
+def summary(rows: list[dict], files: dict | None = None, unmeasured: int = 0) -> dict:
     verdicts = [a for r in rows for a in r["agreement"].values()]
     return {
         "enumerated": sum(len(e["classes"]) for e in (files or {}).values()),
-        "model_files": len(files or {}), "unimportable_files": sum(bool(e["import_error"]) for e in (files or {}).values()),
-        "built": len(rows), "unmeasured": unmeasured,
+        "model_files": len(files or {}),
+        "unimportable_files": sum(bool(e["import_error"]) for e in (files or {}).values()),
+        "built": len(rows),
+        "unmeasured": unmeasured,
         "fx_reach": _ratio(sum(r["fx"] for r in rows if r["raw_fx"]), sum(bool(r["raw_fx"]) for r in rows)),
         "aten_reach": _ratio(sum(r["aten"] for r in rows if r["raw_export"]), sum(bool(r["raw_export"]) for r in rows)),
         "agree": sum(v["verdict"] == "agree" for v in verdicts),
@@ -220,13 +283,16 @@ def gaps(rows: list[dict]) -> dict:
     return {level: dict(sorted(found.items(), key=lambda kv: -len(kv[1]))) for level, found in out.items()}
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default="", help="comma-separated packages (pip names) of bench/reach_corpus.py")
     parser.add_argument("--fresh", action="store_true", help="ignore the cache")
     parser.add_argument("--timeout", type=float, default=300.0, help="fxlens's --timeout per file (default 300)")
-    parser.add_argument("--cached-only", action="store_true",
-                        help="report from the cache: files fxlens has not run on yet are left out (counted)")
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="report from the cache: files fxlens has not run on yet are left out (counted)",
+    )
     parser.add_argument("--python", default=sys.executable, help="interpreter for fxlens and raw torch")
     args = parser.parse_args(argv)
     log = lambda text: print(f"{time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)  # noqa: E731
@@ -241,21 +307,31 @@ def main(argv: Optional[list[str]] = None) -> int:
             "version": measured["version"],
             "summary": summary(rows, measured["truth"]["files"], len(measured["truth"]["classes"]) - len(rows)),
             "builders": measured["truth"]["builders"],
-            "unimportable": {f.split("site-packages/")[-1]: e["import_error"]
-                             for f, e in measured["truth"]["files"].items() if e["import_error"]},
-            "fxlens_seconds": sum(r.get("seconds", 0) for r in measured["runs"].values())}
-    files = {f"{p}:{i}": {"classes": [None] * s["summary"]["enumerated"], "import_error": ""}
-             for i, (p, s) in enumerate(result["packages"].items())}
-    result["summary"] = summary(result["rows"], files,
-                                sum(s["summary"]["unmeasured"] for s in result["packages"].values()))
+            "unimportable": {
+                f.split("site-packages/")[-1]: e["import_error"]
+                for f, e in measured["truth"]["files"].items()
+                if e["import_error"]
+            },
+            "fxlens_seconds": sum(r.get("seconds", 0) for r in measured["runs"].values()),
+        }
+    files = {
+        f"{p}:{i}": {"classes": [None] * s["summary"]["enumerated"], "import_error": ""}
+        for i, (p, s) in enumerate(result["packages"].items())
+    }
+    result["summary"] = summary(
+        result["rows"], files, sum(s["summary"]["unmeasured"] for s in result["packages"].values())
+    )
     result["summary"]["model_files"] = sum(s["summary"]["model_files"] for s in result["packages"].values())
-    result["summary"]["unimportable_files"] = sum(s["summary"]["unimportable_files"] for s in result["packages"].values())
+    result["summary"]["unimportable_files"] = sum(
+        s["summary"]["unimportable_files"] for s in result["packages"].values()
+    )
     result["gaps"] = gaps(result["rows"])
     result["seconds"] = round(time.perf_counter() - start)
     (BENCH / "results").mkdir(exist_ok=True)
     (BENCH / "results" / "reach_packages.json").write_text(json.dumps(result, indent=1) + "\n")
     from reach_packages_report import markdown
     from results_file import RESULTS_FILE, with_section
+
     table = markdown(result, argv if argv is not None else sys.argv[1:])
     if not args.only:
         RESULTS_FILE.write_text(with_section(table, RESULTS_FILE.read_text()))

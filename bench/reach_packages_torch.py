@@ -1,16 +1,17 @@
 """The raw-torch side of bench/reach_packages.py, one process per installed package (nothing of fxlens loaded):
 
-    classes  import every model file of the package (bench/reach_corpus.py) and list its nn.Module classes;
-    truth    build each of the package's tiny models with its own public constructors (reach_corpus.py), run it
-             once on small CPU tensors with a forward pre-hook on every submodule, and for the first instance
-             of each model-file class in the built trees ask raw torch: does `torch.fx.symbolic_trace(instance)`
-             succeed, does `torch.export.export(instance, args, kwargs, strict=False)` succeed on the inputs
-             the run gave that instance;
-    rebuild  rebuild what fxlens reported it built for a class (bench/reach_rebuild.py) and list raw torch's
-             nodes, for the node-by-node agreement.
+classes  import every model file of the package (bench/reach_corpus.py) and list its nn.Module classes;
+truth    build each of the package's tiny models with its own public constructors (reach_corpus.py), run it
+         once on small CPU tensors with a forward pre-hook on every submodule, and for the first instance
+         of each model-file class in the built trees ask raw torch: does `torch.fx.symbolic_trace(instance)`
+         succeed, does `torch.export.export(instance, args, kwargs, strict=False)` succeed on the inputs
+         the run gave that instance;
+rebuild  rebuild what fxlens reported it built for a class (bench/reach_rebuild.py) and list raw torch's
+         nodes, for the node-by-node agreement.
 
-    python bench/reach_packages_torch.py < request.json > answer.json
+python bench/reach_packages_torch.py < request.json > answer.json
 """
+
 from __future__ import annotations
 
 import ast
@@ -42,6 +43,7 @@ class Timeout(Exception):
 def limit(seconds: int):
     def expired(signum, frame):
         raise Timeout(f"more than {seconds} s")
+
     previous = signal.signal(signal.SIGALRM, expired)
     signal.alarm(seconds)
     try:
@@ -87,8 +89,11 @@ def classes(package) -> dict:
         try:
             with limit(BUILD_SECONDS):
                 module = importlib.import_module(name)
-            entry["classes"] = [c.__qualname__ for c in vars(module).values() if isinstance(c, type)
-                                and issubclass(c, torch.nn.Module) and c.__module__ == name]
+            entry["classes"] = [
+                c.__qualname__
+                for c in vars(module).values()
+                if isinstance(c, type) and issubclass(c, torch.nn.Module) and c.__module__ == name
+            ]
             known.update(c.split(".")[-1] for c in entry["classes"])
         except BaseException as error:  # noqa: BLE001 - a file of the package that does not import: said so
             entry["import_error"] = error_text(error)
@@ -106,8 +111,13 @@ def scope(package) -> dict:
     def image(channels: int = 3, size: int = 32, batch: int = 2):
         return torch.randn(batch, channels, size, size)
 
-    namespace = {"torch": torch, "importlib": importlib, "ids": ids, "image": image,
-                 "m": importlib.import_module(package.module)}
+    namespace = {
+        "torch": torch,
+        "importlib": importlib,
+        "ids": ids,
+        "image": image,
+        "m": importlib.import_module(package.module),
+    }
     if package.module == "monai":
         namespace["n"] = importlib.import_module("monai.networks.nets")
     return namespace
@@ -116,8 +126,10 @@ def scope(package) -> dict:
 def _record(model: torch.nn.Module, args: tuple, kwargs: dict) -> dict:
     """id(module) -> the (args, kwargs) of its first call while the model runs once."""
     seen: dict = {}
-    handles = [m.register_forward_pre_hook(lambda mod, a, k: seen.setdefault(id(mod), (a, k)) and None,
-                                           with_kwargs=True) for m in model.modules()]
+    handles = [
+        m.register_forward_pre_hook(lambda mod, a, k: seen.setdefault(id(mod), (a, k)) and None, with_kwargs=True)
+        for m in model.modules()
+    ]
     try:
         with torch.no_grad():
             model(*args, **kwargs)
@@ -144,9 +156,11 @@ def _trace(instance, inputs) -> dict:
                 if level == "fx":
                     nodes = len(torch.fx.symbolic_trace(subject).graph.nodes)
                 else:
-                    nodes = len(torch.export.export(subject, tuple(inputs[0]), dict(inputs[1]), strict=False).graph.nodes)
+                    nodes = len(
+                        torch.export.export(subject, tuple(inputs[0]), dict(inputs[1]), strict=False).graph.nodes
+                    )
             entry.update({f"{level}_ok": True, f"{level}_nodes": nodes})
-        except BaseException as error:  # noqa: BLE001 - the answer we came for
+        except BaseException as error:
             if isinstance(error, KeyboardInterrupt):
                 raise
             entry.update({f"{level}_ok": False, f"{level}_error": error_text(error)})
@@ -167,7 +181,7 @@ def truth(package, files: dict) -> dict:
                 args, kwargs = eval(builder.args, namespace), eval(builder.kwargs, namespace)
                 model.eval()
                 seen = _record(model, args, kwargs)
-        except BaseException as error:  # noqa: BLE001 - a builder that fails is reported, not fatal
+        except BaseException as error:
             if isinstance(error, KeyboardInterrupt):
                 raise
             out["builders"][builder.label] = error_text(error)
@@ -182,9 +196,14 @@ def truth(package, files: dict) -> dict:
             if done and (done["called"] or id(module) not in seen):
                 continue  # the first instance the run called wins; else the first instance
             inputs = seen.get(id(module))
-            out["classes"][f"{file}::{key[1]}"] = {"file": file, "class": key[1], "builder": builder.label,
-                                                   "path": path or "(top)", "called": inputs is not None,
-                                                   **_trace(module, inputs)}
+            out["classes"][f"{file}::{key[1]}"] = {
+                "file": file,
+                "class": key[1],
+                "builder": builder.label,
+                "path": path or "(top)",
+                "called": inputs is not None,
+                **_trace(module, inputs),
+            }
     return out
 
 
@@ -196,11 +215,16 @@ def rebuilds(jobs: list[dict]) -> list[dict]:
                 module = importlib.import_module(job["module"])
                 names = {**vars(module), "torch": torch, "nn": torch.nn}
                 out.append({"file": job["file"], "class": job["class"], **rebuild(job, names, job["file"])})
-        except BaseException as error:  # noqa: BLE001
+        except BaseException as error:
             if isinstance(error, KeyboardInterrupt):
                 raise
-            out.append({"file": job["file"], "class": job["class"],
-                        **{level: {"error": error_text(error)} for level in job["levels"]}})
+            out.append(
+                {
+                    "file": job["file"],
+                    "class": job["class"],
+                    **{level: {"error": error_text(error)} for level in job["levels"]},
+                }
+            )
     return out
 
 

@@ -3,6 +3,7 @@ directive, the constructor call and inferred inputs, or the instance a parent bu
 parent gave it, and list raw torch's nodes at each level (bench/torch_nodes.py) for the node-by-node
 agreement. Shared by bench/reach_torch.py and bench/reach_packages_torch.py; `scope` is the namespace
 the recipe's expressions are evaluated in (the file's module plus `torch`)."""
+
 from __future__ import annotations
 
 import ast
@@ -11,7 +12,7 @@ import inspect
 import json
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch_nodes import cpu_export, export_rows, first_call_of, fx_concrete_args, fx_rows
@@ -119,8 +120,10 @@ def rebuild(job: dict, scope: dict, path: str) -> dict:
             if device == "cpu":
                 elements = elements_on_meta(job["recipe"], scope) if elements is None else elements
                 if elements > MAX_CPU_ELEMENTS:
-                    errors.append(f"cpu: not tried, {elements / 1e6:.0f} M parameter elements "
-                                  f"(over the {MAX_CPU_ELEMENTS // 1_000_000} M fxlens gives real CPU weights)")
+                    errors.append(
+                        f"cpu: not tried, {elements / 1e6:.0f} M parameter elements "
+                        f"(over the {MAX_CPU_ELEMENTS // 1_000_000} M fxlens gives real CPU weights)"
+                    )
                     continue
             try:
                 torch.manual_seed(0)
@@ -130,8 +133,12 @@ def rebuild(job: dict, scope: dict, path: str) -> dict:
                     rows = fx_rows(instance, positional, path, partial, fx_concrete_args(instance, args, kwargs))
                 else:
                     rows = export_rows(cpu_export(instance, args, kwargs), path)
-                out[level] = {"rows": [list(r) for r in rows], "device": device, "partial": partial,
-                              "inputs": [list(x.shape) if isinstance(x, torch.Tensor) else None for x in positional]}
+                out[level] = {
+                    "rows": [list(r) for r in rows],
+                    "device": device,
+                    "partial": partial,
+                    "inputs": [list(x.shape) if isinstance(x, torch.Tensor) else None for x in positional],
+                }
                 break
             except Exception as error:  # noqa: BLE001 - recorded: the check says it could not compare
                 errors.append(f"{device}: {error_text(error)}")

@@ -12,6 +12,7 @@ import one repository's model files the way its scripts do and, per class,
 
     python bench/reach_torch.py < request.json > answer.json
 """
+
 from __future__ import annotations
 
 import sys
@@ -22,11 +23,12 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent / "tests" / "fixtures" / "repos"))
-from reference import CORPUS, ModelFile, envs  # noqa: E402
-
 import torch  # noqa: E402
-from reach_rebuild import error_text, rebuild as rebuild_in, serve  # noqa: E402
+from reach_rebuild import error_text, serve  # noqa: E402
+from reach_rebuild import rebuild as rebuild_in
+from reference import CORPUS, ModelFile, envs  # noqa: E402
 from torch_nodes import fx_concrete_args  # noqa: E402
+
 
 def namespace(module) -> dict:
     return {**vars(module), "torch": torch, "nn": torch.nn, "envs": envs}

@@ -1,6 +1,7 @@
 """bench/RESULTS.md, the one results file: a `## ` section per measurement, each written by the benchmark that
 measures it (`python -m bench suite` its table's sections, `python -m bench reach-packages` the reach section);
 a benchmark rewriting its own sections keeps every other one."""
+
 from __future__ import annotations
 
 import re
@@ -29,6 +30,8 @@ def with_section(section: str, old: str) -> str:
     parts = re.split(r"(?m)^(?=## )", old)
     new = section.rstrip("\n") + "\n"
     if heading in [part.splitlines()[0] for part in parts if part.startswith("## ")]:
-        return "".join((new + ("\n" if index < len(parts) - 1 else "")) if part.startswith(heading + "\n") else part
-                       for index, part in enumerate(parts))
+        return "".join(
+            (new + ("\n" if index < len(parts) - 1 else "")) if part.startswith(heading + "\n") else part
+            for index, part in enumerate(parts)
+        )
     return old.rstrip("\n") + "\n\n" + new

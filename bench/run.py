@@ -10,6 +10,7 @@ Every comparison is measured in this one invocation, in turns, on the same machi
 to bench/results/<scenario>.json and the table to bench/RESULTS.md; pass/fail is printed against the
 targets of issue 6 (nothing here is a test: tests never assert times).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,11 @@ SCENARIOS = ("hover", "edit", "cold", "scale", "load", "tree", "big")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default=",".join(SCENARIOS),
-                        help="comma-separated scenarios to run (default: all): " + ", ".join(SCENARIOS))
+    parser.add_argument(
+        "--only",
+        default=",".join(SCENARIOS),
+        help="comma-separated scenarios to run (default: all): " + ", ".join(SCENARIOS),
+    )
     parser.add_argument("--hovers", type=int, default=1200, help="hovers per server (default 1200)")
     parser.add_argument("--rounds", type=int, default=5, help="edits per model in the edit benchmark")
     parser.add_argument("--runs", type=int, default=3, help="cold starts of each kind (also cold tree checks)")
@@ -51,14 +55,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def machine() -> dict:
     import torch  # only for its version: the benchmarks themselves run torch in other processes
-    return {"cores": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
-            "torch": torch.__version__, "when": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+    return {
+        "cores": os.cpu_count(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def check_requirements(scenarios: list[str]) -> None:
     if "hover" in scenarios and importlib.util.find_spec("jedi_language_server") is None:
-        raise SystemExit("the hover benchmark compares against jedi-language-server: "
-                         "pip install -r bench/requirements.txt (or leave it out: --only edit,cold,scale,load)")
+        raise SystemExit(
+            "the hover benchmark compares against jedi-language-server: "
+            "pip install -r bench/requirements.txt (or leave it out: --only edit,cold,scale,load)"
+        )
 
 
 def run(args: argparse.Namespace) -> dict:

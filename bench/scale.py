@@ -5,6 +5,7 @@ Each measurement runs in its own process (`python bench/scale.py fxlens|export .
 resource.getrusage(RUSAGE_CHILDREN) in it covers exactly one server: the server reaps its worker,
 the worker reaps each trace child, and Linux carries the largest peak RSS up that chain of waits.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -16,9 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from lsprotocol import types
-
 from lsp_session import FXLENS_COMMAND, Session, rss_mb
+from lsprotocol import types
 from specs import BENCH, MODELS
 
 SCALE_MODELS = ("gpt2-12", "gpt2-48", "llama70b")
@@ -31,7 +31,8 @@ def _payload_value(payload, key):
 async def _node_counts(session: Session, uri: str) -> dict:
     """Per class and level, the number of nodes in the report (through fxlens.showGraph)."""
     lenses = await session.client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     counts: dict[str, dict[str, int]] = {}
     for lens in lenses:
         _, class_name, level = lens.command.arguments
@@ -62,10 +63,17 @@ async def probe_fxlens(key: str, folder: Path) -> dict:
         await session.stop()
     tree_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     top = spec.build.split("(")[0]
-    return {"model": key, "file": path.name, "seconds": seconds, "nodes": counts,
-            "top_class_nodes": counts.get(top, {}), "all_nodes": sum(sum(c.values()) for c in counts.values()),
-            "server_idle_rss_mb": server_idle_mb, "server_rss_after_report_mb": server_after_mb,
-            "worker_peak_rss_mb": tree_peak_mb}
+    return {
+        "model": key,
+        "file": path.name,
+        "seconds": seconds,
+        "nodes": counts,
+        "top_class_nodes": counts.get(top, {}),
+        "all_nodes": sum(sum(c.values()) for c in counts.values()),
+        "server_idle_rss_mb": server_idle_mb,
+        "server_rss_after_report_mb": server_after_mb,
+        "worker_peak_rss_mb": tree_peak_mb,
+    }
 
 
 def _run_json(args: list[str]) -> dict:
@@ -87,15 +95,20 @@ def measure(folder: Path, runs: int, models: tuple[str, ...] = SCALE_MODELS) -> 
         fx_median = statistics.median(r["seconds"] for r in fx)
         dynamic_median = statistics.median(r["seconds"] for r in dynamic)
         results[key] = {
-            "runs": runs, "fxlens": fx, "raw_export_dynamic": dynamic, "raw_export_static": static,
-            "median_fxlens_s": fx_median, "median_raw_export_dynamic_s": dynamic_median,
+            "runs": runs,
+            "fxlens": fx,
+            "raw_export_dynamic": dynamic,
+            "raw_export_static": static,
+            "median_fxlens_s": fx_median,
+            "median_raw_export_dynamic_s": dynamic_median,
             "median_raw_export_static_s": statistics.median(r["seconds"] for r in static),
             "ratio_to_dynamic_export": fx_median / dynamic_median,
             "worker_peak_rss_mb": max(r["worker_peak_rss_mb"] for r in fx),
             "server_idle_rss_mb": statistics.median(r["server_idle_rss_mb"] for r in fx),
             "server_rss_after_report_mb": statistics.median(r["server_rss_after_report_mb"] for r in fx),
             "raw_export_dynamic_peak_rss_mb": max(r["peak_rss_mb"] for r in dynamic),
-            "top_class_nodes": fx[-1]["top_class_nodes"], "all_nodes": fx[-1]["all_nodes"],
+            "top_class_nodes": fx[-1]["top_class_nodes"],
+            "all_nodes": fx[-1]["all_nodes"],
             "raw_export_nodes": {"dynamic": dynamic[-1]["nodes"], "static": static[-1]["nodes"]},
         }
     return results

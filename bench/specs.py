@@ -1,10 +1,10 @@
 """The models the benchmarks use: where their text comes from, how raw torch builds and calls them (the
 same sizes fxlens picks: batch 2, sequence 8), and an edit a user might make to each."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -18,7 +18,7 @@ class ModelSpec:
     inputs: str  # expression for its positional inputs (a tuple)
     free_dims: int  # leading dims fxlens names B (and T): 0 when a directive fixes the sizes
     edit: tuple[str, str]  # (text, replacement): toggled back and forth by the edit benchmark
-    replace: Optional[tuple[str, str]] = None  # turns the source into this variant
+    replace: tuple[str, str] | None = None  # turns the source into this variant
     file_name: str = ""
 
     def text(self) -> str:
@@ -47,12 +47,31 @@ GPT_BUILD, GPT_INPUTS = "GPT(GPTConfig())", "(torch.zeros(2, 8, dtype=torch.long
 GPT_EDIT = ("x = self.norm(x)", "x = self.norm(x) * 2.0")
 
 MODELS = {
-    "small": ModelSpec("small", ROOT / "examples" / "residual_mlp.py", "ResidualMLP(width=16, depth=2)",
-                       "(torch.randn(4, 8),)", 0, ("return self.head(h).sum()", "return self.head(h).sum() * 2.0")),
+    "small": ModelSpec(
+        "small",
+        ROOT / "examples" / "residual_mlp.py",
+        "ResidualMLP(width=16, depth=2)",
+        "(torch.randn(4, 8),)",
+        0,
+        ("return self.head(h).sum()", "return self.head(h).sum() * 2.0"),
+    ),
     "gpt2-12": ModelSpec("gpt2-12", BENCH / "models" / "gpt2_small.py", GPT_BUILD, GPT_INPUTS, 2, GPT_EDIT),
-    "gpt2-48": ModelSpec("gpt2-48", BENCH / "models" / "gpt2_small.py", GPT_BUILD, GPT_INPUTS, 2, GPT_EDIT,
-                         replace=("n_layer: int = 12", "n_layer: int = 48"), file_name="gpt2_48.py"),
-    "llama70b": ModelSpec("llama70b", BENCH / "models" / "llama70b.py", "Llama(LlamaConfig())",
-                          "(torch.zeros(2, 8, dtype=torch.long),)", 2,
-                          ("return self.lm_head(self.norm(x))", "return self.lm_head(self.norm(x)) * 2.0")),
+    "gpt2-48": ModelSpec(
+        "gpt2-48",
+        BENCH / "models" / "gpt2_small.py",
+        GPT_BUILD,
+        GPT_INPUTS,
+        2,
+        GPT_EDIT,
+        replace=("n_layer: int = 12", "n_layer: int = 48"),
+        file_name="gpt2_48.py",
+    ),
+    "llama70b": ModelSpec(
+        "llama70b",
+        BENCH / "models" / "llama70b.py",
+        "Llama(LlamaConfig())",
+        "(torch.zeros(2, 8, dtype=torch.long),)",
+        2,
+        ("return self.lm_head(self.norm(x))", "return self.lm_head(self.norm(x)) * 2.0"),
+    ),
 }

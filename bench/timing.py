@@ -1,9 +1,10 @@
 """The one way the in-process benchmarks time a piece of work: the median of `runs` wall-clock runs."""
+
 from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def median_seconds(work: Callable[[], object], runs: int) -> float:

@@ -4,12 +4,13 @@ are checked against (tests/worker/levels/test_engine_vs_torch.py, tests/worker/c
 A row is (name, op, target, num_users, line, shape, dtype): `line` is the innermost line of `path` in the
 node's stack trace, `shape`/`dtype` those of a single tensor value (None otherwise).
 """
+
 from __future__ import annotations
 
 import copy
 import inspect
 import re
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import torch
 import torch.fx
@@ -22,12 +23,12 @@ class Row(NamedTuple):
     op: str
     target: str
     num_users: int
-    line: Optional[int]
-    shape: Optional[list]
-    dtype: Optional[str]
+    line: int | None
+    shape: list | None
+    dtype: str | None
 
 
-def innermost_line(stack_trace: Optional[str], path: str) -> Optional[int]:
+def innermost_line(stack_trace: str | None, path: str) -> int | None:
     lines = [int(m.group(1)) for m in re.finditer(rf'File "{re.escape(str(path))}", line (\d+)', stack_trace or "")]
     return lines[-1] if lines else None
 
@@ -40,7 +41,7 @@ def _size(size) -> object:
         return str(size)
 
 
-def _dtype(dtype: Optional[torch.dtype]) -> Optional[str]:
+def _dtype(dtype: torch.dtype | None) -> str | None:
     return str(dtype).replace("torch.", "") if dtype is not None else None
 
 
@@ -49,12 +50,16 @@ def defaults_left(instance: torch.nn.Module, args: tuple, kwargs: dict) -> dict:
     None, bool, number or string default, so `if mask is None` is decided as the call decides it."""
     signature = inspect.signature(instance.forward)
     passed = signature.bind_partial(*args, **kwargs).arguments
-    return {name: p.default for name, p in signature.parameters.items()
-            if name not in passed and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            and type(p.default) in (type(None), bool, int, float, str)}
+    return {
+        name: p.default
+        for name, p in signature.parameters.items()
+        if name not in passed
+        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        and type(p.default) in (type(None), bool, int, float, str)
+    }
 
 
-def fx_concrete_args(instance: torch.nn.Module, args: tuple, kwargs: dict) -> Optional[dict]:
+def fx_concrete_args(instance: torch.nn.Module, args: tuple, kwargs: dict) -> dict | None:
     """The `concrete_args` torch needs: none when `symbolic_trace(instance)` traces as it is; when it
     fails, the defaults the call leaves (`defaults_left`), which fxlens then freezes and says so."""
     try:
@@ -65,7 +70,7 @@ def fx_concrete_args(instance: torch.nn.Module, args: tuple, kwargs: dict) -> Op
         return defaults_left(instance, args, kwargs) or None
 
 
-def fx_graph(instance: torch.nn.Module, concrete_args: Optional[dict] = None) -> torch.fx.GraphModule:
+def fx_graph(instance: torch.nn.Module, concrete_args: dict | None = None) -> torch.fx.GraphModule:
     """symbolic_trace, keeping the stack traces that give each node its line."""
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
@@ -73,37 +78,58 @@ def fx_graph(instance: torch.nn.Module, concrete_args: Optional[dict] = None) ->
     return torch.fx.GraphModule(tracer.root, graph)
 
 
-def fx_rows(instance: torch.nn.Module, inputs: tuple, path: str, partial: bool = False,
-            concrete_args: Optional[dict] = None) -> list[Row]:
+def fx_rows(
+    instance: torch.nn.Module, inputs: tuple, path: str, partial: bool = False, concrete_args: dict | None = None
+) -> list[Row]:
     """The fx graph with ShapeProp's shapes (`inputs`: every placeholder's value, in order). ShapeProp's
     error propagates (`.item()` on meta: try real tensors), unless `partial`: then shapes stop where
     propagation stopped."""
     gm = fx_graph(instance, concrete_args)
     # the graph as symbolic_trace returned it: running it can add nodes to it (a forward that stored a
     # Proxy on `self`, `self.mask = self.mask.to(x)`, leaves the GraphModule reading that Proxy)
-    traced = [(n, n.name, n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target),
-               len(n.users), innermost_line(n.stack_trace, path)) for n in gm.graph.nodes]
+    traced = [
+        (
+            n,
+            n.name,
+            n.op,
+            n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target),
+            len(n.users),
+            innermost_line(n.stack_trace, path),
+        )
+        for n in gm.graph.nodes
+    ]
     try:
         ShapeProp(gm).propagate(*inputs)
-    except Exception:  # noqa: BLE001 - re-raised unless the caller takes the shapes there are
+    except Exception:
         if not partial:
             raise
     rows = []
     for n, name, op, target, users, line in traced:
         meta = n.meta.get("tensor_meta")
         single = meta is not None and hasattr(meta, "shape")
-        rows.append(Row(name, op, target, users, line,
-                        [_size(s) for s in meta.shape] if single else None, _dtype(meta.dtype) if single else None))
+        rows.append(
+            Row(
+                name,
+                op,
+                target,
+                users,
+                line,
+                [_size(s) for s in meta.shape] if single else None,
+                _dtype(meta.dtype) if single else None,
+            )
+        )
     return rows
 
 
 def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Every parameter and buffer by name, shared ones under each of their names."""
-    return {**dict(module.named_parameters(remove_duplicate=False)),
-            **dict(module.named_buffers(remove_duplicate=False))}
+    return {
+        **dict(module.named_parameters(remove_duplicate=False)),
+        **dict(module.named_buffers(remove_duplicate=False)),
+    }
 
 
-def cpu_export(instance: torch.nn.Module, args: tuple, kwargs: Optional[dict] = None) -> torch.export.ExportedProgram:
+def cpu_export(instance: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> torch.export.ExportedProgram:
     """`torch.export.export(instance, args, kwargs)` as on the CPU. A module built on meta is exported on fake
     CPU tensors made from its meta ones: the CPU's graph without the CPU's memory (exported on meta tensors,
     SDPA picks another output layout, and the graph gains a `contiguous` a CPU export has not)."""
@@ -114,13 +140,15 @@ def cpu_export(instance: torch.nn.Module, args: tuple, kwargs: Optional[dict] = 
     state = _state(instance)
     on_meta = lambda t: t.device.type == "meta"  # noqa: E731
     if not any(on_meta(t) for t in state.values()) and not any(
-            on_meta(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)):
+        on_meta(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)
+    ):
         return torch.export.export(instance, args, kwargs=kwargs or None, strict=False)
     mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
 
     def fake(t: torch.Tensor) -> torch.Tensor:
-        made = mode.fake_tensor_converter.from_meta_and_device(mode, t if on_meta(t) else t.to("meta"),
-                                                               torch.device("cpu"))
+        made = mode.fake_tensor_converter.from_meta_and_device(
+            mode, t if on_meta(t) else t.to("meta"), torch.device("cpu")
+        )
         return torch.nn.Parameter(made, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else made
 
     swapped = {name: fake(t) for name, t in state.items()}
@@ -134,11 +162,19 @@ def export_rows(program: torch.export.ExportedProgram, path: str) -> list[Row]:
     for n in program.graph.nodes:
         value = n.meta.get("val")
         tensor = isinstance(value, torch.Tensor)
-        target = (str(n.target) if isinstance(n.target, torch._ops.OpOverload)
-                  else n._pretty_print_target(n.target))
+        target = str(n.target) if isinstance(n.target, torch._ops.OpOverload) else n._pretty_print_target(n.target)
         line = None if n.op in ("placeholder", "output") else innermost_line(n.meta.get("stack_trace"), path)
-        rows.append(Row(n.name, n.op, target, len(n.users), line,
-                        [_size(s) for s in value.shape] if tensor else None, _dtype(value.dtype) if tensor else None))
+        rows.append(
+            Row(
+                n.name,
+                n.op,
+                target,
+                len(n.users),
+                line,
+                [_size(s) for s in value.shape] if tensor else None,
+                _dtype(value.dtype) if tensor else None,
+            )
+        )
     return rows
 
 
@@ -146,7 +182,7 @@ class _Called(Exception):
     """The child has been called: the rest of the parent's forward is not needed."""
 
 
-def first_call_of(parent: torch.nn.Module, path: str, args: tuple, kwargs: dict) -> Optional[tuple[tuple, dict]]:
+def first_call_of(parent: torch.nn.Module, path: str, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
     """The (args, kwargs) the submodule at `path` first receives when `parent(*args, **kwargs)` runs (a
     forward pre-hook, as a user would check), or None when the run never calls it. A run that fails after
     the call (`.item()` on meta) still counts. A parent built on meta whose meta run fails before the call
@@ -198,9 +234,14 @@ def _on_weightless_cpu(parent: torch.nn.Module, args: tuple, kwargs: dict) -> No
     state = _state(parent)
     if not any(t.device.type == "meta" for t in state.values()):
         return
-    inputs = tree_map_only(torch.Tensor, lambda t: (torch.randn(t.shape).to(t.dtype) if t.dtype.is_floating_point
-                                                    else torch.zeros(t.shape, dtype=t.dtype)) if t.is_meta else t,
-                           (args, kwargs))
+    inputs = tree_map_only(
+        torch.Tensor,
+        lambda t: (
+            torch.randn(t.shape).to(t.dtype) if t.dtype.is_floating_point else torch.zeros(t.shape, dtype=t.dtype)
+        )
+        if t.is_meta
+        else t,
+        (args, kwargs),
+    )
     with _reparametrize_module(parent, {name: one_value(t) for name, t in state.items()}):
         parent(*inputs[0], **inputs[1])
-

@@ -13,7 +13,9 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 os.environ["FXLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="fxlens-test-cache-")
 # the inductor level's private folder (worker/levels/inductor_cache.py), never the user's: kept between runs,
 # so inductor's CPU probes (a few g++ runs) are compiled once per machine, not once per test run
-os.environ.setdefault("FXLENS_INDUCTOR_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"fxlens-test-inductor-{os.getuid()}"))
+os.environ.setdefault(
+    "FXLENS_INDUCTOR_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"fxlens-test-inductor-{os.getuid()}")
+)
 
 # Each test drives processes of its own (a worker and its trace children, a server, an editor), which use about
 # one core between them: the suite runs a file per core, up to MAX_WORKERS (each worker's processes hold a few
@@ -25,8 +27,16 @@ MAX_WORKERS = 4
 # repositories and the installed packages traced whole in module fixtures, the README's fresh venv, VS Code and
 # Chromium, the hang and kill cases, inductor's compiles), go first, so that the many short files fill in around
 # them rather than after them. By file name: the folder a test file sits in may change.
-LONGEST_FIRST = ("test_real_repos.py", "test_packages.py", "test_readme_setup.py", "test_reach_packages.py",
-                 "test_vscode.py", "test_hostile_server.py", "test_inductor.py", "test_reach_rules.py")
+LONGEST_FIRST = (
+    "test_real_repos.py",
+    "test_packages.py",
+    "test_readme_setup.py",
+    "test_reach_packages.py",
+    "test_vscode.py",
+    "test_hostile_server.py",
+    "test_inductor.py",
+    "test_reach_rules.py",
+)
 
 
 def pytest_xdist_auto_num_workers(config) -> int:

@@ -1,5 +1,6 @@
 """Where fxlens keeps what it caches on disk: one folder per use under the user's cache folder (stdlib
 only: the worker and the server import it)."""
+
 from __future__ import annotations
 
 import os

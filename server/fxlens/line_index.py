@@ -6,13 +6,15 @@ line start, with its offset, its first line number and (once asked for) its line
 the blocks is a C-level count per block (~3 ms for 5 MB); an edit recounts only the blocks it touched
 and moves the later ones by the edit's character and line deltas, one step per block.
 """
+
 from __future__ import annotations
 
 import bisect
 import operator
 import re
+from collections.abc import Iterator, Sequence
 from itertools import accumulate, repeat
-from typing import Iterator, NamedTuple, Optional, Sequence, overload
+from typing import NamedTuple, overload
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 _SPLIT_KEEPING_BREAKS = re.compile(r"(\r\n|\r|\n)")
@@ -31,7 +33,7 @@ def line_starts(text: str) -> list[int]:
     return [0, *list(accumulate(map(len, _SPLIT_KEEPING_BREAKS.split(text))))[1::2]]
 
 
-def breaks(text: str, start: int = 0, end: Optional[int] = None, returns_possible: bool = True) -> int:
+def breaks(text: str, start: int = 0, end: int | None = None, returns_possible: bool = True) -> int:
     """The number of line breaks in text[start:end] (a "\\r\\n" is one); `returns_possible`
     False says the caller knows the text holds no "\\r" (one count instead of three)."""
     end = len(text) if end is None else end
@@ -71,7 +73,7 @@ class LineIndex(Sequence[str]):
         self._returns = "\r" in text  # whether the text may hold a "\r" (kept True once it might)
         self._bases: list[int] = []  # each block's first offset (a line start)
         self._firsts: list[int] = []  # each block's first line (0-based)
-        self._starts: list[Optional[list[int]]] = []  # each block's line starts, relative, once asked for
+        self._starts: list[list[int] | None] = []  # each block's line starts, relative, once asked for
         self._lines = self._cut(0, len(text), 0, at_end=True)
 
     # -- reading -----------------------------------------------------------------------------------
@@ -92,12 +94,12 @@ class LineIndex(Sequence[str]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError(index)
-        return self.text[self.start(index):self.content_end(index)]
+        return self.text[self.start(index) : self.content_end(index)]
 
     def __iter__(self) -> Iterator[str]:
         return (self[k] for k in range(len(self)))
 
-    def start(self, line: int) -> Optional[int]:
+    def start(self, line: int) -> int | None:
         """Offset of 0-based `line`'s first character (0 before the first); None past the last line."""
         if line <= 0:
             return 0
@@ -153,7 +155,7 @@ class LineIndex(Sequence[str]):
         line, region_start = self._firsts[head], self._bases[head]
         del self._bases[head:], self._firsts[head:], self._starts[head:]
         self.text = new_text
-        self._returns = self._returns or "\r" in new_text[start:end + delta]
+        self._returns = self._returns or "\r" in new_text[start : end + delta]
         new_lines = self._cut(region_start, region_end, line, at_end)
         line_shift = new_lines - old_lines
         self._bases += [base + delta for base in bases]
@@ -169,7 +171,7 @@ class LineIndex(Sequence[str]):
         starts = self._starts[block]
         if starts is None:
             last = block + 1 == len(self._bases)
-            starts = line_starts(self.text[self._bases[block]:self._block_end(block)])
+            starts = line_starts(self.text[self._bases[block] : self._block_end(block)])
             if not last:
                 starts.pop()  # the block ends with a line break: the line after it is the next block's
             self._starts[block] = starts

@@ -7,10 +7,10 @@ at the start of a line is byte column 0 and the code after it starts at column 1
 `str.splitlines()` also splits at "\\v", "\\f", "\\x1c"-"\\x1e", "\\x85", U+2028 and U+2029, so every
 line number it gives below such a character is off: nothing computes lines or positions with it.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 _BREAK_KEPT = re.compile(f"({_BREAK.pattern})")
@@ -44,7 +44,7 @@ def count(text: str) -> int:
     return text.count("\n") + text.count("\r") - text.count("\r\n") + 1
 
 
-def line_start(text: str, index: int) -> Optional[int]:
+def line_start(text: str, index: int) -> int | None:
     """Offset of the first character of 0-based line `index`; None past the last line."""
     if index <= 0:
         return 0
@@ -67,4 +67,4 @@ def line_end(text: str, start: int) -> int:
 def line_text(text: str, index: int) -> str:
     """The content of 0-based line `index` ("" past the end)."""
     start = line_start(text, index)
-    return "" if start is None else text[start:line_end(text, start)]
+    return "" if start is None else text[start : line_end(text, start)]

@@ -13,15 +13,25 @@ a TextHeader line (engine/sent_texts.py -> worker/process/texts.py), not inside 
 
 Shared by both sides: stdlib and report.py only, never torch, pygls or another fxlens package.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Callable, ClassVar, Optional, Union
+from typing import Any, ClassVar, Union
 
 from fxlens.pass_report import PassReport, pass_from_json
-from fxlens.report import (ClassReport, Cost, Diagnostic, FileReport, class_from_json, cost_from_json, file_from_json,
-                           to_json)
+from fxlens.report import (
+    ClassReport,
+    Cost,
+    Diagnostic,
+    FileReport,
+    class_from_json,
+    cost_from_json,
+    file_from_json,
+    to_json,
+)
 
 # raised when a message's meaning changes; the worker says its own in `ready`, and the server refuses another
 PROTOCOL_VERSION = 2
@@ -34,7 +44,7 @@ EXECUTION_POLICIES = ("safe", "full", "off")
 class ProtocolError(ValueError):
     """A line that is not a message of this protocol: what is wrong with it, and the job it names if any."""
 
-    def __init__(self, problem: str, job_id: Optional[int] = None, kind: str = "") -> None:
+    def __init__(self, problem: str, job_id: int | None = None, kind: str = "") -> None:
         super().__init__(problem)
         self.problem, self.job_id, self.kind = problem, job_id, kind
 
@@ -44,8 +54,9 @@ class ProtocolError(ValueError):
 Check = Callable[[Any], Any]  # the field's value as read from the wire -> its value (raises if unusable)
 
 
-def wire(default: Any = MISSING, *, name: str = "", omit: bool = False, check: Optional[Check] = None,
-         factory: Any = MISSING) -> Any:
+def wire(
+    default: Any = MISSING, *, name: str = "", omit: bool = False, check: Check | None = None, factory: Any = MISSING
+) -> Any:
     """A message field: its wire `name` when not the field's, `omit`ted from the line at its default, and the
     `check` that turns what was read into the field's value (raising TypeError/ValueError/KeyError if it cannot)."""
     metadata = {"name": name, "omit": omit, "check": check}
@@ -92,7 +103,7 @@ def _int(value: Any) -> int:
     return value
 
 
-def _optional_int(value: Any) -> Optional[int]:
+def _optional_int(value: Any) -> int | None:
     return None if value is None else _int(value)
 
 
@@ -102,7 +113,7 @@ def _str(value: Any) -> str:
     return value
 
 
-def _optional_str(value: Any) -> Optional[str]:
+def _optional_str(value: Any) -> str | None:
     return None if value is None else _str(value)
 
 
@@ -119,7 +130,7 @@ def _object(value: Any) -> Json:
 
 
 # lenient readings of a trace request's options: a value of the wrong kind means the default, never a crash
-def _number_or_none(value: Any) -> Optional[float]:
+def _number_or_none(value: Any) -> float | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -127,11 +138,11 @@ def _not_false(value: Any) -> bool:
     return value is not False
 
 
-def _str_or_none(value: Any) -> Optional[str]:
+def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _str_list_or_none(value: Any) -> Optional[list[str]]:
+def _str_list_or_none(value: Any) -> list[str] | None:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
 
 
@@ -151,17 +162,18 @@ def _policy(value: Any) -> str:
 
 # -- requests: server -> worker, worker -> trace child ------------------------------------------------------
 
+
 @dataclass
 class PassRequest:
     """A graph pass to run on a request's one class (worker/passes): a built-in, or a user's function in `path`."""
 
     name: str = wire("", check=str)
     kind: str = wire("builtin", check=lambda v: "user" if v == "user" else "builtin")
-    path: Optional[str] = wire(None, omit=True, check=_str_or_none)  # the pass's file (a user pass)
-    text: Optional[str] = wire(None, omit=True, check=_str_or_none)
+    path: str | None = wire(None, omit=True, check=_str_or_none)  # the pass's file (a user pass)
+    text: str | None = wire(None, omit=True, check=_str_or_none)
 
 
-def _pass_request(value: Any) -> Optional[PassRequest]:
+def _pass_request(value: Any) -> PassRequest | None:
     return _from_wire(PassRequest, value) if isinstance(value, dict) else None
 
 
@@ -181,24 +193,24 @@ class TraceRequest:
 
     KIND: ClassVar[str] = "trace"
     path: str = wire(check=_str)
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
-    text: Optional[str] = wire(None, omit=True, check=_optional_str)
-    text_key: Optional[str] = wire(None, omit=True, check=_optional_str)
+    id: int | None = wire(None, omit=True, check=_optional_int)
+    text: str | None = wire(None, omit=True, check=_optional_str)
+    text_key: str | None = wire(None, omit=True, check=_optional_str)
     levels: list[str] = wire(factory=lambda: ["fx", "aten"], check=_only_strings)
     execution: str = wire("safe", check=_policy)
-    timeout: Optional[float] = wire(None, check=_number_or_none)  # seconds; the worker's default when None
-    memory_mb: Optional[float] = wire(None, check=_number_or_none)
+    timeout: float | None = wire(None, check=_number_or_none)  # seconds; the worker's default when None
+    memory_mb: float | None = wire(None, check=_number_or_none)
     surface: str = wire("editor", check=lambda v: v if v in ("editor", "cli", "check") else "editor")
     cost: bool = wire(True, check=_not_false)  # the class costs, counted after `done`
-    first: Optional[str] = wire(None, check=_str_or_none)  # the class to trace first (the cursor's)
-    classes: Optional[list[str]] = wire(None, check=_str_list_or_none)  # only these (None: all)
+    first: str | None = wire(None, check=_str_or_none)  # the class to trace first (the cursor's)
+    classes: list[str] | None = wire(None, check=_str_list_or_none)  # only these (None: all)
     known: dict[str, str] = wire(factory=dict, check=_str_to_str)  # class -> fingerprint the server holds
     roots: list[str] = wire(factory=list, check=lambda v: v if isinstance(v, list) else [])
     buffers: dict[str, str] = wire(factory=dict, check=lambda v: v if isinstance(v, dict) else {})
-    buffer_keys: Optional[dict[str, str]] = wire(None, omit=True, check=lambda v: v if isinstance(v, dict) else None)
+    buffer_keys: dict[str, str] | None = wire(None, omit=True, check=lambda v: v if isinstance(v, dict) else None)
     notes: bool = wire(True, check=_not_false)  # the class notes on the first level (False: deeper levels only)
     without_cost: list[str] = wire(factory=list, omit=True, check=_only_strings)  # held without their cost
-    pass_request: Optional[PassRequest] = wire(None, name="pass", omit=True, check=_pass_request)
+    pass_request: PassRequest | None = wire(None, name="pass", omit=True, check=_pass_request)
     # worker -> child: class -> the diagnostic of its hang or crash in an earlier run of this request (left out)
     failed: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
 
@@ -217,15 +229,20 @@ class Shutdown:
 @dataclass
 class Ping:
     KIND: ClassVar[str] = "ping"
-    id: Optional[int] = wire(None, check=_optional_int)
+    id: int | None = wire(None, check=_optional_int)
 
 
 # -- events: trace child -> worker -> server ----------------------------------------------------------------
 
+
 def _recipe(value: Any) -> Json:
     """A warm-up recipe's shape (worker/process/warm_up.py); what a child sends may come from user code."""
-    if not (isinstance(value, dict) and isinstance(value.get("placeholders"), list)
-            and isinstance(value.get("nodes"), list) and isinstance(value.get("seconds"), (int, float))):
+    if not (
+        isinstance(value, dict)
+        and isinstance(value.get("placeholders"), list)
+        and isinstance(value.get("nodes"), list)
+        and isinstance(value.get("seconds"), (int, float))
+    ):
         raise TypeError("not a warm-up recipe")
     return value
 
@@ -240,6 +257,7 @@ def _parsed_by(parse: Callable[[Any], Any]) -> Check:
     def check(value: Any) -> Any:
         parse(value)
         return value
+
     return check
 
 
@@ -270,7 +288,7 @@ class RequestError:
 
     KIND: ClassVar[str] = "error"
     message: str = wire(check=_str)
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
 
 @dataclass
@@ -278,20 +296,20 @@ class UnknownText:
     """The worker no longer holds these texts: the server sends the request again with its texts in it."""
 
     KIND: ClassVar[str] = "unknown-text"
-    id: Optional[int] = wire(None, check=_optional_int)
+    id: int | None = wire(None, check=_optional_int)
     keys: list[str] = wire(factory=list, check=_strings)
 
 
 @dataclass
 class Pong:
     KIND: ClassVar[str] = "pong"
-    id: Optional[int] = wire(None, check=_optional_int)
+    id: int | None = wire(None, check=_optional_int)
 
 
 @dataclass
 class Cancelled:
     KIND: ClassVar[str] = "cancelled"
-    id: Optional[int] = wire(None, check=_optional_int)
+    id: int | None = wire(None, check=_optional_int)
 
 
 @dataclass
@@ -299,7 +317,7 @@ class Started:
     """The child read its request: from here on its death is the trace's (child -> worker only)."""
 
     KIND: ClassVar[str] = "started"
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
 
 @dataclass
@@ -308,7 +326,7 @@ class Aborted:
 
     KIND: ClassVar[str] = "aborted"
     diagnostic: Json = wire(check=_parsed_by(lambda d: Diagnostic(**d)))
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
 
 @dataclass
@@ -317,7 +335,7 @@ class WarmUpRecipe:
 
     KIND: ClassVar[str] = "warm-up-recipe"
     recipe: Json = wire(check=_recipe)
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
 
 @dataclass
@@ -326,10 +344,10 @@ class ClassTraced:
 
     KIND: ClassVar[str] = "class"
     report: Json = wire(name="class", check=_class_json)
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
     @classmethod
-    def of(cls, report: ClassReport) -> "ClassTraced":
+    def of(cls, report: ClassReport) -> ClassTraced:
         return cls(to_json(report))
 
     def read(self) -> ClassReport:
@@ -342,7 +360,7 @@ class Stage:
 
     KIND: ClassVar[str] = "stage"
     levels: list[str] = wire(check=_strings)
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
 
 @dataclass
@@ -351,7 +369,7 @@ class PassDone:
 
     KIND: ClassVar[str] = "pass"
     result: Json = wire(name="pass", check=_parsed_by(pass_from_json))
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
     def read(self) -> PassReport:
         return pass_from_json(self.result)
@@ -364,7 +382,7 @@ class Done:
     KIND: ClassVar[str] = "done"
     report: Json = wire(check=_parsed_by(file_from_json))
     costs: bool = wire(False, omit=True, check=lambda v: v is True)
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
     def read(self) -> FileReport:
         return file_from_json(self.report)
@@ -377,8 +395,8 @@ class ClassCost:
     KIND: ClassVar[str] = "cost"
     class_name: str = wire(name="class", check=_str)
     cost: Json = wire(check=_parsed_by(cost_from_json))
-    fingerprint: Optional[str] = wire(None, check=_str_or_none)
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    fingerprint: str | None = wire(None, check=_str_or_none)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
     def read(self) -> Cost:
         return cost_from_json(self.cost)
@@ -389,23 +407,56 @@ class End:
     """The request's child is gone: no more of its costs come."""
 
     KIND: ClassVar[str] = "end"
-    id: Optional[int] = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=_optional_int)
 
 
 Request = Union[TextHeader, TraceRequest, Cancel, Shutdown, Ping]
-Event = Union[Ready, Fatal, RequestError, UnknownText, Pong, Cancelled, Started, Aborted, WarmUpRecipe, ClassTraced,
-              Stage, PassDone, Done, ClassCost, End]
+Event = Union[
+    Ready,
+    Fatal,
+    RequestError,
+    UnknownText,
+    Pong,
+    Cancelled,
+    Started,
+    Aborted,
+    WarmUpRecipe,
+    ClassTraced,
+    Stage,
+    PassDone,
+    Done,
+    ClassCost,
+    End,
+]
 Message = Union[Request, Event]
 
 # what a trace child writes on its channel (anything else there is user code's)
 CHILD_EVENTS = (Started, Aborted, WarmUpRecipe, ClassTraced, Stage, PassDone, Done, ClassCost, End)
 REQUESTS: dict[str, type] = {cls.KIND: cls for cls in (TextHeader, TraceRequest, Cancel, Shutdown, Ping)}
-EVENTS: dict[str, type] = {cls.KIND: cls for cls in (Ready, Fatal, RequestError, UnknownText, Pong, Cancelled,
-                                                     Started, Aborted, WarmUpRecipe, ClassTraced, Stage, PassDone,
-                                                     Done, ClassCost, End)}
+EVENTS: dict[str, type] = {
+    cls.KIND: cls
+    for cls in (
+        Ready,
+        Fatal,
+        RequestError,
+        UnknownText,
+        Pong,
+        Cancelled,
+        Started,
+        Aborted,
+        WarmUpRecipe,
+        ClassTraced,
+        Stage,
+        PassDone,
+        Done,
+        ClassCost,
+        End,
+    )
+}
 
 
 # -- the lines ---------------------------------------------------------------------------------------------
+
 
 def to_wire(message: Message) -> Json:
     """A message as the JSON object its line holds (`id` first, as the worker's relay writes it)."""
@@ -420,7 +471,7 @@ def encode(message: Message) -> str:
     return json.dumps(to_wire(message)) + "\n"
 
 
-def _read(line: Union[bytes, str, Json], key: str, table: dict[str, type]) -> Any:
+def _read(line: bytes | str | Json, key: str, table: dict[str, type]) -> Any:
     if isinstance(line, dict):
         data: Any = line
     else:
@@ -441,19 +492,19 @@ def _read(line: Union[bytes, str, Json], key: str, table: dict[str, type]) -> An
         raise ProtocolError(f"a malformed `{kind}` {key}: {error}", job_id, str(kind)) from None
 
 
-def decode_request(line: Union[bytes, str, Json]) -> Request:
+def decode_request(line: bytes | str | Json) -> Request:
     """The request a line holds; ProtocolError if it holds none."""
     request: Request = _read(line, REQUEST_KEY, REQUESTS)
     return request
 
 
-def decode_event(line: Union[bytes, str, Json]) -> Event:
+def decode_event(line: bytes | str | Json) -> Event:
     """The event a line holds; ProtocolError if it holds none."""
     event: Event = _read(line, EVENT_KEY, EVENTS)
     return event
 
 
-def child_event(line: bytes) -> Optional[Event]:
+def child_event(line: bytes) -> Event | None:
     """A trace child's event if `line` is one the worker may relay as it is (with_job_id), else None (user code
     wrote it: the child's channel writes ASCII JSON, `{` first, naming no job). Only the class event's name is
     read here; the rest of it is read once, by the server."""

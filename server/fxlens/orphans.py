@@ -12,12 +12,14 @@ reach of the process that owns the trace. Used at two floors:
 
 Shared by both sides: stdlib only.
 """
+
 from __future__ import annotations
 
 import ctypes
 import os
 import signal
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37

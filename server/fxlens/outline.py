@@ -3,11 +3,12 @@
 Two texts with the same outline differ only in where things are, which shifting handles; a class's
 chunk is what its fingerprint reads of its own code.
 """
+
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from fxlens import lines as line_model
 
@@ -37,7 +38,7 @@ def outline(tree: ast.Module, text: str) -> Outline:
     return Outline(classes, rest)
 
 
-def header_line(lines: Sequence[str], class_line: int, tree: Optional[ast.Module] = None) -> int:
+def header_line(lines: Sequence[str], class_line: int, tree: ast.Module | None = None) -> int:
     """The first line of the class statement at `class_line` of the text whose lines are `lines`,
     decorators included: where a `# fxlens:` directive goes. Without a parse (`tree` None: mid-edit), the
     `@` lines directly above count."""

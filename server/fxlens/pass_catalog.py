@@ -4,11 +4,11 @@ classes a pass can run on.
 
 Stdlib only: the server lists passes for its code actions and the CLI for `--list`, neither imports torch.
 """
+
 from __future__ import annotations
 
 import ast
 import re
-from typing import Optional
 
 from fxlens.pass_report import PassInfo
 from fxlens.report import ClassReport
@@ -16,21 +16,35 @@ from fxlens.report import ClassReport
 # the worker's table (worker/passes/__init__.py) maps each name to its entry point
 BUILTIN_PASSES = (
     PassInfo("dead-code", "builtin", "graph.eliminate_dead_code(): drop nodes whose value nobody uses"),
-    PassInfo("fuse-linear-relu", "builtin", "fuse each Linear and the ReLU that follows it into one "
-             "torch.ao.nn.intrinsic.LinearReLU node (replace_all_uses_with, eliminate_dead_code, lint, recompile)"),
-    PassInfo("relu-to-clamp", "builtin", "replace every relu (torch.relu, F.relu, .relu(), nn.ReLU) by "
-             "torch.clamp(x, min=0)"),
-    PassInfo("prepare-fx", "builtin", "torch.ao.quantization.quantize_fx.prepare_fx with the default x86 "
-             "qconfig: observers around Linear / Conv", quantization=True),
-    PassInfo("prepare-qat-fx", "builtin", "torch.ao.quantization.quantize_fx.prepare_qat_fx with the default "
-             "x86 QAT qconfig: fake-quantize nodes around Linear / Conv", quantization=True),
+    PassInfo(
+        "fuse-linear-relu",
+        "builtin",
+        "fuse each Linear and the ReLU that follows it into one "
+        "torch.ao.nn.intrinsic.LinearReLU node (replace_all_uses_with, eliminate_dead_code, lint, recompile)",
+    ),
+    PassInfo(
+        "relu-to-clamp", "builtin", "replace every relu (torch.relu, F.relu, .relu(), nn.ReLU) by torch.clamp(x, min=0)"
+    ),
+    PassInfo(
+        "prepare-fx",
+        "builtin",
+        "torch.ao.quantization.quantize_fx.prepare_fx with the default x86 qconfig: observers around Linear / Conv",
+        quantization=True,
+    ),
+    PassInfo(
+        "prepare-qat-fx",
+        "builtin",
+        "torch.ao.quantization.quantize_fx.prepare_qat_fx with the default "
+        "x86 QAT qconfig: fake-quantize nodes around Linear / Conv",
+        quantization=True,
+    ),
 )
 BUILTIN_NAMES = tuple(p.name for p in BUILTIN_PASSES)
 
 _MARK = re.compile(r"^\s*#\s*fxlens\s*:\s*pass\s*$")
 
 
-def builtin(name: str) -> Optional[PassInfo]:
+def builtin(name: str) -> PassInfo | None:
     return next((p for p in BUILTIN_PASSES if p.name == name), None)
 
 
@@ -59,8 +73,17 @@ def user_passes(path: str, text: str) -> list[PassInfo]:
         if _marked(lines, first):
             def_line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
             start = len(def_line.encode()) - len(def_line.lstrip().encode())
-            found.append(PassInfo(node.name, "user", (ast.get_docstring(node) or "").split("\n")[0],
-                                  path=path, line=node.lineno, col=start, end_col=len(def_line.rstrip().encode())))
+            found.append(
+                PassInfo(
+                    node.name,
+                    "user",
+                    (ast.get_docstring(node) or "").split("\n")[0],
+                    path=path,
+                    line=node.lineno,
+                    col=start,
+                    end_col=len(def_line.rstrip().encode()),
+                )
+            )
     return found
 
 

@@ -4,10 +4,11 @@ Stdlib only, like report.py: the worker fills it in the user's interpreter, the 
 render it. Coordinates are Python's (1-based lines, 0-based UTF-8 byte columns), as in `fxlens graph
 --json`; `schema` versions the JSON.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fxlens.report import Diagnostic, Node
 
@@ -33,10 +34,10 @@ class PassInfo:
     kind: str  # "builtin" | "user"
     what: str = ""
     quantization: bool = False  # its change of results is expected (reported as numbers, not as failure)
-    path: Optional[str] = None  # user passes: the file and the `def` line
-    line: Optional[int] = None
-    col: Optional[int] = None
-    end_col: Optional[int] = None
+    path: str | None = None  # user passes: the file and the `def` line
+    line: int | None = None
+    col: int | None = None
+    end_col: int | None = None
 
 
 @dataclass
@@ -55,10 +56,10 @@ class NodeChange:
     # changed: what changed in its module or attribute ("module replaced: weight, bias changed")
     detail: str = ""
     # the span of the user's model file that made it (an added node: that of the first node it replaces)
-    line: Optional[int] = None
-    col: Optional[int] = None
-    end_line: Optional[int] = None
-    end_col: Optional[int] = None
+    line: int | None = None
+    col: int | None = None
+    end_line: int | None = None
+    end_col: int | None = None
 
 
 @dataclass
@@ -68,10 +69,10 @@ class OutputCheck:
     index: int
     path: str  # where in the returned structure: "", "[0]", "['logits']"
     equal: bool
-    max_abs_diff: Optional[float] = None  # None: not a tensor (compared with ==)
-    sqnr_db: Optional[float] = None  # signal-to-quantization-noise ratio; None when equal (infinite)
-    shape: Optional[list[int]] = None
-    dtype: Optional[str] = None
+    max_abs_diff: float | None = None  # None: not a tensor (compared with ==)
+    sqnr_db: float | None = None  # signal-to-quantization-noise ratio; None when equal (infinite)
+    shape: list[int] | None = None
+    dtype: str | None = None
     # the draw and element where the difference is largest ("draw 1, index (0, 3)")
     where: str = ""
 
@@ -89,7 +90,7 @@ class Proof:
     tensors: str = ""  # what the modules ran on ("cpu: seeded torch.randn at the example's sizes")
     # quantization passes: the prepared module calibrated on the draws and converted to int8
     # (quantize_fx.convert_fx), against the original: what quantizing would change, as numbers
-    converted: Optional["Proof"] = None
+    converted: Proof | None = None
 
 
 @dataclass
@@ -102,7 +103,7 @@ class PassReport:
     quantization: bool = False
     # where the pass's diagnostics belong: the pass's own file (a user pass) or the model's file
     pass_path: str = ""
-    pass_line: Optional[int] = None
+    pass_line: int | None = None
     counts_before: dict[str, int] = field(default_factory=dict)  # opcode -> nodes
     counts_after: dict[str, int] = field(default_factory=dict)
     nodes_before: list[Node] = field(default_factory=list)

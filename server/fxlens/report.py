@@ -4,10 +4,11 @@ Stdlib only: the worker imports this module in the user's interpreter, the serve
 Coordinates are Python's: 1-based lines, 0-based UTF-8 byte columns. Only ``fxlens.lsp.positions``
 converts them to LSP positions.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -39,16 +40,38 @@ class LevelInfo:
 # decompositions -> the joint graph. Each rung uses fewer opcodes than the one above it.
 LEVEL_INFO = (
     LevelInfo("fx", "symbolic_trace: torch.nn modules are leaves (call_module fc, call_method view)", True, True),
-    LevelInfo("dynamo", "torch._dynamo.explain: the graphs torch.compile captures, graph breaks as warnings",
-              False, False, deep=True),
+    LevelInfo(
+        "dynamo",
+        "torch._dynamo.explain: the graphs torch.compile captures, graph breaks as warnings",
+        False,
+        False,
+        deep=True,
+    ),
     LevelInfo("aten", "torch.export, non-strict, training IR (aten.linear.default)", True, True),
-    LevelInfo("core-aten", "the exported program after run_decompositions() (aten.permute.default + "
-              "aten.addmm.default)", False, False, deep=True),
-    LevelInfo("backward", "aot_autograd's joint graph split into forward and backward as torch.compile does; "
-              "what the forward saves for backward", False, False, deep=True),
-    LevelInfo("inductor", "torch.compile's forward kernels for this machine (C++ on CPU, Triton on a GPU): each "
-              "generated kernel, library call and fallback, mapped to your lines by inductor's provenance",
-              False, False, deep=True, on_hover=False),
+    LevelInfo(
+        "core-aten",
+        "the exported program after run_decompositions() (aten.permute.default + aten.addmm.default)",
+        False,
+        False,
+        deep=True,
+    ),
+    LevelInfo(
+        "backward",
+        "aot_autograd's joint graph split into forward and backward as torch.compile does; "
+        "what the forward saves for backward",
+        False,
+        False,
+        deep=True,
+    ),
+    LevelInfo(
+        "inductor",
+        "torch.compile's forward kernels for this machine (C++ on CPU, Triton on a GPU): each "
+        "generated kernel, library call and fallback, mapped to your lines by inductor's provenance",
+        False,
+        False,
+        deep=True,
+        on_hover=False,
+    ),
 )
 LEVELS = tuple(info.name for info in LEVEL_INFO)  # display order (the ladder)
 DEFAULT_LEVELS = tuple(info.name for info in LEVEL_INFO if info.default)
@@ -98,32 +121,32 @@ class Node:
     users: list[str] = field(default_factory=list)
     # the node as torch prints it: "%fc : [num_users=1] = call_module[target=fc](args = (%x,), kwargs = {})"
     text: str = ""
-    overload: Optional[str] = None
+    overload: str | None = None
     # a tensor's shape: ints, or strings for symbolic sizes ("B", "2*B")
-    shape: Optional[list[int | str]] = None
-    dtype: Optional[str] = None
+    shape: list[int | str] | None = None
+    dtype: str | None = None
     # what the value is when it is not a single tensor ("tuple[Tensor, Tensor, Tensor]", "SymInt B")
-    value: Optional[str] = None
-    line: Optional[int] = None
-    col: Optional[int] = None
-    end_line: Optional[int] = None
-    end_col: Optional[int] = None
+    value: str | None = None
+    line: int | None = None
+    col: int | None = None
+    end_line: int | None = None
+    end_col: int | None = None
     # qualified name of the innermost function of the analysed file that produced the node
-    function: Optional[str] = None
+    function: str | None = None
     # instance path of the submodule whose forward produced the node ("h.3.attn"), "" for the root
     scope: str = ""
     # which of the level's graphs the node is in, counted from 0 (dynamo captures one graph per break)
-    graph: Optional[int] = None
+    graph: int | None = None
     # backward level: which of the partitioned graphs the node is in ("forward" | "backward")
-    phase: Optional[str] = None
+    phase: str | None = None
     # backward level: the forward saves this value for backward, taking `bytes` at the example size
     saved: bool = False
-    bytes: Optional[int] = None
+    bytes: int | None = None
     # forward FLOPs at the example size as torch.utils.flop_counter counts them (aten levels); None: unknown
-    flops: Optional[int] = None
+    flops: int | None = None
     # inductor level: the kernel this node is ({"kind": "fused" | "extern" | "fallback", "ops", "post", "pre",
     # "lines", "sources", "code", "code_line", ...}: worker/levels/kernel_map.py); None elsewhere
-    kernel: Optional[dict[str, Any]] = None
+    kernel: dict[str, Any] | None = None
 
 
 @dataclass
@@ -137,21 +160,21 @@ class Diagnostic:
     message: str
     explanation: str = ""
     fix: str = ""
-    level: Optional[str] = None
-    class_name: Optional[str] = None
+    level: str | None = None
+    class_name: str | None = None
     # a graph break's id in torch's graph-break registry (`GB0170`) and torch's hints for it
-    gb_id: Optional[str] = None
+    gb_id: str | None = None
     hints: list[str] = field(default_factory=list)
 
 
 @dataclass
 class InputSpec:
     name: str
-    shape: Optional[list[int | str]] = None
-    dtype: Optional[str] = None
-    value: Optional[str] = None  # for non-tensor inputs; a tuple of tensors is also written here, for people
+    shape: list[int | str] | None = None
+    dtype: str | None = None
+    value: str | None = None  # for non-tensor inputs; a tuple of tensors is also written here, for people
     # a tuple of tensors, element by element (name "0", "1", …): what a rebuild makes it from
-    parts: Optional[list["InputSpec"]] = None
+    parts: list[InputSpec] | None = None
     keyword: bool = False  # passed by name (forward(..., mask=...)), not by position
     # where a guessed input's shape comes from ("first used by Linear", "by its name `t`"); "" otherwise
     source: str = ""
@@ -185,9 +208,9 @@ class Member:
     name: str  # attribute path from the class ("fc", "fc.weight", "shift")
     kind: str  # "module" | "parameter" | "buffer"
     type: str = ""
-    shape: Optional[list[int | str]] = None
-    dtype: Optional[str] = None
-    line: Optional[int] = None
+    shape: list[int | str] | None = None
+    dtype: str | None = None
+    line: int | None = None
 
 
 @dataclass
@@ -200,8 +223,8 @@ class LevelResult:
     seconds: float = 0.0
     note: str = ""
     # the dynamo level's counts, as torch._dynamo.explain gives them (None for the other levels)
-    graphs: Optional[int] = None
-    breaks: Optional[int] = None
+    graphs: int | None = None
+    breaks: int | None = None
     # the ATen levels' overloads, once per distinct target (not per node): {"aten.sum.dim_IntList":
     # {"schema": "aten::sum.dim_IntList(Tensor self, ...) -> Tensor", "overloads": ["default", ...]}}
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -218,12 +241,12 @@ class Cost:
     trainable: int = 0  # of which require grad
     # FLOPs as torch.utils.flop_counter.FlopCounterMode counts them (forward; backward of the scalar the
     # backward level differentiates); None: not counted (`note` says why)
-    forward_flops: Optional[int] = None
-    backward_flops: Optional[int] = None
+    forward_flops: int | None = None
+    backward_flops: int | None = None
     # activation memory the forward saves for backward as torch.compile's min-cut partition chooses it
     # (the backward level's saved values); None: the backward level was not traced
-    saved_bytes: Optional[int] = None
-    saved_values: Optional[int] = None
+    saved_bytes: int | None = None
+    saved_values: int | None = None
     note: str = ""
 
 
@@ -236,13 +259,13 @@ class ClassReport:
     members: list[Member] = field(default_factory=list)
     levels: dict[str, LevelResult] = field(default_factory=dict)
     # for a class traced as the instance a parent built: that parent class (Build.detail has the path)
-    built_by: Optional[str] = None
+    built_by: str | None = None
     # the first line of the `# fxlens:` comment above the class, if it has one
-    directive_line: Optional[int] = None
+    directive_line: int | None = None
     # a hash of what its trace depends on (worker/load/fingerprint.py); None: it is traced every time
-    fingerprint: Optional[str] = None
+    fingerprint: str | None = None
     # parameters, FLOPs and saved memory at the example size (None: not computed yet, or not built)
-    cost: Optional[Cost] = None
+    cost: Cost | None = None
 
     def diagnostics(self) -> list[Diagnostic]:
         return [d for result in self.levels.values() for d in result.diagnostics]
@@ -263,16 +286,17 @@ class FileReport:
     # every nn.Module class of the file, traced or not (a request for some classes traces only those)
     module_classes: list[str] = field(default_factory=list)
 
-    def find_class(self, name: str) -> Optional[ClassReport]:
+    def find_class(self, name: str) -> ClassReport | None:
         return next((c for c in self.classes if c.name == name), None)
 
     def all_diagnostics(self) -> list[Diagnostic]:
         return self.diagnostics + [d for c in self.classes for d in c.diagnostics()]
 
 
-_FIELD_NAMES = {cls: tuple(f.name for f in fields(cls))
-                for cls in (Span, Node, Diagnostic, InputSpec, Build, Member, LevelResult, Cost, ClassReport,
-                            FileReport)}
+_FIELD_NAMES = {
+    cls: tuple(f.name for f in fields(cls))
+    for cls in (Span, Node, Diagnostic, InputSpec, Build, Member, LevelResult, Cost, ClassReport, FileReport)
+}
 
 
 def to_json(obj: Any) -> Any:

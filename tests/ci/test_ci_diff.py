@@ -1,5 +1,6 @@
 """`fxlens diff` in a throwaway git repository: a commit, then an edit that adds a layer, then one that
 adds a data-dependent branch; the report lists the new node and the new break, `--fail-on` gates."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from fxlens_command import fxlens
 
-BASE = '''import torch
+BASE = """import torch
 from torch import nn
 
 from layers import Scale
@@ -29,13 +30,17 @@ class Net(nn.Module):
 class Untouched(nn.Module):
     def forward(self, x):
         return x + 1
-'''
+"""
 LAYERS = "import torch\n\n\nclass Scale(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
 
 
 def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args], cwd=root, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
 
 
 def _diff(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -60,7 +65,9 @@ def test_diff_lists_a_new_layer_and_a_new_break_and_gates(tmp_path):
     assert clean.returncode == 0, clean.stderr
     assert json.loads(clean.stdout)["files"] == []
 
-    layer = BASE.replace("        self.scale = Scale()\n", "        self.scale = Scale()\n        self.fc2 = nn.Linear(8, 8)\n")
+    layer = BASE.replace(
+        "        self.scale = Scale()\n", "        self.scale = Scale()\n        self.fc2 = nn.Linear(8, 8)\n"
+    )
     layer = layer.replace("        x = self.fc(x)\n", "        x = self.fc(x)\n        x = self.fc2(x)\n")
     (root / "model.py").write_text(layer)
     run = _diff(root, "--json", "--fail-on", "new-break", "--fail-on", "new-failure")
@@ -68,18 +75,24 @@ def test_diff_lists_a_new_layer_and_a_new_break_and_gates(tmp_path):
     classes = _net(json.loads(run.stdout))
     assert classes["Untouched"]["status"] == "same"
     fx = next(level for level in classes["Net"]["levels"] if level["level"] == "fx")
-    assert (fx["before"]["by_op"]["call_module"], fx["after"]["by_op"]["call_module"]) == (1, 2)  # Scale is traced through
+    assert (fx["before"]["by_op"]["call_module"], fx["after"]["by_op"]["call_module"]) == (
+        1,
+        2,
+    )  # Scale is traced through
     assert fx["added"] == [{"kind": "call_module", "target": "fc2", "line": 17, "text": "x = self.fc2(x)"}]
     assert fx["removed"] == [] and fx["new_failures"] == []  # the moved lines are not changes
     assert _diff(root, "--fail-on", "any-change").returncode == 1
 
-    branch = layer.replace("        x = self.fc2(x)\n", "        x = self.fc2(x)\n        if x.sum() > 0:\n            x = -x\n")
+    branch = layer.replace(
+        "        x = self.fc2(x)\n", "        x = self.fc2(x)\n        if x.sum() > 0:\n            x = -x\n"
+    )
     (root / "model.py").write_text(branch)
     run = _diff(root, "--json", "--fail-on", "new-break")
     assert run.returncode == 1, run.stderr
     levels = {level["level"]: level for level in _net(json.loads(run.stdout))["Net"]["levels"]}
-    assert [(f["kind"], f["line"], f["text"]) for f in levels["fx"]["new_failures"]] == \
-        [("data-dependent-control-flow", 18, "if x.sum() > 0:")]
+    assert [(f["kind"], f["line"], f["text"]) for f in levels["fx"]["new_failures"]] == [
+        ("data-dependent-control-flow", 18, "if x.sum() > 0:")
+    ]
     assert [(b["kind"], b["line"]) for b in levels["dynamo"]["new_breaks"]] == [("graph-break", 18)]
     assert any(n["line"] == 17 and "linear" in n["target"] for n in levels["dynamo"]["added"])
 

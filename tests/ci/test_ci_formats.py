@@ -1,20 +1,30 @@
 """`fxlens check --format text|json|github|sarif` on the failure corpus: every format carries the same
 findings, GitHub's workflow commands parse back to them, SARIF validates against the 2.1.0 schema."""
+
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import jsonschema
 import pytest
-
 from fxlens_command import ROOT, fxlens
 
-CORPUS = [ROOT / "tests" / "fixtures" / "models" / "failures.py",
-          *sorted((ROOT / "tests" / "fixtures" / "failures_real").glob("*.py"))]
-SCHEMA = ROOT / ".ci" / "sarif-schema" / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" / \
-    "sarif-2.1.0-rtm.5.json"
+CORPUS = [
+    ROOT / "tests" / "fixtures" / "models" / "failures.py",
+    *sorted((ROOT / "tests" / "fixtures" / "failures_real").glob("*.py")),
+]
+SCHEMA = (
+    ROOT
+    / ".ci"
+    / "sarif-schema"
+    / "node_modules"
+    / "@microsoft"
+    / "jest-sarif"
+    / "lib"
+    / "schemas"
+    / "sarif-2.1.0-rtm.5.json"
+)
 COMMAND = re.compile(r"^::(error|warning|notice) (?P<props>[^:]*)::(?P<message>.*)$")
 
 
@@ -39,18 +49,27 @@ def test_json_is_one_object_per_diagnostic_with_the_report_fields(formats):
     data = json.loads(formats["json"])
     assert data["summary"]["files"] == len(CORPUS) and data["summary"]["errors"] > 0
     assert data["summary"]["traced"] == len(CORPUS)
-    branch = next(d for d in data["diagnostics"] if d["path"] == "tests/fixtures/models/failures.py"
-                  and d["line"] == 14 and d["level"] == "fx")
-    assert (branch["col"], branch["severity"], branch["category"], branch["class_name"]) == \
-        (11, "error", "data-dependent-control-flow", "DataDependentIf")
+    branch = next(
+        d
+        for d in data["diagnostics"]
+        if d["path"] == "tests/fixtures/models/failures.py" and d["line"] == 14 and d["level"] == "fx"
+    )
+    assert (branch["col"], branch["severity"], branch["category"], branch["class_name"]) == (
+        11,
+        "error",
+        "data-dependent-control-flow",
+        "DataDependentIf",
+    )
     assert branch["fix"] and branch["explanation"]
 
 
 def test_text_keeps_the_check_lines(formats):
     lines = formats["text"].splitlines()
     # fx and aten fail at the same `if` for the same reason: one finding, each level's text beneath it
-    at = lines.index("tests/fixtures/models/failures.py:14:12: error: fx and aten cannot trace this data-dependent "
-                     "branch [data-dependent-control-flow] (DataDependentIf: fx, aten)")
+    at = lines.index(
+        "tests/fixtures/models/failures.py:14:12: error: fx and aten cannot trace this data-dependent "
+        "branch [data-dependent-control-flow] (DataDependentIf: fx, aten)"
+    )
     assert lines[at + 1] == "    fx: TraceError: symbolically traced variables cannot be used as inputs to control flow"
     assert lines[at + 2].startswith("    aten: the branch depends on a value computed from the input (torch: ")
     assert len([l for l in lines if l.startswith("tests/")]) == len(json.loads(formats["json"])["diagnostics"])
@@ -69,12 +88,12 @@ def test_github_commands_parse_back_to_the_diagnostics(formats):
         assert command == {"error": "error", "warning": "warning", "information": "notice"}[d["severity"]]
         assert props["file"] == d["path"] and int(props["line"]) == d["line"] and int(props["endLine"]) == d["end_line"]
         text = (ROOT / d["path"]).read_text().split("\n")[d["line"] - 1]
-        assert int(props["col"]) == len(text.encode()[:d["col"]].decode(errors="ignore")) + 1
+        assert int(props["col"]) == len(text.encode()[: d["col"]].decode(errors="ignore")) + 1
         assert d["category"] in props["title"]
         # a merged finding's message names each level's own text on a line of its own
         body = message.split("\nfix: ")[0]
         assert body.startswith(d["message"])
-        levels = body[len(d["message"]):].split("\n")[1:]
+        levels = body[len(d["message"]) :].split("\n")[1:]
         assert [text.split(": ")[0] for text in levels] == [r["level"] for r in d["related"]]
 
 

@@ -1,5 +1,6 @@
 """`fxlens check --shard K/N` and `fxlens merge`: a 30-file tree checked in 3 shards gives, merged, the
 findings and exit status of one run over the whole tree."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fxlens.ci.shards import parse_shard, split
 
 ROOT = Path(__file__).resolve().parents[2]
-FILE = '''import torch
+FILE = """import torch
 from torch import nn
 
 
@@ -25,15 +25,16 @@ class Model{index}(nn.Module):
     def forward(self, x):
         y = self.fc(x)
 {body}
-'''
+"""
 CLEAN = "        return torch.relu(y)"
 BRANCH = "        if y.sum() > 0:\n            return y\n        return -y"
 
 
 def _fxlens(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    return subprocess.run([sys.executable, "-m", "fxlens", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "fxlens", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,8 @@ def tree(tmp_path_factory) -> Path:
         folder = root / f"team{index % 4}" / f"project{index % 7}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"model_{index}.py").write_text(
-            FILE.format(index=index, width=4 + index % 5, body=BRANCH if index % 6 == 0 else CLEAN))
+            FILE.format(index=index, width=4 + index % 5, body=BRANCH if index % 6 == 0 else CLEAN)
+        )
     return root
 
 
@@ -52,7 +54,7 @@ def test_the_split_is_stable_complete_and_balanced_by_recorded_costs():
     parts = split(paths, 3)
     assert sorted(p for part in parts for p in part) == sorted(paths) and all(parts)
     assert split(paths, 3) == parts  # every shard computes the same split
-    grown = split(paths + ["pkg/new.py"], 3)
+    grown = split([*paths, "pkg/new.py"], 3)
     for before, after in zip(parts, grown):
         assert [p for p in after if p != "pkg/new.py"] == before  # a new file moves no other
     costs = {p: (10.0 if i < 3 else 1.0) for i, p in enumerate(paths)}
@@ -71,8 +73,22 @@ def test_three_shards_merged_equal_one_run(tree, tmp_path, kind):
     outputs = []
     for k in (1, 2, 3):
         out = tmp_path / f"shard{k}.{kind}"
-        shard = _fxlens("check", ".", "--level", "fx", "--format", kind, "--no-cache", "-j", "2", "--shard", f"{k}/3",
-                        "-o", str(out), cwd=tree)
+        shard = _fxlens(
+            "check",
+            ".",
+            "--level",
+            "fx",
+            "--format",
+            kind,
+            "--no-cache",
+            "-j",
+            "2",
+            "--shard",
+            f"{k}/3",
+            "-o",
+            str(out),
+            cwd=tree,
+        )
         assert shard.returncode in (0, 1), shard.stderr
         outputs.append(str(out))
     merged = _fxlens("merge", *outputs, cwd=tree)
@@ -83,9 +99,18 @@ def test_three_shards_merged_equal_one_run(tree, tmp_path, kind):
         for key in ("files", "errors", "warnings"):
             assert joined["summary"][key] == one["summary"][key]
     else:
+
         def results(log):
-            return [(r["ruleId"], r["level"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-                     r["message"]["text"]) for r in log["runs"][0]["results"]]
+            return [
+                (
+                    r["ruleId"],
+                    r["level"],
+                    r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                    r["message"]["text"],
+                )
+                for r in log["runs"][0]["results"]
+            ]
+
         assert results(joined) == results(one) and len(results(one)) == 5
         assert joined["runs"][0]["tool"]["driver"]["rules"] == one["runs"][0]["tool"]["driver"]["rules"]
 

@@ -1,11 +1,11 @@
 """`fxlens check FOLDER -j 2` over a 30-file package: the same findings as tracing each file alone, and
 a second run served from the cache (the summary says what was traced again), an edit of an imported
 module re-tracing its importers only."""
+
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from fxlens.ci.formats import json_document
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens_command import fxlens
 
-BLOCK = '''import torch
+BLOCK = """import torch
 from torch import nn
 
 
@@ -25,9 +25,9 @@ class Block(nn.Module):
 
     def forward(self, x):
         return torch.relu(self.fc(x)) + x
-'''
+"""
 
-MODEL = '''import torch
+MODEL = """import torch
 from torch import nn
 
 from .blocks import Block
@@ -42,7 +42,7 @@ class Model{i}(nn.Module):
     def forward(self, x):
         y = self.blocks(x)
 {branch}        return y * {i}
-'''
+"""
 BRANCH = "        if y.sum() > 0:\n            y = -y\n"
 
 
@@ -64,8 +64,21 @@ def _tree(root: Path) -> None:
 
 
 def _check(root: Path, cache: Path) -> dict:
-    run = fxlens("check", ".", "--level", "fx", "-j", "2", "--exclude", "vendor", "--format", "json",
-                 "--cache-dir", str(cache), cwd=root)
+    run = fxlens(
+        "check",
+        ".",
+        "--level",
+        "fx",
+        "-j",
+        "2",
+        "--exclude",
+        "vendor",
+        "--format",
+        "json",
+        "--cache-dir",
+        str(cache),
+        cwd=root,
+    )
     assert run.returncode == 1, run.stderr  # five models branch on data
     return json.loads(run.stdout)
 
@@ -79,7 +92,9 @@ async def _each_alone(root: Path, files: list[str]) -> list[dict]:
             path = root / name
             report = await client.analyse(str(path), path.read_text(), TraceOptions(levels=("fx",)), roots=[str(root)])
             # (one finding per cause, as `fxlens check` gives them: render/causes.py)
-            found += json_document(findings(name, report.all_diagnostics(), path.read_text().split("\n")), {})["diagnostics"]
+            found += json_document(findings(name, report.all_diagnostics(), path.read_text().split("\n")), {})[
+                "diagnostics"
+            ]
         return found
     finally:
         await client.stop()

@@ -1,4 +1,5 @@
 """`fxlens graph` and `fxlens check` as a user runs them: output, JSON schema, exit statuses."""
+
 from __future__ import annotations
 
 import json
@@ -6,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from fxlens_command import ROOT, fxlens
 
 MODELS = ROOT / "tests" / "fixtures" / "models"
@@ -34,8 +34,13 @@ def test_graph_json_is_one_object_with_the_documented_schema():
     linear = next(n for n in data["nodes"] if n["name"] == "linear")
     for key in ("name", "op", "target", "num_users", "shape", "dtype", "line", "col", "end_line", "end_col"):
         assert key in linear
-    assert (linear["op"], linear["target"], linear["num_users"], linear["shape"], linear["line"]) == \
-        ("call_function", "aten.linear.default", 1, [5, 4], 13)
+    assert (linear["op"], linear["target"], linear["num_users"], linear["shape"], linear["line"]) == (
+        "call_function",
+        "aten.linear.default",
+        1,
+        [5, 4],
+        13,
+    )
 
 
 def test_graph_json_symbolic_sizes_for_inferred_inputs():
@@ -57,8 +62,10 @@ def test_check_lists_every_diagnostic_and_exits_1_on_errors():
     run = fxlens("check", str(MODELS / "failures.py"), str(EXAMPLE))
     assert run.returncode == 1
     lines = run.stdout.splitlines()
-    assert any(line.startswith("tests/fixtures/models/failures.py:14:12: error:")
-               and "[data-dependent-control-flow]" in line for line in lines)
+    assert any(
+        line.startswith("tests/fixtures/models/failures.py:14:12: error:") and "[data-dependent-control-flow]" in line
+        for line in lines
+    )
     assert any("residual_mlp.py:32:1: hint:" in line for line in lines)  # the __main__ block that did not run
 
 
@@ -67,11 +74,14 @@ def test_check_of_a_clean_file_exits_0():
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-@pytest.mark.parametrize("args,expected", [
-    (["graph", "no/such/file.py"], "no such file: no/such/file.py"),
-    (["graph", str(MODELS / "seed.py"), "--class", "Nope"], "no Module class 'Nope'"),
-    (["check", "missing.py"], "no such file: missing.py"),
-])
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["graph", "no/such/file.py"], "no such file: no/such/file.py"),
+        (["graph", str(MODELS / "seed.py"), "--class", "Nope"], "no Module class 'Nope'"),
+        (["check", "missing.py"], "no such file: missing.py"),
+    ],
+)
 def test_usage_errors_exit_2_with_a_clear_message(args, expected):
     run = fxlens(*args)
     assert run.returncode == 2
@@ -110,7 +120,8 @@ def test_prints_and_raw_writes_at_import_do_not_corrupt_the_report(tmp_path):
         "    def __init__(self):\n        super().__init__()\n        print('init')\n"
         "        self.fc = torch.nn.Linear(3, 3)\n\n"
         "    def forward(self, x):\n        print('forward', flush=True)\n        os.write(1, b'{\"not\": \"json\"}\\n')\n"
-        "        return self.fc(x)\n")
+        "        return self.fc(x)\n"
+    )
     run = fxlens("graph", str(noisy), "--json", "--class", "Noisy", "--level", "aten")
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
@@ -126,7 +137,8 @@ def test_top_level_side_effects_and_main_block_do_not_run(tmp_path):
         f"for _ in range(1):\n    open({str(marker)!r} + '.loop', 'w').close()\n"
         f"with open({str(marker)!r} + '.with', 'w'):\n    pass\n\n"
         "class M(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n\n"
-        f"if __name__ == '__main__':\n    open({str(marker)!r} + '.main', 'w').close()\n")
+        f"if __name__ == '__main__':\n    open({str(marker)!r} + '.main', 'w').close()\n"
+    )
     run = fxlens("graph", str(script), "--level", "fx")
     assert run.returncode == 0, run.stderr
     assert list(tmp_path.glob("marker*")) == []

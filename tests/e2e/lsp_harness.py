@@ -1,19 +1,21 @@
 """Shared pieces of the pytest-lsp tests: a client that records fxlens's notifications and lets a test
 wait for a condition on them (never for a guessed amount of time)."""
+
 from __future__ import annotations
 
 import asyncio
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from lsprotocol import types
+from pygls.protocol import default_converter
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
-from pygls.protocol import default_converter
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "lsp"
@@ -50,6 +52,7 @@ class Recorder:
                 if result:
                     return result
                 await self._changed.wait()
+
         try:
             return await asyncio.wait_for(wait(), HANG_GUARD)
         except asyncio.TimeoutError:
@@ -96,7 +99,9 @@ def make_client() -> LanguageClient:
 
     @client.feature("fxlens/reportChanged")
     def report_changed(client: LanguageClient, params: Any) -> None:
-        record.reports.append({k: _value(params, k) for k in ("uri", "version", "complete", "className", "levels", "cost")})
+        record.reports.append(
+            {k: _value(params, k) for k in ("uri", "version", "complete", "className", "levels", "cost")}
+        )
         record.sequence.append(("report", record.reports[-1]))
         record.poke()
 
@@ -122,10 +127,14 @@ def capabilities(markdown: bool = True) -> types.ClientCapabilities:
     return caps
 
 
-async def start(client: LanguageClient, options: Optional[dict] = None, markdown: bool = True) -> None:
-    await client.initialize_session(types.InitializeParams(
-        capabilities=capabilities(markdown), initialization_options=options or {},
-        workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(ROOT)), name="fxlens")]))
+async def start(client: LanguageClient, options: dict | None = None, markdown: bool = True) -> None:
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities(markdown),
+            initialization_options=options or {},
+            workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(ROOT)), name="fxlens")],
+        )
+    )
 
 
 class Doc:
@@ -143,51 +152,69 @@ class Doc:
     def change(self, text: str) -> int:
         self.version += 1
         self.text = text
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
         return self.version
 
     def close(self) -> None:
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
-            text_document=types.TextDocumentIdentifier(uri=self.uri)))
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=self.uri))
+        )
 
     def at(self, line: int, needle: str = "", offset: int = 0) -> types.Position:
         """LSP position of `needle` on 1-based `line` (its first character, plus `offset`)."""
         text = self.lines[line - 1]
         return types.Position(line=line - 1, character=(text.index(needle) if needle else 0) + offset)
 
-    async def traced(self, version: Optional[int] = None) -> dict:
+    async def traced(self, version: int | None = None) -> dict:
         """Wait for the complete report of `version` (default: the latest text)."""
         version = self.version if version is None else version
         record: Recorder = self.client.fx  # type: ignore[attr-defined]
         return await record.until(
-            lambda: next((r for r in reversed(record.reports)
-                          if r["uri"] == self.uri and r["version"] == version and r["complete"]), None),
-            f"complete report of {self.path.name} v{version}")
+            lambda: next(
+                (
+                    r
+                    for r in reversed(record.reports)
+                    if r["uri"] == self.uri and r["version"] == version and r["complete"]
+                ),
+                None,
+            ),
+            f"complete report of {self.path.name} v{version}",
+        )
 
-    async def hover(self, position: types.Position) -> Optional[str]:
-        result = await self.client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=self.uri), position=position))
+    async def hover(self, position: types.Position) -> str | None:
+        result = await self.client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=self.uri), position=position)
+        )
         return result.contents.value if result is not None else None
 
     async def lenses(self) -> list[types.CodeLens]:
-        return await self.client.text_document_code_lens_async(types.CodeLensParams(
-            text_document=types.TextDocumentIdentifier(uri=self.uri)))
+        return await self.client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=self.uri))
+        )
 
     def diagnostics(self) -> list[types.Diagnostic]:
         return list(self.client.diagnostics.get(self.uri, []))
 
 
-def open_doc(client: LanguageClient, fixture: str, folder: Path, text: Optional[str] = None) -> Doc:
+def open_doc(client: LanguageClient, fixture: str, folder: Path, text: str | None = None) -> Doc:
     """Open a copy of a fixture (a fresh path per test, so tests sharing a server never collide)."""
     path = folder / fixture
     shutil.copy(FIXTURES / fixture, path)
     doc = Doc(client, path, text if text is not None else path.read_text())
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=doc.uri, language_id="python", version=doc.version, text=doc.text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=doc.uri, language_id="python", version=doc.version, text=doc.text)
+        )
+    )
     return doc
 
 
 async def command(client: LanguageClient, name: str, *arguments: Any) -> Any:
-    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=name, arguments=list(arguments)))
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(arguments))
+    )

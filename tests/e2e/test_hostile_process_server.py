@@ -1,20 +1,20 @@
 """Issue 17 through the language server (pytest-lsp): a trace that kills the worker, a class that
 hangs beside a good one, an interpreter that prints a banner. Each case: the server answers, the
 diagnostic or lens is at the right line, the next good edit is right, nothing else is left running."""
+
 from __future__ import annotations
 
-import os
 import stat
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
-
-from hostile_support import fixture_text, hostile_line, leftovers_besides as leftovers
+from hostile_support import fixture_text, hostile_line
+from hostile_support import leftovers_besides as leftovers
 from lsp_harness import command, start
-from test_hostile_server import GOOD, GOOD_LENS, errors, open_text, stop, tracked, server_pid
+from lsprotocol import types
+from test_hostile_server import GOOD, GOOD_LENS, errors, open_text, server_pid, stop, tracked
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -36,7 +36,9 @@ async def test_a_file_that_kills_the_worker_is_held_and_other_files_still_trace(
         assert error.code == "crash" and "stopped tracing this file" in error.message
         good = open_text(lsp, tmp_path / "good.py", GOOD)
         await good.traced()
-        assert errors(good) == [] and any(t.split(" · ")[0] == GOOD_LENS for t in [lens.command.title for lens in await good.lenses()])
+        assert errors(good) == [] and any(
+            t.split(" · ")[0] == GOOD_LENS for t in [lens.command.title for lens in await good.lenses()]
+        )
         info = await command(lsp, "fxlens.debugInfo")
         assert info["workerPid"] is not None  # restarted, not given up
         assert leftovers(token, {server_pid(lsp), info["workerPid"]}) == []
@@ -61,7 +63,9 @@ async def test_a_class_that_hangs_gets_its_lens_and_the_good_class_beside_it_is_
         titles = [lens.command.title for lens in await doc.lenses()]
         assert any(t.startswith(f"fx timeout, line {line}") for t in titles), titles
         await doc.traced(doc.change(GOOD))
-        assert errors(doc) == [] and any(t.split(" · ")[0] == GOOD_LENS for t in [lens.command.title for lens in await doc.lenses()])
+        assert errors(doc) == [] and any(
+            t.split(" · ")[0] == GOOD_LENS for t in [lens.command.title for lens in await doc.lenses()]
+        )
         worker = (await command(lsp, "fxlens.debugInfo"))["workerPid"]
         assert leftovers(token, {server_pid(lsp), worker}) == []
         await lsp.shutdown_session()
@@ -87,7 +91,9 @@ async def test_an_interpreter_that_prints_a_banner(tmp_path, kind):
         result = await command(lsp, "fxlens.retrace", doc.uri)  # answered either way
         info = await command(lsp, "fxlens.debugInfo")
         if kind == "banner then python":
-            assert result["ok"] is True and any(t.split(" · ")[0] == GOOD_LENS for t in [lens.command.title for lens in await doc.lenses()])
+            assert result["ok"] is True and any(
+                t.split(" · ")[0] == GOOD_LENS for t in [lens.command.title for lens in await doc.lenses()]
+            )
             assert leftovers(token, {server_pid(lsp), info["workerPid"]}) == []  # exactly one worker
         else:
             assert result["ok"] is False and info["workerPid"] is None

@@ -5,6 +5,7 @@ window/showMessage where no line fits), the next good edit recovers, and no proc
 server runs with a unique token in its environment, which its worker, the worker's trace children
 and anything user code spawns inherit, so after each case only the server and its worker carry it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -18,12 +19,11 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from hostile_support import TOKEN_VARIABLE, fixture_text, hostile_line, processes_of
+from hostile_support import leftovers_besides as leftovers
+from lsp_harness import ENV, HANG_GUARD, SERVER, Doc, command, make_client, start
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
-
-from hostile_support import (TOKEN_VARIABLE, fixture_text, hostile_line, leftovers_besides as leftovers,
-                             processes_of)
-from lsp_harness import ENV, HANG_GUARD, SERVER, Doc, command, make_client, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -33,7 +33,7 @@ SLOW_TIMEOUT = 60  # for a case that is slow but ends (it must not be cut by the
 GOOD = fixture_text("good.py")
 GOOD_LENS = "fx 5"  # the start of the class's summary lens (`fx 5 · aten 4`)
 # writes a marker when its trace has started, then hangs: only the first time, so a re-run succeeds
-HANGS_ONCE = '''import os
+HANGS_ONCE = """import os
 import time
 import torch
 import torch.nn as nn
@@ -49,12 +49,13 @@ class Once(nn.Module):
 
     def forward(self, x):
         return x + 1
-'''
+"""
 
 
 def tracked(token: str = TOKEN, **env: str) -> ClientServerConfig:
-    return ClientServerConfig(server_command=SERVER, client_factory=make_client,
-                              server_env={**ENV, TOKEN_VARIABLE: token, **env})
+    return ClientServerConfig(
+        server_command=SERVER, client_factory=make_client, server_env={**ENV, TOKEN_VARIABLE: token, **env}
+    )
 
 
 def server_pid(client: LanguageClient) -> int:
@@ -72,8 +73,11 @@ async def stop(lsp: LanguageClient) -> None:
 def open_text(client: LanguageClient, path: Path, text: str) -> Doc:
     path.write_text(text)
     doc = Doc(client, path, text)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=doc.uri, language_id="python", version=doc.version, text=text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=doc.uri, language_id="python", version=doc.version, text=text)
+        )
+    )
     return doc
 
 
@@ -87,6 +91,7 @@ async def wait_for_file(path: Path) -> None:
         while not path.exists():
             assert time.monotonic() < deadline, f"{path} never appeared"
             time.sleep(0.02)
+
     await asyncio.get_running_loop().run_in_executor(None, wait)
 
 
@@ -112,12 +117,21 @@ async def recovered(client: LanguageClient, doc: Doc, same_worker: bool = True) 
     doc.close()
 
 
-@pytest.mark.parametrize("name, category", [
-    ("loop_forward.py", "timeout"), ("sleep_forward.py", "timeout"), ("segfault.py", "crash"),
-    ("os_exit.py", "exit"), ("sys_exit.py", "exit"), ("keyboard_interrupt.py", "interrupt"),
-    ("memory_toplevel.py", "memory"), ("recursion.py", "recursion"), ("import_error.py", "load"),
-    ("syntax_error.py", "syntax"),
-])
+@pytest.mark.parametrize(
+    "name, category",
+    [
+        ("loop_forward.py", "timeout"),
+        ("sleep_forward.py", "timeout"),
+        ("segfault.py", "crash"),
+        ("os_exit.py", "exit"),
+        ("sys_exit.py", "exit"),
+        ("keyboard_interrupt.py", "interrupt"),
+        ("memory_toplevel.py", "memory"),
+        ("recursion.py", "recursion"),
+        ("import_error.py", "load"),
+        ("syntax_error.py", "syntax"),
+    ],
+)
 async def test_hostile_code_gets_a_diagnostic_at_its_line(client: LanguageClient, tmp_path, name, category):
     text = fixture_text(name)
     slow = category == "recursion"  # 1,000 calls deep through torch.export: seconds on a loaded machine, no hang
@@ -195,6 +209,7 @@ async def test_a_killed_worker_leaves_nothing_its_trace_started(tmp_path):
 
 # -- servers of their own: shutdown, SIGKILL, interpreters that cannot run the worker -------------
 
+
 async def _server_with_a_trace_in_flight(tmp_path: Path, token: str) -> tuple[LanguageClient, int, Doc]:
     """A server whose trace hangs after starting processes every way code does (spawn_then_hang.py)."""
     lsp = await tracked(token).start()
@@ -223,8 +238,11 @@ async def _go_away(lsp: LanguageClient) -> None:
     assert await asyncio.wait_for(lsp._server.wait(), HANG_GUARD) == 1  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("leave", [_shut_down, _kill, _go_away],
-                         ids=["shutdown and exit", "SIGKILL of the server", "editor gone without shutdown"])
+@pytest.mark.parametrize(
+    "leave",
+    [_shut_down, _kill, _go_away],
+    ids=["shutdown and exit", "SIGKILL of the server", "editor gone without shutdown"],
+)
 async def test_the_editor_leaving_leaves_nothing_running(tmp_path, leave):
     token = uuid.uuid4().hex
     lsp, _, _ = await _server_with_a_trace_in_flight(tmp_path, token)
@@ -243,24 +261,31 @@ def bad_interpreters(tmp_path_factory) -> dict[str, tuple[str, dict]]:
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text('__version__ = "1.13.0"\n')
     old_env = {"PYTHONPATH": os.pathsep.join([ENV["PYTHONPATH"], str(fake.parent)])}
-    return {"missing": (str(root / "nowhere" / "python3"), {}),
-            "no torch": (str(root / "bare" / "bin" / "python"), {}),
-            "old torch": (sys.executable, old_env)}
+    return {
+        "missing": (str(root / "nowhere" / "python3"), {}),
+        "no torch": (str(root / "bare" / "bin" / "python"), {}),
+        "old torch": (sys.executable, old_env),
+    }
 
 
-@pytest.mark.parametrize("kind, words, fix", [
-    ("missing", "cannot run the interpreter", "fxlens.python"),
-    ("no torch", "torch cannot be imported", "pip install torch"),
-    ("old torch", "torch 1.13.0", "pip install -U torch"),
-])
+@pytest.mark.parametrize(
+    "kind, words, fix",
+    [
+        ("missing", "cannot run the interpreter", "fxlens.python"),
+        ("no torch", "torch cannot be imported", "pip install torch"),
+        ("old torch", "torch 1.13.0", "pip install -U torch"),
+    ],
+)
 async def test_an_interpreter_that_cannot_run_the_worker(tmp_path, bad_interpreters, kind, words, fix):
     python, env = bad_interpreters[kind]
     token = uuid.uuid4().hex
     lsp = await tracked(token, **env).start()
     try:
         await start(lsp, {"python": python})
-        await lsp.fx.until(lambda: [m for m in lsp.messages if m.type == types.MessageType.Error],
-                           "an error message about the interpreter")
+        await lsp.fx.until(
+            lambda: [m for m in lsp.messages if m.type == types.MessageType.Error],
+            "an error message about the interpreter",
+        )
         doc = open_text(lsp, tmp_path / "good.py", GOOD)
         result = await command(lsp, "fxlens.retrace", doc.uri)  # answered, not hung
         assert result["ok"] is False
@@ -270,8 +295,9 @@ async def test_an_interpreter_that_cannot_run_the_worker(tmp_path, bad_interpret
         info = await command(lsp, "fxlens.debugInfo")
         assert info["workerStarts"] == 1 and info["workerPid"] is None
         if kind == "missing":  # fixing the setting recovers without restarting the server (once is enough)
-            lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-                settings={"fxlens": {"python": sys.executable}}))
+            lsp.workspace_did_change_configuration(
+                types.DidChangeConfigurationParams(settings={"fxlens": {"python": sys.executable}})
+            )
             await doc.traced()
             assert any(t.split(" · ")[0] == GOOD_LENS for t in [lens.command.title for lens in await doc.lenses()])
         await lsp.shutdown_session()
@@ -281,8 +307,9 @@ async def test_an_interpreter_that_cannot_run_the_worker(tmp_path, bad_interpret
 
 
 async def _configure(client: LanguageClient, **settings) -> None:
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"fxlens": {"timeoutSeconds": HANG_TIMEOUT, **settings}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"fxlens": {"timeoutSeconds": HANG_TIMEOUT, **settings}})
+    )
 
 
 async def test_memory_limit_is_a_setting(client: LanguageClient, tmp_path):

@@ -2,14 +2,14 @@
 backward and breaks dynamo's graph, all at one span: the editor gets one diagnostic there, each level's
 own text in its relatedInformation, and levels computed on demand (a hover) change its words, never the
 count."""
+
 from __future__ import annotations
 
 import pytest
 import pytest_lsp
+from lsp_harness import config, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from lsp_harness import config, open_doc, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -46,19 +46,30 @@ async def test_a_data_dependent_branch_is_one_diagnostic_and_a_hover_adds_no_cop
     span = first.range
     assert all(info.location.uri == doc.uri and info.location.range == span for info in first.related_information)
     aten = first.related_information[1].message
-    assert aten.startswith("aten: the branch depends on a value computed from the input (torch: "
-                           "GuardOnDataDependentSymNode: Could not guard on data-dependent expression"), aten
+    assert aten.startswith(
+        "aten: the branch depends on a value computed from the input (torch: "
+        "GuardOnDataDependentSymNode: Could not guard on data-dependent expression"
+    ), aten
 
     # a hover on the `if` starts the deeper levels; they join the same diagnostic
     hover = await doc.hover(doc.at(BRANCH, "y.mean()"))
     assert "**fx and aten cannot trace this data-dependent branch** in Branchy" in hover
     assert "computing… hover again" in hover
-    await client.fx.until(lambda: DEEP <= {level for r in client.fx.reports if r["uri"] == doc.uri
-                                           and r["className"] == "Branchy" for level in r["levels"] or []},
-                          "the deeper levels of Branchy")
+    await client.fx.until(
+        lambda: DEEP
+        <= {
+            level
+            for r in client.fx.reports
+            if r["uri"] == doc.uri and r["className"] == "Branchy"
+            for level in r["levels"] or []
+        },
+        "the deeper levels of Branchy",
+    )
     (merged,) = _at_branch(doc.diagnostics())
-    assert merged.message.split("\nfix: ")[0] == ("fx, aten, core-aten and backward cannot trace this data-dependent "
-                                                  "branch; torch.compile breaks the graph here [GB0170]")
+    assert merged.message.split("\nfix: ")[0] == (
+        "fx, aten, core-aten and backward cannot trace this data-dependent "
+        "branch; torch.compile breaks the graph here [GB0170]"
+    )
     assert _levels(merged) == ["fx", "dynamo", "aten", "core-aten", "backward"]  # the ladder's order
     assert merged.range == span and merged.severity == types.DiagnosticSeverity.Error  # the worst of them
     assert merged.source == "fxlens (Branchy · fx, dynamo, aten, core-aten, backward)"

@@ -1,18 +1,18 @@
 """pytest-lsp end to end: lenses, hovers, diagnostics and commands from a real server and worker."""
+
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import os
+import re
 import sys
 
 import pytest
 import pytest_lsp
+from lsp_harness import ENV, FIXTURES, HANG_GUARD, command, config, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from lsp_harness import ENV, FIXTURES, HANG_GUARD, command, config, open_doc, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -33,7 +33,10 @@ async def test_lenses_on_each_class(client: LanguageClient, tmp_path):
     assert any(line == 5 and title.startswith("fx 7 · aten 9") for line, title in titles), titles
     assert any(line == 17 and title.startswith("fx 15 · aten ") for line, title in titles), titles
     breakdown = next(lens.command.tooltip for lens in lenses if lens.command.title.startswith("fx 15 "))
-    assert "fx: 15 nodes (1 placeholder · 4 call_module · 2 get_attr · 6 call_function · 1 call_method · 1 output)" in breakdown
+    assert (
+        "fx: 15 nodes (1 placeholder · 4 call_module · 2 get_attr · 6 call_function · 1 call_method · 1 output)"
+        in breakdown
+    )
     graph = [lens.command for lens in lenses if lens.command.title == "Show graph"]
     assert [list(c.arguments) for c in graph] == [[doc.uri, "Residual", "fx"], [doc.uri, "ResidualMLP", "fx"]]
     assert all(c.command == "fxlens.showGraph" for c in graph)
@@ -41,8 +44,18 @@ async def test_lenses_on_each_class(client: LanguageClient, tmp_path):
 
 async def test_hover_matches_the_cli(client: LanguageClient, tmp_path):
     doc = open_doc(client, "residual_mlp.py", tmp_path)
-    cli = await asyncio.create_subprocess_exec(sys.executable, "-m", "fxlens", "graph", str(doc.path), "--json",
-                                               "--class", "Residual", env=ENV, stdout=asyncio.subprocess.PIPE)
+    cli = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "fxlens",
+        "graph",
+        str(doc.path),
+        "--json",
+        "--class",
+        "Residual",
+        env=ENV,
+        stdout=asyncio.subprocess.PIPE,
+    )
     await doc.traced()
     text = await doc.hover(doc.at(13, "self.fc"))
     out, _ = await asyncio.wait_for(cli.communicate(), HANG_GUARD)
@@ -56,7 +69,7 @@ async def test_hover_matches_the_cli(client: LanguageClient, tmp_path):
     assert "call_module fc" in text and "aten.linear.default" in text and "get_attr shift" in text
     assert "×2 in ResidualMLP: blocks.0 … blocks.1" in text
     # the cursor is on `self.fc(x)`: its own node comes first and is marked
-    first_row = [line for line in text.splitlines() if line.startswith("| ▸")][0]
+    first_row = next(line for line in text.splitlines() if line.startswith("| ▸"))
     assert "call_module fc" in first_row
 
 
@@ -76,25 +89,36 @@ async def test_hover_member_and_class_lines(client: LanguageClient, tmp_path):
 async def test_plaintext_hover_and_utf8_positions(tmp_path):
     """A client without Markdown that prefers UTF-8 columns (the server must count bytes, not UTF-16 units)."""
     from lsp_harness import capabilities
+
     client = await config().start()
     try:
         caps = capabilities(markdown=False)
         caps.general.position_encodings = [types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16]
-        result = await client.initialize_session(types.InitializeParams(
-            capabilities=caps, initialization_options={"fxlens": {"inlayHints": True}}))
+        result = await client.initialize_session(
+            types.InitializeParams(capabilities=caps, initialization_options={"fxlens": {"inlayHints": True}})
+        )
         assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf8
-        text = (FIXTURES / "residual_mlp.py").read_text().replace(
-            "        y = self.fc(x) + self.shift", "        é = self.fc(x)\n        y = é + self.shift")
+        text = (
+            (FIXTURES / "residual_mlp.py")
+            .read_text()
+            .replace("        y = self.fc(x) + self.shift", "        é = self.fc(x)\n        y = é + self.shift")
+        )
         doc = open_doc(client, "residual_mlp.py", tmp_path, text=text)
         await doc.traced()
-        hover = await client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=doc.uri), position=doc.at(15, "torch.relu")))
+        hover = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=doc.uri), position=doc.at(15, "torch.relu")
+            )
+        )
         assert hover.contents.kind == types.MarkupKind.PlainText
         assert "|" not in hover.contents.value and "**" not in hover.contents.value
         assert "torch.relu" in hover.contents.value
-        hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
-            text_document=types.TextDocumentIdentifier(uri=doc.uri),
-            range=types.Range(start=types.Position(0, 0), end=types.Position(40, 0))))
+        hints = await client.text_document_inlay_hint_async(
+            types.InlayHintParams(
+                text_document=types.TextDocumentIdentifier(uri=doc.uri),
+                range=types.Range(start=types.Position(0, 0), end=types.Position(40, 0)),
+            )
+        )
         ends = {h.position.line: h.position.character for h in hints}
         line = doc.lines[13]  # `y = é + self.shift`: é is 2 bytes, 1 UTF-16 unit
         assert ends[13] == len(line.encode()) == len(line) + 1
@@ -113,8 +137,10 @@ async def test_diagnostics_appear_and_clear(client: LanguageClient, tmp_path):
     assert any("control flow" in info.message for info in errors[0].related_information)
     titles = [lens.command.title for lens in await doc.lenses()]
     assert any(t.startswith("fx untraceable, line 13") for t in titles), titles
-    fixed = doc.text.replace("        if y.sum() > 0:\n            return y\n        return -y",
-                             "        return torch.where(y.sum() > 0, y, -y)")
+    fixed = doc.text.replace(
+        "        if y.sum() > 0:\n            return y\n        return -y",
+        "        return torch.where(y.sum() > 0, y, -y)",
+    )
     version = doc.change(fixed)
     await doc.traced(version)
     published = client.fx.published[-1]
@@ -148,7 +174,9 @@ async def test_syntax_error_keeps_last_good_result(client: LanguageClient, tmp_p
     assert "stale" in hover and "torch.relu" in hover
     await doc.traced(doc.change(good))
     assert not any(d.code == "syntax" for d in doc.diagnostics())
-    assert any(t.startswith("fx 7 · aten 9") and "stale" not in t for t in [lens.command.title for lens in await doc.lenses()])
+    assert any(
+        t.startswith("fx 7 · aten 9") and "stale" not in t for t in [lens.command.title for lens in await doc.lenses()]
+    )
 
 
 async def test_show_graph_command(client: LanguageClient, tmp_path):
@@ -156,7 +184,9 @@ async def test_show_graph_command(client: LanguageClient, tmp_path):
     await doc.traced()
     payload = await command(client, "fxlens.showGraph", doc.uri, "Residual", "aten")
     payload = payload if isinstance(payload, dict) else json.loads(json.dumps(payload, default=vars))
-    assert {"uri", "class", "level", "levels", "ok", "printout", "code", "table", "diagnostics", "graph"} <= set(payload)
+    assert {"uri", "class", "level", "levels", "ok", "printout", "code", "table", "diagnostics", "graph"} <= set(
+        payload
+    )
     assert payload["class"] == "Residual" and payload["level"] == "aten" and payload["ok"] is True
     assert payload["levels"] == ["fx", "aten"]
     assert payload["printout"].startswith("graph():") and "aten.linear.default" in payload["table"]
@@ -168,7 +198,7 @@ async def test_show_graph_command(client: LanguageClient, tmp_path):
     assert missing["ok"] is False and "Nope" in missing["message"]
     shown = await command(client, "fxlens.showGraph", doc.uri, "ResidualMLP", "fx", True)
     assert client.shown_documents[-1].uri == shown["document"]
-    path = shown["document"][len("file://"):]
+    path = shown["document"][len("file://") :]
     assert not os.access(path, os.W_OK) or os.geteuid() == 0
     assert os.stat(path).st_mode & 0o222 == 0
     assert "blocks_0_fc" in open(path).read()
@@ -186,11 +216,15 @@ async def test_retrace_command_and_no_torch_in_server(client: LanguageClient, tm
 async def test_inlay_hints_follow_the_setting(client: LanguageClient, tmp_path):
     doc = open_doc(client, "residual_mlp.py", tmp_path)
     await doc.traced()
-    params = types.InlayHintParams(text_document=types.TextDocumentIdentifier(uri=doc.uri),
-                                   range=types.Range(start=types.Position(0, 0), end=types.Position(40, 0)))
+    params = types.InlayHintParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri),
+        range=types.Range(start=types.Position(0, 0), end=types.Position(40, 0)),
+    )
     assert not await client.text_document_inlay_hint_async(params)
     refreshes = client.fx.inlay_refreshes
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {"inlayHints": True}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"fxlens": {"inlayHints": True}})
+    )
     await client.fx.until(lambda: client.fx.inlay_refreshes > refreshes, "inlay refresh after the setting changed")
     hints = await client.text_document_inlay_hint_async(params)
     by_line = {h.position.line: h.label for h in hints}
@@ -201,8 +235,11 @@ async def test_inlay_hints_follow_the_setting(client: LanguageClient, tmp_path):
 
 async def test_bad_setting_warns_and_falls_back(client: LanguageClient, tmp_path):
     before = len(client.messages)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"fxlens": {"timeoutSeconds": -3, "execution": "sometimes", "levels": ["fx"]}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"fxlens": {"timeoutSeconds": -3, "execution": "sometimes", "levels": ["fx"]}}
+        )
+    )
     await client.fx.until(lambda: len(client.messages) >= before + 2, "two warnings")
     text = "\n".join(m.message for m in client.messages[before:])
     assert all(m.type == types.MessageType.Warning for m in client.messages[before:])
@@ -215,7 +252,9 @@ async def test_bad_setting_warns_and_falls_back(client: LanguageClient, tmp_path
 
 
 async def test_execution_off_runs_nothing(client: LanguageClient, tmp_path):
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {"execution": "off"}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"fxlens": {"execution": "off"}})
+    )
     await client.fx.until(lambda: "execution is off" in (client.fx.statuses[-1]["message"] or ""), "off status")
     doc = open_doc(client, "two_models.py", tmp_path)
     result = await command(client, "fxlens.retrace", doc.uri)
@@ -231,12 +270,21 @@ async def test_malformed_messages_get_errors_not_silence(client: LanguageClient)
     from concurrent.futures import Future
 
     from pygls.exceptions import JsonRpcException
+
     seen = len(client.messages)
     future: Future = Future()
     client.protocol._request_futures["bad-hover"] = future
     client.protocol._send_data({"jsonrpc": "2.0", "id": "bad-hover", "method": "textDocument/hover", "params": None})
-    client.protocol._send_data({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-        "textDocument": {"uri": "file:///never/opened.py", "version": 2}, "contentChanges": [{"text": "x"}]}})
+    client.protocol._send_data(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didChange",
+            "params": {
+                "textDocument": {"uri": "file:///never/opened.py", "version": 2},
+                "contentChanges": [{"text": "x"}],
+            },
+        }
+    )
     with pytest.raises(JsonRpcException) as error:
         await asyncio.wait_for(asyncio.wrap_future(future), HANG_GUARD)
     assert error.value.code == -32602  # invalid params

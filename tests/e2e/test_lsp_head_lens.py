@@ -1,20 +1,20 @@
 """The "vs HEAD" lens (`fxlens.diffLens`): off by default; on, a class whose buffer graph differs from
 the last commit's gets `vs HEAD: +N nodes, ...`, an unchanged class gets none."""
+
 from __future__ import annotations
 
 import subprocess
 
 import pytest
 import pytest_lsp
+from lsp_harness import Doc, config, start
 from lsprotocol import types
 from pygls.uris import from_fs_path
 from pytest_lsp import LanguageClient
 
-from lsp_harness import Doc, config, start
-
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-COMMITTED = '''import torch
+COMMITTED = """import torch
 from torch import nn
 
 
@@ -32,9 +32,10 @@ class Net(nn.Module):
 class Same(nn.Module):
     def forward(self, x):
         return x * 2
-'''
-EDITED = COMMITTED.replace("        self.fc = nn.Linear(8, 8)\n", "        self.fc = nn.Linear(8, 8)\n        self.out = nn.Linear(8, 8)\n") \
-    .replace("return torch.relu(self.fc(x))", "return self.out(torch.relu(self.fc(x)))")
+"""
+EDITED = COMMITTED.replace(
+    "        self.fc = nn.Linear(8, 8)\n", "        self.fc = nn.Linear(8, 8)\n        self.out = nn.Linear(8, 8)\n"
+).replace("return torch.relu(self.fc(x))", "return self.out(torch.relu(self.fc(x)))")
 
 
 @pytest_lsp.fixture(config=config(), scope="module")
@@ -46,26 +47,40 @@ async def client(lsp_client: LanguageClient):
 
 def _repo(folder) -> None:
     (folder / "model.py").write_text(COMMITTED)
-    for args in (["init", "-q"], ["add", "."], ["-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "base"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "base"],
+    ):
         subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
 
 
 async def _head_titles(doc: Doc) -> dict[int, str]:
-    return {lens.range.start.line: lens.command.title for lens in await doc.lenses()
-            if lens.command.title.startswith("vs HEAD")}
+    return {
+        lens.range.start.line: lens.command.title
+        for lens in await doc.lenses()
+        if lens.command.title.startswith("vs HEAD")
+    }
 
 
 async def test_vs_head_lens_follows_the_setting(client: LanguageClient, tmp_path):
     _repo(tmp_path)
     path = tmp_path / "model.py"
     doc = Doc(client, path, EDITED)  # the buffer has an unsaved edit: a second layer in Net
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=from_fs_path(str(path)), language_id="python", version=1, text=EDITED)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=from_fs_path(str(path)), language_id="python", version=1, text=EDITED
+            )
+        )
+    )
     await doc.traced()
     assert await _head_titles(doc) == {}  # off by default
 
     refreshes = client.fx.lens_refreshes
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {"diffLens": True}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"fxlens": {"diffLens": True}})
+    )
     await client.fx.until(lambda: client.fx.lens_refreshes > refreshes, "a lens refresh after the setting changed")
     titles = {}
 

@@ -1,18 +1,17 @@
 """pytest-lsp end to end: the deeper levels never delay fx/aten, levels nobody asked for are computed
 on demand (a hover starts them, the graph view waits for one) and kept per class fingerprint."""
+
 from __future__ import annotations
 
 import pytest
 import pytest_lsp
-from pytest_lsp import LanguageClient
-
 from lsp_harness import command, config, open_doc, start
+from pytest_lsp import LanguageClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 ASKED = ["fx", "aten", "backward"]  # backward asked for in the settings; core-aten and dynamo not
 HEAD_LINE = 22  # `y = self.out(x)` in Head.forward
-
 
 
 @pytest_lsp.fixture(config=config(), scope="module")
@@ -38,8 +37,12 @@ def _requested(info: dict, uri: str, name: str) -> list[list[str]]:
 
 
 async def _until_levels(client: LanguageClient, uri: str, name: str, level: str) -> None:
-    await client.fx.until(lambda: any(r["uri"] == uri and r["className"] == name and level in (r["levels"] or [])
-                                      for r in client.fx.reports), f"{level} of {name}")
+    await client.fx.until(
+        lambda: any(
+            r["uri"] == uri and r["className"] == name and level in (r["levels"] or []) for r in client.fx.reports
+        ),
+        f"{level} of {name}",
+    )
 
 
 async def test_every_class_gets_fx_and_aten_and_their_diagnostics_before_any_deeper_level(client, tmp_path):
@@ -54,7 +57,7 @@ async def test_every_class_gets_fx_and_aten_and_their_diagnostics_before_any_dee
     # the stage: every class has fx and aten (class None), and the diagnostics went out with it
     stage = seen.index((None, "fx"))
     assert max(cheap) < stage < min(deep)
-    assert ("diagnostics",) in seen[max(cheap):min(deep)]
+    assert ("diagnostics",) in seen[max(cheap) : min(deep)]
 
 
 async def test_a_hover_starts_the_levels_not_asked_for_and_a_later_hover_shows_them(client, tmp_path):

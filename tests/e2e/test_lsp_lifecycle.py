@@ -1,4 +1,5 @@
 """pytest-lsp end to end: scheduling, progress, responsiveness, and the worker's life and death."""
+
 from __future__ import annotations
 
 import asyncio
@@ -7,11 +8,10 @@ import signal
 
 import pytest
 import pytest_lsp
+from lsp_harness import FIXTURES, HANG_GUARD, command, config, open_doc, start
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pytest_lsp import LanguageClient
-
-from lsp_harness import FIXTURES, HANG_GUARD, command, config, open_doc, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -32,8 +32,11 @@ async def test_progress_while_a_trace_runs(client: LanguageClient, tmp_path):
     await doc.traced()
 
     def ended():
-        return [token for token, values in client.progress_reports.items()
-                if values and values[0].kind == "begin" and values[-1].kind == "end"]
+        return [
+            token
+            for token, values in client.progress_reports.items()
+            if values and values[0].kind == "begin" and values[-1].kind == "end"
+        ]
 
     tokens = await client.fx.until(ended, "a progress that began and ended")
     begin = client.progress_reports[tokens[0]][0]
@@ -136,18 +139,31 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-async def test_while_a_retrace_runs_hovers_use_the_old_result_shifted_through_the_edit(client: LanguageClient, tmp_path):
-    slow_tail = "\n\n# fxlens: Slow()(torch.randn(2, 3))\nclass Slow(nn.Module):\n    def forward(self, x):\n" \
-                "        time.sleep(1.5)\n        return x + 1\n"
-    text = "import time\n" + (FIXTURES / "residual_mlp.py").read_text().replace(
-        'if __name__ == "__main__":\n    print(ResidualMLP(16, 2)(torch.randn(4, 8)))\n', "") + slow_tail
+async def test_while_a_retrace_runs_hovers_use_the_old_result_shifted_through_the_edit(
+    client: LanguageClient, tmp_path
+):
+    slow_tail = (
+        "\n\n# fxlens: Slow()(torch.randn(2, 3))\nclass Slow(nn.Module):\n    def forward(self, x):\n"
+        "        time.sleep(1.5)\n        return x + 1\n"
+    )
+    text = (
+        "import time\n"
+        + (FIXTURES / "residual_mlp.py")
+        .read_text()
+        .replace('if __name__ == "__main__":\n    print(ResidualMLP(16, 2)(torch.randn(4, 8)))\n', "")
+        + slow_tail
+    )
     doc = open_doc(client, "residual_mlp.py", tmp_path, text=text)
     await doc.traced()
     assert "call_module fc" in await doc.hover(doc.at(14, "self.fc"))
     statuses = len(client.fx.statuses)
     # Slow is edited too: traced again, its sleep keeps the retrace running while the hovers are answered
-    doc.change("# a new first line\n" + doc.text.replace("        return torch.relu(y) + x", "        return torch.relu(y) - x")
-               .replace("        return x + 1", "        return x + 2"))
+    doc.change(
+        "# a new first line\n"
+        + doc.text.replace("        return torch.relu(y) + x", "        return torch.relu(y) - x").replace(
+            "        return x + 1", "        return x + 2"
+        )
+    )
     await client.fx.until(lambda: any(s["state"] == "tracing" for s in client.fx.statuses[statuses:]), "retrace")
     moved = await doc.hover(doc.at(15, "self.fc"))  # the old line 14, unchanged text
     edited = await doc.hover(doc.at(16, "torch.relu"))  # edited: the old nodes no longer apply
@@ -179,9 +195,15 @@ async def test_a_request_after_shutdown_is_refused_and_exit_then_succeeds(tmp_pa
     await start(other)
     await other.shutdown_async(None)
     with pytest.raises(JsonRpcException) as refused:  # (the guard: pygls alone never answers it)
-        await asyncio.wait_for(other.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=(tmp_path / "a.py").as_uri()),
-            position=types.Position(line=0, character=0))), HANG_GUARD)
+        await asyncio.wait_for(
+            other.text_document_hover_async(
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=(tmp_path / "a.py").as_uri()),
+                    position=types.Position(line=0, character=0),
+                )
+            ),
+            HANG_GUARD,
+        )
     assert refused.value.code == JsonRpcInvalidRequest.CODE
     assert await _exit_status(other) == 0
     await other.stop()

@@ -1,5 +1,6 @@
 """pytest-lsp end to end: the editor's line model (old Mac line endings, form-feed page breaks, line
 separators in strings), incremental edits below them, and where graph documents are written."""
+
 from __future__ import annotations
 
 import os
@@ -8,10 +9,9 @@ import tempfile
 
 import pytest
 import pytest_lsp
+from lsp_harness import command, config, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from lsp_harness import command, config, open_doc, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -70,11 +70,16 @@ async def test_incremental_edits_below_form_feeds_and_line_separators_keep_the_e
     await doc.traced()
     start_at = _position(MODEL, RETURN_LINE, "relu")
     edit = types.TextDocumentContentChangePartial(
-        range=types.Range(start_at, types.Position(start_at.line, start_at.character + len("relu"))), text="sigmoid")
+        range=types.Range(start_at, types.Position(start_at.line, start_at.character + len("relu"))), text="sigmoid"
+    )
     doc.version += 1
     doc.text = MODEL.replace("torch.relu(y)", "torch.sigmoid(y)")
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version), content_changes=[edit]))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
+            content_changes=[edit],
+        )
+    )
     await doc.traced()
     assert _errors(doc) == []
     hover = await doc.hover(_position(doc.text, RETURN_LINE, "torch.sigmoid"))
@@ -98,6 +103,6 @@ async def test_a_graph_document_never_follows_a_symlink_planted_by_another_user(
     finally:
         os.unlink(link)
     assert victim.read_text() == "not fxlens's\n" and stat.S_IMODE(victim.stat().st_mode) == 0o600
-    path = shown["document"][len("file://"):]
+    path = shown["document"][len("file://") :]
     assert "call_module" in open(path).read() or "fc" in open(path).read()
     assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700

@@ -1,4 +1,5 @@
 """An interpreter without torch: one clear message, no restart storm, and recovery when the setting changes."""
+
 from __future__ import annotations
 
 import subprocess
@@ -6,10 +7,9 @@ import sys
 
 import pytest
 import pytest_lsp
+from lsp_harness import command, config, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from lsp_harness import command, config, open_doc, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -34,8 +34,9 @@ async def test_one_message_no_storm_then_recovery(client: LanguageClient, tmp_pa
     assert info["workerStarts"] == 1 and info["workerPid"] is None
     assert len([m for m in client.messages if m.type == types.MessageType.Error]) == 1
     # pointing fxlens.python at an interpreter with torch brings everything up, the open file included
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"fxlens": {"python": sys.executable}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"fxlens": {"python": sys.executable}})
+    )
     await doc.traced()
     assert any(lens.command.title.startswith("fx 7 · aten 9") for lens in await doc.lenses())
     assert client.fx.statuses[-1]["state"] == "idle"

@@ -1,17 +1,16 @@
 """pytest-lsp end to end: a Jupyter notebook's code cells get lenses, hovers and diagnostics in the
 cells themselves, from a real server and worker, through notebookDocument sync (as VS Code sends it)."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import pytest
 import pytest_lsp
+from lsp_harness import ROOT, capabilities, command, config
 from lsprotocol import types
 from pygls.uris import from_fs_path
 from pytest_lsp import LanguageClient
-
-from lsp_harness import ROOT, capabilities, command, config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -49,7 +48,7 @@ NOTES = "# A model\nThe config lives in its own cell."
 
 
 class Cell:
-    def __init__(self, notebook: "Notebook", index: int, kind: str, text: str) -> None:
+    def __init__(self, notebook: Notebook, index: int, kind: str, text: str) -> None:
         self.notebook, self.kind, self.text, self.version = notebook, kind, text, 1
         self.uri = f"vscode-notebook-cell:{notebook.path}#C{index}"
 
@@ -67,12 +66,14 @@ class Cell:
         return types.Position(line=line - 1, character=text.index(needle) if needle else 0)
 
     async def lenses(self) -> list[types.CodeLens]:
-        return await self.notebook.client.text_document_code_lens_async(types.CodeLensParams(
-            text_document=types.TextDocumentIdentifier(uri=self.uri)))
+        return await self.notebook.client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=self.uri))
+        )
 
-    async def hover(self, position: types.Position) -> Optional[str]:
-        result = await self.notebook.client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=self.uri), position=position))
+    async def hover(self, position: types.Position) -> str | None:
+        result = await self.notebook.client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=self.uri), position=position)
+        )
         return result.contents.value if result is not None else None
 
     def diagnostics(self) -> list[types.Diagnostic]:
@@ -88,44 +89,77 @@ class Notebook:
         self.cells = [Cell(self, index, kind, text) for index, (kind, text) in enumerate(cells)]
 
     def open(self) -> None:
-        self.client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
-            notebook_document=types.NotebookDocument(uri=self.uri, notebook_type="jupyter-notebook",
-                                                     version=self.version, cells=[c.cell() for c in self.cells]),
-            cell_text_documents=[c.item() for c in self.cells]))
+        self.client.notebook_document_did_open(
+            types.DidOpenNotebookDocumentParams(
+                notebook_document=types.NotebookDocument(
+                    uri=self.uri,
+                    notebook_type="jupyter-notebook",
+                    version=self.version,
+                    cells=[c.cell() for c in self.cells],
+                ),
+                cell_text_documents=[c.item() for c in self.cells],
+            )
+        )
 
     def _change(self, change: types.NotebookDocumentChangeEvent) -> int:
         self.version += 1
-        self.client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
-            notebook_document=types.VersionedNotebookDocumentIdentifier(version=self.version, uri=self.uri),
-            change=change))
+        self.client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                notebook_document=types.VersionedNotebookDocumentIdentifier(version=self.version, uri=self.uri),
+                change=change,
+            )
+        )
         return self.version
 
     def edit(self, cell: Cell, text: str) -> int:
         cell.text, cell.version = text, cell.version + 1
-        return self._change(types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(
-            text_content=[types.NotebookDocumentCellContentChanges(
-                document=types.VersionedTextDocumentIdentifier(uri=cell.uri, version=cell.version),
-                changes=[types.TextDocumentContentChangeWholeDocument(text=text)])])))
+        return self._change(
+            types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    text_content=[
+                        types.NotebookDocumentCellContentChanges(
+                            document=types.VersionedTextDocumentIdentifier(uri=cell.uri, version=cell.version),
+                            changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                        )
+                    ]
+                )
+            )
+        )
 
     def move(self, source: int, target: int) -> int:
         """Move the cell at index `source` to index `target`: one array change over the span."""
         moved = self.cells.pop(source)
         self.cells.insert(target, moved)
         start, end = min(source, target), max(source, target)
-        return self._change(types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(
-            structure=types.NotebookDocumentCellChangeStructure(array=types.NotebookCellArrayChange(
-                start=start, delete_count=end - start + 1, cells=[c.cell() for c in self.cells[start:end + 1]])))))
+        return self._change(
+            types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    structure=types.NotebookDocumentCellChangeStructure(
+                        array=types.NotebookCellArrayChange(
+                            start=start,
+                            delete_count=end - start + 1,
+                            cells=[c.cell() for c in self.cells[start : end + 1]],
+                        )
+                    )
+                )
+            )
+        )
 
     def close(self) -> None:
-        self.client.notebook_document_did_close(types.DidCloseNotebookDocumentParams(
-            notebook_document=types.NotebookDocumentIdentifier(uri=self.uri),
-            cell_text_documents=[types.TextDocumentIdentifier(uri=c.uri) for c in self.cells]))
+        self.client.notebook_document_did_close(
+            types.DidCloseNotebookDocumentParams(
+                notebook_document=types.NotebookDocumentIdentifier(uri=self.uri),
+                cell_text_documents=[types.TextDocumentIdentifier(uri=c.uri) for c in self.cells],
+            )
+        )
 
-    async def traced(self, version: Optional[int] = None) -> None:
+    async def traced(self, version: int | None = None) -> None:
         version = self.version if version is None else version
         record = self.client.fx  # type: ignore[attr-defined]
-        await record.until(lambda: any(r["uri"] == self.uri and r["version"] == version and r["complete"]
-                                       for r in record.reports), f"complete report of {self.path.name} v{version}")
+        await record.until(
+            lambda: any(r["uri"] == self.uri and r["version"] == version and r["complete"] for r in record.reports),
+            f"complete report of {self.path.name} v{version}",
+        )
 
     async def debug(self) -> dict:
         return await command(self.client, "fxlens.debugInfo")
@@ -135,9 +169,13 @@ class Notebook:
 async def client(lsp_client: LanguageClient):
     caps = capabilities()
     caps.notebook_document = types.NotebookDocumentClientCapabilities(
-        synchronization=types.NotebookDocumentSyncClientCapabilities())
-    result = await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=caps, workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(ROOT)), name="fxlens")]))
+        synchronization=types.NotebookDocumentSyncClientCapabilities()
+    )
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=caps, workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(ROOT)), name="fxlens")]
+        )
+    )
     selector = result.capabilities.notebook_document_sync.notebook_selector
     assert [(s.notebook, [c.language for c in s.cells]) for s in selector] == [("jupyter-notebook", ["python"])]
     yield
@@ -145,8 +183,11 @@ async def client(lsp_client: LanguageClient):
 
 
 def model_notebook(client: LanguageClient, tmp_path: Path) -> Notebook:
-    return Notebook(client, tmp_path / "model.ipynb",
-                    [("code", IMPORTS), ("markdown", NOTES), ("code", CONFIG), ("code", NET), ("code", HEAD)])
+    return Notebook(
+        client,
+        tmp_path / "model.ipynb",
+        [("code", IMPORTS), ("markdown", NOTES), ("code", CONFIG), ("code", NET), ("code", HEAD)],
+    )
 
 
 def titles(lenses: list[types.CodeLens]) -> set[tuple[int, str]]:
@@ -155,7 +196,7 @@ def titles(lenses: list[types.CodeLens]) -> set[tuple[int, str]]:
 
 async def test_lenses_and_hovers_in_the_cells(client: LanguageClient, tmp_path):
     book = model_notebook(client, tmp_path)
-    imports, notes, config_cell, net, head = book.cells
+    imports, _notes, config_cell, net, head = book.cells
     book.open()
     await book.traced()
     lenses = await net.lenses()
@@ -185,8 +226,9 @@ async def test_a_data_dependent_if_in_a_cell(client: LanguageClient, tmp_path):
     net = book.cells[3]
     book.open()
     await book.traced()
-    branched = NET.replace("    def forward(self, x):\n", "    def forward(self, x):\n        if x.sum() > 0:\n"
-                                                              "            x = -x\n")
+    branched = NET.replace(
+        "    def forward(self, x):\n", "    def forward(self, x):\n        if x.sum() > 0:\n            x = -x\n"
+    )
     await book.traced(book.edit(net, branched))
     errors = [d for d in net.diagnostics() if d.code == "data-dependent-control-flow"]
     assert errors and {d.range.start.line for d in errors} == {7}, net.diagnostics()
@@ -228,10 +270,12 @@ async def test_moving_cells_keeps_positions(client: LanguageClient, tmp_path):
 
 async def test_a_skipped_statement_in_an_earlier_cell(client: LanguageClient, tmp_path):
     sizes = "for width in (8, 16):\n    WIDTH = width\nplt_show = print\nplt_show('trained')"
-    uses = ("class Wide(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.fc = nn.Linear(WIDTH, WIDTH)\n\n    def forward(self, x):\n        return self.fc(x)")
+    uses = (
+        "class Wide(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(WIDTH, WIDTH)\n\n    def forward(self, x):\n        return self.fc(x)"
+    )
     book = Notebook(client, tmp_path / "skipped.ipynb", [("code", IMPORTS), ("code", sizes), ("code", uses)])
-    imports, loop, wide = book.cells
+    _imports, loop, wide = book.cells
     book.open()
     await book.traced()
     hints = {(d.range.start.line, d.code) for d in loop.diagnostics()}
@@ -243,11 +287,13 @@ async def test_a_skipped_statement_in_an_earlier_cell(client: LanguageClient, tm
 
 
 async def test_lines_quoted_in_a_message_are_the_cell_s(client: LanguageClient, tmp_path):
-    model = ("# fxlens: Scaled(factor=2)(torch.randn(2, 8))\nclass Scaled(nn.Module):\n"
-             "    def __init__(self, factor):\n        super().__init__()\n        self.factor = factor * SCALE\n\n"
-             "    def forward(self, x):\n        return x * self.factor")
+    model = (
+        "# fxlens: Scaled(factor=2)(torch.randn(2, 8))\nclass Scaled(nn.Module):\n"
+        "    def __init__(self, factor):\n        super().__init__()\n        self.factor = factor * SCALE\n\n"
+        "    def forward(self, x):\n        return x * self.factor"
+    )
     book = Notebook(client, tmp_path / "quoted.ipynb", [("code", IMPORTS), ("code", model)])
-    imports, cell = book.cells
+    _imports, cell = book.cells
     book.open()
     await book.traced()
     # raised in __init__ (the cell's line 5), called from the directive (its line 1): both said in the cell's lines

@@ -1,16 +1,16 @@
 """pytest-lsp end to end: "Run pass …" on a class line, or on a `# fxlens: pass` function's `def`, runs the
 pass through the worker and returns the preview; a class fxlens cannot build gets no pass action; a user
 pass edited into a bug gets its diagnostic in its own file, re-run without asking."""
+
 from __future__ import annotations
 
 import ast
 
 import pytest
 import pytest_lsp
+from lsp_harness import ROOT, Doc, command, config, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from lsp_harness import ROOT, Doc, command, config, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 PASSES = ROOT / "tests" / "fixtures" / "passes"
@@ -40,18 +40,24 @@ def _open(client: LanguageClient, tmp_path, fixture=FIXTURE) -> Doc:
     path = tmp_path / fixture.name
     path.write_text(fixture.read_text())
     doc = Doc(client, path, path.read_text())
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=doc.uri, language_id="python", version=doc.version, text=doc.text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=doc.uri, language_id="python", version=doc.version, text=doc.text)
+        )
+    )
     return doc
 
 
 async def test_run_pass_code_action_gives_the_preview(client: LanguageClient, tmp_path):
     doc = _open(client, tmp_path)
     await doc.traced()
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=doc.uri),
-        range=types.Range(start=doc.at(CLASS_LINE, "TinyNet"), end=doc.at(CLASS_LINE, "TinyNet")),
-        context=types.CodeActionContext(diagnostics=[])))
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            range=types.Range(start=doc.at(CLASS_LINE, "TinyNet"), end=doc.at(CLASS_LINE, "TinyNet")),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
     titles = [a.title for a in actions]
     assert "Run pass fuse-linear-relu on TinyNet" in titles and "Run pass relu_to_sigmoid on TinyNet" in titles
     fuse = next(a for a in actions if a.title == "Run pass fuse-linear-relu on TinyNet")
@@ -59,7 +65,12 @@ async def test_run_pass_code_action_gives_the_preview(client: LanguageClient, tm
     assert payload["ok"] and payload["verdict"] == "equal"
     assert "5 → 4 nodes" in payload["markdown"] and "added `fc1_relu`" in payload["markdown"]
     changes = {n["id"]: n["change"] for n in payload["graph"]["nodes"]}
-    assert (changes["fc1"], changes["relu"], changes["fc1_relu"], changes["fc2"]) == ("removed", "removed", "added", None)
+    assert (changes["fc1"], changes["relu"], changes["fc1_relu"], changes["fc2"]) == (
+        "removed",
+        "removed",
+        "added",
+        None,
+    )
     assert payload["document"].endswith(".md")
 
 
@@ -72,16 +83,20 @@ async def test_user_pass_is_rerun_on_edit_with_diagnostics_in_its_file(client: L
     broken = doc.text.replace("            node.target = torch.sigmoid", "            gm.graph.erase_node(node)")
     doc.change(broken)
     line = broken.split("\n").index("            gm.graph.erase_node(node)")
-    found = await client.fx.until(lambda: [d for d in doc.diagnostics() if d.code == "pass-erased-used-node"],
-                                  "the pass's diagnostic")
+    found = await client.fx.until(
+        lambda: [d for d in doc.diagnostics() if d.code == "pass-erased-used-node"], "the pass's diagnostic"
+    )
     assert found[0].range.start.line == line and found[0].severity == types.DiagnosticSeverity.Error
 
 
 async def _actions_at(client: LanguageClient, doc: Doc, line: int, needle: str) -> list:
-    return await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=doc.uri),
-        range=types.Range(start=doc.at(line, needle), end=doc.at(line, needle)),
-        context=types.CodeActionContext(diagnostics=[])))
+    return await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            range=types.Range(start=doc.at(line, needle), end=doc.at(line, needle)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
 
 
 def _line_of(doc: Doc, text: str) -> int:
@@ -139,7 +154,12 @@ async def test_pass_choices_list_the_files_own_passes_with_their_file(client: La
     found = await command(client, "fxlens.passChoices", doc.uri)
     assert found["classes"] == [{"name": "TinyNet", "runnable": True, "why": ""}]
     mine = next(p for p in found["passes"] if p["name"] == "relu_to_sigmoid")
-    assert mine == {"name": "relu_to_sigmoid", "kind": "user", "what": "A pass that changes results: every relu "
-                    "becomes a sigmoid.", "passUri": doc.uri, "file": "tinynet.py"}
+    assert mine == {
+        "name": "relu_to_sigmoid",
+        "kind": "user",
+        "what": "A pass that changes results: every relu becomes a sigmoid.",
+        "passUri": doc.uri,
+        "file": "tinynet.py",
+    }
     assert (await command(client, "fxlens.passChoices", "file:///nowhere.py")) == {"classes": [], "passes": []}
     doc.close()

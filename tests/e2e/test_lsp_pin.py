@@ -1,15 +1,15 @@
 """pytest-lsp end to end: a class built from guessed arguments offers a code action that pins them as
 a `# fxlens:` directive; applied, the next trace builds the class from that directive."""
+
 from __future__ import annotations
 
 import shutil
 
 import pytest
 import pytest_lsp
+from lsp_harness import ROOT, Doc, config, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from lsp_harness import ROOT, Doc, config, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 FIXTURE = ROOT / "tests" / "fixtures" / "building" / "decorated_guess.py"
@@ -27,25 +27,33 @@ def _apply(text: str, edit: types.TextEdit) -> str:
     lines = text.split("\n")
     start, end = edit.range.start, edit.range.end
     assert start.line == end.line and start.character == end.character == 0  # an insertion at a line start
-    return "\n".join(lines[:start.line]) + ("\n" if start.line else "") + edit.new_text + "\n".join(lines[start.line:])
+    return (
+        "\n".join(lines[: start.line]) + ("\n" if start.line else "") + edit.new_text + "\n".join(lines[start.line :])
+    )
 
 
 async def test_pinning_guessed_arguments_makes_them_a_directive(client: LanguageClient, tmp_path):
     path = tmp_path / FIXTURE.name
     shutil.copy(FIXTURE, path)
     doc = Doc(client, path, path.read_text())
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=doc.uri, language_id="python", version=doc.version, text=doc.text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=doc.uri, language_id="python", version=doc.version, text=doc.text)
+        )
+    )
     await doc.traced()
     await client.fx.until(lambda: any(d.code == "guessed" for d in doc.diagnostics()), "the guessed hint")
     before = await doc.hover(doc.at(CLASS_LINE, "Mixer"))
     assert "built: guessed" in before and "dim=64, depth=2, dropout=0.0" in before
     assert "built from guessed arguments" in [lens.command.title for lens in await doc.lenses()]
 
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=doc.uri), range=types.Range(
-            start=doc.at(CLASS_LINE, "Mixer"), end=doc.at(CLASS_LINE, "Mixer")),
-        context=types.CodeActionContext(diagnostics=doc.diagnostics())))
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            range=types.Range(start=doc.at(CLASS_LINE, "Mixer"), end=doc.at(CLASS_LINE, "Mixer")),
+            context=types.CodeActionContext(diagnostics=doc.diagnostics()),
+        )
+    )
     (action,) = [a for a in actions if getattr(a, "kind", None) == types.CodeActionKind.QuickFix]  # (others: passes)
     assert action.title == "Pin these arguments as a `# fxlens:` directive"
     assert [d.code for d in action.diagnostics] == ["guessed"]
@@ -58,7 +66,11 @@ async def test_pinning_guessed_arguments_makes_them_a_directive(client: Language
     assert "built: directive" in after and "guessed" not in after
     assert "built from guessed arguments" not in [lens.command.title for lens in await doc.lenses()]
     assert not [d for d in doc.diagnostics() if d.code == "guessed"]
-    again = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=doc.uri), range=types.Range(
-            start=doc.at(CLASS_LINE + 1), end=doc.at(CLASS_LINE + 1)), context=types.CodeActionContext(diagnostics=[])))
+    again = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            range=types.Range(start=doc.at(CLASS_LINE + 1), end=doc.at(CLASS_LINE + 1)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
     assert not [a for a in again if getattr(a, "kind", None) == types.CodeActionKind.QuickFix]

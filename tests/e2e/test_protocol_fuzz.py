@@ -7,6 +7,7 @@ request got a result or a proper JSON-RPC error (never an internal error), no ha
 ("Error in server" messages), and the server still answers. Traces are of trivial files, so the
 worker never slows the sequences down.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -18,15 +19,15 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from hostile_support import TOKEN_VARIABLE
+from hostile_support import leftovers_besides as leftovers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lsp_harness import ENV, SERVER, command, make_client, start
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
-
-from hostile_support import TOKEN_VARIABLE, leftovers_besides as leftovers
-from lsp_harness import ENV, SERVER, command, make_client, start
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -34,8 +35,14 @@ SEQUENCES = 500
 UNANSWERED_AFTER = 30.0
 TOKEN = uuid.uuid4().hex
 FOLDER = Path("/nonexistent/fxlens-fuzz")  # documents only live in the editor
-URIS = [from_fs_path(str(FOLDER / "fuzz_a.py")), from_fs_path(str(FOLDER / "fuzz_b.py")),
-        "untitled:Untitled-1", "file:///nonexistent/dir/ghost.py", "https://example.invalid/remote.py", "x"]
+URIS = [
+    from_fs_path(str(FOLDER / "fuzz_a.py")),
+    from_fs_path(str(FOLDER / "fuzz_b.py")),
+    "untitled:Untitled-1",
+    "file:///nonexistent/dir/ghost.py",
+    "https://example.invalid/remote.py",
+    "x",
+]
 TEXTS = [
     "",
     "import torch.nn as nn\n\n\nclass A(nn.Module):\n    def forward(self, x):\n        return x + 1\n",
@@ -44,12 +51,19 @@ TEXTS = [
     "        return x * 2  # 😀😀\n",
     "\r\n\r\n\x00 not python \t\r\n",
 ]
-COMMANDS = ["fxlens.showGraph", "fxlens.retrace", "fxlens.debugInfo", "fxlens.runPass", "fxlens.passChoices",
-            "fxlens.noSuchCommand"]
-JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False)
-                    | st.text(max_size=12),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-                    max_leaves=6)
+COMMANDS = [
+    "fxlens.showGraph",
+    "fxlens.retrace",
+    "fxlens.debugInfo",
+    "fxlens.runPass",
+    "fxlens.passChoices",
+    "fxlens.noSuchCommand",
+]
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
 # LSP positions are unsigned 32-bit; anything in that range may arrive, mostly small ones
 NUMBER = st.one_of(st.integers(0, 12), st.integers(0, 2**31 - 1))
 POSITION = st.fixed_dictionaries({"line": NUMBER, "character": NUMBER})
@@ -57,7 +71,9 @@ URI = st.sampled_from(URIS)
 # values for each setting, good and bad (never a valid other interpreter: that would restart the worker)
 SETTING_VALUES = {
     "python": st.one_of(st.none(), st.integers(), st.lists(st.text(max_size=3), max_size=2), st.just(sys.executable)),
-    "levels": st.one_of(st.just(["fx"]), st.just(["aten", "fx"]), st.just("fx"), st.just([]), st.just(["dynamo!"]), JSON),
+    "levels": st.one_of(
+        st.just(["fx"]), st.just(["aten", "fx"]), st.just("fx"), st.just([]), st.just(["dynamo!"]), JSON
+    ),
     "timeoutSeconds": st.one_of(st.just(5), st.just(-1), st.just(0), st.just(math.inf), st.just("soon"), JSON),
     "execution": st.one_of(st.sampled_from(["safe", "off", "full", "sometimes", ""]), JSON),
     "inlayHints": st.one_of(st.booleans(), JSON),
@@ -76,14 +92,23 @@ OPS = st.one_of(
     st.tuples(st.just("inlay"), URI, POSITION, POSITION),
     st.tuples(st.just("command"), st.sampled_from(COMMANDS), st.lists(st.one_of(URI, JSON), max_size=4)),
     st.tuples(st.just("cancel"), URI, POSITION),
-    st.tuples(st.just("garbage"), st.sampled_from(["textDocument/hover", "textDocument/codeLens",
-                                                   "workspace/executeCommand", "textDocument/inlayHint"]), JSON),
+    st.tuples(
+        st.just("garbage"),
+        st.sampled_from(
+            ["textDocument/hover", "textDocument/codeLens", "workspace/executeCommand", "textDocument/inlayHint"]
+        ),
+        JSON,
+    ),
     st.tuples(st.just("config"), SETTINGS),
 )
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client,
-                                              server_env={**ENV, TOKEN_VARIABLE: TOKEN}), scope="module")
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=SERVER, client_factory=make_client, server_env={**ENV, TOKEN_VARIABLE: TOKEN}
+    ),
+    scope="module",
+)
 async def client(lsp_client: LanguageClient):
     await start(lsp_client, {"levels": ["fx"], "timeoutSeconds": 10})
     yield
@@ -120,17 +145,25 @@ class Run:
         if kind == "open":
             uri, text, version = args
             self.opened.add(uri)
-            self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python",
-                                                                  "version": version, "text": text}})
+            self.notify(
+                "textDocument/didOpen",
+                {"textDocument": {"uri": uri, "languageId": "python", "version": version, "text": text}},
+            )
         elif kind == "change":
             uri, text, version = args
-            self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
-                                                   "contentChanges": [{"text": text}]})
+            self.notify(
+                "textDocument/didChange",
+                {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
+            )
         elif kind == "edit":
             uri, start_at, end_at, text = args
-            self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 99},
-                                                   "contentChanges": [{"range": {"start": start_at, "end": end_at},
-                                                                       "text": text}]})
+            self.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": 99},
+                    "contentChanges": [{"range": {"start": start_at, "end": end_at}, "text": text}],
+                },
+            )
         elif kind == "close":
             self.opened.discard(args[0])
             self.notify("textDocument/didClose", {"textDocument": doc_id(args[0])})
@@ -139,8 +172,9 @@ class Run:
         elif kind == "lens":
             self.request("textDocument/codeLens", {"textDocument": doc_id(args[0])})
         elif kind == "inlay":
-            self.request("textDocument/inlayHint", {"textDocument": doc_id(args[0]),
-                                                    "range": {"start": args[1], "end": args[2]}})
+            self.request(
+                "textDocument/inlayHint", {"textDocument": doc_id(args[0]), "range": {"start": args[1], "end": args[2]}}
+            )
         elif kind == "command":
             self.request("workspace/executeCommand", {"command": args[0], "arguments": args[1]})
         elif kind == "cancel":
@@ -161,8 +195,9 @@ class Run:
         try:  # a guard against a hang, not a timing assertion: answers take milliseconds
             outcomes = await asyncio.wait_for(answered, UNANSWERED_AFTER)
         except asyncio.TimeoutError:
-            return [f"unanswered: {method}" for method, request in zip(self.methods, self.requests)
-                    if not request.done()]
+            return [
+                f"unanswered: {method}" for method, request in zip(self.methods, self.requests) if not request.done()
+            ]
         for method, outcome in zip(self.methods, outcomes):
             if isinstance(outcome, JsonRpcException) and outcome.code not in (-32603, -32700):
                 continue  # a proper error: invalid params, method not found, request cancelled
@@ -171,8 +206,13 @@ class Run:
         return problems
 
 
-@settings(max_examples=SEQUENCES, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=SEQUENCES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(sequence=st.lists(OPS, min_size=1, max_size=12))
 async def test_random_message_sequences(client: LanguageClient, sequence):
     run = Run(client)
@@ -189,17 +229,22 @@ async def test_random_message_sequences(client: LanguageClient, sequence):
 
 async def test_still_traces_and_leaves_nothing_behind(client: LanguageClient, tmp_path):
     # whatever the sequences left in the settings: put them back, then a normal edit must still work
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"fxlens": {"levels": ["fx"], "timeoutSeconds": 10}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"fxlens": {"levels": ["fx"], "timeoutSeconds": 10}})
+    )
     path = tmp_path / "after.py"
     path.write_text(TEXTS[1])
     uri = from_fs_path(str(path))
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=uri, language_id="python", version=1, text=TEXTS[1])))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=TEXTS[1])
+        )
+    )
     result = await command(client, "fxlens.retrace", uri)
     assert result["ok"] is True and result["classes"] == ["A"], (result, [m.message for m in client.log_messages][-5:])
-    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
-        text_document=types.TextDocumentIdentifier(uri=uri)))
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert "fx 3" in [lens.command.title.split(" · ")[0] for lens in lenses]
     info = await command(client, "fxlens.debugInfo")
     assert info["workerStarts"] == 1, sorted({s["message"] for s in client.fx.statuses})  # no worker was lost

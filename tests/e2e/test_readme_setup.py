@@ -9,6 +9,7 @@ the base interpreter's site, without torch). torch comes from the CPU wheel on l
 requirements-ci.txt): where pip cannot install it without the network, the test is skipped rather than
 download a several-GB CUDA build.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,21 +44,40 @@ def readme_commands() -> list[str]:
 
 
 def _torch_pin() -> str:
-    return next(line.strip() for line in (ROOT / "requirements-ci.txt").read_text().splitlines()
-                if line.startswith("torch=="))
+    return next(
+        line.strip() for line in (ROOT / "requirements-ci.txt").read_text().splitlines() if line.startswith("torch==")
+    )
 
 
 def _torch_is_on_local_disk() -> bool:
     """Whether pip resolves the pinned torch from files on this machine (find-links, a file:// index)."""
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps",
-                           "--no-index", "--quiet", _torch_pin()], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            _torch_pin(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return done.returncode == 0
 
 
 def _newcomer_env(home: Path) -> dict[str, str]:
     """This machine's environment without what the test run set: no PYTHONPATH, no active venv, no pytest."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME") and not k.startswith("PYTEST")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME") and not k.startswith("PYTEST")
+    }
     if sys.prefix != sys.base_prefix:  # the tests run in a venv: a newcomer's shell has not activated it
         bin_dir = str(Path(sys.prefix) / "bin")
         env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != bin_dir)
@@ -74,7 +94,9 @@ def _seed_node_modules(clone: Path) -> None:
     for folder in ("vscode-client", ".ci/sarif-schema"):
         mine, theirs = ROOT / folder / "node_modules", clone / folder / "node_modules"
         marker = mine / ".fxlens-lock-hash"
-        same_lock = (ROOT / folder / "package-lock.json").read_bytes() == (clone / folder / "package-lock.json").read_bytes()
+        same_lock = (ROOT / folder / "package-lock.json").read_bytes() == (
+            clone / folder / "package-lock.json"
+        ).read_bytes()
         if marker.exists() and same_lock and not theirs.exists():
             shutil.copytree(mine, theirs, symlinks=True)
 
@@ -100,14 +122,26 @@ def test_both_readme_commands_in_a_fresh_venv_from_a_clean_clone(tmp_path):
         assert "== ResidualMLP (fx)" in one.stdout
         assert "%stem : [num_users=2] = call_module[target=stem](args = (%x,), kwargs = {})" in one.stdout
         venv_python = clone / ".venv" / "bin" / "python"
-        where = subprocess.run([str(venv_python), "-c", "import fxlens, torch; print(fxlens.__file__, torch.__file__)"],
-                               cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+        where = subprocess.run(
+            [str(venv_python), "-c", "import fxlens, torch; print(fxlens.__file__, torch.__file__)"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert where.split()[0].startswith(str(clone / "server")) and where.split()[1].startswith(str(clone / ".venv"))
         _seed_node_modules(clone)
         # command 2 in the same shell, the environment still active, on the selection
-        two = subprocess.run(["bash", "-c", f". .venv/bin/activate && {second} {' '.join(SELECTION)}"], cwd=clone,
-                             env={**env, "CI": "true"}, capture_output=True, text=True, timeout=3600,
-                             stdin=subprocess.DEVNULL)
+        two = subprocess.run(
+            ["bash", "-c", f". .venv/bin/activate && {second} {' '.join(SELECTION)}"],
+            cwd=clone,
+            env={**env, "CI": "true"},
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            stdin=subprocess.DEVNULL,
+        )
         assert two.returncode == 0, two.stdout[-5000:] + two.stderr[-3000:]
         closing = two.stdout.strip().splitlines()[-1]
         assert re.search(r"\b\d+ passed\b", closing) and "failed" not in closing and "error" not in closing, closing

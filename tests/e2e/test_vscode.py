@@ -7,6 +7,7 @@
 
 Prerequisites come from `.ci/setup-vscode.sh`; a missing one fails with the command that installs it.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,28 +46,44 @@ def _run(npm: str, script: str, timeout: float = 600) -> None:
     env = {**os.environ, "FXLENS_TEST_PYTHON": sys.executable}
     # Its own process group, so that a run past the timeout is stopped with everything it started
     # (code-server, Chromium, the fxlens server and worker).
-    process = subprocess.Popen([npm, "run", script], cwd=CLIENT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        [npm, "run", script],
+        cwd=CLIENT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGTERM)
         stdout, stderr = process.communicate()
-        pytest.fail(f"`npm run {script}` ran over {timeout:.0f} s and was stopped:\n{stdout[-12000:]}\n{stderr[-4000:]}",
-                    pytrace=False)
+        pytest.fail(
+            f"`npm run {script}` ran over {timeout:.0f} s and was stopped:\n{stdout[-12000:]}\n{stderr[-4000:]}",
+            pytrace=False,
+        )
     if process.returncode != 0:
         # the whole output, for a failure whose cause scrolled out of the tail shown here
         log = CLIENT / "test-artifacts" / f"{script.replace(':', '-')}.log"
         log.parent.mkdir(exist_ok=True)
         log.write_text(stdout + "\n--- stderr ---\n" + stderr)
-        pytest.fail(f"`npm run {script}` failed ({process.returncode}); full output in {log}:\n"
-                    f"{stdout[-12000:]}\n{stderr[-4000:]}", pytrace=False)
+        pytest.fail(
+            f"`npm run {script}` failed ({process.returncode}); full output in {log}:\n"
+            f"{stdout[-12000:]}\n{stderr[-4000:]}",
+            pytrace=False,
+        )
 
 
 def _newest_source_mtime() -> float:
     newest = 0.0
     for source in PACKAGED_SOURCES:
-        files = [source] if source.is_file() else [p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+        files = (
+            [source]
+            if source.is_file()
+            else [p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+        )
         newest = max([newest, *(p.stat().st_mtime for p in files)])
     return newest
 
@@ -82,7 +99,11 @@ def test_graph_page_in_chromium(npm: str) -> None:
 
 def test_fxlens_in_code_server(npm: str) -> None:
     """Lenses, a hover, a diagnostic and the drawn graph in code-server with the packaged .vsix."""
-    code_server = Path(os.environ.get("FXLENS_CODE_SERVER", Path.home() / ".cache/fxlens/code-server-4.100.3/node_modules/.bin/code-server"))
+    code_server = Path(
+        os.environ.get(
+            "FXLENS_CODE_SERVER", Path.home() / ".cache/fxlens/code-server-4.100.3/node_modules/.bin/code-server"
+        )
+    )
     _require(code_server.exists(), f"code-server 4.100.3 ({code_server})")
     _require(Path("/usr/bin/chromium").exists(), "Debian's chromium")
     if not VSIX.exists() or VSIX.stat().st_mtime < _newest_source_mtime():
@@ -121,16 +142,39 @@ def test_vsix_server_runs_with_nothing_but_python(npm: str, tmp_path: Path) -> N
     python = str(tmp_path / "venv" / "bin" / "python")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(libs)
-    bare = subprocess.run([python, "-c", "import importlib.util as u; print([m for m in ('pygls', 'torch') if u.find_spec(m)])"],
-                          env={**env, "PYTHONPATH": ""}, capture_output=True, text=True, check=True)
+    bare = subprocess.run(
+        [python, "-c", "import importlib.util as u; print([m for m in ('pygls', 'torch') if u.find_spec(m)])"],
+        env={**env, "PYTHONPATH": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert bare.stdout.strip() == "[]", "the venv must have neither pygls nor torch of its own"
 
-    server = subprocess.Popen([python, "-m", "fxlens", "serve", "--stdio"], env=env, cwd=tmp_path,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [python, "-m", "fxlens", "serve", "--stdio"],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
-        server.stdin.write(_lsp_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": os.getpid(), "rootUri": None, "capabilities": {},
-            "initializationOptions": {"fxlens": {"python": python, "execution": "off"}}}}))
+        server.stdin.write(
+            _lsp_message(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "processId": os.getpid(),
+                        "rootUri": None,
+                        "capabilities": {},
+                        "initializationOptions": {"fxlens": {"python": python, "execution": "off"}},
+                    },
+                }
+            )
+        )
         server.stdin.flush()
         while True:
             message = _read_lsp_message(server.stdout)

@@ -1,5 +1,6 @@
 """The packaged .vsix has what the VS Code Marketplace and Open VSX ask of an extension: publisher,
 repository, a PNG icon, categories, keywords, license, CHANGELOG and a README whose screenshots resolve."""
+
 from __future__ import annotations
 
 import json
@@ -8,14 +9,36 @@ import struct
 import zipfile
 
 import pytest
-
 from test_vscode import CLIENT, VSIX, _newest_source_mtime, _run, npm  # noqa: F401 (npm is a fixture)
 
-MARKETPLACE_CATEGORIES = {"Programming Languages", "Snippets", "Linters", "Themes", "Debuggers", "Formatters",
-                          "Keymaps", "SCM Providers", "Other", "Extension Packs", "Language Packs", "Data Science",
-                          "Machine Learning", "Visualization", "Notebooks", "Education", "Testing", "AI", "Chat"}
-PACKAGE_INPUTS = [CLIENT / "README.md", CLIENT / "CHANGELOG.md", CLIENT / "images" / "icon.png", CLIENT / ".vscodeignore",
-                  CLIENT / "scripts" / "extension-readme.mjs"]
+MARKETPLACE_CATEGORIES = {
+    "Programming Languages",
+    "Snippets",
+    "Linters",
+    "Themes",
+    "Debuggers",
+    "Formatters",
+    "Keymaps",
+    "SCM Providers",
+    "Other",
+    "Extension Packs",
+    "Language Packs",
+    "Data Science",
+    "Machine Learning",
+    "Visualization",
+    "Notebooks",
+    "Education",
+    "Testing",
+    "AI",
+    "Chat",
+}
+PACKAGE_INPUTS = [
+    CLIENT / "README.md",
+    CLIENT / "CHANGELOG.md",
+    CLIENT / "images" / "icon.png",
+    CLIENT / ".vscodeignore",
+    CLIENT / "scripts" / "extension-readme.mjs",
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +62,11 @@ def test_packaged_manifest_has_what_the_marketplaces_require(vsix):
     width, height = struct.unpack(">II", icon[16:24])
     assert width == height >= 128  # the Marketplace shows 128x128
     names = {n.lower() for n in vsix.namelist()}
-    assert {"extension/changelog.md", "extension/license.txt", "extension/readme.md"} <= names or \
-        {"extension/changelog.md", "extension/license", "extension/readme.md"} <= names
+    assert {"extension/changelog.md", "extension/license.txt", "extension/readme.md"} <= names or {
+        "extension/changelog.md",
+        "extension/license",
+        "extension/readme.md",
+    } <= names
 
 
 def test_packaged_readme_shows_the_screenshots_from_the_repository(vsix):

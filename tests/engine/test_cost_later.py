@@ -1,5 +1,6 @@
 """Costs counted after a trace's `done` reach who listens for them and join the class they were counted for,
 and only that class."""
+
 import asyncio
 import json
 
@@ -25,8 +26,14 @@ def test_a_cost_joins_the_class_of_its_fingerprint_or_of_its_very_text():
 
 def test_the_classes_held_without_a_cost_are_counted_again():
     options = TraceOptions()
-    report = FileReport("/a.py", classes=[ClassReport("A", 1, 1, fingerprint="f1", cost=Cost()),
-                                          ClassReport("B", 2, 2, fingerprint="f2"), ClassReport("C", 3, 3)])
+    report = FileReport(
+        "/a.py",
+        classes=[
+            ClassReport("A", 1, 1, fingerprint="f1", cost=Cost()),
+            ClassReport("B", 2, 2, fingerprint="f2"),
+            ClassReport("C", 3, 3),
+        ],
+    )
     good = Traced(1, TEXT, report, options)
     assert classes_without_cost(good, options) == ["B"]  # (C has no fingerprint: it is traced again anyway)
     assert classes_without_cost(good, TraceOptions(cost=False)) == []
@@ -41,9 +48,11 @@ async def test_costs_read_in_one_go_with_the_report_reach_their_listener():
     heard: list[tuple[str, Cost]] = []
     client._on_cost.listen(3, "/p/m.py", lambda name, fingerprint, cost: heard.append((name, cost)))
     cost = Cost(parameters=36, trainable=36, forward_flops=64, backward_flops=128)
-    for event in ({"event": "done", "report": to_json(FileReport("/p/m.py")), "costs": True},
-                  {"event": "cost", "class": "Encoder", "fingerprint": "f1", "cost": to_json(cost)},
-                  {"event": "end"}):
+    for event in (
+        {"event": "done", "report": to_json(FileReport("/p/m.py")), "costs": True},
+        {"event": "cost", "class": "Encoder", "fingerprint": "f1", "cost": to_json(cost)},
+        {"event": "end"},
+    ):
         client._dispatch(json.dumps({"id": 3, **event}).encode())  # (as the worker relays them)
     assert (await client._pending[3][0]).path == "/p/m.py"
     assert heard == [("Encoder", cost)]

@@ -1,4 +1,5 @@
 """The cache of levels computed on demand: per file and class fingerprint, positions carried through edits."""
+
 from fxlens.engine.level_cache import LevelCache
 from fxlens.report import ClassReport, LevelResult, Node
 
@@ -6,13 +7,19 @@ TEXT = "import torch\n\n\nclass Net:\n    def forward(self, x):\n        return 
 
 
 def _net(fingerprint, line=4, levels=("fx", "aten")):
-    return ClassReport("Net", line, line + 2, fingerprint=fingerprint,
-                       levels={level: LevelResult(level, True) for level in levels})
+    return ClassReport(
+        "Net", line, line + 2, fingerprint=fingerprint, levels={level: LevelResult(level, True) for level in levels}
+    )
 
 
 def _core(line=6):
-    return {"core-aten": LevelResult("core-aten", True, [Node("relu", "call_function", "aten.relu.default", 1,
-                                                              line=line, col=15, end_line=line, end_col=23)])}
+    return {
+        "core-aten": LevelResult(
+            "core-aten",
+            True,
+            [Node("relu", "call_function", "aten.relu.default", 1, line=line, col=15, end_line=line, end_col=23)],
+        )
+    }
 
 
 def test_a_class_with_the_same_fingerprint_gets_the_level_with_its_lines_moved():

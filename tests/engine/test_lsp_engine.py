@@ -1,4 +1,5 @@
 """Engine pieces without a worker: shifting old results through edits, incremental plans, the view."""
+
 import json
 from pathlib import Path
 
@@ -43,7 +44,9 @@ def test_document_view_keeps_last_good_classes_through_a_syntax_error():
     doc.finish(Traced(1, TEXT, report()))
     broken = TEXT.replace("return self.head(h).sum()", "return self.head(h).sum(")
     doc.edit(2, broken)
-    syntax = FileReport("/r.py", diagnostics=[Diagnostic(29, 33, 29, 34, "error", "syntax", "SyntaxError: '(' was never closed")])
+    syntax = FileReport(
+        "/r.py", diagnostics=[Diagnostic(29, 33, 29, 34, "error", "syntax", "SyntaxError: '(' was never closed")]
+    )
     doc.finish(Traced(2, broken, syntax))
     view = doc.view()
     assert view.stale and [c.name for c in view.report.classes] == ["Residual", "ResidualMLP"]
@@ -67,6 +70,7 @@ TWO = (FIXTURES / "two_models.py").read_text()
 
 def two_report():
     from fxlens.report import ClassReport
+
     return FileReport("/t.py", classes=[ClassReport("Encoder", 6, 12), ClassReport("Head", 16, 23)])
 
 
@@ -85,6 +89,7 @@ def test_a_trace_is_needed_unless_only_positions_changed():
 
 def test_fingerprints_are_offered_only_for_traces_made_with_the_same_options():
     from fxlens.report import ClassReport
+
     report = FileReport("/t.py", classes=[ClassReport("Encoder", 6, 12, fingerprint="e1"), ClassReport("Head", 16, 23)])
     good = Traced(1, TWO, report, TraceOptions())
     assert known_fingerprints(good, TraceOptions()) == {"Encoder": "e1"}
@@ -97,6 +102,7 @@ def test_merge_keeps_untouched_classes_shifted():
     good = Traced(1, TWO, two_report(), options)
     new = TWO.replace("        y = self.out(x)\n", "        y = self.out(x)\n        y = y + 1\n")
     from fxlens.report import ClassReport
+
     fresh = Traced(2, new, FileReport("/t.py", classes=[ClassReport("Head", 16, 24)], unchanged=["Encoder"]), options)
     merged = merge(good, fresh)
     assert [(c.name, c.line) for c in merged.report.classes] == [("Encoder", 6), ("Head", 16)]
@@ -107,6 +113,7 @@ def test_merge_keeps_untouched_classes_shifted():
 
 def test_each_text_is_outlined_once_across_the_edits_that_compare_it(monkeypatch):
     from fxlens.engine import documents
+
     parsed: list[str] = []
 
     def counting(text):

@@ -1,9 +1,10 @@
 """The scheduler against a fake worker: debounce, newest text wins, cancellation, cursor class first."""
+
 import asyncio
 import json
 from pathlib import Path
 
-from fxlens.engine.documents import Document, Documents, WorkspaceContext, Traced
+from fxlens.engine.documents import Document, Documents, Traced, WorkspaceContext
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import FileReport, file_from_json
@@ -19,8 +20,9 @@ class FakeClient:
         self.release = asyncio.Event()
 
     def submit(self, path, text, options, ask=None, listeners=None):
-        self.calls.append({"text": text, "first": ask.first, "known": ask.known, "roots": ask.roots,
-                           "buffers": ask.buffers})
+        self.calls.append(
+            {"text": text, "first": ask.first, "known": ask.known, "roots": ask.roots, "buffers": ask.buffers}
+        )
         return self._answer(listeners.on_class)
 
     async def _answer(self, on_class):
@@ -47,14 +49,29 @@ class Hooks:
     def __init__(self) -> None:
         self.events: list[str] = []
 
-    def started(self, doc): self.events.append("started")
-    def class_done(self, doc, report, levels): self.events.append(f"class {report.name}")
-    def stage_done(self, doc, levels): self.events.append(f"stage {', '.join(levels)}")
-    def costs_done(self, doc, names): self.events.append(f"costs {', '.join(names)}")
-    def ended(self, doc): self.events.append("ended")
-    def finished(self, doc): self.events.append("finished")
-    def unavailable(self, doc, error): self.events.append("unavailable")
-    def busy(self, active): self.events.append(f"busy {active}")
+    def started(self, doc):
+        self.events.append("started")
+
+    def class_done(self, doc, report, levels):
+        self.events.append(f"class {report.name}")
+
+    def stage_done(self, doc, levels):
+        self.events.append(f"stage {', '.join(levels)}")
+
+    def costs_done(self, doc, names):
+        self.events.append(f"costs {', '.join(names)}")
+
+    def ended(self, doc):
+        self.events.append("ended")
+
+    def finished(self, doc):
+        self.events.append("finished")
+
+    def unavailable(self, doc, error):
+        self.events.append("unavailable")
+
+    def busy(self, active):
+        self.events.append(f"busy {active}")
 
 
 def make(options=TraceOptions()):
@@ -75,7 +92,7 @@ async def test_a_burst_of_edits_traces_only_the_last_text():
 
 
 async def test_a_newer_edit_cancels_the_trace_in_flight():
-    client, hooks, scheduler = make()
+    client, _hooks, scheduler = make()
     doc = Document("file:///r.py", "/r.py", 1, TEXT)
     first = scheduler.schedule(doc, delay=0.0)
     while not client.calls:
@@ -103,14 +120,14 @@ async def test_the_class_under_the_cursor_goes_first_and_streams_in():
 
 
 async def test_execution_off_runs_nothing():
-    client, hooks, scheduler = make(TraceOptions(execution="off"))
+    client, _hooks, scheduler = make(TraceOptions(execution="off"))
     doc = Document("file:///r.py", "/r.py", 1, TEXT)
     await scheduler.trace_now(doc)
     assert client.calls == [] and doc.last is None
 
 
 async def test_an_edit_offers_the_last_traces_fingerprints_and_a_forced_retrace_does_not():
-    client, hooks, scheduler = make()
+    client, _hooks, scheduler = make()
     doc = Document("file:///r.py", "/r.py", 1, TEXT)
     report = file_from_json(json.loads((FIXTURES / "residual_mlp.report.json").read_text()))
     for cls, fingerprint in zip(report.classes, ("f-residual", "f-mlp")):
@@ -126,8 +143,9 @@ async def test_an_edit_offers_the_last_traces_fingerprints_and_a_forced_retrace_
 async def test_the_request_carries_the_roots_and_the_other_open_buffers():
     client = FakeClient()
     around = WorkspaceContext(("/repo",), (("/repo/pkg/parts.py", "X = 1\n"),))
-    scheduler = Scheduler(FakeSupervisor(client), Hooks(), lambda: TraceOptions(), debounce=0.01,
-                          workspace_context=lambda doc: around)
+    scheduler = Scheduler(
+        FakeSupervisor(client), Hooks(), lambda: TraceOptions(), debounce=0.01, workspace_context=lambda doc: around
+    )
     doc = Document("file:///repo/pkg/model.py", "/repo/pkg/model.py", 1, TEXT)
     client.release.set()
     await scheduler.trace_now(doc, full=False)
@@ -138,8 +156,13 @@ async def test_the_request_carries_the_roots_and_the_other_open_buffers():
 async def test_an_edit_of_another_buffer_sends_an_unchanged_text_to_the_worker_again():
     client = FakeClient()
     parts = ["X = 1\n"]
-    scheduler = Scheduler(FakeSupervisor(client), Hooks(), lambda: TraceOptions(), debounce=0.01,
-                          workspace_context=lambda doc: WorkspaceContext(("/repo",), (("/repo/parts.py", parts[0]),)))
+    scheduler = Scheduler(
+        FakeSupervisor(client),
+        Hooks(),
+        lambda: TraceOptions(),
+        debounce=0.01,
+        workspace_context=lambda doc: WorkspaceContext(("/repo",), (("/repo/parts.py", parts[0]),)),
+    )
     doc = Document("file:///repo/model.py", "/repo/model.py", 1, TEXT)
     client.release.set()
     await scheduler.trace_now(doc, full=False)

@@ -1,11 +1,11 @@
 """The server never imports torch; the supervisor restarts a dying worker with back-off, then gives up."""
+
 import asyncio
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
 
@@ -13,8 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_importing_the_server_does_not_import_torch():
-    code = ("import sys; import fxlens.lsp.server as s; s.build_server(); "
-            "sys.exit(1 if 'torch' in sys.modules else 0)")
+    code = "import sys; import fxlens.lsp.server as s; s.build_server(); sys.exit(1 if 'torch' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(ROOT / "server")}).returncode == 0
 
 
@@ -56,7 +55,9 @@ async def test_a_worker_that_keeps_dying_is_restarted_with_back_off_then_left_al
 
 
 async def test_an_interpreter_without_torch_is_reported_once_and_not_retried(tmp_path):
-    python = fake_python(tmp_path, """echo '{"event": "fatal", "message": "no torch here", "fix": "install it"}'; exit 3""")
+    python = fake_python(
+        tmp_path, """echo '{"event": "fatal", "message": "no torch here", "fix": "install it"}'; exit 3"""
+    )
     states = States()
     supervisor = Supervisor(states.on_state, states.on_ready, backoff=(0.01,))
     supervisor.start(python)

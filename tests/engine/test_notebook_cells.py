@@ -1,13 +1,13 @@
 """A notebook's virtual module: IPython lines made inert line for line, cells mapped both ways, results
 carried across edits by cell."""
-from __future__ import annotations
 
-from lsprotocol import types
+from __future__ import annotations
 
 from fxlens.engine.magics import neutralise
 from fxlens.engine.notebook import CellLineMap, virtual_module
 from fxlens.engine.shift import LineMap
 from fxlens.lsp.cells import CellCoords
+from lsprotocol import types
 
 
 def test_magics_become_pass_at_their_indentation():
@@ -16,8 +16,15 @@ def test_magics_become_pass_at_their_indentation():
 
 
 def test_python_that_looks_like_a_magic_is_kept():
-    for code in ["x = (a\n     % b)", 's = """\n%d items\n!\n"""', "y = a \\\n  % b", "x = 5 % 3", "a == !b",
-                 "y = 1  # why?", "z = {\n    'k': 1,\n}\n"]:
+    for code in [
+        "x = (a\n     % b)",
+        's = """\n%d items\n!\n"""',
+        "y = a \\\n  % b",
+        "x = 5 % 3",
+        "a == !b",
+        "y = 1  # why?",
+        "z = {\n    'k': 1,\n}\n",
+    ]:
         assert neutralise(code) == code, code
 
 
@@ -68,8 +75,17 @@ def test_lines_quoted_in_messages_are_the_cells():
 
     module = virtual_module([("c1", "import torch\nWIDTH = 4"), ("c2", "# fxlens: Net()(x)\nclass Net:\n    pass")])
     coords = CellCoords(module.cell("c2"), "utf-16", module)
-    found = Diagnostic(4, 0, 4, 5, "error", "construction", "NameError: x (raised at line 3)",
-                       "The `# fxlens:` directive (line 3) raised; WIDTH is set at line 2.", "see line 40")
+    found = Diagnostic(
+        4,
+        0,
+        4,
+        5,
+        "error",
+        "construction",
+        "NameError: x (raised at line 3)",
+        "The `# fxlens:` directive (line 3) raised; WIDTH is set at line 2.",
+        "see line 40",
+    )
     local = coords.local_diagnostic(found)
     assert local.message == "NameError: x (raised at line 1)"
     assert local.explanation == "The `# fxlens:` directive (line 1) raised; WIDTH is set at line 2 of code cell 1."

@@ -1,7 +1,7 @@
 """Each buffer version crosses to the worker once: the server's record of what it sent, and the worker's
 reading of its stdin (texts as raw bytes after a header, requests naming them by key)."""
-import pytest
 
+import pytest
 from fxlens import messages
 from fxlens.engine.sent_texts import SentTexts
 from fxlens.messages import Ping, ProtocolError, TraceRequest
@@ -31,11 +31,12 @@ def test_a_text_is_sent_once_and_named_by_key_after():
 @pytest.mark.parametrize("chunk", [1, 7, 4096, 1 << 20])
 def test_the_worker_reads_texts_and_requests_however_the_pipe_cuts_them(chunk):
     written, sent = _pipe()
-    keyed = sent.keyed(TraceRequest("/a.py", id=1, text=BIG[:3000] if chunk < 100 else BIG,
-                                    buffers={"/b.py": "y = 2\n"}))
+    keyed = sent.keyed(
+        TraceRequest("/a.py", id=1, text=BIG[:3000] if chunk < 100 else BIG, buffers={"/b.py": "y = 2\n"})
+    )
     stream = b"".join(written) + messages.encode(keyed).encode() + b'{"type": "ping", "id": 9}\n'
     stdin = Stdin(TextStore())
-    read = [m for i in range(0, len(stream), chunk) for m in stdin.feed(stream[i:i + chunk])]
+    read = [m for i in range(0, len(stream), chunk) for m in stdin.feed(stream[i : i + chunk])]
     assert [type(m) for m in read] == [TraceRequest, Ping]
     request = stdin.store.resolve(read[0])
     assert request.text == (BIG[:3000] if chunk < 100 else BIG) and request.buffers == {"/b.py": "y = 2\n"}

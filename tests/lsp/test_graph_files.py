@@ -1,5 +1,6 @@
 """fxlens.showGraph's documents are written where no other local user can reach: a symlink planted
 at the name fxlens writes to never leads the write to the link's target."""
+
 from __future__ import annotations
 
 import os

@@ -1,10 +1,11 @@
 """positions.py: report coordinates (1-based lines, UTF-8 byte columns) <-> LSP positions."""
-from hypothesis import given, strategies as st
-from lsprotocol import types
 
 from fxlens.lsp.positions import Coords, byte_col_to_units, units_to_byte_col
+from hypothesis import given
+from hypothesis import strategies as st
+from lsprotocol import types
 
-LINE = "    y = \"é😀\" + self.fc(x)"  # é: 2 bytes / 1 unit; 😀: 4 bytes / 2 UTF-16 units / 1 UTF-32 unit
+LINE = '    y = "é😀" + self.fc(x)'  # é: 2 bytes / 1 unit; 😀: 4 bytes / 2 UTF-16 units / 1 UTF-32 unit
 
 
 def test_ascii_columns_are_the_same_in_every_encoding():
@@ -16,7 +17,7 @@ def test_ascii_columns_are_the_same_in_every_encoding():
 
 
 def test_non_ascii_before_the_column():
-    byte_col = len(LINE[:LINE.index("self")].encode())
+    byte_col = len(LINE[: LINE.index("self")].encode())
     assert byte_col_to_units(LINE, byte_col, "utf-8") == byte_col
     assert byte_col_to_units(LINE, byte_col, "utf-16") == LINE.index("self") + 1  # the emoji is 2 units
     assert byte_col_to_units(LINE, byte_col, "utf-32") == LINE.index("self")
@@ -38,8 +39,10 @@ def test_unknown_encoding_means_utf16():
     assert Coords(LINE, None).encoding == "utf-16"
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=30),
-       st.sampled_from(["utf-8", "utf-16", "utf-32"]))
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=30),
+    st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+)
 def test_every_character_boundary_round_trips(text, encoding):
     for index in range(len(text) + 1):
         byte_col = len(text[:index].encode())

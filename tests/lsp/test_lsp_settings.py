@@ -1,4 +1,5 @@
 """settings.py: typed settings with defaults; bad values warn and fall back."""
+
 import sys
 
 from fxlens.lsp.settings import Settings, has_settings, parse_settings, with_root
@@ -18,17 +19,36 @@ def test_every_shape_clients_send():
 
 
 def test_good_values_are_typed():
-    settings, warnings = parse_settings({"fxlens": {"python": "/opt/py/bin/python", "levels": "fx", "execution": "full",
-                                                    "inlayHints": True, "memoryLimitMB": 512.0}})
+    settings, warnings = parse_settings(
+        {
+            "fxlens": {
+                "python": "/opt/py/bin/python",
+                "levels": "fx",
+                "execution": "full",
+                "inlayHints": True,
+                "memoryLimitMB": 512.0,
+            }
+        }
+    )
     assert warnings == []
     assert settings.levels == ("fx",) and settings.memory_limit_mb == 512 and settings.inlay_hints is True
     assert settings.trace_options().execution == "full" and settings.trace_options().memory_mb == 512
 
 
 def test_bad_values_warn_and_fall_back_one_by_one():
-    settings, warnings = parse_settings({"fxlens": {"timeoutSeconds": "soon", "execution": "yolo", "levels": ["fx", "x"],
-                                                    "inlayHints": "yes", "memoryLimitMB": -1, "python": 3,
-                                                    "unknown": 1}})
+    settings, warnings = parse_settings(
+        {
+            "fxlens": {
+                "timeoutSeconds": "soon",
+                "execution": "yolo",
+                "levels": ["fx", "x"],
+                "inlayHints": "yes",
+                "memoryLimitMB": -1,
+                "python": 3,
+                "unknown": 1,
+            }
+        }
+    )
     assert settings == Settings()
     assert len(warnings) == 6
     assert any("fxlens.execution" in w and "'safe'" in w for w in warnings)

@@ -1,5 +1,6 @@
 """The editor's progress for a trace: begun before anything is reported on it, and ended, however slowly the
 editor answers the request that creates it."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """The benchmark's command line parses (the benchmarks themselves never run in tests: no timings here)."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,5 +1,6 @@
 """bench/'s one entry point (`python -m bench NAME`) and its one results file (bench/RESULTS.md): the table of
 names names every benchmark script, and a benchmark rewriting its section keeps everyone else's."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,8 +26,11 @@ def test_every_script_with_a_main_block_is_a_named_benchmark_or_started_by_path(
     table = _load("__main__").BENCHMARKS
     scripts = {benchmark.script for benchmark in table.values()}
     assert all((BENCH / script).is_file() for script in scripts)
-    runnable = {path.name for path in BENCH.glob("*.py")
-                if path.name != "__main__.py" and '__name__ == "__main__"' in path.read_text()}
+    runnable = {
+        path.name
+        for path in BENCH.glob("*.py")
+        if path.name != "__main__.py" and '__name__ == "__main__"' in path.read_text()
+    }
     assert runnable - STARTED_BY_PATH == {script for script in scripts if script.endswith(".py")}
     assert (BENCH / "graph_view.mjs").name in scripts
 
@@ -36,8 +40,9 @@ def test_python_m_bench_lists_the_names_and_refuses_an_unknown_one():
     assert listed.returncode == 0
     names = [line.split()[0] for line in listed.stdout.splitlines() if line.startswith("  ")]
     assert names == list(_load("__main__").BENCHMARKS) and "suite" in names and "reach-packages" in names
-    unknown = subprocess.run([sys.executable, "-m", "bench", "typo"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=60)
+    unknown = subprocess.run(
+        [sys.executable, "-m", "bench", "typo"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert unknown.returncode == 2 and "no benchmark 'typo'" in unknown.stderr
 
 
@@ -51,6 +56,9 @@ def test_a_section_is_replaced_where_it_is_or_added_at_the_end():
 
 def test_the_one_results_file_holds_the_reach_and_the_before_sections():
     sections = _load("results_file").sections((BENCH / "RESULTS.md").read_text())
-    assert {"## Targets", "## Reach on installed packages (issue 22)",
-            "## Before the latency fixes (commit a04acd1)"} <= set(sections)
+    assert {
+        "## Targets",
+        "## Reach on installed packages (issue 22)",
+        "## Before the latency fixes (commit a04acd1)",
+    } <= set(sections)
     assert not (BENCH / "REACH.md").exists() and not (BENCH / "RESULTS-before-fixes.md").exists()

@@ -1,6 +1,7 @@
 """The layout's rules, read from the source (docs/architecture.md): no import circle in server/fxlens, no
 module reaching into another's underscore names, the worker's stages importing one way only, the shared
 top-level modules importing only the standard library and each other, and the CLI package on top."""
+
 from __future__ import annotations
 
 import ast
@@ -61,7 +62,9 @@ def read_graph() -> dict[str, Module]:
             if isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                    base = ".".join(
+                        package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                    )
                 if not base.startswith("fxlens"):
                     continue
                 for alias in node.names:
@@ -80,8 +83,13 @@ def read_graph() -> dict[str, Module]:
                         if alias.asname:
                             bound[alias.asname] = alias.name
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
-                    and _is_private(node.attr) and bound[node.value.id] != module.name):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+                and _is_private(node.attr)
+                and bound[node.value.id] != module.name
+            ):
                 module.private.append((bound[node.value.id], node.attr))
         module.imports.discard(module.name)
     return modules
@@ -129,8 +137,9 @@ def _stage(name: str) -> str | None:
 
 def test_the_graph_is_read_from_every_module():
     modules = read_graph()
-    assert {"fxlens.cli", "fxlens.cli.graph", "fxlens.worker.levels.table",
-            "fxlens.worker.process.child"} <= set(modules)
+    assert {"fxlens.cli", "fxlens.cli.graph", "fxlens.worker.levels.table", "fxlens.worker.process.child"} <= set(
+        modules
+    )
     # a known edge, so that an empty graph cannot pass the tests below
     assert "fxlens.worker.levels.aten" in modules["fxlens.worker.levels.table"].imports
 
@@ -180,22 +189,34 @@ def test_the_shared_top_level_modules_import_only_the_standard_library_and_each_
             else:
                 continue
             # _typeshed is the standard library's typing stubs, imported only under TYPE_CHECKING
-            outside += [f"{name} imports {top}" for top in tops
-                        if top not in ("fxlens", "_typeshed") and top not in sys.stdlib_module_names]
+            outside += [
+                f"{name} imports {top}"
+                for top in tops
+                if top not in ("fxlens", "_typeshed") and top not in sys.stdlib_module_names
+            ]
     assert not outside, "shared modules importing outside the standard library: " + "; ".join(outside)
 
 
 def test_only_the_entry_point_imports_the_cli():
     modules = read_graph()
-    importers = {module.name for module in modules.values() if not module.name.startswith("fxlens.cli")
-                 for other in module.imports if other == "fxlens.cli" or other.startswith("fxlens.cli.")}
+    importers = {
+        module.name
+        for module in modules.values()
+        if not module.name.startswith("fxlens.cli")
+        for other in module.imports
+        if other == "fxlens.cli" or other.startswith("fxlens.cli.")
+    }
     assert importers == {"fxlens.__main__"}
 
 
 def test_the_finder_sees_circles_and_private_names(tmp_path: Path):
     # the rules' own check: a made-up graph with a circle, read by the same function
-    modules = {"a": Module("a", tmp_path, {"b"}), "b": Module("b", tmp_path, {"c"}), "c": Module("c", tmp_path, {"a"}),
-               "d": Module("d", tmp_path, {"a"})}
+    modules = {
+        "a": Module("a", tmp_path, {"b"}),
+        "b": Module("b", tmp_path, {"c"}),
+        "c": Module("c", tmp_path, {"a"}),
+        "d": Module("d", tmp_path, {"a"}),
+    }
     assert circles(modules) == [["a", "b", "c"]]
 
 
@@ -204,9 +225,11 @@ def test_every_folder_of_the_package_is_a_package_that_git_keeps():
     # is left out of the repository
     folders = {path.parent for path in (SERVER / "fxlens").rglob("*.py") if "__pycache__" not in path.parts}
     assert all((folder / "__init__.py").is_file() for folder in folders), sorted(
-        str(f) for f in folders if not (f / "__init__.py").is_file())
+        str(f) for f in folders if not (f / "__init__.py").is_file()
+    )
     if shutil.which("git") and (SERVER.parent / ".git").exists():
         inits = [str(folder / "__init__.py") for folder in sorted(folders)]
-        ignored = subprocess.run(["git", "check-ignore", "--no-index", *inits], cwd=SERVER.parent,
-                                 capture_output=True, text=True).stdout.split()
+        ignored = subprocess.run(
+            ["git", "check-ignore", "--no-index", *inits], cwd=SERVER.parent, capture_output=True, text=True
+        ).stdout.split()
         assert not ignored, f"git ignores: {ignored}"

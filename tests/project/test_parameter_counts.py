@@ -1,5 +1,6 @@
 """No function in the folders below takes more than MAX_PARAMETERS parameters: a longer list becomes a
 named dataclass (issue 40). `self` and `cls` are not counted; `*args` and `**kwargs` count one each."""
+
 from __future__ import annotations
 
 import ast
@@ -29,8 +30,11 @@ def functions(tree: ast.AST) -> list[tuple[Function, bool]]:
     found = []
     for node in ast.walk(tree):
         body = node.body if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) else []
-        found += [(child, isinstance(node, ast.ClassDef)) for child in body
-                  if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        found += [
+            (child, isinstance(node, ast.ClassDef))
+            for child in body
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
     return found
 
 
@@ -50,7 +54,14 @@ def test_no_function_takes_more_than_seven_parameters():
 
 
 def test_the_count_skips_a_methods_self_and_counts_star_arguments_once():
-    found = functions(ast.parse("class A:\n    def f(self, a, *args, b, **kwargs):\n        def h(self): pass\n"
-                                "def g(cls, y=1, /, z=2): pass"))
+    found = functions(
+        ast.parse(
+            "class A:\n    def f(self, a, *args, b, **kwargs):\n        def h(self): pass\n"
+            "def g(cls, y=1, /, z=2): pass"
+        )
+    )
     assert sorted((function.name, parameter_count(function, method)) for function, method in found) == [
-        ("f", 4), ("g", 3), ("h", 1)]
+        ("f", 4),
+        ("g", 3),
+        ("h", 1),
+    ]

@@ -1,4 +1,5 @@
 """The dynamo level as the server sees it: its lens title, its graphs printed in turn, the setting."""
+
 from fxlens.lsp.settings import parse_settings
 from fxlens.render.graph_text import node_table, printout
 from fxlens.render.lens import level_title
@@ -7,14 +8,26 @@ from fxlens.report import DEFAULT_LEVELS, LEVELS, Diagnostic, LevelResult, Node
 
 def _gate() -> LevelResult:
     """`if y.sum() > 0:` between two graphs, as dynamo captures it."""
-    nodes = [Node("l_x_", "placeholder", "L_x_", 1, text="%l_x_ : [num_users=1] = placeholder[target=L_x_]", graph=0),
-             Node("gt", "call_function", "operator.gt", 1, text="%gt : ...", line=15, graph=0),
-             Node("output", "output", "output", 0, text="return (gt,)", graph=0),
-             Node("l_y_", "placeholder", "L_y_", 1, text="%l_y_ : ...", graph=1),
-             Node("relu", "call_function", "torch.relu", 1, text="%relu : ...", line=17, graph=1),
-             Node("output", "output", "output", 0, text="return (relu,)", graph=1)]
-    warning = Diagnostic(15, 11, 15, 22, "warning", "graph-break", "torch.compile graph break: Data-dependent "
-                         "branching [GB0170]", level="dynamo", gb_id="GB0170", hints=["Use `torch.cond`."])
+    nodes = [
+        Node("l_x_", "placeholder", "L_x_", 1, text="%l_x_ : [num_users=1] = placeholder[target=L_x_]", graph=0),
+        Node("gt", "call_function", "operator.gt", 1, text="%gt : ...", line=15, graph=0),
+        Node("output", "output", "output", 0, text="return (gt,)", graph=0),
+        Node("l_y_", "placeholder", "L_y_", 1, text="%l_y_ : ...", graph=1),
+        Node("relu", "call_function", "torch.relu", 1, text="%relu : ...", line=17, graph=1),
+        Node("output", "output", "output", 0, text="return (relu,)", graph=1),
+    ]
+    warning = Diagnostic(
+        15,
+        11,
+        15,
+        22,
+        "warning",
+        "graph-break",
+        "torch.compile graph break: Data-dependent branching [GB0170]",
+        level="dynamo",
+        gb_id="GB0170",
+        hints=["Use `torch.cond`."],
+    )
     return LevelResult("dynamo", True, nodes, [warning], graphs=2, breaks=1)
 
 

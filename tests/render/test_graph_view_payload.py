@@ -1,5 +1,6 @@
 """The graph view's payload (render/graph_view.graph_payload): what the page draws groups, the level
 switcher and the details pane from."""
+
 from __future__ import annotations
 
 from fxlens.render.graph_view import graph_payload
@@ -7,14 +8,36 @@ from fxlens.report import LEVELS, Build, ClassReport, InputSpec, LevelResult, No
 
 
 def _cls() -> ClassReport:
-    fx = LevelResult("fx", True, [Node("x", "placeholder", "x", 1, ["attn_proj"]),
-                                  Node("attn_proj", "call_module", "attn.proj", 1, ["output"], scope="attn", line=9,
-                                       function="Attn.forward", text="%attn_proj : ...")],
-                     scopes={"attn": {"class": "Attn", "line": 20, "col": 8, "end_line": 20, "end_col": 20}})
-    aten = LevelResult("aten", True, [Node("p_attn_proj_weight", "placeholder", "p_attn_proj_weight", 1, ["linear"]),
-                                      Node("linear", "call_function", "aten.linear.default", 1, [], scope="attn",
-                                           flops=128, overload="default")],
-                       schemas={"aten.linear.default": {"schema": "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"}})
+    fx = LevelResult(
+        "fx",
+        True,
+        [
+            Node("x", "placeholder", "x", 1, ["attn_proj"]),
+            Node(
+                "attn_proj",
+                "call_module",
+                "attn.proj",
+                1,
+                ["output"],
+                scope="attn",
+                line=9,
+                function="Attn.forward",
+                text="%attn_proj : ...",
+            ),
+        ],
+        scopes={"attn": {"class": "Attn", "line": 20, "col": 8, "end_line": 20, "end_col": 20}},
+    )
+    aten = LevelResult(
+        "aten",
+        True,
+        [
+            Node("p_attn_proj_weight", "placeholder", "p_attn_proj_weight", 1, ["linear"]),
+            Node("linear", "call_function", "aten.linear.default", 1, [], scope="attn", flops=128, overload="default"),
+        ],
+        schemas={
+            "aten.linear.default": {"schema": "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"}
+        },
+    )
     return ClassReport("Net", 1, 30, Build(inputs=[InputSpec("x", [2, 8], "float32")]), levels={"fx": fx, "aten": aten})
 
 

@@ -1,4 +1,5 @@
 """A class built from guessed arguments says so wherever it shows: lens, class-line hover, CLI header."""
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,13 @@ DIRECTIVE = "UNet(n_channels=3, n_classes=10)(torch.randn(2, 3, 16, 16))"
 
 
 def _guessed() -> ClassReport:
-    build = Build("guessed", "inferred", [InputSpec("x", ["B", 3, 16, 16], "float32")],
-                  detail="n_channels=3, n_classes=10", directive=DIRECTIVE)
+    build = Build(
+        "guessed",
+        "inferred",
+        [InputSpec("x", ["B", 3, 16, 16], "float32")],
+        detail="n_channels=3, n_classes=10",
+        directive=DIRECTIVE,
+    )
     fx = LevelResult("fx", True, [Node("x", "placeholder", "x", 1), Node("output", "output", "output", 0)])
     return ClassReport("UNet", 12, 30, build=build, levels={"fx": fx})
 
@@ -28,7 +34,8 @@ def test_lens_hover_and_header_label_the_guess():
     assert "built: guessed" in hover and "guessed arguments n_channels=3, n_classes=10" in hover
     assert f"`# fxlens: {DIRECTIVE}`" in hover
     assert level_text("/m.py", cls, "fx").startswith(
-        "== UNet (fx) — built: guessed, inputs inferred: x: (B, 3, 16, 16) f32 — guessed arguments n_channels=3")
+        "== UNet (fx) — built: guessed, inputs inferred: x: (B, 3, 16, 16) f32 — guessed arguments n_channels=3"
+    )
 
 
 def test_a_directive_build_has_no_guess_label():

@@ -1,4 +1,5 @@
 """The rung a level's opcode mix names (render/ladder.py), on the node kinds each level produces."""
+
 from fxlens.render.ladder import rung
 from fxlens.report import LevelResult, Node
 
@@ -6,11 +7,13 @@ from fxlens.report import LevelResult, Node
 def _level(*ops_targets) -> LevelResult:
     nodes = [Node("x", "placeholder", "x", 1)]
     nodes += [Node(f"n{i}", op, target, 1) for i, (op, target) in enumerate(ops_targets)]
-    return LevelResult("any", True, nodes + [Node("output", "output", "output", 0)])
+    return LevelResult("any", True, [*nodes, Node("output", "output", "output", 0)])
 
 
 def test_call_module_is_above_aot_autograd():
-    assert rung(_level(("call_module", "fc"), ("call_function", "torch.relu"))).name == "above aot_autograd (module level)"
+    assert (
+        rung(_level(("call_module", "fc"), ("call_function", "torch.relu"))).name == "above aot_autograd (module level)"
+    )
 
 
 def test_torch_functions_and_methods_without_modules_are_the_torch_level():
@@ -24,5 +27,7 @@ def test_aten_overloads_with_getitems_are_below_aot_autograd():
 
 
 def test_a_mix_says_so_and_an_empty_graph_computes_nothing():
-    assert rung(_level(("call_function", "aten.relu.default"), ("call_function", "torch.relu"))).name.startswith("mixed")
+    assert rung(_level(("call_function", "aten.relu.default"), ("call_function", "torch.relu"))).name.startswith(
+        "mixed"
+    )
     assert rung(_level()).name == "no computing node"

@@ -1,31 +1,70 @@
 """The level ladder as the server sees it: the description in report.py, lens titles and folded hover lines."""
+
 from fxlens.lsp.settings import parse_settings
 from fxlens.render.hover import hover_text
 from fxlens.render.lens import class_lenses
-from fxlens.report import (DEFAULT_LEVELS, LEVELS, ClassReport, FileReport, LevelResult, Node, in_ladder_order,
-                           in_trace_order)
+from fxlens.report import (
+    DEFAULT_LEVELS,
+    LEVELS,
+    ClassReport,
+    FileReport,
+    LevelResult,
+    Node,
+    in_ladder_order,
+    in_trace_order,
+)
 
 
 def _node(name, op, target, line, shape, users=(), scope=""):
-    return Node(name, op, target, len(users), list(users), line=line, col=15, end_line=line, end_col=43,
-                shape=list(shape), dtype="float32", scope=scope, function="Net.forward")
+    return Node(
+        name,
+        op,
+        target,
+        len(users),
+        list(users),
+        line=line,
+        col=15,
+        end_line=line,
+        end_col=43,
+        shape=list(shape),
+        dtype="float32",
+        scope=scope,
+        function="Net.forward",
+    )
 
 
 def _net() -> FileReport:
     """The lesson's Net (`Linear(3, 4)` -> relu -> sum on a (2, 3) input) at three levels, forward on line 12."""
     x = Node("x", "placeholder", "x", 1, shape=[2, 3], dtype="float32")
-    fx = [x, _node("fc", "call_module", "fc", 12, (2, 4), ["relu"], "fc"),
-          _node("relu", "call_function", "torch.relu", 12, (2, 4), ["sum_1"]),
-          _node("sum_1", "call_method", "sum", 12, ())]
-    aten = [x, _node("linear", "call_function", "aten.linear.default", 12, (2, 4), ["relu"], "fc"),
-            _node("relu", "call_function", "aten.relu.default", 12, (2, 4), ["sum_1"]),
-            _node("sum_1", "call_function", "aten.sum.default", 12, ())]
-    core = [x, _node("permute", "call_function", "aten.permute.default", 12, (3, 4), ["addmm"], "fc"),
-            _node("addmm", "call_function", "aten.addmm.default", 12, (2, 4), ["relu"], "fc"),
-            _node("relu", "call_function", "aten.relu.default", 12, (2, 4), ["sum_1"]),
-            _node("sum_1", "call_function", "aten.sum.dim_IntList", 12, ())]
-    cls = ClassReport("Net", 6, 12, levels={"fx": LevelResult("fx", True, fx), "aten": LevelResult("aten", True, aten),
-                                            "core-aten": LevelResult("core-aten", True, core)})
+    fx = [
+        x,
+        _node("fc", "call_module", "fc", 12, (2, 4), ["relu"], "fc"),
+        _node("relu", "call_function", "torch.relu", 12, (2, 4), ["sum_1"]),
+        _node("sum_1", "call_method", "sum", 12, ()),
+    ]
+    aten = [
+        x,
+        _node("linear", "call_function", "aten.linear.default", 12, (2, 4), ["relu"], "fc"),
+        _node("relu", "call_function", "aten.relu.default", 12, (2, 4), ["sum_1"]),
+        _node("sum_1", "call_function", "aten.sum.default", 12, ()),
+    ]
+    core = [
+        x,
+        _node("permute", "call_function", "aten.permute.default", 12, (3, 4), ["addmm"], "fc"),
+        _node("addmm", "call_function", "aten.addmm.default", 12, (2, 4), ["relu"], "fc"),
+        _node("relu", "call_function", "aten.relu.default", 12, (2, 4), ["sum_1"]),
+        _node("sum_1", "call_function", "aten.sum.dim_IntList", 12, ()),
+    ]
+    cls = ClassReport(
+        "Net",
+        6,
+        12,
+        levels={
+            "fx": LevelResult("fx", True, fx),
+            "aten": LevelResult("aten", True, aten),
+            "core-aten": LevelResult("core-aten", True, core),
+        },
+    )
     return FileReport("/x/net.py", [cls])
 
 

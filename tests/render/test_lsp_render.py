@@ -1,15 +1,14 @@
 """Pure rendering from a recorded report (tests/fixtures/lsp/residual_mlp.report.json)."""
-import copy
+
 import json
 from pathlib import Path
 
 import pytest
-
+from fxlens.render import nodes as q
 from fxlens.render.graph_view import graph_document, graph_payload
 from fxlens.render.hover import hover_text
 from fxlens.render.inlay import inlay_hints
 from fxlens.render.lens import class_lenses, level_title
-from fxlens.render import nodes as q
 from fxlens.report import Diagnostic, LevelResult, file_from_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lsp"
@@ -31,14 +30,19 @@ def test_lens_titles(report):
     lenses = class_lenses(residual, ("fx", "aten"))
     assert [t.title for t in lenses] == ["Show graph", "fx 7 · aten 9"]
     # the breakdown is the summary's tooltip
-    assert lenses[1].tooltip.splitlines()[0].startswith(
-        "fx: 7 nodes (1 placeholder · 1 call_module · 1 get_attr · 3 call_function · 1 output) — ")
+    assert (
+        lenses[1]
+        .tooltip.splitlines()[0]
+        .startswith("fx: 7 nodes (1 placeholder · 1 call_module · 1 get_attr · 3 call_function · 1 output) — ")
+    )
     assert lenses[1].tooltip.splitlines()[1].startswith("aten: 9 nodes — ")
     assert [t.title for t in class_lenses(mlp, ("fx",), stale=True)][1] == "fx 15 (stale)"
 
 
 def test_failing_level_title():
-    failed = LevelResult("fx", False, diagnostics=[Diagnostic(13, 8, 13, 20, "error", "data-dependent-control-flow", "m")])
+    failed = LevelResult(
+        "fx", False, diagnostics=[Diagnostic(13, 8, 13, 20, "error", "data-dependent-control-flow", "m")]
+    )
     assert level_title("fx", failed) == "fx: untraceable — line 13"
     unbuilt = LevelResult("aten", False, diagnostics=[Diagnostic(6, 0, 6, 9, "error", "construction", "m")])
     assert level_title("aten", unbuilt) == "aten: cannot build — line 6"
@@ -120,15 +124,36 @@ def test_graph_payload_contract(report):
 
 def _node(name, op, target, line, col, end_col, shape=(2, 8), scope="", users=()):
     from fxlens.report import Node
-    return Node(name, op, target, len(users), list(users), line=line, col=col, end_line=line, end_col=end_col,
-                shape=list(shape), dtype="float32", scope=scope, function="Gate.forward")
+
+    return Node(
+        name,
+        op,
+        target,
+        len(users),
+        list(users),
+        line=line,
+        col=col,
+        end_line=line,
+        end_col=end_col,
+        shape=list(shape),
+        dtype="float32",
+        scope=scope,
+        function="Gate.forward",
+    )
 
 
 def _one_class_report(fx_nodes, aten_nodes, diagnostics=(), level_ok=True):
     from fxlens.report import ClassReport, FileReport
-    cls = ClassReport("Gate", 5, 12, levels={
-        "fx": LevelResult("fx", level_ok, fx_nodes, list(diagnostics)),
-        "aten": LevelResult("aten", True, aten_nodes)})
+
+    cls = ClassReport(
+        "Gate",
+        5,
+        12,
+        levels={
+            "fx": LevelResult("fx", level_ok, fx_nodes, list(diagnostics)),
+            "aten": LevelResult("aten", True, aten_nodes),
+        },
+    )
     return FileReport("/x/gate.py", [cls])
 
 
@@ -138,17 +163,22 @@ def _rows(text):
 
 def test_hover_pairs_levels_only_for_the_same_computation():
     # line 9: `y = self.proj(x) * 2 + x`: fx says mul then add; aten runs linear, mul, add
-    fx = [_node("proj", "call_module", "proj", 9, 12, 24, scope="proj"),
-          _node("mul", "call_function", "operator.mul", 9, 12, 28),
-          _node("add", "call_function", "operator.add", 9, 12, 32)]
-    aten = [_node("linear", "call_function", "aten.linear.default", 9, 8, 32, scope="proj"),
-            _node("mul", "call_function", "aten.mul.Tensor", 9, 8, 32),
-            _node("add", "call_function", "aten.add.Tensor", 9, 8, 32)]
+    fx = [
+        _node("proj", "call_module", "proj", 9, 12, 24, scope="proj"),
+        _node("mul", "call_function", "operator.mul", 9, 12, 28),
+        _node("add", "call_function", "operator.add", 9, 12, 32),
+    ]
+    aten = [
+        _node("linear", "call_function", "aten.linear.default", 9, 8, 32, scope="proj"),
+        _node("mul", "call_function", "aten.mul.Tensor", 9, 8, 32),
+        _node("add", "call_function", "aten.add.Tensor", 9, 8, 32),
+    ]
     rows = _rows(hover_text(_one_class_report(fx, aten), 9, 30))
     assert [r.split("|")[2].strip() + " / " + r.split("|")[4].strip() for r in rows] == [
         "`call_function operator.add` / `aten.add.Tensor`",  # under the cursor: first
         "`call_module proj` / `aten.linear.default`",
-        "`call_function operator.mul` / `aten.mul.Tensor`"]
+        "`call_function operator.mul` / `aten.mul.Tensor`",
+    ]
 
 
 def test_hover_lists_unrelated_nodes_of_the_two_levels_on_rows_of_their_own():
@@ -165,9 +195,19 @@ def test_hover_lists_unrelated_nodes_of_the_two_levels_on_rows_of_their_own():
 
 
 def test_hovering_a_failing_line_shows_the_failure_and_its_fix_without_nodes():
-    failure = Diagnostic(8, 12, 8, 30, "error", "map-over-proxy", "TraceError: Proxy object cannot be iterated.",
-                         "A tuple is one graph value while tracing.", "Unpack into names first: `q, k, v = qkv`.",
-                         level="fx", class_name="Gate")
+    failure = Diagnostic(
+        8,
+        12,
+        8,
+        30,
+        "error",
+        "map-over-proxy",
+        "TraceError: Proxy object cannot be iterated.",
+        "A tuple is one graph value while tracing.",
+        "Unpack into names first: `q, k, v = qkv`.",
+        level="fx",
+        class_name="Gate",
+    )
     text = hover_text(_one_class_report([], [], [failure], level_ok=False), 8, 14)
     assert text is not None
     assert "**fx: fails here** in Gate · `map-over-proxy`" in text
@@ -179,10 +219,26 @@ def test_hovering_a_failing_line_shows_the_failure_and_its_fix_without_nodes():
 
 def test_a_failure_both_levels_share_is_shown_once_with_both_levels():
     from fxlens.report import ClassReport, FileReport
-    diagnostics = {level: Diagnostic(7, 4, 9, 20, "error", "decorated-forward", "ValueError: code: co_varnames is too small",
-                                     "A decorator replaced forward's code.", "Use the aten level.", level=level,
-                                     class_name="Gate") for level in ("fx", "aten")}
-    cls = ClassReport("Gate", 5, 12, levels={level: LevelResult(level, False, [], [d]) for level, d in diagnostics.items()})
+
+    diagnostics = {
+        level: Diagnostic(
+            7,
+            4,
+            9,
+            20,
+            "error",
+            "decorated-forward",
+            "ValueError: code: co_varnames is too small",
+            "A decorator replaced forward's code.",
+            "Use the aten level.",
+            level=level,
+            class_name="Gate",
+        )
+        for level in ("fx", "aten")
+    }
+    cls = ClassReport(
+        "Gate", 5, 12, levels={level: LevelResult(level, False, [], [d]) for level, d in diagnostics.items()}
+    )
     text = hover_text(FileReport("/x/gate.py", [cls]), 8, 4)
     assert text.count("co_varnames is too small") == 1
     assert "**fx and aten cannot trace this decorated forward** in Gate · `decorated-forward`" in text

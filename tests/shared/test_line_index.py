@@ -1,13 +1,14 @@
 """The line index the server keeps through edits: after any edits it is what splitting the text afresh
 gives, and the line edit it reports keeps every line it says it kept."""
-from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from __future__ import annotations
 
 from fxlens import lines
 from fxlens.engine.documents import Document, Traced
 from fxlens.line_index import LineIndex
 from fxlens.report import Diagnostic, FileReport
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 AWKWARD = ["\x0c", "\x0b", "\x1c", "\x85", "\u2028"]
 BREAKS = ["\n", "\r\n", "\r"]
@@ -37,8 +38,8 @@ def test_after_any_edits_the_index_is_a_fresh_split_of_the_text(text, changes, c
         assert index.start(len(index)) is None
         # lines above the edit keep their number, lines below move by its shift, both with their text
         assert len(new_lines) - len(old_lines) == edit.shift
-        assert new_lines[:edit.first] == old_lines[:edit.first]
-        assert new_lines[edit.last + 1 + edit.shift:] == old_lines[edit.last + 1:]
+        assert new_lines[: edit.first] == old_lines[: edit.first]
+        assert new_lines[edit.last + 1 + edit.shift :] == old_lines[edit.last + 1 :]
 
 
 @settings(max_examples=200, deadline=None)
@@ -75,8 +76,11 @@ line_texts = st.sampled_from(["a", "b", "x = 1", "", "\x0cd", "e\u2028f", "     
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(line_texts, min_size=1, max_size=30), st.sampled_from(BREAKS),
-       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), pieces), min_size=1, max_size=6))
+@given(
+    st.lists(line_texts, min_size=1, max_size=30),
+    st.sampled_from(BREAKS),
+    st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), pieces), min_size=1, max_size=6),
+)
 def test_a_report_carried_through_edits_stays_on_the_lines_the_editor_moved(texts, newline, changes):
     text = newline.join(texts)
     traced = lines.split(text)
@@ -88,10 +92,10 @@ def test_a_report_carried_through_edits_stays_on_the_lines_the_editor_moved(text
         start, end = sorted((first % (len(text) + 1), second % (len(text) + 1)))
         edited = text[:start] + inserted + text[end:]
         # wholly before the edit (and the \r an inserted \n may join) or wholly after it: untouched
-        before = lines.count(text[:max(0, start - 1)]) - 1
-        after = lines.count(text[min(len(text), end + 1):]) - 1
+        before = lines.count(text[: max(0, start - 1)]) - 1
+        after = lines.count(text[min(len(text), end + 1) :]) - 1
         middle = lines.count(edited) - before - after
-        origin = origin[:before] + [None] * middle + (origin[len(origin) - after:] if after else [])
+        origin = origin[:before] + [None] * middle + (origin[len(origin) - after :] if after else [])
         doc.edit(version, edited)
         text = edited
         current = lines.split(text)

@@ -2,19 +2,20 @@
 
 The client side here is written out character by character, as an editor reads the protocol, so the
 server's code is checked against it rather than against itself."""
+
 from __future__ import annotations
 
 import ast
 
-from hypothesis import given, settings, strategies as st
-from lsprotocol import types
-
 from fxlens import lines
 from fxlens.engine.shift import LineMap
-from fxlens.lsp.positions import UTF8, UTF16, UTF32, Coords
 from fxlens.line_index import LineIndex
 from fxlens.lsp import sync
+from fxlens.lsp.positions import UTF8, UTF16, UTF32, Coords
 from fxlens.lsp.sync import apply_change
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lsprotocol import types
 
 # what str.splitlines() splits at and the editor does not, the real line breaks, and text around them
 AWKWARD = ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
@@ -34,7 +35,7 @@ class Editor:
         starts, index = [0], 0
         while index < len(self.text):
             ch = self.text[index]
-            if ch == "\r" and self.text[index + 1:index + 2] == "\n":
+            if ch == "\r" and self.text[index + 1 : index + 2] == "\n":
                 index += 1
             if ch in "\r\n":
                 starts.append(index + 1)
@@ -43,14 +44,17 @@ class Editor:
 
     def boundaries(self) -> list[int]:
         """Offsets a position can name: not between the \\r and \\n of one break."""
-        return [i for i in range(len(self.text) + 1) if not (self.text[i - 1:i] == "\r" and self.text[i:i + 1] == "\n")]
+        return [
+            i for i in range(len(self.text) + 1) if not (self.text[i - 1 : i] == "\r" and self.text[i : i + 1] == "\n")
+        ]
 
     def position(self, offset: int, encoding: str) -> types.Position:
         starts = self.line_starts()
         line = max(k for k, start in enumerate(starts) if start <= offset)
-        before = self.text[starts[line]:offset]
-        units = {UTF8: len(before.encode("utf-8")), UTF32: len(before),
-                 UTF16: len(before.encode("utf-16-le")) // 2}[encoding]
+        before = self.text[starts[line] : offset]
+        units = {UTF8: len(before.encode("utf-8")), UTF32: len(before), UTF16: len(before.encode("utf-16-le")) // 2}[
+            encoding
+        ]
         return types.Position(line=line, character=units)
 
     def character_at(self, position: types.Position, encoding: str) -> str:
@@ -75,8 +79,9 @@ def test_only_the_editors_breaks_end_lines():
 
 
 @settings(max_examples=300, deadline=None)
-@given(pieces, st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), pieces), min_size=1, max_size=6),
-       encodings)
+@given(
+    pieces, st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), pieces), min_size=1, max_size=6), encodings
+)
 def test_after_any_incremental_edits_the_servers_text_is_the_editors(text, edits, encoding):
     editor = Editor(text)
     server = text
@@ -85,7 +90,8 @@ def test_after_any_incremental_edits_the_servers_text_is_the_editors(text, edits
         spots = editor.boundaries()
         start, end = sorted((spots[first % len(spots)], spots[second % len(spots)]))
         change = types.TextDocumentContentChangePartial(
-            range=types.Range(editor.position(start, encoding), editor.position(end, encoding)), text=new_text)
+            range=types.Range(editor.position(start, encoding), editor.position(end, encoding)), text=new_text
+        )
         editor.text = editor.text[:start] + new_text + editor.text[end:]
         server = apply_change(server, change, encoding)
         index = sync.apply(index, change, encoding)
@@ -95,7 +101,8 @@ def test_after_any_incremental_edits_the_servers_text_is_the_editors(text, edits
 
 def test_a_column_past_the_line_end_means_the_end_and_a_line_past_the_text_its_end():
     change = types.TextDocumentContentChangePartial(
-        range=types.Range(types.Position(0, 99), types.Position(0, 99)), text="!")
+        range=types.Range(types.Position(0, 99), types.Position(0, 99)), text="!"
+    )
     assert apply_change("ab\x0ccd\ref", change, UTF16) == "ab\x0ccd!\ref"
     change.range = types.Range(types.Position(7, 0), types.Position(7, 0))
     assert apply_change("ab\ref", change, UTF16) == "ab\ref!"
@@ -128,7 +135,7 @@ def test_spans_python_gives_point_at_the_same_characters_in_the_editor(source, e
 
 def test_a_one_character_edit_in_ten_thousand_identical_lines_keeps_every_other_line():
     old = "        x = x + 1\n" * 10_000
-    new = old[:18 * 5000] + "        x = x + 2\n" + old[18 * 5001:]
+    new = old[: 18 * 5000] + "        x = x + 2\n" + old[18 * 5001 :]
     lines_map = LineMap(old, new)
     assert lines_map.line(5001) is None
     assert all(lines_map.line(n) == n for n in (1, 2, 5000, 5002, 9999, 10_000))
@@ -148,9 +155,11 @@ def test_lines_inserted_far_apart_in_repeated_lines_move_what_follows():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["a", "b", "c", "x = 1", "", "\x0cd", "e\u2028f"]), max_size=60),
-       st.lists(st.sampled_from(["a", "b", "c", "x = 1", "", "\x0cd", "e\u2028f"]), max_size=60),
-       st.sampled_from(BREAKS))
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "x = 1", "", "\x0cd", "e\u2028f"]), max_size=60),
+    st.lists(st.sampled_from(["a", "b", "c", "x = 1", "", "\x0cd", "e\u2028f"]), max_size=60),
+    st.sampled_from(BREAKS),
+)
 def test_the_line_map_only_maps_a_line_to_the_same_text_in_order(old, new, newline):
     old, new = old or [""], new or [""]  # an empty text is one empty line
     lines_map = LineMap(newline.join(old), newline.join(new))
@@ -171,8 +180,8 @@ def test_one_edit_keeps_every_line_it_did_not_touch_and_maps_only_equal_lines(te
     assert [b for _, b in mapped] == sorted({b for _, b in mapped})
     # the lines wholly before the edit (and its line break's \r, which an inserted \n may join) and
     # those wholly after it all survive (where a run of equal lines goes is the diff's choice)
-    before = lines.count(text[:max(0, start - 1)]) - 1
-    after = lines.count(text[min(len(text), end + 1):]) - 1
+    before = lines.count(text[: max(0, start - 1)]) - 1
+    after = lines.count(text[min(len(text), end + 1) :]) - 1
     untouched = [*range(1, before + 1), *range(len(old) - after + 1, len(old) + 1)]
     # as many lines survive; a line whose text is its own survives itself (of equal lines beside the edit,
     # which one the edit took is the diff's choice: deleting one of three empty lines keeps two)

@@ -1,13 +1,13 @@
 """The messages between server, worker and trace child (fxlens/messages.py): every registered kind survives
 its line, and a line that is no message becomes a ProtocolError (a logged error, a failed request), never a
 KeyError in whoever reads it."""
+
 from __future__ import annotations
 
 import asyncio
 import json
 
 import pytest
-
 from fxlens import messages
 from fxlens.engine.worker_client import WorkerClient, WorkerProtocolError
 from fxlens.messages import EVENTS, REQUESTS, ProtocolError
@@ -20,11 +20,26 @@ CLASS = to_json(ClassReport("Block", 3, 9, levels={"fx": LevelResult("fx", True)
 # one message of every kind, its optional fields set where it has them
 SAMPLES = [
     messages.TextHeader("t1", 42),
-    messages.TraceRequest("/p/m.py", id=4, text_key="t1", levels=["fx", "aten", "backward"], execution="full",
-                          timeout=30.0, memory_mb=2048, surface="cli", cost=False, first="Block", classes=["Block"],
-                          known={"Head": "ab12"}, roots=["/p"], buffer_keys={"/p/n.py": "t2"}, notes=False,
-                          without_cost=["Head"], failed={"Head": DIAGNOSTIC},
-                          pass_request=messages.PassRequest("fuse", "user", "/p/passes.py", "x\n")),
+    messages.TraceRequest(
+        "/p/m.py",
+        id=4,
+        text_key="t1",
+        levels=["fx", "aten", "backward"],
+        execution="full",
+        timeout=30.0,
+        memory_mb=2048,
+        surface="cli",
+        cost=False,
+        first="Block",
+        classes=["Block"],
+        known={"Head": "ab12"},
+        roots=["/p"],
+        buffer_keys={"/p/n.py": "t2"},
+        notes=False,
+        without_cost=["Head"],
+        failed={"Head": DIAGNOSTIC},
+        pass_request=messages.PassRequest("fuse", "user", "/p/passes.py", "x\n"),
+    ),
     messages.Cancel(4),
     messages.Shutdown(),
     messages.Ping(9),
@@ -75,17 +90,20 @@ def test_a_relayed_child_line_is_the_same_event_with_its_job_id():
     assert messages.child_event(messages.encode(messages.Ready(1)).encode()) is None
 
 
-@pytest.mark.parametrize("line, problem", [
-    (b"not json", "not JSON"),
-    (b"[1, 2]", "a JSON object"),
-    (b'{"event": "telepathy", "id": 3}', "unknown event 'telepathy'"),
-    (b'{"id": 3}', "unknown event None"),
-    (b'{"id": 3, "event": "done"}', "malformed `done`"),
-    (b'{"id": 3, "event": "done", "report": {"version": 99}}', "malformed `done`"),
-    (b'{"id": 3, "event": "class", "class": ["Block"]}', "malformed `class`"),
-    (b'{"id": 3, "event": "stage", "levels": "fx"}', "malformed `stage`"),
-    (b'{"id": "3", "event": "end"}', "malformed `end`"),
-])
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        (b"not json", "not JSON"),
+        (b"[1, 2]", "a JSON object"),
+        (b'{"event": "telepathy", "id": 3}', "unknown event 'telepathy'"),
+        (b'{"id": 3}', "unknown event None"),
+        (b'{"id": 3, "event": "done"}', "malformed `done`"),
+        (b'{"id": 3, "event": "done", "report": {"version": 99}}', "malformed `done`"),
+        (b'{"id": 3, "event": "class", "class": ["Block"]}', "malformed `class`"),
+        (b'{"id": 3, "event": "stage", "levels": "fx"}', "malformed `stage`"),
+        (b'{"id": "3", "event": "end"}', "malformed `end`"),
+    ],
+)
 def test_a_line_that_is_no_event_is_a_protocol_error(line, problem):
     with pytest.raises(ProtocolError, match=problem.replace("(", r"\(")) as raised:
         messages.decode_event(line)
@@ -97,11 +115,18 @@ def test_an_unknown_request_is_a_protocol_error_and_a_bad_option_its_default():
         messages.decode_request(b'{"type": "teleport", "id": 1}')
     with pytest.raises(ProtocolError, match="malformed `cancel`"):
         messages.decode_request(b'{"type": "cancel"}')
-    odd = messages.decode_request(b'{"type": "trace", "id": 1, "path": "/m.py", "text": "", "execution": "rm -rf",'
-                                  b' "timeout": "soon", "cost": 0, "known": {"A": 1, "B": "f"},'
-                                  b' "without_cost": [1, "C"]}')
+    odd = messages.decode_request(
+        b'{"type": "trace", "id": 1, "path": "/m.py", "text": "", "execution": "rm -rf",'
+        b' "timeout": "soon", "cost": 0, "known": {"A": 1, "B": "f"},'
+        b' "without_cost": [1, "C"]}'
+    )
     assert (odd.execution, odd.timeout, odd.cost, odd.known, odd.without_cost) == (
-        "safe", None, True, {"B": "f"}, ["C"])
+        "safe",
+        None,
+        True,
+        {"B": "f"},
+        ["C"],
+    )
 
 
 async def test_the_server_logs_an_event_it_cannot_read_and_fails_that_request_with_a_clear_error():

@@ -1,4 +1,5 @@
 """`fxlens ...` as a user runs it: a process of its own, from this repository's sources."""
+
 from __future__ import annotations
 
 import os
@@ -11,5 +12,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def fxlens(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "server"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "fxlens", *args], capture_output=True, text=True, cwd=cwd,
-                          env=environment, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "fxlens", *args], capture_output=True, text=True, cwd=cwd, env=environment, timeout=300
+    )

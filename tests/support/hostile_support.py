@@ -4,13 +4,13 @@ Every process a worker starts inherits its environment, so a unique token in the
 environment marks the worker, its trace children and anything user code spawns (even in a new
 session, even double-forked): after a trace, only the worker itself may carry the token.
 """
+
 from __future__ import annotations
 
 import os
 import time
 import uuid
 from pathlib import Path
-from typing import Optional
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import FileReport
@@ -31,7 +31,7 @@ def hostile_line(text: str) -> int:
     return next((n for n, line in enumerate(text.splitlines(), 1) if "# HOSTILE" in line), 0)
 
 
-def _parent_of(pid: str) -> Optional[int]:
+def _parent_of(pid: str) -> int | None:
     try:
         with open(f"/proc/{pid}/stat") as stat:
             return int(stat.read().rsplit(")", 1)[1].split()[1])
@@ -47,7 +47,7 @@ def _carries(pid: str, token: str) -> bool:
         return False
 
 
-def _is_standby(pid: str, worker_pid: Optional[int]) -> bool:
+def _is_standby(pid: str, worker_pid: int | None) -> bool:
     """The worker's one idle child, forked ahead of the next trace (it names itself `fxlens-standby`)."""
     try:
         with open(f"/proc/{pid}/comm") as comm:
@@ -57,7 +57,7 @@ def _is_standby(pid: str, worker_pid: Optional[int]) -> bool:
     return name == "fxlens-standby" and worker_pid is not None and _parent_of(pid) == worker_pid
 
 
-def processes_of(token: str, worker_pid: Optional[int]) -> list[int]:
+def processes_of(token: str, worker_pid: int | None) -> list[int]:
     """Every process but the worker (and its standby) carrying the token, plus any other child (even a
     zombie) of the worker."""
     found = []
@@ -69,7 +69,7 @@ def processes_of(token: str, worker_pid: Optional[int]) -> list[int]:
     return found
 
 
-def wait_until_gone(token: str, worker_pid: Optional[int], within: float = 10.0) -> list[int]:
+def wait_until_gone(token: str, worker_pid: int | None, within: float = 10.0) -> list[int]:
     """Poll (bounded) until no leftover remains; returns those still there at the deadline."""
     deadline = time.monotonic() + within
     while True:
@@ -84,8 +84,11 @@ def leftovers_besides(token: str, allowed: set[int], within: float = 10.0) -> li
     (bounded) until there are none."""
     deadline = time.monotonic() + within
     while True:
-        left = sorted(p for p in processes_of(token, None) if p not in allowed
-                      and not any(_is_standby(str(p), worker) for worker in allowed))
+        left = sorted(
+            p
+            for p in processes_of(token, None)
+            if p not in allowed and not any(_is_standby(str(p), worker) for worker in allowed)
+        )
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
@@ -102,7 +105,7 @@ def wait_for_file(path: Path, within: float = 60.0) -> None:
 class TrackedWorker:
     """A WorkerClient started with a process token in its environment."""
 
-    def __init__(self, python: Optional[str] = None) -> None:
+    def __init__(self, python: str | None = None) -> None:
         self.token = uuid.uuid4().hex
         self.client = WorkerClient(python) if python else WorkerClient()
 
@@ -114,7 +117,7 @@ class TrackedWorker:
             del os.environ[TOKEN_VARIABLE]
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         return self.client.process.pid if self.client.process else None
 
     async def analyse(self, path: Path, text: str, **options) -> FileReport:
@@ -132,8 +135,12 @@ def assert_good_report(report: FileReport) -> None:
     fx = good.levels["fx"]
     assert fx.ok
     assert [(n.op, n.target) for n in fx.nodes] == [
-        ("placeholder", "x"), ("call_module", "fc"), ("call_function", "torch.relu"),
-        ("call_function", "operator.mul"), ("output", "output")]
+        ("placeholder", "x"),
+        ("call_module", "fc"),
+        ("call_function", "torch.relu"),
+        ("call_function", "operator.mul"),
+        ("output", "output"),
+    ]
     mul = fx.nodes[3]
     assert mul.shape == [2, 3] and mul.dtype == "float32"
     assert mul.text.endswith("args = (%relu, 2), kwargs = {})"), mul.text

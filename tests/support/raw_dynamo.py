@@ -1,5 +1,6 @@
 """Raw torch._dynamo.explain on a fixture's classes, in a fresh interpreter (a clean dynamo state), each
 module built on the CPU as a user would: what fxlens's dynamo level is compared with. Prints JSON."""
+
 import contextlib
 import importlib.util
 import json
@@ -36,9 +37,17 @@ for name, shape in calls.items():
         out = torch._dynamo.explain(instance)(x)
         fullgraph = first_break(instance, x)
     result[name] = {
-        "graphs": out.graph_count, "graph_break_count": out.graph_break_count, "breaks": len(out.break_reasons),
+        "graphs": out.graph_count,
+        "graph_break_count": out.graph_break_count,
+        "breaks": len(out.break_reasons),
         "at": [[r.user_stack[-1].lineno, r.user_stack[-1].colno] for r in out.break_reasons],
         "fullgraph": fullgraph,
-        "nodes": [[[n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target)]
-                   for n in g.graph.nodes] for g in out.graphs]}
+        "nodes": [
+            [
+                [n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target)]
+                for n in g.graph.nodes
+            ]
+            for g in out.graphs
+        ],
+    }
 print(json.dumps(result))

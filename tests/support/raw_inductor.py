@@ -8,6 +8,7 @@ Prints JSON: per class, per compiled graph (in order), what inductor wrote to it
 - "output_code": output_code.py,
 - "pre_lines": each pre-grad (dynamo) node's line in the fixture, from the graph dynamo handed inductor.
 """
+
 import contextlib
 import importlib.util
 import json
@@ -58,8 +59,17 @@ for name, (path, expression, shape) in calls.items():
         pre_lines.append({n.name: line_of(n.meta.get("stack_trace"), path) for n in gm.graph.nodes})
         return compile_fx(gm, example_inputs)
 
-    with config.patch({"trace.enabled": True, "trace.provenance_tracking_level": 1, "fx_graph_cache": False,
-                       "trace.debug_dir": debug}), contextlib.redirect_stdout(sys.stderr):
+    with (
+        config.patch(
+            {
+                "trace.enabled": True,
+                "trace.provenance_tracking_level": 1,
+                "fx_graph_cache": False,
+                "trace.debug_dir": debug,
+            }
+        ),
+        contextlib.redirect_stdout(sys.stderr),
+    ):
         torch.compile(instance, backend=inductor)(x)
     graphs = []
     folder = os.path.join(debug, "torchinductor")

@@ -11,6 +11,7 @@ called as the parent's run called it, or with the inputs the report lists).
 A package the corpus marks `stub_packages` (its `__init__` imports what is not installed) is stood in for
 by an empty package of the same `__path__`, as a user who never imports the package top would see it.
 """
+
 from __future__ import annotations
 
 import sys
@@ -19,10 +20,9 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS.parent / "bench"))
 sys.path.insert(0, str(TESTS / "fixtures" / "repos"))
-from reference import CORPUS, envs  # noqa: E402
-
 import torch  # noqa: E402
 from reach_rebuild import rebuild, serve  # noqa: E402
+from reference import CORPUS, envs  # noqa: E402
 
 
 def answer(request: dict) -> dict:

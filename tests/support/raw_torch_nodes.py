@@ -7,6 +7,7 @@ It runs in its own interpreter so that the package is imported exactly as a user
 the request's `paths` first on sys.path, nothing of fxlens loaded. Request: {"paths": [...],
 "module": "pkg.model", "class": "Net"}.
 """
+
 from __future__ import annotations
 
 import ast
@@ -42,8 +43,15 @@ def main() -> None:
     instance, inputs = _example(module, request["class"])
     path = module.__file__
     program = torch.export.export(instance, inputs, strict=False)
-    print(json.dumps({"file": path, "fx": [list(row) for row in fx_rows(instance, inputs, path)],
-                      "aten": [list(row) for row in export_rows(program, path)]}))
+    print(
+        json.dumps(
+            {
+                "file": path,
+                "fx": [list(row) for row in fx_rows(instance, inputs, path)],
+                "aten": [list(row) for row in export_rows(program, path)],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """What raw torch makes of a class fxlens reported: the module rebuilt from the report's own
 `directive` (or, for a child, from its parent's directive and the inputs a forward pre-hook sees),
 then torch.fx.symbolic_trace and torch.export on the same args and kwargs."""
+
 from __future__ import annotations
 
 import ast
@@ -10,24 +11,32 @@ import inspect
 import re
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import torch
 import torch.fx
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport, FileReport
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from torch_nodes import cpu_export, first_call_of, fx_concrete_args  # noqa: E402  (raw torch's side, shared with bench/reach.py)
+from torch_nodes import (
+    cpu_export,
+    first_call_of,
+    fx_concrete_args,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "building"
 # the sizes fxlens gives free dims in its examples (worker/construction/build.py), to read "B", "2*B" as numbers
 FREE = {"B": 2, "T": 8}
 
 
-def analyse(paths: list[Path], classes: Optional[list[str]] = None, levels: Optional[tuple[str, ...]] = None,
-            roots: Optional[list[str]] = None, **options: Any) -> dict[str, FileReport]:
+def analyse(
+    paths: list[Path],
+    classes: list[str] | None = None,
+    levels: tuple[str, ...] | None = None,
+    roots: list[str] | None = None,
+    **options: Any,
+) -> dict[str, FileReport]:
     """Each file's report by its stem, from one warm worker (default levels unless `levels`; the other
     TraceOptions as given, e.g. `surface="check"` as `fxlens check` asks)."""
     options = TraceOptions(levels=levels, **options) if levels else TraceOptions(**options)
@@ -36,8 +45,10 @@ def analyse(paths: list[Path], classes: Optional[list[str]] = None, levels: Opti
         client = WorkerClient()
         await client.start()
         try:
-            return {p.stem: await client.analyse(str(p), p.read_text(), options, classes=classes, roots=roots)
-                    for p in paths}
+            return {
+                p.stem: await client.analyse(str(p), p.read_text(), options, classes=classes, roots=roots)
+                for p in paths
+            }
         finally:
             await client.stop()
 
@@ -51,7 +62,7 @@ def load(path: Path) -> Any:
     return module
 
 
-def rebuild(path: Path, directive: str) -> tuple[torch.nn.Module, Optional[tuple], dict]:
+def rebuild(path: Path, directive: str) -> tuple[torch.nn.Module, tuple | None, dict]:
     """Evaluate a `# fxlens:` expression in the file's namespace plus torch, on the meta device."""
     module = load(path)
     namespace = {**vars(module), "torch": torch}
@@ -64,7 +75,7 @@ def rebuild(path: Path, directive: str) -> tuple[torch.nn.Module, Optional[tuple
         return evaluate(expr), None, {}
 
 
-def example_of(path: Path, report: FileReport, cls: ClassReport) -> tuple[torch.nn.Module, Optional[tuple], dict]:
+def example_of(path: Path, report: FileReport, cls: ClassReport) -> tuple[torch.nn.Module, tuple | None, dict]:
     """The instance and inputs raw torch gets for `cls`, from what the report says."""
     if not cls.built_by:
         return rebuild(path, cls.build.directive)
@@ -90,7 +101,7 @@ def _listed_inputs(cls: ClassReport) -> tuple[tuple, dict]:
     return tuple(args), kwargs
 
 
-def _innermost_line(stack_trace: Optional[str], path: Path) -> Optional[int]:
+def _innermost_line(stack_trace: str | None, path: Path) -> int | None:
     lines = [int(m.group(1)) for m in re.finditer(rf'File "{re.escape(str(path))}", line (\d+)', stack_trace or "")]
     return lines[-1] if lines else None
 
@@ -116,11 +127,11 @@ def _by_name(gm: torch.fx.GraphModule, args: tuple, kwargs: dict) -> list:
     return list(bound.arguments.values())
 
 
-def _shape(value: Any) -> Optional[list]:
+def _shape(value: Any) -> list | None:
     return [int(s) for s in value.shape] if isinstance(value, torch.Tensor) else None
 
 
-def fx_nodes(instance: torch.nn.Module, args: Optional[tuple], kwargs: dict, path: Path) -> list[tuple]:
+def fx_nodes(instance: torch.nn.Module, args: tuple | None, kwargs: dict, path: Path) -> list[tuple]:
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
     # symbolic_trace as it is; only where that fails, the defaults the call leaves frozen (as fxlens does)
@@ -133,18 +144,32 @@ def fx_nodes(instance: torch.nn.Module, args: Optional[tuple], kwargs: dict, pat
             values.run(*_by_name(gm, args, kwargs))
         except RuntimeError:
             pass  # `.item()` on meta: shapes stop there, for torch as for fxlens
-    return [(n.name, n.op, n.target if n.op != "call_function" else n._pretty_print_target(n.target),
-             len(n.users), _innermost_line(n.stack_trace, path), _shape(values.values.get(n.name)))
-            for n in gm.graph.nodes]
+    return [
+        (
+            n.name,
+            n.op,
+            n.target if n.op != "call_function" else n._pretty_print_target(n.target),
+            len(n.users),
+            _innermost_line(n.stack_trace, path),
+            _shape(values.values.get(n.name)),
+        )
+        for n in gm.graph.nodes
+    ]
 
 
 def aten_nodes(instance: torch.nn.Module, args: tuple, kwargs: dict, path: Path) -> list[tuple]:
     ep = cpu_export(instance, args, kwargs)
-    return [(n.name, n.op, str(n.target) if isinstance(n.target, torch._ops.OpOverload)
-             else n._pretty_print_target(n.target), len(n.users),
-             _innermost_line(n.meta.get("stack_trace"), path) if n.op not in ("placeholder", "output") else None,
-             _shape(n.meta.get("val")))
-            for n in ep.graph.nodes]
+    return [
+        (
+            n.name,
+            n.op,
+            str(n.target) if isinstance(n.target, torch._ops.OpOverload) else n._pretty_print_target(n.target),
+            len(n.users),
+            _innermost_line(n.meta.get("stack_trace"), path) if n.op not in ("placeholder", "output") else None,
+            _shape(n.meta.get("val")),
+        )
+        for n in ep.graph.nodes
+    ]
 
 
 def _size(size: Any) -> Any:
@@ -152,13 +177,17 @@ def _size(size: Any) -> Any:
 
 
 def reported(cls: ClassReport, level: str) -> list[tuple]:
-    return [(n.name, n.op, n.target, n.num_users, n.line, [_size(s) for s in n.shape] if n.shape is not None else None)
-            for n in cls.levels[level].nodes]
+    return [
+        (n.name, n.op, n.target, n.num_users, n.line, [_size(s) for s in n.shape] if n.shape is not None else None)
+        for n in cls.levels[level].nodes
+    ]
 
 
 def expected(path: Path, report: FileReport, cls: ClassReport, level: str) -> list[tuple]:
     instance, args, kwargs = example_of(path, report, cls)
     if level == "fx":
-        return [(name, op, str(target), users, line, shape)
-                for name, op, target, users, line, shape in fx_nodes(instance, args, kwargs, path)]
+        return [
+            (name, op, str(target), users, line, shape)
+            for name, op, target, users, line, shape in fx_nodes(instance, args, kwargs, path)
+        ]
     return aten_nodes(instance, args, kwargs, path)

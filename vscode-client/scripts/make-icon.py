@@ -1,5 +1,6 @@
 """Draws images/icon.png, the extension's 128x128 Marketplace icon: a small graph (four nodes, their
 edges) on a torch-orange tile. Stdlib only (zlib + struct write the PNG); run it again after a change."""
+
 from __future__ import annotations
 
 import math
@@ -41,8 +42,12 @@ def png(width: int, height: int, rows: list[bytes]) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
     raw = b"".join(b"\x00" + row for row in rows)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw, 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 if __name__ == "__main__":

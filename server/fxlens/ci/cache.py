@@ -6,6 +6,7 @@ the torch version and interpreter, and the options. An unchanged tree is then an
 worker. Reports that record an accident of the run (a timeout, a crash, the memory limit, fxlens's own
 failure) are not kept: the next run tries again.
 """
+
 from __future__ import annotations
 
 import ast
@@ -16,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 from fxlens import __version__
 from fxlens.cache_dirs import user_cache_dir
@@ -70,7 +70,7 @@ def _imported_names(tree: ast.Module, package: str) -> list[str]:
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                anchor = package.split(".")[:max(0, len(package.split(".")) - node.level + 1)] if package else []
+                anchor = package.split(".")[: max(0, len(package.split(".")) - node.level + 1)] if package else []
                 module = ".".join([*anchor, *([node.module] if node.module else [])])
             else:
                 module = node.module or ""
@@ -134,23 +134,29 @@ def fxlens_code() -> str:
 
 def cache_key(path: str, text: str, workspace: str, options: TraceOptions, python: str, torch: str, code: str) -> str:
     imports = {os.path.relpath(p, workspace): _digest(Path(p).read_bytes()) for p in workspace_imports(path, workspace)}
-    material = {"path": os.path.abspath(path), "text": _digest(text.encode()), "imports": imports,
-                "fxlens": code, "torch": torch, "python": os.path.realpath(python),
-                "options": [list(options.levels), options.execution, options.timeout, options.memory_mb, options.surface]}
+    material = {
+        "path": os.path.abspath(path),
+        "text": _digest(text.encode()),
+        "imports": imports,
+        "fxlens": code,
+        "torch": torch,
+        "python": os.path.realpath(python),
+        "options": [list(options.levels), options.execution, options.timeout, options.memory_mb, options.surface],
+    }
     return _digest(json.dumps(material, sort_keys=True).encode())
 
 
 class CheckCache:
     """One JSON file per key under `folder` (written atomically: parallel runs may share the folder)."""
 
-    def __init__(self, folder: Optional[str]) -> None:
+    def __init__(self, folder: str | None) -> None:
         self.folder = folder
 
     def _file(self, key: str) -> str:
         assert self.folder
         return os.path.join(self.folder, key[:2], key + ".json")
 
-    def get(self, key: str) -> Optional[FileReport]:
+    def get(self, key: str) -> FileReport | None:
         if not self.folder:
             return None
         try:

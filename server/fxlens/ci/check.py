@@ -1,19 +1,22 @@
 """`fxlens check PATH...`: files and folders, traced in parallel on warm workers, unchanged files served
 from the cache, the findings in the format asked. Exit status 0 clean, 1 errors found, 2 usage or
 environment (raised as the CLI's error)."""
+
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
 import sys
-from typing import Callable, Optional, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
-from fxlens.ci.shards import parse_shard, read_costs, record_costs, split
 from fxlens.ci.cache import CheckCache, cache_key, default_cache_dir, fxlens_code, torch_version
-from fxlens.ci.findings import Finding, findings as file_findings
+from fxlens.ci.findings import Finding
+from fxlens.ci.findings import findings as file_findings
 from fxlens.ci.formats import FORMATS, render
 from fxlens.ci.parallel import default_jobs, trace_all
+from fxlens.ci.shards import parse_shard, read_costs, record_costs, split
 from fxlens.ci.tree import files_to_check
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
 from fxlens.report import DEFAULT_LEVELS, LEVELS, FileReport, in_ladder_order
@@ -40,20 +43,47 @@ class Progress:
 
 def add_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("paths", nargs="+", metavar="PATH", help="files, or folders to search for Module files")
-    check.add_argument("--level", choices=LEVELS, action="append", metavar="LEVEL",
-                       help=f"check this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)})")
-    check.add_argument("--format", choices=FORMATS, default="text",
-                       help="text (default), json, github (workflow annotations) or sarif (code scanning)")
+    check.add_argument(
+        "--level",
+        choices=LEVELS,
+        action="append",
+        metavar="LEVEL",
+        help=f"check this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)})",
+    )
+    check.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), json, github (workflow annotations) or sarif (code scanning)",
+    )
     check.add_argument("-o", "--output", metavar="FILE", help="write the findings here instead of stdout")
-    check.add_argument("-j", "--jobs", type=int, default=default_jobs(), metavar="N",
-                       help="files traced at once, one warm worker each (default: the number of cores)")
-    check.add_argument("--exclude", action="append", default=[], metavar="GLOB",
-                       help="skip paths matching this glob (repeat; `.gitignore` is always respected)")
-    check.add_argument("--cache-dir", default=default_cache_dir(),
-                       help="where reports of unchanged files are kept (default: %(default)s; env FXLENS_CACHE_DIR)")
+    check.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=default_jobs(),
+        metavar="N",
+        help="files traced at once, one warm worker each (default: the number of cores)",
+    )
+    check.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip paths matching this glob (repeat; `.gitignore` is always respected)",
+    )
+    check.add_argument(
+        "--cache-dir",
+        default=default_cache_dir(),
+        help="where reports of unchanged files are kept (default: %(default)s; env FXLENS_CACHE_DIR)",
+    )
     check.add_argument("--no-cache", action="store_true", help="trace every file, keep nothing")
-    check.add_argument("--shard", metavar="K/N", help="check only the K-th of N stable parts of the files "
-                       "(split by path hash, or balanced by the cache's recorded costs); join them with `fxlens merge`")
+    check.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="check only the K-th of N stable parts of the files "
+        "(split by path hash, or balanced by the cache's recorded costs); join them with `fxlens merge`",
+    )
 
 
 def _read(path: str) -> str:
@@ -61,8 +91,9 @@ def _read(path: str) -> str:
         return handle.read().decode("utf-8", errors="replace")
 
 
-def _lookup(texts: dict[str, str], cache: CheckCache,
-            key_of: Callable[[str], str]) -> tuple[dict[str, str], dict[str, FileReport]]:
+def _lookup(
+    texts: dict[str, str], cache: CheckCache, key_of: Callable[[str], str]
+) -> tuple[dict[str, str], dict[str, FileReport]]:
     keys = {path: key_of(path) for path in texts}
     hits: dict[str, FileReport] = {}
     for path, key in keys.items():
@@ -94,7 +125,9 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
         files = [by_name[name] for name in split(list(by_name), count, read_costs(cache.folder))[index - 1]]
     texts = {path: _read(path) for path in files}
     torch, code = (torch_version(args.python), fxlens_code()) if cache.folder else ("", "")
-    keys, reports = _lookup(texts, cache, lambda p: cache_key(p, texts[p], workspace, options, args.python, torch, code))
+    keys, reports = _lookup(
+        texts, cache, lambda p: cache_key(p, texts[p], workspace, options, args.python, torch, code)
+    )
     progress = Progress(len(files))
     for _ in reports:
         progress.step()
@@ -111,15 +144,26 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
         progress.close()
     for path, report in traced.items():
         cache.put(keys[path], report)
-    record_costs(cache.folder, {_shard_name(path): sum(level.seconds for cls in report.classes for level in cls.levels.values())
-                                for path, report in traced.items()})
+    record_costs(
+        cache.folder,
+        {
+            _shard_name(path): sum(level.seconds for cls in report.classes for level in cls.levels.values())
+            for path, report in traced.items()
+        },
+    )
     reports.update(traced)
     findings: list[Finding] = []
     for path in files:
         findings += file_findings(os.path.relpath(path), reports[path].all_diagnostics(), texts[path].split("\n"))
     errors = sum(f.diagnostic.severity == "error" for f in findings)
-    summary = {"files": len(files), "traced": len(traced), "cached": len(files) - len(traced), "errors": errors,
-               "warnings": sum(f.diagnostic.severity == "warning" for f in findings), "jobs": args.jobs}
+    summary = {
+        "files": len(files),
+        "traced": len(traced),
+        "cached": len(files) - len(traced),
+        "errors": errors,
+        "warnings": sum(f.diagnostic.severity == "warning" for f in findings),
+        "jobs": args.jobs,
+    }
     _emit(render(args.format, findings, summary), args.output)
     if not files:
         print(f"fxlens: no Python file defining an nn.Module under {', '.join(args.paths)}", file=sys.stderr)
@@ -128,7 +172,7 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     return 1 if errors else 0
 
 
-def costliest_first(recorded: Optional[float], text: str) -> tuple[int, float]:
+def costliest_first(recorded: float | None, text: str) -> tuple[int, float]:
     """Sort key: files never traced before (by their length: more source, more classes to trace), then the
     recorded costs, each from the largest down."""
     return (0, -len(text)) if recorded is None else (1, -recorded)
@@ -139,7 +183,7 @@ def _shard_name(path: str) -> str:
     return os.path.relpath(path).replace(os.sep, "/")
 
 
-def _emit(text: str, output: Optional[str]) -> None:
+def _emit(text: str, output: str | None) -> None:
     if output:
         with open(output, "w", encoding="utf-8") as handle:
             handle.write(text + "\n")

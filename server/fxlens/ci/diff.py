@@ -2,6 +2,7 @@
 and of the files that import them,
 traced at REF (its tree written to a temporary folder) and in the working tree, compared per class and
 level. Exit status 1 when a `--fail-on` condition holds, 2 on a usage error (not a repository, no such ref)."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,7 +10,7 @@ import asyncio
 import json
 import os
 import tempfile
-from typing import Callable
+from collections.abc import Callable
 
 from fxlens.ci.cache import workspace_imports
 from fxlens.ci.diff_render import diff_json, diff_markdown, diff_text
@@ -26,16 +27,38 @@ FAIL_ON = ("new-failure", "new-break", "any-change")
 
 
 def add_arguments(diff: argparse.ArgumentParser) -> None:
-    diff.add_argument("ref", nargs="?", default="HEAD", help="the git ref to compare the working tree with (default HEAD)")
-    diff.add_argument("--level", choices=LEVELS, action="append", metavar="LEVEL",
-                      help=f"compare this level (repeat; default: {', '.join(DIFF_LEVELS)})")
-    diff.add_argument("--format", choices=("text", "markdown"), default="text",
-                      help="text (default) or markdown (a pull-request comment)")
+    diff.add_argument(
+        "ref", nargs="?", default="HEAD", help="the git ref to compare the working tree with (default HEAD)"
+    )
+    diff.add_argument(
+        "--level",
+        choices=LEVELS,
+        action="append",
+        metavar="LEVEL",
+        help=f"compare this level (repeat; default: {', '.join(DIFF_LEVELS)})",
+    )
+    diff.add_argument(
+        "--format",
+        choices=("text", "markdown"),
+        default="text",
+        help="text (default) or markdown (a pull-request comment)",
+    )
     diff.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
-    diff.add_argument("--fail-on", choices=FAIL_ON, action="append", default=[],
-                      help="exit 1 when the change adds a failure, adds a graph break, or changes any graph (repeat)")
-    diff.add_argument("-j", "--jobs", type=int, default=default_jobs(), metavar="N",
-                      help="files traced at once (default: the number of cores)")
+    diff.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        action="append",
+        default=[],
+        help="exit 1 when the change adds a failure, adds a graph break, or changes any graph (repeat)",
+    )
+    diff.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=default_jobs(),
+        metavar="N",
+        help="files traced at once (default: the number of cores)",
+    )
 
 
 def _read(path: str) -> str:
@@ -68,24 +91,38 @@ def compare(ref: str, cwd: str, python: str, options: TraceOptions, jobs: int) -
     changes = changed_python_files(commit, root)
     with tempfile.TemporaryDirectory(prefix="fxlens-diff-") as old_root:
         export_tree(commit, root, old_root)
-        before = {*_module_paths(old_root, [p for p, s in changes.items() if s != "A"]), *_importers(old_root, set(changes))}
+        before = {
+            *_module_paths(old_root, [p for p, s in changes.items() if s != "A"]),
+            *_importers(old_root, set(changes)),
+        }
         after = {*_module_paths(root, [p for p, s in changes.items() if s != "D"]), *_importers(root, set(changes))}
         paths = sorted(before | after)
-        jobs_list = [(os.path.join(old_root, p), _read(os.path.join(old_root, p)), [old_root]) for p in paths if p in before]
+        jobs_list = [
+            (os.path.join(old_root, p), _read(os.path.join(old_root, p)), [old_root]) for p in paths if p in before
+        ]
         jobs_list += [(os.path.join(root, p), _read(os.path.join(root, p)), [root]) for p in paths if p in after]
         reports = asyncio.run(trace_all(jobs_list, python, options, jobs))
         texts = {path: text for path, text, _ in jobs_list}
-        return [file_diff(p, reports.get(os.path.join(old_root, p)), reports.get(os.path.join(root, p)),
-                          texts.get(os.path.join(old_root, p), ""), texts.get(os.path.join(root, p), ""))
-                for p in paths]
+        return [
+            file_diff(
+                p,
+                reports.get(os.path.join(old_root, p)),
+                reports.get(os.path.join(root, p)),
+                texts.get(os.path.join(old_root, p), ""),
+                texts.get(os.path.join(root, p), ""),
+            )
+            for p in paths
+        ]
 
 
 def failing(diffs: list[FileDiff], conditions: list[str]) -> list[str]:
     """The `--fail-on` conditions the change meets."""
     levels = [d for f in diffs for c in f.classes for d in c.levels]
-    met = {"new-failure": any(d.new_failures for d in levels) or any(f.new_failures for f in diffs),
-           "new-break": any(d.new_breaks for d in levels),
-           "any-change": any(c.status != "same" for f in diffs for c in f.classes) or any(f.new_failures for f in diffs)}
+    met = {
+        "new-failure": any(d.new_failures for d in levels) or any(f.new_failures for f in diffs),
+        "new-break": any(d.new_breaks for d in levels),
+        "any-change": any(c.status != "same" for f in diffs for c in f.classes) or any(f.new_failures for f in diffs),
+    }
     return [c for c in conditions if met[c]]
 
 

@@ -2,10 +2,11 @@
 characters (the report counts UTF-8 bytes; GitHub and SARIF count characters). One finding per cause
 (render/causes.py): the levels failing at one span for one reason are one finding, each level's own
 diagnostic kept in `parts`."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
 
 from fxlens.lsp.positions import UTF32, byte_col_to_units
 from fxlens.render.causes import Cause, merge
@@ -19,14 +20,14 @@ class Finding:
     column: int  # 1-based, characters
     end_line: int
     end_column: int  # 1-based, characters, just past the span (SARIF's convention)
-    cause: Optional[Cause] = None  # the cause it shows; None: the diagnostic alone
+    cause: Cause | None = None  # the cause it shows; None: the diagnostic alone
 
     @property
     def whole(self) -> Cause:
         return self.cause if self.cause is not None else Cause(self.diagnostic, (self.diagnostic,))
 
 
-def finding(path: str, d: Diagnostic, lines: list[str], cause: Optional[Cause] = None) -> Finding:
+def finding(path: str, d: Diagnostic, lines: list[str], cause: Cause | None = None) -> Finding:
     def chars(line: int, byte_col: int) -> int:
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         return byte_col_to_units(text, byte_col, UTF32) + 1

@@ -1,5 +1,6 @@
 """`fxlens check --format text|json|github|sarif`: the same findings for a terminal, a script, GitHub
 Actions' workflow commands and code scanning."""
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,14 @@ def github_lines(findings: list[Finding]) -> list[str]:
         where = f.whole.where()
         title = f"fxlens {d.category}" + (f" ({where})" if where else "")
         message = "\n".join([d.message, *_level_texts(f)]) + (f"\nfix: {d.fix}" if d.fix else "")
-        properties = {"file": f.path, "line": d.line, "col": f.column, "endLine": f.end_line,
-                      "endColumn": f.end_column, "title": title}
+        properties = {
+            "file": f.path,
+            "line": d.line,
+            "col": f.column,
+            "endLine": f.end_line,
+            "endColumn": f.end_column,
+            "title": title,
+        }
         joined = ",".join(f"{k}={_escape_property(str(v))}" for k, v in properties.items())
         lines.append(f"::{command} {joined}::{_escape_data(message)}")
     return lines

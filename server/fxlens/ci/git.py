@@ -1,5 +1,6 @@
 """The git a graph diff needs: the repository's root, the Python files changed since a ref, and that
 ref's tree written to a folder (so the old version of a file imports the old versions of its siblings)."""
+
 from __future__ import annotations
 
 import io

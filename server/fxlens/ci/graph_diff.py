@@ -5,11 +5,11 @@ breaks that are new or fixed. A node or a failure is known by its opcode/categor
 *text* of the source line it comes from, not the line number: adding a layer in `__init__` moves every
 line of `forward` without changing what those lines make.
 """
+
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Optional
 
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Node
 
@@ -19,9 +19,10 @@ BREAK = "graph-break"
 @dataclass
 class Item:
     """One node or diagnostic as the diff lists it."""
+
     kind: str  # opcode for a node, category for a diagnostic
     target: str  # node target, or the diagnostic's message
-    line: Optional[int]
+    line: int | None
     text: str  # the source line, stripped
 
     def key(self) -> tuple[str, str, str]:
@@ -34,8 +35,8 @@ OPCODES = ("placeholder", "get_attr", "call_function", "call_module", "call_meth
 @dataclass
 class LevelDiff:
     level: str
-    before_ok: Optional[bool]  # None: the level was not there (the class is new, or was not traced)
-    after_ok: Optional[bool]
+    before_ok: bool | None  # None: the level was not there (the class is new, or was not traced)
+    after_ok: bool | None
     before_ops: dict[str, int] = field(default_factory=dict)
     after_ops: dict[str, int] = field(default_factory=dict)
     added: list[Item] = field(default_factory=list)
@@ -51,8 +52,15 @@ class LevelDiff:
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.removed or self.new_failures or self.fixed_failures or self.new_breaks
-                    or self.fixed_breaks or self.before_ok != self.after_ok)
+        return bool(
+            self.added
+            or self.removed
+            or self.new_failures
+            or self.fixed_failures
+            or self.new_breaks
+            or self.fixed_breaks
+            or self.before_ok != self.after_ok
+        )
 
 
 @dataclass
@@ -72,11 +80,11 @@ class FileDiff:
     fixed_failures: list[Item] = field(default_factory=list)
 
 
-def _line_text(lines: list[str], line: Optional[int]) -> str:
+def _line_text(lines: list[str], line: int | None) -> str:
     return lines[line - 1].strip() if line and 0 < line <= len(lines) else ""
 
 
-def _nodes(result: Optional[LevelResult], lines: list[str]) -> list[Item]:
+def _nodes(result: LevelResult | None, lines: list[str]) -> list[Item]:
     if result is None or not result.ok:
         return []
     return [Item(n.op, n.target, n.line, _line_text(lines, n.line)) for n in result.nodes]
@@ -103,8 +111,9 @@ def _ops(nodes: list[Node]) -> dict[str, int]:
     return dict(Counter(n.op for n in nodes))
 
 
-def level_diff(level: str, before: Optional[LevelResult], after: Optional[LevelResult],
-               old_lines: list[str], new_lines: list[str]) -> LevelDiff:
+def level_diff(
+    level: str, before: LevelResult | None, after: LevelResult | None, old_lines: list[str], new_lines: list[str]
+) -> LevelDiff:
     old_nodes, new_nodes = _nodes(before, old_lines), _nodes(after, new_lines)
     if not old_nodes or not new_nodes:  # a level that starts or stops tracing: its failure is the news, not every node
         old_nodes = new_nodes = []
@@ -112,31 +121,56 @@ def level_diff(level: str, before: Optional[LevelResult], after: Optional[LevelR
     new_diags = after.diagnostics if after else []
     old_fail, new_fail = _diagnostics(old_diags, old_lines, False), _diagnostics(new_diags, new_lines, False)
     old_break, new_break = _diagnostics(old_diags, old_lines, True), _diagnostics(new_diags, new_lines, True)
-    return LevelDiff(level, before.ok if before else None, after.ok if after else None,
-                     _ops(before.nodes) if before and before.ok else {}, _ops(after.nodes) if after and after.ok else {},
-                     added=_minus(new_nodes, old_nodes), removed=_minus(old_nodes, new_nodes),
-                     new_failures=_minus(new_fail, old_fail), fixed_failures=_minus(old_fail, new_fail),
-                     new_breaks=_minus(new_break, old_break), fixed_breaks=_minus(old_break, new_break))
+    return LevelDiff(
+        level,
+        before.ok if before else None,
+        after.ok if after else None,
+        _ops(before.nodes) if before and before.ok else {},
+        _ops(after.nodes) if after and after.ok else {},
+        added=_minus(new_nodes, old_nodes),
+        removed=_minus(old_nodes, new_nodes),
+        new_failures=_minus(new_fail, old_fail),
+        fixed_failures=_minus(old_fail, new_fail),
+        new_breaks=_minus(new_break, old_break),
+        fixed_breaks=_minus(old_break, new_break),
+    )
 
 
-def class_diff(name: str, before: Optional[ClassReport], after: Optional[ClassReport],
-               old_lines: list[str], new_lines: list[str]) -> ClassDiff:
+def class_diff(
+    name: str, before: ClassReport | None, after: ClassReport | None, old_lines: list[str], new_lines: list[str]
+) -> ClassDiff:
     levels = list(dict.fromkeys([*(before.levels if before else {}), *(after.levels if after else {})]))
-    diffs = [level_diff(level, before.levels.get(level) if before else None,
-                        after.levels.get(level) if after else None, old_lines, new_lines) for level in levels]
-    status = "added" if before is None else "removed" if after is None else \
-        "changed" if any(d.changed for d in diffs) else "same"
+    diffs = [
+        level_diff(
+            level,
+            before.levels.get(level) if before else None,
+            after.levels.get(level) if after else None,
+            old_lines,
+            new_lines,
+        )
+        for level in levels
+    ]
+    status = (
+        "added"
+        if before is None
+        else "removed"
+        if after is None
+        else "changed"
+        if any(d.changed for d in diffs)
+        else "same"
+    )
     return ClassDiff(name, status, diffs)
 
 
-def file_diff(path: str, before: Optional[FileReport], after: Optional[FileReport],
-              old_text: str, new_text: str) -> FileDiff:
+def file_diff(path: str, before: FileReport | None, after: FileReport | None, old_text: str, new_text: str) -> FileDiff:
     old_lines, new_lines = old_text.split("\n"), new_text.split("\n")
     status = "added" if before is None else "deleted" if after is None else "modified"
     old_classes = {c.name: c for c in (before.classes if before else [])}
     new_classes = {c.name: c for c in (after.classes if after else [])}
-    classes = [class_diff(name, old_classes.get(name), new_classes.get(name), old_lines, new_lines)
-               for name in dict.fromkeys([*new_classes, *old_classes])]
+    classes = [
+        class_diff(name, old_classes.get(name), new_classes.get(name), old_lines, new_lines)
+        for name in dict.fromkeys([*new_classes, *old_classes])
+    ]
     old_file = _diagnostics(before.diagnostics if before else [], old_lines, False)
     new_file = _diagnostics(after.diagnostics if after else [], new_lines, False)
     return FileDiff(path, status, classes, _minus(new_file, old_file), _minus(old_file, new_file))
@@ -148,9 +182,11 @@ def short_summary(diff: ClassDiff) -> str:
     deltas = [d.node_delta for d in diff.levels if d.before_ok and d.after_ok and d.node_delta]
     if deltas:
         parts.append(f"{max(deltas, key=abs):+d} nodes")
-    counts = (("break", sum(len(d.new_breaks) for d in diff.levels) - sum(len(d.fixed_breaks) for d in diff.levels)),
-              ("failure", sum(len(d.new_failures) for d in diff.levels)),
-              ("fixed", sum(len(d.fixed_failures) for d in diff.levels)))
+    counts = (
+        ("break", sum(len(d.new_breaks) for d in diff.levels) - sum(len(d.fixed_breaks) for d in diff.levels)),
+        ("failure", sum(len(d.new_failures) for d in diff.levels)),
+        ("fixed", sum(len(d.fixed_failures) for d in diff.levels)),
+    )
     for word, count in counts:
         if count:
             parts.append(f"{count} fixed" if word == "fixed" else f"{count:+d} {word}{'s' if abs(count) > 1 else ''}")

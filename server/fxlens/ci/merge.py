@@ -1,11 +1,13 @@
 """`fxlens merge SHARD...`: the JSON or SARIF outputs of `fxlens check --shard K/N` runs joined into the
 one result a single run would give (findings in path order, summaries added), with its exit status."""
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MERGED_FORMATS = ("json", "sarif")
 
@@ -41,11 +43,16 @@ def merge_sarif(documents: list[dict[str, Any]]) -> dict[str, Any]:
     for run in runs:
         for rule in run.get("tool", {}).get("driver", {}).get("rules", []):
             rules.setdefault(rule["id"], rule)
-    results = sorted((r for run in runs for r in run.get("results", [])),
-                     key=lambda r: r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] if r.get("locations") else "")
+    results = sorted(
+        (r for run in runs for r in run.get("results", [])),
+        key=lambda r: r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] if r.get("locations") else "",
+    )
     run = {**runs[0], "results": results} if runs else {"results": []}
     if runs:
-        run["tool"] = {**runs[0]["tool"], "driver": {**runs[0]["tool"]["driver"], "rules": sorted(rules.values(), key=lambda r: r["id"])}}
+        run["tool"] = {
+            **runs[0]["tool"],
+            "driver": {**runs[0]["tool"]["driver"], "rules": sorted(rules.values(), key=lambda r: r["id"])},
+        }
     return {**first, "runs": [run]}
 
 

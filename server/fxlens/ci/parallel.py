@@ -1,10 +1,11 @@
 """Trace many files on `jobs` warm workers at once: each worker imports torch once and takes the next
 file as soon as it is free (the queue, not a fixed split, so one slow file does not hold the others)."""
+
 from __future__ import annotations
 
 import asyncio
 import os
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
 from fxlens.report import Diagnostic, FileReport
@@ -21,9 +22,21 @@ def default_jobs() -> int:
 
 def _worker_lost(path: str, error: WorkerUnavailable) -> FileReport:
     """The worker itself died on this file (a trace child's crash never does): the file's error, not the run's."""
-    return FileReport(path=os.path.abspath(path), diagnostics=[Diagnostic(
-        1, 0, 1, 0, "error", "crash", f"the fxlens worker stopped while checking this file: {error.message}",
-        fix="Run `fxlens check` on this file alone; if it happens again, please report it.")])
+    return FileReport(
+        path=os.path.abspath(path),
+        diagnostics=[
+            Diagnostic(
+                1,
+                0,
+                1,
+                0,
+                "error",
+                "crash",
+                f"the fxlens worker stopped while checking this file: {error.message}",
+                fix="Run `fxlens check` on this file alone; if it happens again, please report it.",
+            )
+        ],
+    )
 
 
 async def _started(python: str) -> WorkerClient:
@@ -32,8 +45,13 @@ async def _started(python: str) -> WorkerClient:
     return client
 
 
-async def trace_all(files: list[tuple[str, str, list[str]]], python: str, options: TraceOptions, jobs: int,
-                    on_done: Optional[OnDone] = None) -> dict[str, FileReport]:
+async def trace_all(
+    files: list[tuple[str, str, list[str]]],
+    python: str,
+    options: TraceOptions,
+    jobs: int,
+    on_done: OnDone | None = None,
+) -> dict[str, FileReport]:
     """path -> report for every (path, text, import roots); WorkerUnavailable when no worker can start at all."""
     if not files:
         return {}

@@ -1,6 +1,7 @@
 """SARIF 2.1.0 for code scanning: one rule per diagnostic category (its help is the explanation and
 fix fxlens gives for it), one result per cause with its region, columns in characters; the levels a
 merged cause holds for are its relatedLocations (the same region, each level's own text)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,29 +19,45 @@ def _rule(category: str, example: Finding) -> dict[str, Any]:
     d = example.diagnostic
     words = category.replace("-", " ").replace("/", " or ")
     help_text = "\n\n".join(filter(None, [d.explanation, f"Fix: {d.fix}" if d.fix else ""])) or words
-    return {"id": category, "name": "".join(part.capitalize() for part in category.replace("/", "-").split("-")),
-            "shortDescription": {"text": f"fxlens: {words}"},
-            "fullDescription": {"text": d.explanation or f"torch tracing reported: {words}"},
-            "help": {"text": help_text, "markdown": help_text},
-            "defaultConfiguration": {"level": LEVELS.get(d.severity, "note")}}
+    return {
+        "id": category,
+        "name": "".join(part.capitalize() for part in category.replace("/", "-").split("-")),
+        "shortDescription": {"text": f"fxlens: {words}"},
+        "fullDescription": {"text": d.explanation or f"torch tracing reported: {words}"},
+        "help": {"text": help_text, "markdown": help_text},
+        "defaultConfiguration": {"level": LEVELS.get(d.severity, "note")},
+    }
 
 
 def _location(f: Finding) -> dict[str, Any]:
-    return {"physicalLocation": {
-        "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
-        "region": {"startLine": f.diagnostic.line, "startColumn": f.column,
-                   "endLine": f.end_line, "endColumn": f.end_column}}}
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+            "region": {
+                "startLine": f.diagnostic.line,
+                "startColumn": f.column,
+                "endLine": f.end_line,
+                "endColumn": f.end_column,
+            },
+        }
+    }
 
 
 def _result(f: Finding, rule_index: int) -> dict[str, Any]:
     d, cause = f.diagnostic, f.whole
     text = d.message + (f"\nFix: {d.fix}" if d.fix else "")
-    result: dict[str, Any] = {"ruleId": d.category, "ruleIndex": rule_index, "level": LEVELS.get(d.severity, "note"),
-              "message": {"text": text}, "locations": [_location(f)]}
+    result: dict[str, Any] = {
+        "ruleId": d.category,
+        "ruleIndex": rule_index,
+        "level": LEVELS.get(d.severity, "note"),
+        "message": {"text": text},
+        "locations": [_location(f)],
+    }
     if cause.merged:
         result["relatedLocations"] = [
             {**_location(f), "id": index, "message": {"text": related_text(part, len(cause.classes))}}
-            for index, part in enumerate(cause.parts)]
+            for index, part in enumerate(cause.parts)
+        ]
     named = (("class", ", ".join(cause.classes)), ("level", d.level), ("gb_id", d.gb_id))
     properties: dict[str, str | list[str]] = {k: v for k, v in named if v}
     if cause.merged:
@@ -57,9 +74,22 @@ def sarif_log(findings: list[Finding]) -> dict[str, Any]:
         if f.diagnostic.category not in rules:
             rules[f.diagnostic.category] = len(examples)
             examples.append(f)
-    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [{
-        "tool": {"driver": {"name": "fxlens", "version": __version__, "informationUri": INFORMATION_URI,
-                            "rules": [_rule(f.diagnostic.category, f) for f in examples]}},
-        "columnKind": "unicodeCodePoints",
-        "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the directory fxlens check ran in"}}},
-        "results": [_result(f, rules[f.diagnostic.category]) for f in findings]}]}
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "fxlens",
+                        "version": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [_rule(f.diagnostic.category, f) for f in examples],
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the directory fxlens check ran in"}}},
+                "results": [_result(f, rules[f.diagnostic.category]) for f in findings],
+            }
+        ],
+    }

@@ -6,6 +6,7 @@ cache folder is restored (the CI's cache action), the time each file took when i
 (`costs.json` there). Without recorded costs, files go by a hash of their path (stable when files are
 added: only the new ones land somewhere); with them, the slowest first to the least loaded shard.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -13,7 +14,6 @@ import json
 import os
 import re
 import tempfile
-from typing import Optional
 
 COSTS_FILE = "costs.json"
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
@@ -31,7 +31,7 @@ def _stable(path: str) -> int:
     return int.from_bytes(hashlib.sha256(path.encode()).digest()[:8], "big")
 
 
-def split(paths: list[str], shards: int, costs: Optional[dict[str, float]] = None) -> list[list[str]]:
+def split(paths: list[str], shards: int, costs: dict[str, float] | None = None) -> list[list[str]]:
     """`paths` (relative, `/`-separated) in `shards` parts, each in the order given."""
     parts: list[list[str]] = [[] for _ in range(shards)]
     known = {p: costs[p] for p in paths if costs and p in costs}
@@ -49,7 +49,7 @@ def split(paths: list[str], shards: int, costs: Optional[dict[str, float]] = Non
     return [sorted(part, key=order.__getitem__) for part in parts]
 
 
-def read_costs(folder: Optional[str]) -> dict[str, float]:
+def read_costs(folder: str | None) -> dict[str, float]:
     if not folder:
         return {}
     try:
@@ -60,7 +60,7 @@ def read_costs(folder: Optional[str]) -> dict[str, float]:
         return {}
 
 
-def record_costs(folder: Optional[str], seconds: dict[str, float]) -> None:
+def record_costs(folder: str | None, seconds: dict[str, float]) -> None:
     """Add what this run traced to the folder's costs (shards writing at once: the last file wins, and
     a lost entry only makes the next split a little less even)."""
     if not folder or not seconds:

@@ -1,5 +1,6 @@
 """Which files of a tree to check: the Python files that define an `nn.Module` subclass, found by
 reading them (ast), never by running them; `.gitignore` and `--exclude` respected."""
+
 from __future__ import annotations
 
 import ast
@@ -8,14 +9,29 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 # bases that make a class a Module wherever they come from: torch's own, Lightning's, HuggingFace's
 _MODULE_BASE_SUFFIXES = ("Module", "PreTrainedModel")
 _TORCH_NN_PREFIXES = ("nn.", "torch.nn.")
 # folders no one means to check: caches, virtual environments, version control
-_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
-                 ".pytest_cache", ".ruff_cache", "node_modules", ".fxlens_cache", "site-packages", "build", "dist"}
+_SKIPPED_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "node_modules",
+    ".fxlens_cache",
+    "site-packages",
+    "build",
+    "dist",
+}
 
 
 @dataclass(frozen=True)
@@ -24,7 +40,7 @@ class ClassShape:
     bases: tuple[str, ...]  # dotted texts of the base expressions (`nn.Module`, `Block`)
 
 
-def _dotted(node: ast.expr) -> Optional[str]:
+def _dotted(node: ast.expr) -> str | None:
     if isinstance(node, ast.Subscript):  # `Generic[T]`, `nn.Module` never is, but a base may be
         node = node.value
     if isinstance(node, ast.Name):
@@ -37,18 +53,25 @@ def _dotted(node: ast.expr) -> Optional[str]:
 
 def _shapes(tree: ast.Module) -> tuple[list[ClassShape], set[str]]:
     """The classes of a file and the names it imports from `torch.nn` (`from torch.nn import Module`)."""
-    classes = [ClassShape(node.name, tuple(filter(None, (_dotted(b) for b in node.bases))))
-               for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
-    from_nn = {alias.asname or alias.name for node in ast.walk(tree)
-               if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.nn")
-               for alias in node.names}
+    classes = [
+        ClassShape(node.name, tuple(filter(None, (_dotted(b) for b in node.bases))))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+    ]
+    from_nn = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.nn")
+        for alias in node.names
+    }
     return classes, from_nn
 
 
 def _is_module_base(base: str, from_nn: set[str], known: set[str]) -> bool:
     last = base.rsplit(".", 1)[-1]
-    return (base.startswith(_TORCH_NN_PREFIXES) or base in from_nn or last in known
-            or last.endswith(_MODULE_BASE_SUFFIXES))
+    return (
+        base.startswith(_TORCH_NN_PREFIXES) or base in from_nn or last in known or last.endswith(_MODULE_BASE_SUFFIXES)
+    )
 
 
 def module_files(paths: list[str]) -> list[str]:
@@ -64,19 +87,27 @@ def module_files(paths: list[str]) -> list[str]:
             unparsed.append(path)
     known: set[str] = set()
     while True:
-        grown = {c.name for classes, from_nn in parsed.values() for c in classes
-                 if any(_is_module_base(b, from_nn, known) for b in c.bases)}
+        grown = {
+            c.name
+            for classes, from_nn in parsed.values()
+            for c in classes
+            if any(_is_module_base(b, from_nn, known) for b in c.bases)
+        }
         if grown <= known:
             break
         known |= grown
     return [path for path in paths if path in unparsed or any(c.name in known for c in parsed.get(path, ([],))[0])]
 
 
-def _git_visible(folder: Path) -> Optional[set[Path]]:
+def _git_visible(folder: Path) -> set[Path] | None:
     """The files git would not ignore under `folder` (tracked or untracked), or None outside a repository."""
     try:
-        done = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
-                              cwd=folder, capture_output=True, timeout=60)
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            cwd=folder,
+            capture_output=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:
@@ -112,8 +143,10 @@ def _ignored(path: Path, patterns: list[tuple[Path, str]]) -> bool:
         parts = relative.split("/")
         if rooted:
             candidates = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-            hit = any(fnmatch.fnmatchcase(c, pattern) or fnmatch.fnmatchcase(c, pattern.replace("**/", ""))
-                      for c in candidates)
+            hit = any(
+                fnmatch.fnmatchcase(c, pattern) or fnmatch.fnmatchcase(c, pattern.replace("**/", ""))
+                for c in candidates
+            )
         else:
             hit = any(fnmatch.fnmatchcase(part, pattern) for part in parts)
         if hit:
@@ -126,9 +159,12 @@ def _excluded(path: Path, excludes: list[str], root: Path) -> bool:
         relative = path.resolve().relative_to(root).as_posix()
     except ValueError:
         relative = path.as_posix()
-    return any(fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(relative, pattern.rstrip("/") + "/*")
-               or any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/"))
-               for pattern in excludes)
+    return any(
+        fnmatch.fnmatchcase(relative, pattern)
+        or fnmatch.fnmatchcase(relative, pattern.rstrip("/") + "/*")
+        or any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/"))
+        for pattern in excludes
+    )
 
 
 def _python_files(folder: Path) -> list[Path]:
@@ -139,7 +175,7 @@ def _python_files(folder: Path) -> list[Path]:
     return found
 
 
-def files_to_check(paths: list[str], excludes: list[str], root: Optional[str] = None) -> list[str]:
+def files_to_check(paths: list[str], excludes: list[str], root: str | None = None) -> list[str]:
     """Named files as given (always checked, unless excluded); folders expanded to their Module files."""
     base = Path(root or os.getcwd()).resolve()
     chosen: list[str] = []

@@ -3,6 +3,7 @@
 `app.py` builds the parser and runs a command; each command registers its sub-parser from its own module
 (`graph.py`, `check.py` for check, diff and merge, `pass_cmd.py`, `serve.py`); `files.py` holds what they
 share (reading the file asked for, the errors that exit 2)."""
+
 from fxlens.cli.app import main, parser
 
 __all__ = ["main", "parser"]

@@ -1,10 +1,10 @@
 """The `fxlens` command: its parser, one sub-command per module of this package, and how a run ends."""
+
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Optional
 
 from fxlens import orphans
 from fxlens.cli import check, graph, pass_cmd, serve
@@ -18,10 +18,15 @@ def parser() -> argparse.ArgumentParser:
     sub = root.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--python", default=sys.executable,
-                       help="interpreter that has torch (default: the one running fxlens)")
-        p.add_argument("--execution", choices=("safe", "full"), default="safe",
-                       help="safe: run only imports and definitions (default); full: run the whole file but __main__")
+        p.add_argument(
+            "--python", default=sys.executable, help="interpreter that has torch (default: the one running fxlens)"
+        )
+        p.add_argument(
+            "--execution",
+            choices=("safe", "full"),
+            default="safe",
+            help="safe: run only imports and definitions (default); full: run the whole file but __main__",
+        )
         p.add_argument("--timeout", type=float, default=120.0, help="seconds per file (default 120)")
 
     # registered in the order `fxlens --help` lists them
@@ -32,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     # what a killed worker's traces leave comes up here, not to init, and ends when the worker does
     # (engine/worker_client.py): every child of this process is fxlens's own

@@ -1,17 +1,22 @@
 """`fxlens check`, `fxlens diff` and `fxlens merge`: fxlens in CI (the work is done in fxlens.ci)."""
+
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from collections.abc import Callable
 
-from fxlens.ci.check import add_arguments as add_check_arguments, run_check
-from fxlens.ci.diff import add_arguments as add_diff_arguments, run_diff
-from fxlens.ci.merge import add_arguments as add_merge_arguments, run_merge
+from fxlens.ci.check import add_arguments as add_check_arguments
+from fxlens.ci.check import run_check
+from fxlens.ci.diff import add_arguments as add_diff_arguments
+from fxlens.ci.diff import run_diff
+from fxlens.ci.merge import add_arguments as add_merge_arguments
+from fxlens.ci.merge import run_merge
 from fxlens.cli.files import CliError
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
-             common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     check = sub.add_parser("check", help="report where tracing breaks; exit 1 on any error, 2 on a usage error")
     add_check_arguments(check)
     common(check)

@@ -1,8 +1,8 @@
 """What the CLI's commands share: reading the file asked for, and the problems that stop a command (exit 2)."""
+
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from fxlens.render.graph_text import diagnostics_text
 from fxlens.report import FileReport
@@ -19,14 +19,14 @@ def read_file(path: str) -> str:
         return handle.read().decode("utf-8", errors="replace")
 
 
-def syntax_error(report: FileReport) -> Optional[str]:
+def syntax_error(report: FileReport) -> str | None:
     for d in report.diagnostics:
         if d.category == "syntax":
             return f"{report.path}:{d.line}:{d.col + 1}: {d.message}"
     return None
 
 
-def load_error(report: FileReport) -> Optional[str]:
+def load_error(report: FileReport) -> str | None:
     """The file's top level raised (an ImportError, ...): the diagnostic, with its explanation and fix."""
     failed = [d for d in report.diagnostics if d.category == "load" and d.severity == "error"]
     if not failed:

@@ -1,4 +1,5 @@
 """`fxlens graph FILE [--class NAME] [--level LEVEL ...] [--json]`: each Module class's graph, level by level."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,13 +7,23 @@ import asyncio
 import json
 import os
 import sys
-from typing import Any, Callable, Optional, TypedDict
+from collections.abc import Callable
+from typing import Any, TypedDict
 
 from fxlens.cli.files import CliError, load_error, read_file, syntax_error
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
 from fxlens.render.graph_text import diagnostics_text, level_text
 from fxlens.render.ladder import rung
-from fxlens.report import DEFAULT_LEVELS, LEVEL_INFO, LEVELS, ClassReport, FileReport, InputSpec, in_ladder_order, to_json
+from fxlens.report import (
+    DEFAULT_LEVELS,
+    LEVEL_INFO,
+    LEVELS,
+    ClassReport,
+    FileReport,
+    InputSpec,
+    in_ladder_order,
+    to_json,
+)
 
 _LEVELS_HELP = "; ".join(f"{info.name}: {info.what}" for info in LEVEL_INFO).replace("%", "%%")
 
@@ -43,26 +54,45 @@ class InputsJson(TypedDict):
 
 
 # ("class" is a keyword: the functional form; the report objects as report.to_json writes them)
-LevelJson = TypedDict("LevelJson", {
-    "class": str, "level": str, "ok": bool, "note": str, "inputs": InputsJson, "nodes": list[dict[str, Any]],
-    "diagnostics": list[dict[str, Any]], "schemas": dict[str, dict[str, Any]], "cost": dict[str, Any] | None,
-    "rung": str | None, "scopes": dict[str, dict[str, Any]]})
+LevelJson = TypedDict(
+    "LevelJson",
+    {
+        "class": str,
+        "level": str,
+        "ok": bool,
+        "note": str,
+        "inputs": InputsJson,
+        "nodes": list[dict[str, Any]],
+        "diagnostics": list[dict[str, Any]],
+        "schemas": dict[str, dict[str, Any]],
+        "cost": dict[str, Any] | None,
+        "rung": str | None,
+        "scopes": dict[str, dict[str, Any]],
+    },
+)
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
-             common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     graph = sub.add_parser("graph", help="print the graph of each Module class")
     graph.add_argument("file")
     graph.add_argument("--class", dest="cls", help="only this class")
-    graph.add_argument("--level", choices=LEVELS, action="append", metavar="LEVEL",
-                       help=f"this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)}). {_LEVELS_HELP}")
+    graph.add_argument(
+        "--level",
+        choices=LEVELS,
+        action="append",
+        metavar="LEVEL",
+        help=f"this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)}). {_LEVELS_HELP}",
+    )
     graph.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
     common(graph)
     graph.set_defaults(run=cmd_graph)
 
 
-async def _analyse_files(paths: list[str], python: str, options: TraceOptions,
-                         classes: Optional[list[str]] = None) -> list[FileReport]:
+async def _analyse_files(
+    paths: list[str], python: str, options: TraceOptions, classes: list[str] | None = None
+) -> list[FileReport]:
     client = WorkerClient(python)
     try:
         await client.start()
@@ -89,19 +119,33 @@ def _inputs_json(report: ClassReport) -> InputsJson:
             written["source"] = spec.source
         return written
 
-    return {"source": report.build.inputs_source, "built": report.build.how, "detail": report.build.detail,
-            "tensors": report.build.tensors, "tensors_reason": report.build.tensors_reason,
-            "directive": report.build.directive, "sizes": report.build.sizes,
-            "args": [one(i) for i in report.build.inputs]}
+    return {
+        "source": report.build.inputs_source,
+        "built": report.build.how,
+        "detail": report.build.detail,
+        "tensors": report.build.tensors,
+        "tensors_reason": report.build.tensors_reason,
+        "directive": report.build.directive,
+        "sizes": report.build.sizes,
+        "args": [one(i) for i in report.build.inputs],
+    }
 
 
 def level_json(report: ClassReport, level: str) -> LevelJson:
     result = report.levels[level]
-    return {"class": report.name, "level": level, "ok": result.ok, "note": result.note,
-            "inputs": _inputs_json(report), "nodes": [to_json(n) for n in result.nodes],
-            "diagnostics": [to_json(d) for d in result.diagnostics], "schemas": result.schemas,
-            "cost": to_json(report.cost), "rung": rung(result).name if result.ok else None,
-            "scopes": result.scopes}
+    return {
+        "class": report.name,
+        "level": level,
+        "ok": result.ok,
+        "note": result.note,
+        "inputs": _inputs_json(report),
+        "nodes": [to_json(n) for n in result.nodes],
+        "diagnostics": [to_json(d) for d in result.diagnostics],
+        "schemas": result.schemas,
+        "cost": to_json(report.cost),
+        "rung": rung(result).name if result.ok else None,
+        "scopes": result.scopes,
+    }
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

@@ -5,13 +5,14 @@ change is expected and reported as numbers); 1 when it changes the results of a 
 them, or fails (raises, leaves a graph that does not lint, returns no GraphModule); 2 for what the
 user must fix first (no such file, class or pass).
 """
+
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from fxlens.cli.files import CliError, load_error, read_file, syntax_error
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
@@ -22,13 +23,18 @@ from fxlens.render.pass_text import pass_list, pass_markdown
 from fxlens.report import FileReport
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
-             common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     parser = sub.add_parser("pass", help="run a graph pass on a Module class: before → after, and the proof")
     parser.add_argument("file")
     parser.add_argument("--class", dest="cls", help="the Module class to run it on")
-    parser.add_argument("--pass", dest="pass_name", metavar="NAME",
-                        help=f"a built-in ({', '.join(p.name for p in BUILTIN_PASSES)}) or a `# fxlens: pass` function")
+    parser.add_argument(
+        "--pass",
+        dest="pass_name",
+        metavar="NAME",
+        help=f"a built-in ({', '.join(p.name for p in BUILTIN_PASSES)}) or a `# fxlens: pass` function",
+    )
     parser.add_argument("--pass-file", metavar="PATH", help="the file defining the user pass (default: FILE)")
     parser.add_argument("--list", action="store_true", help="list the built-in passes and FILE's own")
     parser.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
@@ -67,8 +73,10 @@ def cmd_pass(args: argparse.Namespace) -> int:
         request = PassRequest(args.pass_name, "user", pass_path, pass_text)
     else:
         names = ", ".join(p.name for p in all_passes(pass_path, pass_text))
-        raise CliError(f"no pass {args.pass_name!r} (there are: {names}); mark a function with a "
-                       "`# fxlens: pass` comment above its `def`")
+        raise CliError(
+            f"no pass {args.pass_name!r} (there are: {names}); mark a function with a "
+            "`# fxlens: pass` comment above its `def`"
+        )
     report, found = asyncio.run(_run(args, text, request))
     problem = syntax_error(report) or load_error(report)
     if found is None:
@@ -77,7 +85,10 @@ def cmd_pass(args: argparse.Namespace) -> int:
         if args.cls not in report.module_classes:
             raise CliError(f"no Module class {args.cls!r} in {args.file} (it has: {', '.join(report.module_classes)})")
         raise CliError("the pass did not report: " + "; ".join(d.message for d in report.diagnostics))
-    print(json.dumps(pass_to_json(found), indent=1) if args.json else pass_markdown(found), end="" if not args.json else "\n")
+    print(
+        json.dumps(pass_to_json(found), indent=1) if args.json else pass_markdown(found),
+        end="" if not args.json else "\n",
+    )
     return exit_status(found)
 
 

@@ -1,4 +1,5 @@
 """`fxlens serve`: the language server, over stdio or TCP."""
+
 from __future__ import annotations
 
 import argparse

@@ -5,12 +5,13 @@ The HEAD text is traced under the file's own path, so its package and relative i
 buffer's do (its imports are today's files: the lens answers "what did my edits of this file do").
 Git runs as a subprocess of the event loop; the trace is one more request to the warm worker.
 """
+
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Optional
 
 from fxlens.engine.worker_client import WorkerUnavailable
 from fxlens.report import FileReport
@@ -25,17 +26,18 @@ class Baseline:
     report: FileReport
 
 
-async def _git(cwd: str, *args: str) -> Optional[str]:
+async def _git(cwd: str, *args: str) -> str | None:
     try:
-        process = await asyncio.create_subprocess_exec("git", *args, cwd=cwd, stdout=asyncio.subprocess.PIPE,
-                                                       stderr=asyncio.subprocess.DEVNULL)
+        process = await asyncio.create_subprocess_exec(
+            "git", *args, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+        )
     except OSError:
         return None  # no git: no baseline, no lens
     out, _ = await process.communicate()
     return out.decode("utf-8", errors="replace") if process.returncode == 0 else None
 
 
-async def head_text(path: str) -> Optional[tuple[str, str]]:
+async def head_text(path: str) -> tuple[str, str] | None:
     """(commit, text) of `path` at HEAD; None outside a repository or for a file HEAD does not have."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -52,10 +54,10 @@ class Baselines:
     the options change (`key`)."""
 
     def __init__(self) -> None:
-        self._done: dict[str, tuple[str, Optional[Baseline]]] = {}  # path -> (key it was made for, baseline)
+        self._done: dict[str, tuple[str, Baseline | None]] = {}  # path -> (key it was made for, baseline)
         self._running: dict[str, asyncio.Future[None]] = {}
 
-    def current(self, path: str) -> Optional[Baseline]:
+    def current(self, path: str) -> Baseline | None:
         entry = self._done.get(path)
         return entry[1] if entry else None
 

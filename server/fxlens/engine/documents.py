@@ -7,14 +7,15 @@ into one FileReport whose coordinates are valid for the *current* text. Each edi
 map of every text a report comes from by that edit's own blocks (engine/line_diff.py `edit_blocks`),
 so no edit diffs or splits whole texts: a 5 MB buffer's edit costs ~1 ms, not ~30.
 """
+
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Callable, Iterator, Optional
 
 from fxlens.engine.line_diff import changed_span, edit_blocks
 from fxlens.engine.parsing import cheap_outline, cheap_parse, too_big_to_parse
@@ -30,7 +31,7 @@ class Traced:
     text: str
     report: FileReport
     # the TraceOptions it was traced with: different options invalidate every class
-    options: Optional[object] = None
+    options: object | None = None
     # WorkspaceContext.key of the trace: other buffers changed since means the worker must look again
     workspace_context: str = ""
 
@@ -82,32 +83,32 @@ class Document:
     path: str
     version: int
     text: str
-    last: Optional[Traced] = None
-    good: Optional[Traced] = None
+    last: Traced | None = None
+    good: Traced | None = None
     partial: dict[str, ClassReport] = field(default_factory=dict)
     partial_text: str = ""
-    cursor_line: Optional[int] = None
-    task: Optional[asyncio.Task[None]] = None
+    cursor_line: int | None = None
+    task: asyncio.Task[None] | None = None
     # versions whose trace completed, oldest first (debugging and the fast-typing test)
     history: list[int] = field(default_factory=list)
-    _view: Optional[View] = None
+    _view: View | None = None
     # whether the text of version `_checked_version` parses (checked when another buffer imports it)
-    _checked_version: Optional[int] = None
+    _checked_version: int | None = None
     _text_parses: bool = False
     # False for a notebook's virtual module: no other buffer imports it
     importable: bool = True
     # how lines move between two texts when the buffer has its own rule (a notebook follows its cells
     # by identity); else `line_map` carries them through the edits
-    _own_line_map: Optional[Callable[[str, str], LineMapping]] = None
-    _index: Optional[LineIndex] = None
+    _own_line_map: Callable[[str, str], LineMapping] | None = None
+    _index: LineIndex | None = None
     # (older text, how its lines moved into the current text) for each text a report held comes
     # from: carried through every edit by that edit's own blocks, so no edit diffs whole texts
     _carried: list[tuple[str, BlockMap]] = field(default_factory=list)
     # (text, its outline) of the last texts outlined: whether an edit needs a trace compares the held trace's
     # text with the new one, and the new one is the held trace's text at the next edit
-    _outlines: list[tuple[str, Optional[Outline]]] = field(default_factory=list)
+    _outlines: list[tuple[str, Outline | None]] = field(default_factory=list)
 
-    def outline_of(self, text: str) -> Optional[Outline]:
+    def outline_of(self, text: str) -> Outline | None:
         """`text`'s outline (parsed once for the last two texts asked about: each is asked about at two edits)."""
         for outlined, found in self._outlines:
             if outlined is text:
@@ -171,7 +172,7 @@ class Document:
             self._carried.append((old_text, found))
         return found
 
-    def importable_text(self) -> Optional[str]:
+    def importable_text(self) -> str | None:
         """The text other buffers import this one as: the current text, or while it does not parse
         (half typed), the last traced one that did; None when none did (the file on disk is imported)."""
         if self._checked_version != self.version:
@@ -200,7 +201,9 @@ class Document:
         the text it was traced from: how a level computed later joins the reports."""
         good = self.good
         if good is not None:
-            self.good = replace(good, report=replace(good.report, classes=[update(c, good.text) for c in good.report.classes]))
+            self.good = replace(
+                good, report=replace(good.report, classes=[update(c, good.text) for c in good.report.classes])
+            )
             if self.last is good:
                 self.last = self.good
         self.partial = {name: update(c, self.partial_text) for name, c in self.partial.items()}
@@ -247,7 +250,7 @@ class Document:
         stale = self.last is not None and not self.last.parsed and self.good is not None
         return View(report, self.version, stale=stale, traced=self.last is not None)
 
-    def class_at(self, line: Optional[int]) -> Optional[str]:
+    def class_at(self, line: int | None) -> str | None:
         if line is None:
             return None
         for cls in self.view().report.classes:
@@ -268,21 +271,24 @@ class Documents:
             doc.edit(version, text)
         return doc
 
-    def get(self, uri: str) -> Optional[Document]:
+    def get(self, uri: str) -> Document | None:
         return self._docs.get(uri)
 
     def __contains__(self, uri: str) -> bool:
         return uri in self._docs
 
-    def close(self, uri: str) -> Optional[Document]:
+    def close(self, uri: str) -> Document | None:
         return self._docs.pop(uri, None)
 
     def __iter__(self) -> Iterator[Document]:
         return iter(list(self._docs.values()))
 
     def workspace_context(self, doc: Document, roots: list[str]) -> WorkspaceContext:
-        buffers = sorted((d.path, text) for d in self if d is not doc and d.importable and d.path.endswith(".py")
-                         and (text := d.importable_text()) is not None)
+        buffers = sorted(
+            (d.path, text)
+            for d in self
+            if d is not doc and d.importable and d.path.endswith(".py") and (text := d.importable_text()) is not None
+        )
         return WorkspaceContext(tuple(roots), tuple(buffers))
 
     def neighbours(self, doc: Document, roots: list[str]) -> list[Document]:
@@ -293,5 +299,11 @@ class Documents:
         shared = [r for r in roots if _inside(doc.path, r)]
         if roots and not shared:
             return []
-        return [d for d in self if d is not doc and d.importable and d.path.endswith(".py")
-                and (not roots or any(_inside(d.path, r) for r in shared))]
+        return [
+            d
+            for d in self
+            if d is not doc
+            and d.importable
+            and d.path.endswith(".py")
+            and (not roots or any(_inside(d.path, r) for r in shared))
+        ]

@@ -4,15 +4,16 @@ more, 5-8 ms a class, so no fx or aten result waits for it): who hears them, per
 The worker client's helper: it answers a request at its `done`, then hands the request's later `cost`
 events here until the worker's `end`.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from fxlens import messages
 from fxlens.report import Cost
 
 # (class name, the fingerprint it was counted for, the cost)
-OnCost = Callable[[str, Optional[str], Cost], None]
+OnCost = Callable[[str, str | None, Cost], None]
 
 
 class LateCosts:

@@ -8,12 +8,14 @@ text only.
 
 An optimisation on top of the core: the scheduler knows nothing of it and is handed `attach`.
 """
+
 from __future__ import annotations
 
 import copy
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
+
 from fxlens.engine.shift import LineMap, shift_class
 from fxlens.report import ClassReport, LevelResult, ladder_sorted
 

@@ -7,12 +7,14 @@ rest (patience diff); difflib only settles what remains between two anchors when
 A stretch that is neither small nor anchored stays unmatched: its results are withheld until the
 next trace, which is what the shift does for any edited line.
 """
+
 from __future__ import annotations
 
 import bisect
 import difflib
 from collections import Counter
-from typing import NamedTuple, Optional, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from fxlens import lines
 from fxlens.line_index import LineIndex, breaks
@@ -80,8 +82,9 @@ def _common_tail(old: Sequence[str], new: Sequence[str], a: int, a_end: int, b: 
     return size
 
 
-def _unique_anchors(old: Sequence[str], new: Sequence[str], a: int, a_end: int, b: int,
-                    b_end: int) -> list[tuple[int, int]]:
+def _unique_anchors(
+    old: Sequence[str], new: Sequence[str], a: int, a_end: int, b: int, b_end: int
+) -> list[tuple[int, int]]:
     """Pairs (old line, new line) of lines that occur once on each side, the longest run of them
     that is in order on both sides."""
     in_old = Counter(old[a:a_end])
@@ -121,8 +124,8 @@ def text_blocks(old_text: str, new_text: str) -> list[Block]:
     head = _breaks(old_text, 0, cut)
     old_end = _line_start_after(old_text, len(old_text) - suffix)
     new_end = None if old_end is None else old_end - len(old_text) + len(new_text)
-    old_middle = lines.split(old_text[cut:old_end if old_end is not None else len(old_text)])
-    new_middle = lines.split(new_text[cut:new_end if new_end is not None else len(new_text)])
+    old_middle = lines.split(old_text[cut : old_end if old_end is not None else len(old_text)])
+    new_middle = lines.split(new_text[cut : new_end if new_end is not None else len(new_text)])
     blocks = [Block(0, 0, head)] if head else []
     if old_end is not None:  # both middles end with a line break: the "" after it is no line
         old_middle.pop()
@@ -161,7 +164,7 @@ def changed_span(old_text: str, new_text: str) -> tuple[int, int]:
 def _lines_between(index: LineIndex, first: int, last: int) -> list[str]:
     if last < first:
         return []
-    return lines.split(index.text[index.start(first):index.content_end(last)])
+    return lines.split(index.text[index.start(first) : index.content_end(last)])
 
 
 def compose(earlier: list[Block], later: list[Block]) -> list[Block]:
@@ -190,7 +193,7 @@ _CHUNK = 4096
 
 def common_prefix(a: str, b: str) -> int:
     limit, at = min(len(a), len(b)), 0
-    while at + _CHUNK <= limit and a[at:at + _CHUNK] == b[at:at + _CHUNK]:
+    while at + _CHUNK <= limit and a[at : at + _CHUNK] == b[at : at + _CHUNK]:
         at += _CHUNK
     while at < limit and a[at] == b[at]:
         at += 1
@@ -199,7 +202,10 @@ def common_prefix(a: str, b: str) -> int:
 
 def common_suffix(a: str, b: str, limit: int) -> int:
     size = 0
-    while size + _CHUNK <= limit and a[len(a) - size - _CHUNK:len(a) - size] == b[len(b) - size - _CHUNK:len(b) - size]:
+    while (
+        size + _CHUNK <= limit
+        and a[len(a) - size - _CHUNK : len(a) - size] == b[len(b) - size - _CHUNK : len(b) - size]
+    ):
         size += _CHUNK
     while size < limit and a[len(a) - size - 1] == b[len(b) - size - 1]:
         size += 1
@@ -231,7 +237,7 @@ def _line_start_before(text: str, end: int) -> int:
     return previous + (2 if text.startswith("\r\n", previous) else 1)
 
 
-def _next_break_end(text: str, start: int) -> Optional[int]:
+def _next_break_end(text: str, start: int) -> int | None:
     found = [at for at in (text.find("\n", start), text.find("\r", start)) if at >= 0]
     if not found:
         return None
@@ -239,7 +245,7 @@ def _next_break_end(text: str, start: int) -> Optional[int]:
     return at + (2 if text.startswith("\r\n", at) else 1)
 
 
-def _line_start_after(text: str, start: int) -> Optional[int]:
+def _line_start_after(text: str, start: int) -> int | None:
     """The start of a line after `start`, with a whole line break between: from it on, every line
     lies in the shared suffix. None when there is none."""
     first = _next_break_end(text, start)

@@ -7,6 +7,7 @@ magic stays a block); a cell magic whose body is not Python blanks the whole cel
 the magic is simply gone from what the worker sees. Only the start of a logical line can be a magic
 (`% b` continuing `(a` is Python's modulo), so brackets, strings and backslashes are followed.
 """
+
 from __future__ import annotations
 
 import re
@@ -85,7 +86,7 @@ def neutralise(cell: str) -> str:
     out = []
     for line in lines:
         if scanner.at_statement_start and _is_magic(line):
-            indent = line[:len(line) - len(line.lstrip())]
+            indent = line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}pass")
             continue
         scanner.feed(line)

@@ -7,11 +7,12 @@ its imports resolve from the notebook's folder as Jupyter's do. Cells keep their
 URI) here, which is what lets results carried across an edit follow a cell that moved
 (`CellLineMap`); turning module positions into cell positions is lsp/cells.py's job.
 """
+
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
 from urllib.parse import unquote
 
 from fxlens import lines as line_model
@@ -43,10 +44,10 @@ class VirtualModule:
     text: str
     cells: tuple[CellSpan, ...]
 
-    def cell_at(self, line: int) -> Optional[CellSpan]:
+    def cell_at(self, line: int) -> CellSpan | None:
         return next((c for c in self.cells if c.holds(line)), None)
 
-    def nearest_cell(self, line: int) -> Optional[CellSpan]:
+    def nearest_cell(self, line: int) -> CellSpan | None:
         """The cell holding `line`; the first or last cell for a line before or after them all."""
         if not self.cells:
             return None
@@ -54,7 +55,7 @@ class VirtualModule:
             return self.cells[0]
         return self.cell_at(line) or self.cells[-1]
 
-    def cell(self, uri: str) -> Optional[CellSpan]:
+    def cell(self, uri: str) -> CellSpan | None:
         key = unquote(uri)
         return next((c for c in self.cells if unquote(c.uri) == key), None)
 
@@ -93,7 +94,7 @@ class CellLineMap(LineMapping):
                 for k in range(block.size):
                     self._lines[cell.start + block.a + k] = now.start + block.b + k
 
-    def line(self, line: Optional[int]) -> Optional[int]:
+    def line(self, line: int | None) -> int | None:
         if line is None or self.identity:
             return line
         return self._lines.get(line)
@@ -142,7 +143,7 @@ class Notebooks:
         book.remember(module)
         return book
 
-    def change(self, uri: str, version: int, module: VirtualModule) -> Optional[Notebook]:
+    def change(self, uri: str, version: int, module: VirtualModule) -> Notebook | None:
         book = self._books.get(unquote(uri))
         if book is None:
             return None
@@ -150,22 +151,22 @@ class Notebooks:
         book.doc.edit(version, module.text)
         return book
 
-    def close(self, uri: str) -> Optional[Notebook]:
+    def close(self, uri: str) -> Notebook | None:
         book = self._books.pop(unquote(uri), None)
         if book is not None:
             self.documents.close(book.doc.uri)
         return book
 
-    def get(self, uri: str) -> Optional[Notebook]:
+    def get(self, uri: str) -> Notebook | None:
         return self._books.get(unquote(uri))
 
-    def of_cell(self, uri: str) -> Optional[tuple[Notebook, CellSpan]]:
+    def of_cell(self, uri: str) -> tuple[Notebook, CellSpan] | None:
         for book in self._books.values():
             cell = book.module.cell(uri)
             if cell is not None:
                 return book, cell
         return None
 
-    def of_document(self, doc: Document) -> Optional[Notebook]:
+    def of_document(self, doc: Document) -> Notebook | None:
         book = self._books.get(unquote(doc.uri))
         return book if book is not None and book.doc is doc else None

@@ -9,11 +9,13 @@ class fingerprint (level_cache.py) and joins the document's reports.
 
 An optimisation on top of the core: it calls the scheduler and the worker client, they never call it.
 """
+
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable, Optional, TypedDict
+from typing import TypedDict
 
 from fxlens.engine.documents import Document
 from fxlens.engine.level_cache import LevelCache
@@ -53,12 +55,17 @@ class OnDemand:
         cls = next((c for c in report.classes if c.line <= line <= c.end_line), None)
         if cls is None:
             return ()
-        self.want(doc, cls.name, tuple(level for level in HOVER_LEVELS if level not in cls.levels and level not in asked))
+        self.want(
+            doc, cls.name, tuple(level for level in HOVER_LEVELS if level not in cls.levels and level not in asked)
+        )
         return self.computing(doc, cls.name)
 
     def computing(self, doc: Document, name: str) -> tuple[str, ...]:
-        return in_ladder_order(level for (uri, cls, level), task in self._jobs.items()
-                               if uri == doc.uri and cls == name and not task.done())
+        return in_ladder_order(
+            level
+            for (uri, cls, level), task in self._jobs.items()
+            if uri == doc.uri and cls == name and not task.done()
+        )
 
     def want(self, doc: Document, name: str, levels: tuple[str, ...]) -> list[asyncio.Task[None]]:
         """Start computing those of `levels` not already under way; the traces that will bring them."""
@@ -68,8 +75,11 @@ class OnDemand:
             for level in fresh:
                 self._jobs[(doc.uri, name, level)] = task
             task.add_done_callback(lambda done: self._forget(done))
-        return list(dict.fromkeys(self._jobs[(doc.uri, name, level)] for level in levels
-                                  if (doc.uri, name, level) in self._jobs))
+        return list(
+            dict.fromkeys(
+                self._jobs[(doc.uri, name, level)] for level in levels if (doc.uri, name, level) in self._jobs
+            )
+        )
 
     async def ensure(self, doc: Document, name: str, levels: tuple[str, ...]) -> None:
         """Compute those of `levels` the class lacks, and wait for them (the graph view shows one)."""
@@ -128,13 +138,17 @@ class OnDemand:
             if report is None:
                 continue  # preempted by an edit's trace: again once it is done
             fresh = report.find_class(name) or cls
-            self.cache.put(doc.path, fresh, traced.text, {level: fresh.levels.get(level) or _lost(level, name, report)
-                                                          for level in wanted})
+            self.cache.put(
+                doc.path,
+                fresh,
+                traced.text,
+                {level: fresh.levels.get(level) or _lost(level, name, report) for level in wanted},
+            )
             doc.update_classes(lambda held, text: self.cache.attach(doc.path, held, text))
             self.on_levels(doc, name, list(wanted))
             return
 
-    async def _submit(self, doc: Document, text: str, name: str, levels: tuple[str, ...]) -> Optional[FileReport]:
+    async def _submit(self, doc: Document, text: str, name: str, levels: tuple[str, ...]) -> FileReport | None:
         client = await self.scheduler.supervisor.get()
         around = self.scheduler.workspace_context(doc)
         # the class's cost comes with its main trace: a deeper level adds nothing to it

@@ -5,10 +5,10 @@
 for is a shortcut (skip a trace when only lines moved, place a quick fix, check an importable
 buffer); above the limit it does without, and the worker, which parses every text anyway, decides.
 """
+
 from __future__ import annotations
 
 import ast
-from typing import Optional
 
 from fxlens.outline import Outline, outline
 
@@ -16,7 +16,7 @@ from fxlens.outline import Outline, outline
 PARSE_LIMIT_CHARS = 64_000
 
 
-def cheap_parse(text: str) -> Optional[ast.Module]:
+def cheap_parse(text: str) -> ast.Module | None:
     """The text's tree; None when it does not parse or is too big to parse on the event loop."""
     if len(text) > PARSE_LIMIT_CHARS:
         return None
@@ -30,7 +30,7 @@ def too_big_to_parse(text: str) -> bool:
     return len(text) > PARSE_LIMIT_CHARS
 
 
-def cheap_outline(text: str) -> Optional[Outline]:
+def cheap_outline(text: str) -> Outline | None:
     """The text's classes and module code; None when it does not parse cheaply."""
     tree = cheap_parse(text)
     return None if tree is None else outline(tree, text)

@@ -3,11 +3,12 @@
 
 Server side: never imports torch; the pass runs in a trace child of the worker (worker/passes).
 """
+
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from fxlens.engine.documents import Document, WorkspaceContext
 from fxlens.engine.scheduler import DEBOUNCE_SECONDS  # a pass re-runs on the traces' rhythm
@@ -26,14 +27,14 @@ class PassRun:
     class_name: str
     pass_name: str
     kind: str  # "builtin" | "user"
-    pass_doc: Optional[Document] = None  # a user pass: the open document that defines it
+    pass_doc: Document | None = None  # a user pass: the open document that defines it
 
 
 @dataclass
 class Outcome:
     run: PassRun
-    file: Optional[FileReport]
-    report: Optional[PassReport]
+    file: FileReport | None
+    report: PassReport | None
     error: str = ""  # the worker could not run it at all
 
 
@@ -41,9 +42,14 @@ OnOutcome = Callable[[Outcome], None]
 
 
 class PassRuns:
-    def __init__(self, supervisor: Supervisor, options: Callable[[], TraceOptions],
-                 workspace_context: Callable[[Document], WorkspaceContext], on_outcome: OnOutcome,
-                 debounce: float = DEBOUNCE_SECONDS) -> None:
+    def __init__(
+        self,
+        supervisor: Supervisor,
+        options: Callable[[], TraceOptions],
+        workspace_context: Callable[[Document], WorkspaceContext],
+        on_outcome: OnOutcome,
+        debounce: float = DEBOUNCE_SECONDS,
+    ) -> None:
         self.supervisor = supervisor
         self.options = options
         self.workspace_context = workspace_context
@@ -59,13 +65,24 @@ class PassRuns:
 
     async def run(self, run: PassRun) -> Outcome:
         pass_doc = run.pass_doc
-        request = PassRequest(run.pass_name, run.kind, pass_doc.path if pass_doc is not None else None,
-                              pass_doc.text if pass_doc is not None else None)
+        request = PassRequest(
+            run.pass_name,
+            run.kind,
+            pass_doc.path if pass_doc is not None else None,
+            pass_doc.text if pass_doc is not None else None,
+        )
         around = self.workspace_context(run.model)
         try:
             client = await self.supervisor.get()
-            file, report = await client.run_pass(run.model.path, run.model.text, self.options(), run.class_name,
-                                                 request, roots=list(around.roots), buffers=dict(around.buffers))
+            file, report = await client.run_pass(
+                run.model.path,
+                run.model.text,
+                self.options(),
+                run.class_name,
+                request,
+                roots=list(around.roots),
+                buffers=dict(around.buffers),
+            )
         except WorkerUnavailable as error:
             outcome = Outcome(run, None, None, error.message)
         else:
@@ -77,7 +94,7 @@ class PassRuns:
         self.on_outcome(outcome)
         return outcome
 
-    def edited(self, doc: Document) -> Optional[asyncio.Task[None]]:
+    def edited(self, doc: Document) -> asyncio.Task[None] | None:
         """`doc` changed: if it defines the last pass run from it, run that pass again after the debounce."""
         run = self.last.get(doc.path)
         if run is None or run.kind != "user":
@@ -98,5 +115,4 @@ class PassRuns:
         if task is not None:
             task.cancel()
         self.found.pop(doc.path, None)
-        self.last = {path: run for path, run in self.last.items()
-                     if run.model is not doc and run.pass_doc is not doc}
+        self.last = {path: run for path, run in self.last.items() if run.model is not doc and run.pass_doc is not doc}

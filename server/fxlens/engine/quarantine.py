@@ -8,10 +8,10 @@ flight: a file in flight alone counts fully, several are each traced alone next 
 one did it. A file that killed the worker DEATHS_TO_HOLD times is held: that text gets a diagnostic
 instead of a trace (any edit tries again), and the worker is restarted for everybody else.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from fxlens.report import Diagnostic, FileReport
 
@@ -44,7 +44,7 @@ class Quarantine:
         self.suspects.discard(path)
         self.deaths.pop(path, None)
 
-    def report_for(self, path: str, text: str) -> Optional[FileReport]:
+    def report_for(self, path: str, text: str) -> FileReport | None:
         """The report that stands in for a trace of a held text (None: trace it)."""
         held = self.held.get(path)
         if held is None:
@@ -54,12 +54,20 @@ class Quarantine:
             self.deaths[path] = DEATHS_TO_HOLD - 1
             return None
         report = FileReport(path)
-        report.diagnostics.append(Diagnostic(
-            1, 0, 1, 0, "error", "crash",
-            f"fxlens stopped tracing this file: tracing it killed fxlens's worker process {self.deaths[path]} "
-            f"times ({held[1]}); other files are traced as usual",
-            "The code under trace ended the worker that runs the traces (with a signal it cannot block, from a "
-            "process the code started), so fxlens no longer runs this text. fxlens tries again after any edit.",
-            "Look for code that kills its parent process (`kill -9 $PPID`, `os.kill(os.getppid(), ...)` through "
-            "a shell or ctypes) and keep it out of the module's definitions, `__init__` and `forward`."))
+        report.diagnostics.append(
+            Diagnostic(
+                1,
+                0,
+                1,
+                0,
+                "error",
+                "crash",
+                f"fxlens stopped tracing this file: tracing it killed fxlens's worker process {self.deaths[path]} "
+                f"times ({held[1]}); other files are traced as usual",
+                "The code under trace ended the worker that runs the traces (with a signal it cannot block, from a "
+                "process the code started), so fxlens no longer runs this text. fxlens tries again after any edit.",
+                "Look for code that kills its parent process (`kill -9 $PPID`, `os.kill(os.getppid(), ...)` through "
+                "a shell or ctypes) and keep it out of the module's definitions, `__init__` and `forward`.",
+            )
+        )
         return report

@@ -5,12 +5,14 @@ task, and cancelling it while it awaits the worker kills the trace in flight (Wo
 contract). The event loop itself never waits on torch; handlers read whatever `Document.view()`
 holds at that moment.
 """
+
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Optional, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
-from fxlens.engine.documents import Document, WorkspaceContext, Traced
+from fxlens.engine.documents import Document, Traced, WorkspaceContext
 from fxlens.engine.incremental import classes_without_cost, known_fingerprints, merge, needs_trace, reuse, with_cost
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerUnavailable
@@ -38,10 +40,15 @@ class Hooks(Protocol):
 
 
 class Scheduler:
-    def __init__(self, supervisor: Supervisor, hooks: Hooks, options: Callable[[], TraceOptions],
-                 debounce: float = DEBOUNCE_SECONDS,
-                 workspace_context: Callable[[Document], WorkspaceContext] = lambda doc: WorkspaceContext(),
-                 attach: Attach = lambda doc, report, text: report) -> None:
+    def __init__(
+        self,
+        supervisor: Supervisor,
+        hooks: Hooks,
+        options: Callable[[], TraceOptions],
+        debounce: float = DEBOUNCE_SECONDS,
+        workspace_context: Callable[[Document], WorkspaceContext] = lambda doc: WorkspaceContext(),
+        attach: Attach = lambda doc, report, text: report,
+    ) -> None:
         self.supervisor = supervisor
         self.attach = attach
         self.hooks = hooks
@@ -51,7 +58,7 @@ class Scheduler:
         self.active = 0
         self.traces_started = 0
 
-    def schedule(self, doc: Document, delay: Optional[float] = None, full: bool = False) -> asyncio.Task[None]:
+    def schedule(self, doc: Document, delay: float | None = None, full: bool = False) -> asyncio.Task[None]:
         """(Re)start the document's trace after `delay`; anything already pending or running dies."""
         self.cancel(doc)
         delay = self.debounce if delay is None else delay
@@ -87,8 +94,12 @@ class Scheduler:
             return
         version, text, good = doc.version, doc.text, doc.good
         around = self.workspace_context(doc)
-        if (not full and good is not None and good.workspace_context == around.key
-                and not needs_trace(good, text, options, doc.outline_of)):
+        if (
+            not full
+            and good is not None
+            and good.workspace_context == around.key
+            and not needs_trace(good, text, options, doc.outline_of)
+        ):
             doc.finish(reuse(good, version, text, doc.line_map))
             self.hooks.finished(doc)
             return
@@ -103,9 +114,9 @@ class Scheduler:
 
         # costs come after the report (worker/analysis: counting FLOPs never delays a result); one that comes
         # before this task has put the report in the document waits here for it
-        early: Optional[list[tuple[str, Optional[str], Cost]]] = []
+        early: list[tuple[str, str | None, Cost]] | None = []
 
-        def on_cost(name: str, fingerprint: Optional[str], cost: Cost) -> None:
+        def on_cost(name: str, fingerprint: str | None, cost: Cost) -> None:
             if early is not None:
                 early.append((name, fingerprint, cost))
             else:
@@ -113,9 +124,13 @@ class Scheduler:
 
         try:
             # the request goes out first: the worker starts while the editor is told
-            ask = TraceAsk(first=doc.class_at(doc.cursor_line), known={} if full else known_fingerprints(good, options),
-                           roots=list(around.roots), buffers=dict(around.buffers),
-                           without_cost=[] if full else classes_without_cost(good, options))
+            ask = TraceAsk(
+                first=doc.class_at(doc.cursor_line),
+                known={} if full else known_fingerprints(good, options),
+                roots=list(around.roots),
+                buffers=dict(around.buffers),
+                without_cost=[] if full else classes_without_cost(good, options),
+            )
             listeners = Listeners(on_class, lambda levels: self.hooks.stage_done(doc, levels), on_cost)
             trace = client.submit(doc.path, text, options, ask, listeners)
             self.hooks.busy(self.active)
@@ -135,7 +150,7 @@ class Scheduler:
         if arrived:
             self._add_costs(doc, text, arrived)
 
-    def _add_costs(self, doc: Document, text: str, costs: list[tuple[str, Optional[str], Cost]]) -> None:
+    def _add_costs(self, doc: Document, text: str, costs: list[tuple[str, str | None, Cost]]) -> None:
         """Costs counted for a trace of `text` join the classes held (the editor's lens refreshes)."""
         by_name = {name: (fingerprint, cost) for name, fingerprint, cost in costs}
 

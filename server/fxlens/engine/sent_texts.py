@@ -5,12 +5,13 @@ trace, its on-demand levels and its neighbours' traces send, so nothing hashes o
 worker's store is bounded; when it no longer holds a key it says `unknown-text` and the request goes
 again with its texts inline, so this record may be wrong without a trace failing.
 """
+
 from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from fxlens import messages
 
@@ -43,8 +44,13 @@ class SentTexts:
     def keyed(self, request: messages.TraceRequest) -> messages.TraceRequest:
         """A trace request naming its texts by key instead of carrying them."""
         assert request.text is not None
-        return replace(request, text=None, buffers={}, text_key=self.key(request.text),
-                       buffer_keys={path: self.key(text) for path, text in request.buffers.items()})
+        return replace(
+            request,
+            text=None,
+            buffers={},
+            text_key=self.key(request.text),
+            buffer_keys={path: self.key(text) for path, text in request.buffers.items()},
+        )
 
     def forget(self, keys: list[str]) -> None:
         """The worker lost these (a restart, its bound): sent again when next used."""

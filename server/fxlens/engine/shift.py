@@ -4,12 +4,12 @@ Only whole lines move: a line whose text is unchanged keeps its byte columns, so
 still exactly right at its new line number. Anything touching an edited line loses its position
 (nodes) or is dropped (diagnostics, classes whose `class` line changed) until the next trace.
 """
+
 from __future__ import annotations
 
 import bisect
 import copy
 from dataclasses import replace
-from typing import Optional
 
 from fxlens.engine.line_diff import Block, compose, text_blocks
 from fxlens.report import ClassReport, Diagnostic, FileReport, Node
@@ -20,10 +20,10 @@ class LineMapping:
 
     identity = False
 
-    def line(self, line: Optional[int]) -> Optional[int]:
+    def line(self, line: int | None) -> int | None:
         raise NotImplementedError
 
-    def span(self, line: Optional[int], end_line: Optional[int]) -> Optional[tuple[int, int]]:
+    def span(self, line: int | None, end_line: int | None) -> tuple[int, int] | None:
         """New (line, end_line) if every line of the span survived, unsplit; else None."""
         if line is None:
             return None
@@ -34,7 +34,7 @@ class LineMapping:
             return None
         return survived[0], survived[-1]
 
-    def nearest_before(self, line: int) -> Optional[int]:
+    def nearest_before(self, line: int) -> int | None:
         """Where the last surviving line at or above `line` went."""
         return next((m for m in map(self.line, range(line, 0, -1)) if m is not None), None)
 
@@ -47,11 +47,11 @@ class BlockMap(LineMapping):
         self._blocks = blocks
         self._starts = [block.old for block in blocks]
 
-    def then(self, blocks: list[Block]) -> "BlockMap":
+    def then(self, blocks: list[Block]) -> BlockMap:
         """This map followed by one more edit's (its blocks from this map's new text on)."""
         return BlockMap(blocks if self.identity else compose(self._blocks, blocks))
 
-    def line(self, line: Optional[int]) -> Optional[int]:
+    def line(self, line: int | None) -> int | None:
         if line is None or self.identity:
             return line
         index = bisect.bisect_right(self._starts, line - 1) - 1
@@ -61,7 +61,7 @@ class BlockMap(LineMapping):
         offset = line - 1 - block.old
         return block.new + offset + 1 if offset < block.size else None
 
-    def nearest_before(self, line: int) -> Optional[int]:
+    def nearest_before(self, line: int) -> int | None:
         # by block, not line by line: a 10,000-line class would otherwise cost a scan per edit
         if self.identity:
             return line
@@ -100,7 +100,7 @@ def _shift_node(node: Node, lines: LineMapping) -> Node:
     return node
 
 
-def shift_class(report: ClassReport, lines: LineMapping) -> Optional[ClassReport]:
+def shift_class(report: ClassReport, lines: LineMapping) -> ClassReport | None:
     """The class with its positions carried to the new text. Reports are never mutated once built, so
     what did not move is shared, not copied: a deep copy of a 12-layer GPT took ~30 ms, a hover's
     worth of event-loop time, on every edit."""
@@ -116,8 +116,10 @@ def shift_class(report: ClassReport, lines: LineMapping) -> Optional[ClassReport
     moved.levels = {}
     for level, result in report.levels.items():
         moved.levels[level] = replace(
-            result, nodes=[_shift_node(n, lines) for n in result.nodes],
-            diagnostics=[_moved(d, s) for d in result.diagnostics if (s := lines.span(d.line, d.end_line)) is not None])
+            result,
+            nodes=[_shift_node(n, lines) for n in result.nodes],
+            diagnostics=[_moved(d, s) for d in result.diagnostics if (s := lines.span(d.line, d.end_line)) is not None],
+        )
     return moved
 
 

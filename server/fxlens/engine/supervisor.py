@@ -4,11 +4,12 @@ Started at `initialize` so torch is imported before the first file opens. A work
 restarted with back-off; one that cannot start (no such interpreter, no torch) is reported once and
 left alone until the settings change or the user asks for a restart: no restart storm.
 """
+
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from fxlens.engine.quarantine import Quarantine
 from fxlens.engine.worker_client import WorkerClient, WorkerUnavailable
@@ -25,12 +26,12 @@ class Supervisor:
         self.on_state = on_state
         self.on_ready = on_ready
         self.backoff = backoff
-        self.python: Optional[str] = None
-        self.client: Optional[WorkerClient] = None
+        self.python: str | None = None
+        self.client: WorkerClient | None = None
         self.starts = 0
-        self.error: Optional[WorkerUnavailable] = None
-        self._ready: Optional[asyncio.Future[WorkerClient]] = None
-        self._launch: Optional[asyncio.Task[None]] = None
+        self.error: WorkerUnavailable | None = None
+        self._ready: asyncio.Future[WorkerClient] | None = None
+        self._launch: asyncio.Task[None] | None = None
         self._failures = 0
         self._started_at = 0.0
         self._stopping = False
@@ -52,7 +53,7 @@ class Supervisor:
             raise WorkerUnavailable("the worker has not been started")
         return await asyncio.shield(self._ready)
 
-    async def restart(self, python: Optional[str] = None) -> WorkerClient:
+    async def restart(self, python: str | None = None) -> WorkerClient:
         await self._stop_current()
         self.start(python or self.python or "")
         return await self.get()
@@ -62,7 +63,7 @@ class Supervisor:
         await self._stop_current()
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         client = self.client
         return client.process.pid if client is not None and client.process is not None and client.alive else None
 
@@ -92,8 +93,10 @@ class Supervisor:
             raise
         except Exception as error:  # noqa: BLE001  anything else is no reason to leave `get()` waiting forever
             if not isinstance(error, WorkerUnavailable):
-                error = WorkerUnavailable(f"the worker ({self.python}) could not start: {type(error).__name__}: "
-                                          f"{error}", "Set fxlens.python to a Python interpreter that has torch.")
+                error = WorkerUnavailable(
+                    f"the worker ({self.python}) could not start: {type(error).__name__}: {error}",
+                    "Set fxlens.python to a Python interpreter that has torch.",
+                )
             self.error = error
             self.on_state("error", error.message + (f" — {error.fix}" if error.fix else ""))
             if not ready.done():
@@ -119,8 +122,10 @@ class Supervisor:
         if time.monotonic() - self._started_at > HEALTHY_SECONDS:
             self._failures = 0
         if self._failures >= len(self.backoff):
-            error = WorkerUnavailable(f"the worker keeps exiting (last status {code}); gave up restarting it",
-                                      "Run the command `fxlens.restartWorker` after fixing the cause.")
+            error = WorkerUnavailable(
+                f"the worker keeps exiting (last status {code}); gave up restarting it",
+                "Run the command `fxlens.restartWorker` after fixing the cause.",
+            )
             self.error = error
             self._ready = asyncio.get_running_loop().create_future()
             self._ready.set_exception(error)

@@ -1,8 +1,9 @@
 """What a caller asks of the worker client for one trace: the options, the scope, who hears its events."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from fxlens.engine.late_costs import OnCost
 from fxlens.report import DEFAULT_LEVELS, ClassReport
@@ -30,8 +31,8 @@ OnStage = Callable[[list[str]], None]
 class TraceAsk:
     """What a trace request asks for beyond the buffer and the options (see WorkerClient.submit)."""
 
-    first: Optional[str] = None  # the class traced first (the cursor's)
-    classes: Optional[list[str]] = None  # only these (and what builds them); None: every class
+    first: str | None = None  # the class traced first (the cursor's)
+    classes: list[str] | None = None  # only these (and what builds them); None: every class
     known: dict[str, str] = field(default_factory=dict)  # class -> fingerprint of a trace the caller holds
     roots: list[str] = field(default_factory=list)  # folders to make importable (workspace folders)
     buffers: dict[str, str] = field(default_factory=dict)  # path -> text of other open buffers
@@ -43,6 +44,6 @@ class TraceAsk:
 class Listeners:
     """Who hears a request's events before its result: each class, the cheap levels' end, each late cost."""
 
-    on_class: Optional[OnClass] = None
-    on_stage: Optional[OnStage] = None
-    on_cost: Optional[OnCost] = None
+    on_class: OnClass | None = None
+    on_stage: OnStage | None = None
+    on_cost: OnCost | None = None

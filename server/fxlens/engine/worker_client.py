@@ -1,4 +1,5 @@
 """The server side of the worker: start it in the user's interpreter, send requests, collect reports."""
+
 from __future__ import annotations
 
 import asyncio
@@ -6,16 +7,17 @@ import itertools
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any
 
 from fxlens import messages, orphans
 from fxlens.cache_dirs import user_cache_dir
-from fxlens.engine.quarantine import Quarantine
-from fxlens.pass_report import PassReport
 from fxlens.engine.late_costs import LateCosts
+from fxlens.engine.quarantine import Quarantine
 from fxlens.engine.trace_options import Listeners, OnClass, OnStage, TraceAsk, TraceOptions
+from fxlens.pass_report import PassReport
 
 __all__ = ["Listeners", "TraceAsk", "TraceOptions", "WorkerClient", "WorkerProtocolError", "WorkerUnavailable"]
 from fxlens.engine.sent_texts import SentTexts
@@ -53,12 +55,16 @@ class WorkerProtocolError(WorkerUnavailable):
 
 
 # a pending request: its future, its class callback, its classes so far
-Pending = tuple[asyncio.Future[FileReport], Optional[OnClass], dict[str, ClassReport]]
+Pending = tuple[asyncio.Future[FileReport], OnClass | None, dict[str, ClassReport]]
 
 
 class WorkerClient:
-    def __init__(self, python: str = sys.executable, on_exit: Optional[Callable[[int], None]] = None,
-                 quarantine: Optional[Quarantine] = None) -> None:
+    def __init__(
+        self,
+        python: str = sys.executable,
+        on_exit: Callable[[int], None] | None = None,
+        quarantine: Quarantine | None = None,
+    ) -> None:
         self.python = python
         self.on_exit = on_exit
         # shared by the workers a supervisor starts one after another: which files kill them
@@ -67,8 +73,8 @@ class WorkerClient:
         # traces waiting for a suspect's trace to end (or to run alone)
         self._deferred: list[tuple[int, messages.TraceRequest]] = []
         self.lost: list[tuple[str, str]] = []  # the traces in flight when this worker died
-        self.process: Optional[asyncio.subprocess.Process] = None
-        self.info: Optional[messages.Ready] = None
+        self.process: asyncio.subprocess.Process | None = None
+        self.info: messages.Ready | None = None
         self._ids = itertools.count(1)
         # job id -> (its future, its callback, its classes so far)
         self._pending: dict[int, Pending] = {}
@@ -83,12 +89,18 @@ class WorkerClient:
         self._sent: dict[int, messages.TraceRequest] = {}
         # (each handler takes its own event class: Any, as one table holds them all)
         self._handlers: dict[type, Callable[[int, Pending, Any], None]] = {
-            messages.UnknownText: self._on_unknown_text, messages.ClassCost: self._on_held_cost,
-            messages.End: self._on_end, messages.Cancelled: self._on_end, messages.ClassTraced: self._on_class,
-            messages.PassDone: self._on_pass, messages.Stage: self._on_stage_event, messages.Done: self._on_done,
-            messages.RequestError: self._on_request_error}
-        self._reader: Optional[asyncio.Task[None]] = None
-        self._stderr: Optional[asyncio.Task[None]] = None
+            messages.UnknownText: self._on_unknown_text,
+            messages.ClassCost: self._on_held_cost,
+            messages.End: self._on_end,
+            messages.Cancelled: self._on_end,
+            messages.ClassTraced: self._on_class,
+            messages.PassDone: self._on_pass,
+            messages.Stage: self._on_stage_event,
+            messages.Done: self._on_done,
+            messages.RequestError: self._on_request_error,
+        }
+        self._reader: asyncio.Task[None] | None = None
+        self._stderr: asyncio.Task[None] | None = None
         self.stderr_lines: list[str] = []
 
     async def start(self) -> messages.Ready:
@@ -99,11 +111,20 @@ class WorkerClient:
         env["TORCHINDUCTOR_CACHE_DIR"] = user_cache_dir("torch", "TORCHINDUCTOR_CACHE_DIR")
         try:
             self.process = await asyncio.create_subprocess_exec(
-                self.python, "-m", "fxlens.worker", stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, limit=1 << 26)
+                self.python,
+                "-m",
+                "fxlens.worker",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                limit=1 << 26,
+            )
         except (FileNotFoundError, PermissionError) as error:
-            raise WorkerUnavailable(f"cannot run the interpreter {self.python!r}: {error.strerror}",
-                                    "Set fxlens.python to a Python interpreter that has torch installed.") from error
+            raise WorkerUnavailable(
+                f"cannot run the interpreter {self.python!r}: {error.strerror}",
+                "Set fxlens.python to a Python interpreter that has torch installed.",
+            ) from error
         self._stderr = asyncio.create_task(self._drain_stderr())
         try:
             first = await asyncio.wait_for(self._first_event(), START_SECONDS)
@@ -113,9 +134,10 @@ class WorkerClient:
                 self.process.kill()
             await self.process.wait()
             if isinstance(error, asyncio.TimeoutError):
-                raise WorkerUnavailable(f"{self.python} started but fxlens's worker did not answer within "
-                                        f"{START_SECONDS:g} s", "Set fxlens.python to a Python interpreter "
-                                        "that has torch installed.") from error
+                raise WorkerUnavailable(
+                    f"{self.python} started but fxlens's worker did not answer within {START_SECONDS:g} s",
+                    "Set fxlens.python to a Python interpreter that has torch installed.",
+                ) from error
             raise
         if isinstance(first, messages.Fatal):
             await self.process.wait()
@@ -123,8 +145,10 @@ class WorkerClient:
         if first.protocol != messages.PROTOCOL_VERSION:
             self.process.kill()
             await self.process.wait()
-            raise WorkerUnavailable(f"the worker speaks protocol {first.protocol}, this server "
-                                    f"{messages.PROTOCOL_VERSION}", "Reinstall fxlens: its server and worker differ.")
+            raise WorkerUnavailable(
+                f"the worker speaks protocol {first.protocol}, this server {messages.PROTOCOL_VERSION}",
+                "Reinstall fxlens: its server and worker differ.",
+            )
         self.info = first
         self._reader = asyncio.create_task(self._read_events())
         return first
@@ -141,10 +165,12 @@ class WorkerClient:
             if not line:
                 await self.process.wait()
                 tail = "\n".join([*banner[-3:], *self.stderr_lines[-5:]])
-                raise WorkerUnavailable(f"the worker ({self.python}) exited at start: {tail or 'no output'}",
-                                        "Check that this interpreter runs and has torch installed.")
+                raise WorkerUnavailable(
+                    f"the worker ({self.python}) exited at start: {tail or 'no output'}",
+                    "Check that this interpreter runs and has torch installed.",
+                )
             try:
-                event: Optional[messages.Event] = messages.decode_event(line)
+                event: messages.Event | None = messages.decode_event(line)
             except messages.ProtocolError:
                 event = None
             if isinstance(event, (messages.Ready, messages.Fatal)):
@@ -152,10 +178,12 @@ class WorkerClient:
                     self.stderr_lines.append(f"{self.python} printed before the worker started: {banner[:3]}")
                 return event
             banner.append(line.decode(errors="replace").rstrip()[:200])
-        raise WorkerUnavailable(f"{self.python} is not a plain Python interpreter: it printed "
-                                f"{len(banner)} lines that are not fxlens's (first: {banner[0]!r})",
-                                "Set fxlens.python to the Python executable itself (e.g. `.venv/bin/python`), "
-                                "not a script that prints before running it.")
+        raise WorkerUnavailable(
+            f"{self.python} is not a plain Python interpreter: it printed "
+            f"{len(banner)} lines that are not fxlens's (first: {banner[0]!r})",
+            "Set fxlens.python to the Python executable itself (e.g. `.venv/bin/python`), "
+            "not a script that prints before running it.",
+        )
 
     async def _drain_stderr(self) -> None:
         assert self.process and self.process.stderr
@@ -186,8 +214,9 @@ class WorkerClient:
             # a worker that was killed (a trace's shell, the system) handed its trace children, and what they
             # started, up to this process when this process adopts orphans (cli.main): they end here
             orphans.end_adopted_from_other_sessions()
-            self.lost = [self._requests[i] for i, (f, _, _) in self._pending.items()
-                         if i in self._requests and not f.done()]
+            self.lost = [
+                self._requests[i] for i, (f, _, _) in self._pending.items() if i in self._requests and not f.done()
+            ]
             if self.lost:
                 self.quarantine.record_death(self.lost, _exit_words(code))
             self._on_cost.clear()
@@ -237,8 +266,12 @@ class WorkerClient:
         entry = self._pending.get(error.job_id) if error.job_id is not None else None
         if entry is None or error.kind == messages.ClassTraced.KIND or entry[0].done():
             return
-        entry[0].set_exception(WorkerProtocolError(f"fxlens's worker sent a message this server cannot read "
-                                                   f"({error.problem})", "Reinstall fxlens, then restart it."))
+        entry[0].set_exception(
+            WorkerProtocolError(
+                f"fxlens's worker sent a message this server cannot read ({error.problem})",
+                "Reinstall fxlens, then restart it.",
+            )
+        )
 
     def _on_unknown_text(self, job_id: int, entry: Pending, event: messages.UnknownText) -> None:
         if job_id in self._sent:
@@ -297,8 +330,11 @@ class WorkerClient:
     def _on_request_error(self, job_id: int, entry: Pending, event: messages.RequestError) -> None:
         self.stderr_lines.append(f"worker protocol error: {event.message}")
         if not entry[0].done():
-            entry[0].set_exception(WorkerProtocolError(f"fxlens's worker could not read a request ({event.message})",
-                                                       "Reinstall fxlens, then restart it."))
+            entry[0].set_exception(
+                WorkerProtocolError(
+                    f"fxlens's worker could not read a request ({event.message})", "Reinstall fxlens, then restart it."
+                )
+            )
 
     @property
     def alive(self) -> bool:
@@ -313,8 +349,14 @@ class WorkerClient:
         assert self.process and self.process.stdin
         self.process.stdin.write(data)
 
-    def submit(self, path: str, text: str, options: TraceOptions, ask: Optional[TraceAsk] = None,
-               listeners: Optional[Listeners] = None) -> Awaitable[FileReport]:
+    def submit(
+        self,
+        path: str,
+        text: str,
+        options: TraceOptions,
+        ask: TraceAsk | None = None,
+        listeners: Listeners | None = None,
+    ) -> Awaitable[FileReport]:
         """Send a trace request at once; awaiting the result gives the report, and cancelling that
         await kills the trace in flight.
 
@@ -346,14 +388,24 @@ class WorkerClient:
 
     def _request(self, path: str, text: str, options: TraceOptions, ask: TraceAsk) -> messages.TraceRequest:
         return messages.TraceRequest(
-            os.path.abspath(path), text=text, levels=list(options.levels), execution=options.execution,
-            timeout=options.timeout, memory_mb=options.memory_mb, surface=options.surface, cost=options.cost,
-            first=ask.first, classes=ask.classes, known=ask.known, roots=[os.path.abspath(r) for r in ask.roots],
-            buffers={os.path.abspath(p): t for p, t in ask.buffers.items()}, notes=ask.notes,
-            without_cost=list(ask.without_cost))
+            os.path.abspath(path),
+            text=text,
+            levels=list(options.levels),
+            execution=options.execution,
+            timeout=options.timeout,
+            memory_mb=options.memory_mb,
+            surface=options.surface,
+            cost=options.cost,
+            first=ask.first,
+            classes=ask.classes,
+            known=ask.known,
+            roots=[os.path.abspath(r) for r in ask.roots],
+            buffers={os.path.abspath(p): t for p, t in ask.buffers.items()},
+            notes=ask.notes,
+            without_cost=list(ask.without_cost),
+        )
 
-    def _start_job(self, request: messages.TraceRequest,
-                   on_class: Optional[OnClass]) -> tuple[int, Awaitable[FileReport]]:
+    def _start_job(self, request: messages.TraceRequest, on_class: OnClass | None) -> tuple[int, Awaitable[FileReport]]:
         job_id = next(self._ids)
         future: asyncio.Future[FileReport] = asyncio.get_running_loop().create_future()
         message = replace(request, id=job_id)
@@ -368,9 +420,16 @@ class WorkerClient:
         self._send_deferred()
         return job_id, self._result(job_id, future)
 
-    async def run_pass(self, path: str, text: str, options: TraceOptions, class_name: str,
-                       pass_request: messages.PassRequest, roots: Optional[list[str]] = None,
-                       buffers: Optional[dict[str, str]] = None) -> tuple[FileReport, Optional[PassReport]]:
+    async def run_pass(
+        self,
+        path: str,
+        text: str,
+        options: TraceOptions,
+        class_name: str,
+        pass_request: messages.PassRequest,
+        roots: list[str] | None = None,
+        buffers: dict[str, str] | None = None,
+    ) -> tuple[FileReport, PassReport | None]:
         """Build `class_name` of the buffer and run one graph pass on it (worker/passes/runner.py), in a
         trace child like any trace. The PassReport is None when the child died first (the file report's
         diagnostics say why) or the class is not a Module class of the file."""
@@ -419,12 +478,20 @@ class WorkerClient:
             self._send_deferred()
             self._on_stage.pop(job_id, None)
 
-    async def analyse(self, path: str, text: str, options: TraceOptions, classes: Optional[list[str]] = None,
-                      known: Optional[dict[str, str]] = None, roots: Optional[list[str]] = None,
-                      buffers: Optional[dict[str, str]] = None) -> FileReport:
+    async def analyse(
+        self,
+        path: str,
+        text: str,
+        options: TraceOptions,
+        classes: list[str] | None = None,
+        known: dict[str, str] | None = None,
+        roots: list[str] | None = None,
+        buffers: dict[str, str] | None = None,
+    ) -> FileReport:
         """The report for one buffer (see `submit`)."""
-        return await self.submit(path, text, options, TraceAsk(classes=classes, known=known or {}, roots=roots or [],
-                                                               buffers=buffers or {}))
+        return await self.submit(
+            path, text, options, TraceAsk(classes=classes, known=known or {}, roots=roots or [], buffers=buffers or {})
+        )
 
     async def stop(self) -> None:
         if self.alive:

@@ -1,9 +1,10 @@
 """textDocument/codeAction: "Pin these arguments as a `# fxlens:` directive" on a class fxlens built
 from guessed arguments. The edit inserts the directive above the class's decorators, so the next
 trace builds the class from it (`built: directive`) and the guess is no longer a guess."""
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -22,16 +23,22 @@ PIN_TITLE = "Pin these arguments as a `# fxlens:` directive"
 GUESSED = "guessed"  # the category of the hint that says a class was built from guessed arguments
 
 
-def _pin(doc: Document, cls: ClassReport, top: int, coords: Union[Coords, CellCoords], uri: str,
-         context: types.CodeActionContext) -> types.CodeAction:
+def _pin(
+    doc: Document, cls: ClassReport, top: int, coords: Coords | CellCoords, uri: str, context: types.CodeActionContext
+) -> types.CodeAction:
     lines = doc.lines
     line_text = lines[top - 1] if top <= len(lines) else ""
-    indent = line_text[:len(line_text) - len(line_text.lstrip())]
+    indent = line_text[: len(line_text) - len(line_text.lstrip())]
     edit = types.TextEdit(range=coords.lsp_range(top, 0), new_text=f"{indent}# fxlens: {cls.build.directive}\n")
     class_line = coords.lsp_position(cls.line, 0).line
     hints = [d for d in context.diagnostics if d.code == GUESSED and d.range.start.line == class_line]
-    return types.CodeAction(title=PIN_TITLE, kind=types.CodeActionKind.QuickFix, diagnostics=hints or None,
-                            is_preferred=True, edit=types.WorkspaceEdit(changes={uri: [edit]}))
+    return types.CodeAction(
+        title=PIN_TITLE,
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=hints or None,
+        is_preferred=True,
+        edit=types.WorkspaceEdit(changes={uri: [edit]}),
+    )
 
 
 def on_code_action(ls: FxlensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -48,15 +55,26 @@ def on_code_action(ls: FxlensServer, params: types.CodeActionParams) -> list[typ
     return _pins(doc, view.report, coords, params, first, last) + passes.actions(ls, doc, first, last)
 
 
-def _pins(doc: Document, report: FileReport, coords: Union[Coords, CellCoords], params: types.CodeActionParams,
-          first: int, last: int) -> list[types.CodeAction]:
+def _pins(
+    doc: Document,
+    report: FileReport,
+    coords: Coords | CellCoords,
+    params: types.CodeActionParams,
+    first: int,
+    last: int,
+) -> list[types.CodeAction]:
     """A pin for each class built from guessed arguments whose header (decorators to `class` line) meets
     lines first..last."""
     tree = cheap_parse(doc.text)
     pins = []
     for cls in report.classes:
         top = header_line(doc.lines, cls.line, tree)
-        if (cls.build.how == GUESSED and cls.build.directive and coords.contains(cls.line) and top <= last
-                and first <= cls.line):
+        if (
+            cls.build.how == GUESSED
+            and cls.build.directive
+            and coords.contains(cls.line)
+            and top <= last
+            and first <= cls.line
+        ):
             pins.append(_pin(doc, cls, top, coords, params.text_document.uri, params.context))
     return pins

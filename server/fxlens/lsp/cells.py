@@ -7,11 +7,11 @@ the module position. `CellLines` renumbers a class report into its cell's lines 
 numbers as text (lens titles, the graph view), and the module lines fxlens's messages quote ("the
 directive (line 23)") become the cell's ("line 5", or "line 2 of code cell 1" for another cell's).
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Optional
 
 from lsprotocol import types
 
@@ -26,12 +26,12 @@ _QUOTED_LINE = re.compile(r"\b(line) (\d+)\b")
 class CellCoords(Ranges):
     """Coords for one cell: the same converters as `Coords`, report side in module lines."""
 
-    def __init__(self, cell: CellSpan, encoding: Optional[str], module: Optional[VirtualModule] = None) -> None:
+    def __init__(self, cell: CellSpan, encoding: str | None, module: VirtualModule | None = None) -> None:
         self.cell = cell
         self.module = module  # the notebook's cells, for the lines messages quote
         self._coords = Coords("", encoding, cell.lines)  # the cell's own lines, as the editor has them
 
-    def contains(self, line: Optional[int]) -> bool:
+    def contains(self, line: int | None) -> bool:
         return line is not None and self.cell.holds(line)
 
     def _local(self, line: int) -> int:
@@ -58,7 +58,7 @@ class CellCoords(Ranges):
         line, col = self.report_position(position)
         return line - self.cell.start + 1, col
 
-    def local_class(self, cls: ClassReport) -> Optional[ClassReport]:
+    def local_class(self, cls: ClassReport) -> ClassReport | None:
         """The class with every position renumbered to this cell's lines (None if it is not in it)."""
         shifted = shift_class(cls, CellLines(self.cell))
         return self._local_texts(shifted) if shifted is not None else None
@@ -66,24 +66,36 @@ class CellCoords(Ranges):
     def local_report(self, report: FileReport) -> FileReport:
         """The classes defined in this cell and the diagnostics on its lines, in the cell's lines."""
         shifted = shift_report(report, CellLines(self.cell))
-        return replace(shifted, classes=[self._local_texts(c) for c in shifted.classes],
-                       diagnostics=[self.local_diagnostic(d) for d in shifted.diagnostics])
+        return replace(
+            shifted,
+            classes=[self._local_texts(c) for c in shifted.classes],
+            diagnostics=[self.local_diagnostic(d) for d in shifted.diagnostics],
+        )
 
     def _local_texts(self, cls: ClassReport) -> ClassReport:
-        return replace(cls, levels={name: replace(result, diagnostics=[self.local_diagnostic(d) for d in result.diagnostics])
-                                    for name, result in cls.levels.items()})
+        return replace(
+            cls,
+            levels={
+                name: replace(result, diagnostics=[self.local_diagnostic(d) for d in result.diagnostics])
+                for name, result in cls.levels.items()
+            },
+        )
 
     def local_diagnostic(self, d: Diagnostic) -> Diagnostic:
         """The diagnostic with the module lines its texts quote in cell numbering (its span is not moved)."""
-        return replace(d, message=self.local_text(d.message), explanation=self.local_text(d.explanation),
-                       fix=self.local_text(d.fix))
+        return replace(
+            d,
+            message=self.local_text(d.message),
+            explanation=self.local_text(d.explanation),
+            fix=self.local_text(d.fix),
+        )
 
     def local_text(self, text: str) -> str:
         module = self.module
         if module is None or not text:
             return text
 
-        def cell_line(match: "re.Match[str]") -> str:
+        def cell_line(match: re.Match[str]) -> str:
             line = int(match.group(2))
             cell = module.cell_at(line)
             if cell is None:
@@ -101,7 +113,7 @@ class CellLines(LineMapping):
         self.identity = False
         self.cell = cell
 
-    def line(self, line: Optional[int]) -> Optional[int]:
+    def line(self, line: int | None) -> int | None:
         if line is None or not self.cell.holds(line):
             return None
         return line - self.cell.start + 1

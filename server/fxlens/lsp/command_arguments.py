@@ -7,10 +7,12 @@ dataclass of its arguments with one parser that reads the list and returns the o
 and bad arguments never raise out of it. A `Command` (or `AsyncCommand`) ties a name, the parser, the
 handler and the answer to bad arguments together; `server.py` registers them.
 """
+
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Optional, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
@@ -22,16 +24,17 @@ Parsed = TypeVar("Parsed")
 @dataclass(frozen=True)
 class ArgumentError:
     """The arguments could not be read: `expected` says what the command takes."""
+
     expected: str  # e.g. "[uri of an open document, className?]"
 
     def message(self, command: str) -> str:
         return f"{command} needs {self.expected}"
 
 
-Parser = Callable[[Sequence[Any]], Union[Parsed, ArgumentError]]
+Parser = Callable[[Sequence[Any]], Parsed | ArgumentError]
 
 
-def text_at(arguments: Sequence[Any], index: int) -> Optional[str]:
+def text_at(arguments: Sequence[Any], index: int) -> str | None:
     """Argument `index` if it is a non-empty string (clients send null, numbers, nothing), else None."""
     value = arguments[index] if len(arguments) > index else None
     return value if isinstance(value, str) and value else None
@@ -59,10 +62,11 @@ class NoArguments:
 @dataclass(frozen=True)
 class DocumentArguments:
     """`[uri]`: an open document."""
+
     uri: str
 
     @classmethod
-    def parse(cls, arguments: Sequence[Any]) -> Union[DocumentArguments, ArgumentError]:
+    def parse(cls, arguments: Sequence[Any]) -> DocumentArguments | ArgumentError:
         uri = text_at(arguments, 0)
         return cls(uri) if uri is not None else ArgumentError("[uri of an open document]")
 
@@ -70,6 +74,7 @@ class DocumentArguments:
 @dataclass(frozen=True)
 class Command(Generic[Parsed]):
     """A command answered at once."""
+
     name: str
     parse: Parser[Parsed]
     run: Callable[[FxlensServer, Parsed], Payload]
@@ -77,6 +82,7 @@ class Command(Generic[Parsed]):
 
     def handler(self) -> Callable[..., Payload]:
         """What pygls calls: the server (a first parameter named `ls`), then the arguments as sent."""
+
         # (pygls reads these annotations at run time, where the server's class cannot be imported: Any)
         def handle(ls: Any, *arguments: Any) -> Payload:
             parsed = self.parse(arguments)
@@ -90,6 +96,7 @@ class Command(Generic[Parsed]):
 @dataclass(frozen=True)
 class AsyncCommand(Generic[Parsed]):
     """A command whose handler waits (for a trace, the worker, the client)."""
+
     name: str
     parse: Parser[Parsed]
     run: Callable[[FxlensServer, Parsed], Awaitable[Payload]]
@@ -97,6 +104,7 @@ class AsyncCommand(Generic[Parsed]):
 
     def handler(self) -> Callable[..., Awaitable[Payload]]:
         """What pygls calls; like `Command.handler`, as a coroutine function."""
+
         async def handle(ls: Any, *arguments: Any) -> Payload:
             parsed = self.parse(arguments)
             if isinstance(parsed, ArgumentError):

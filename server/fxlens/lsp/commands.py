@@ -5,12 +5,14 @@ render/graph_view.py). With `toDocument` true it also writes the text to a read-
 the client to open it (`window/showDocument`, when the client supports it; the file's URI is in the
 result's "document" either way): that is how clients without a graph view show it.
 """
+
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -18,8 +20,16 @@ from pygls.uris import from_fs_path
 from fxlens.engine.documents import Document
 from fxlens.engine.worker_client import WorkerUnavailable
 from fxlens.lsp.cells import CellCoords
-from fxlens.lsp.command_arguments import (ArgumentError, AsyncCommand, Command, DocumentArguments, NoArguments, Payload,
-                                          flag_at, text_at)
+from fxlens.lsp.command_arguments import (
+    ArgumentError,
+    AsyncCommand,
+    Command,
+    DocumentArguments,
+    NoArguments,
+    Payload,
+    flag_at,
+    text_at,
+)
 from fxlens.render.graph_view import graph_document, graph_payload
 from fxlens.report import LEVELS, ClassReport
 
@@ -27,7 +37,7 @@ if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
 
-def _pick_class(doc: Document, name: Optional[str]) -> tuple[Optional[ClassReport], str]:
+def _pick_class(doc: Document, name: str | None) -> tuple[ClassReport | None, str]:
     classes = doc.view().report.classes
     if name:
         found = next((c for c in classes if c.name == name), None)
@@ -40,8 +50,9 @@ def _pick_class(doc: Document, name: Optional[str]) -> tuple[Optional[ClassRepor
     return (above[-1] if above else classes[0]), ""
 
 
-async def _class_with_level(ls: FxlensServer, doc: Document, name: Optional[str],
-                            level: str) -> tuple[Optional[ClassReport], str]:
+async def _class_with_level(
+    ls: FxlensServer, doc: Document, name: str | None, level: str
+) -> tuple[ClassReport | None, str]:
     """`_pick_class`'s class, its `level` computed now when the settings did not ask for it."""
     if not doc.view().traced:
         await ls.scheduler.settled(doc)  # first trace still running: the caller asked, so wait for it
@@ -63,8 +74,7 @@ async def _show_document(ls: FxlensServer, doc: Document, cls: ClassReport, leve
     return target
 
 
-def _in_cell(ls: FxlensServer, doc: Document, uri: str,
-             cls: Optional[ClassReport]) -> tuple[str, Optional[ClassReport]]:
+def _in_cell(ls: FxlensServer, doc: Document, uri: str, cls: ClassReport | None) -> tuple[str, ClassReport | None]:
     """In a notebook, the cell that defines the class and the class in that cell's line numbers, so
     that the graph view's lines (and a click on a node) are the cell's; a file's are unchanged."""
     book = ls.notebooks.of_document(doc)
@@ -79,13 +89,14 @@ def _in_cell(ls: FxlensServer, doc: Document, uri: str,
 @dataclass(frozen=True)
 class ShowGraphArguments:
     """`[uri, className?, level?, toDocument?]`: no class is the one at the cursor (else the first)."""
+
     uri: str
-    class_name: Optional[str]
+    class_name: str | None
     level: str
     to_document: bool
 
     @classmethod
-    def parse(cls, arguments: Sequence[Any]) -> Union[ShowGraphArguments, ArgumentError]:
+    def parse(cls, arguments: Sequence[Any]) -> ShowGraphArguments | ArgumentError:
         uri = text_at(arguments, 0)
         if uri is None:
             return ArgumentError("[uri of an open document, className?, level?, toDocument?]")
@@ -110,8 +121,12 @@ async def retrace(ls: FxlensServer, args: DocumentArguments) -> Payload:
     if doc is None:
         return {"uri": args.uri, "ok": False, "message": "document not open"}
     await ls.scheduler.trace_now(doc, full=True)
-    return {"uri": doc.uri, "ok": doc.last is not None and doc.last.version == doc.version,
-            "version": doc.version, "classes": [c.name for c in doc.view().report.classes]}
+    return {
+        "uri": doc.uri,
+        "ok": doc.last is not None and doc.last.version == doc.version,
+        "version": doc.version,
+        "classes": [c.name for c in doc.view().report.classes],
+    }
 
 
 async def restart_worker(ls: FxlensServer, args: NoArguments) -> Payload:
@@ -126,18 +141,23 @@ async def restart_worker(ls: FxlensServer, args: NoArguments) -> Payload:
 
 
 def debug_info(ls: FxlensServer, args: NoArguments) -> Payload:
-    return {"torchImported": "torch" in sys.modules, "serverPid": os.getpid(), "workerPid": ls.supervisor.pid,
-            "workerStarts": ls.supervisor.starts, "tracesStarted": ls.scheduler.traces_started,
-            "tracing": [d.uri for d in ls.documents if d.tracing],
-            "traced": {d.uri: list(d.history) for d in ls.documents},
-            # what the last trace traced, and what it kept from the one before (fingerprints unchanged)
-            "retraced": {d.uri: _retraced(d) for d in ls.documents},
-            "unchanged": {d.uri: d.last.report.unchanged if d.last else None for d in ls.documents},
-            # the levels traced on demand (a hover, the graph view), oldest first: {uri, class, levels}
-            "onDemand": list(ls.on_demand.requested)}
+    return {
+        "torchImported": "torch" in sys.modules,
+        "serverPid": os.getpid(),
+        "workerPid": ls.supervisor.pid,
+        "workerStarts": ls.supervisor.starts,
+        "tracesStarted": ls.scheduler.traces_started,
+        "tracing": [d.uri for d in ls.documents if d.tracing],
+        "traced": {d.uri: list(d.history) for d in ls.documents},
+        # what the last trace traced, and what it kept from the one before (fingerprints unchanged)
+        "retraced": {d.uri: _retraced(d) for d in ls.documents},
+        "unchanged": {d.uri: d.last.report.unchanged if d.last else None for d in ls.documents},
+        # the levels traced on demand (a hover, the graph view), oldest first: {uri, class, levels}
+        "onDemand": list(ls.on_demand.requested),
+    }
 
 
-def _retraced(doc: Document) -> Optional[list[str]]:
+def _retraced(doc: Document) -> list[str] | None:
     if doc.last is None:
         return None
     return [c.name for c in doc.last.report.classes if c.name not in doc.last.report.unchanged]

@@ -6,20 +6,20 @@ by `tempfile.mkdtemp` (a fresh random name, mode 0700, so nobody else can plant 
 each document is written to a new file (`mkstemp`: O_EXCL, never through an existing name) and
 renamed over the old one, and the folder goes when the server does.
 """
+
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
 import weakref
-from typing import Optional
 
 READ_ONLY = 0o444  # generated output: read-only so nobody edits it by mistake
 
 
 class GraphFiles:
     def __init__(self) -> None:
-        self._folder: Optional[str] = None
+        self._folder: str | None = None
 
     @property
     def folder(self) -> str:

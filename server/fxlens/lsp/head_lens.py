@@ -1,5 +1,6 @@
 """The "vs HEAD" code lens (setting `fxlens.diffLens`, off by default): over each class whose graphs
 differ from the last commit's version of the file, how (`vs HEAD: +12 nodes, +1 break`)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -8,19 +9,19 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from fxlens.engine.documents import Document, View
-from fxlens.report import FileReport
 from fxlens.render.head_lens import vs_head_title
+from fxlens.report import FileReport
 
 if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
 
-def refresh(ls: "FxlensServer") -> None:
+def refresh(ls: FxlensServer) -> None:
     if ls.capability("workspace", "code_lens", "refresh_support"):
         ls.workspace_code_lens_refresh(None)
 
 
-def head_lenses(ls: "FxlensServer", doc: Document, view: View) -> list[types.CodeLens]:
+def head_lenses(ls: FxlensServer, doc: Document, view: View) -> list[types.CodeLens]:
     if not ls.settings.diff_lens:
         return []
 
@@ -40,5 +41,7 @@ def head_lenses(ls: "FxlensServer", doc: Document, view: View) -> list[types.Cod
     for cls in view.report.classes:
         title = vs_head_title(base.report.find_class(cls.name), cls, base.text, doc.text)
         if title:
-            lenses.append(types.CodeLens(range=coords.lsp_range(cls.line, 0), command=types.Command(title=title, command="")))
+            lenses.append(
+                types.CodeLens(range=coords.lsp_range(cls.line, 0), command=types.Command(title=title, command=""))
+            )
     return lenses

@@ -1,10 +1,11 @@
 """What the editor hears when the engine moves: status, progress, diagnostics, refreshes, reportChanged."""
+
 from __future__ import annotations
 
 import asyncio
 import itertools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -33,7 +34,7 @@ STATUS = "fxlens/status"  # {state: idle | tracing | error, message}: for a stat
 class TraceProgress:
     """`$/progress` for traces that take longer than half a second, if the client can show it."""
 
-    def __init__(self, ls: "FxlensServer") -> None:
+    def __init__(self, ls: FxlensServer) -> None:
         self.ls = ls
         self._ids = itertools.count(1)
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -46,8 +47,7 @@ class TraceProgress:
             return
         self._ended.discard(doc.uri)
         loop = asyncio.get_running_loop()
-        self._timers[doc.uri] = loop.call_later(PROGRESS_AFTER_SECONDS,
-                                                lambda: asyncio.ensure_future(self._begin(doc)))
+        self._timers[doc.uri] = loop.call_later(PROGRESS_AFTER_SECONDS, lambda: asyncio.ensure_future(self._begin(doc)))
 
     async def _begin(self, doc: Document) -> None:
         self._timers.pop(doc.uri, None)
@@ -86,7 +86,7 @@ class TraceProgress:
 
 
 class EditorHooks:
-    def __init__(self, ls: "FxlensServer") -> None:
+    def __init__(self, ls: FxlensServer) -> None:
         self.ls = ls
         self.progress = TraceProgress(ls)
         self.worker: tuple[str, str] = ("starting", "")
@@ -159,23 +159,43 @@ class EditorHooks:
     def unavailable(self, doc: Document, error: WorkerUnavailable) -> None:
         state, _ = self.worker
         if state != "error":
-            self.ls.window_log_message(types.LogMessageParams(types.MessageType.Warning,
-                                                              f"fxlens: {doc.uri} not traced: {error.message}"))
+            self.ls.window_log_message(
+                types.LogMessageParams(types.MessageType.Warning, f"fxlens: {doc.uri} not traced: {error.message}")
+            )
 
     # -- refreshes -------------------------------------------------------------------------------
 
-    def _changed(self, doc: Document, complete: bool, levels: list[str], cls: Optional[str] = None,
-                 cost: bool = False) -> None:
+    def _changed(
+        self, doc: Document, complete: bool, levels: list[str], cls: str | None = None, cost: bool = False
+    ) -> None:
         # `complete`: the whole file is traced (false while classes stream in one by one); `cost`: what
         # changed is the classes' cost (levels empty), counted after the trace
-        self.ls.notify(REPORT_CHANGED, {"uri": doc.uri, "version": doc.version, "complete": complete,
-                                        "className": cls, "levels": levels, **({"cost": True} if cost else {})})
+        self.ls.notify(
+            REPORT_CHANGED,
+            {
+                "uri": doc.uri,
+                "version": doc.version,
+                "complete": complete,
+                "className": cls,
+                "levels": levels,
+                **({"cost": True} if cost else {}),
+            },
+        )
         book = self.ls.notebooks.of_document(doc)
         if book is not None:  # a graph view shows a notebook's class for the cell that defines it
             cells = {cell.uri for c in doc.view().report.classes if (cell := book.module.cell_at(c.line))}
             for uri in sorted(cells):
-                self.ls.notify(REPORT_CHANGED, {"uri": uri, "version": doc.version, "complete": complete,
-                                                "className": cls, "levels": levels, **({"cost": True} if cost else {})})
+                self.ls.notify(
+                    REPORT_CHANGED,
+                    {
+                        "uri": uri,
+                        "version": doc.version,
+                        "complete": complete,
+                        "className": cls,
+                        "levels": levels,
+                        **({"cost": True} if cost else {}),
+                    },
+                )
         if self.ls.capability("workspace", "code_lens", "refresh_support"):
             self._refresh("lens", self.ls.workspace_code_lens_refresh)
         if self.ls.settings.inlay_hints:

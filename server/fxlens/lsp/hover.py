@@ -1,7 +1,8 @@
 """textDocument/hover: what fxlens knows about the line under the cursor."""
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -19,7 +20,7 @@ def _markdown(ls: FxlensServer) -> bool:
     return formats is None or types.MarkupKind.Markdown in formats
 
 
-def on_hover(ls: FxlensServer, params: types.HoverParams) -> Optional[types.Hover]:
+def on_hover(ls: FxlensServer, params: types.HoverParams) -> types.Hover | None:
     doc = ls.document(params.text_document.uri)
     if doc is None:
         return None
@@ -32,8 +33,9 @@ def on_hover(ls: FxlensServer, params: types.HoverParams) -> Optional[types.Hove
     return types.Hover(contents=types.MarkupContent(kind=kind, value=text))
 
 
-def _text(ls: FxlensServer, doc: Document, coords: Union[Coords, CellCoords], position: types.Position,
-          markdown: bool) -> Optional[str]:
+def _text(
+    ls: FxlensServer, doc: Document, coords: Coords | CellCoords, position: types.Position, markdown: bool
+) -> str | None:
     line, col = coords.report_position(position)
     doc.cursor_line = line  # the next trace starts with this class
     view = doc.view()
@@ -41,7 +43,8 @@ def _text(ls: FxlensServer, doc: Document, coords: Union[Coords, CellCoords], po
         return execution_off_text(doc.lines, line)
     if isinstance(coords, CellCoords):
         # in the cell's own line numbers when the class is in this cell; else the module's
-        return (hover_text(coords.local_report(view.report), *coords.cell_position(position), markdown, view.stale)
-                or hover_text(view.report, line, col, markdown=markdown, stale=view.stale))
+        return hover_text(
+            coords.local_report(view.report), *coords.cell_position(position), markdown, view.stale
+        ) or hover_text(view.report, line, col, markdown=markdown, stale=view.stale)
     computing = ls.on_demand.hovered(doc, view.report, line, ls.settings.levels)
     return hover_text(view.report, line, col, markdown=markdown, stale=view.stale, computing=computing)

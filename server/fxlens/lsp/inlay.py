@@ -1,4 +1,5 @@
 """textDocument/inlayHint (off unless fxlens.inlayHints): the shape an assignment stores."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -18,6 +19,9 @@ def on_inlay_hint(ls: FxlensServer, params: types.InlayHintParams) -> list[types
     coords = ls.coords(doc, params.text_document.uri)
     first, _ = coords.report_position(params.range.start)
     last, _ = coords.report_position(params.range.end)
-    return [types.InlayHint(position=coords.lsp_position(h.line, h.col), label=h.label,
-                            kind=types.InlayHintKind.Type, padding_left=True)
-            for h in inlay_hints(doc.view().report, doc.text, first, last)]
+    return [
+        types.InlayHint(
+            position=coords.lsp_position(h.line, h.col), label=h.label, kind=types.InlayHintKind.Type, padding_left=True
+        )
+        for h in inlay_hints(doc.view().report, doc.text, first, last)
+    ]

@@ -6,11 +6,13 @@ The result holds the class's inductor code (every kernel and the wrapper calling
 the server writes it to a read-only file and asks the client to show it there (`window/showDocument` with the
 kernel selected), for clients without that command.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -30,31 +32,44 @@ LEVEL = "inductor"
 @dataclass(frozen=True)
 class KernelCodeArguments:
     """`[uri, className, kernel, toDocument?]`."""
+
     uri: str
     class_name: str
     kernel: str
     to_document: bool
 
     @classmethod
-    def parse(cls, arguments: Sequence[Any]) -> Union[KernelCodeArguments, ArgumentError]:
+    def parse(cls, arguments: Sequence[Any]) -> KernelCodeArguments | ArgumentError:
         uri, class_name, kernel = text_at(arguments, 0), text_at(arguments, 1), text_at(arguments, 2)
         if uri is None or class_name is None or kernel is None:
             return ArgumentError("[uri of an open document, className, kernel, toDocument?]")
         return cls(uri, class_name, kernel, flag_at(arguments, 3))
 
 
-def kernel_payload(uri: str, cls: Optional[ClassReport], kernel: Optional[str], message: str = "") -> Payload:
+def kernel_payload(uri: str, cls: ClassReport | None, kernel: str | None, message: str = "") -> Payload:
     """The command's JSON object (every key always present)."""
-    payload: Payload = {"uri": uri, "class": cls.name if cls else None, "kernel": kernel, "ok": False, "target": "",
-               "kind": "", "code": "", "line": None, "end_line": None, "language": "python", "message": message}
-    result: Optional[LevelResult] = cls.levels.get(LEVEL) if cls else None
+    payload: Payload = {
+        "uri": uri,
+        "class": cls.name if cls else None,
+        "kernel": kernel,
+        "ok": False,
+        "target": "",
+        "kind": "",
+        "code": "",
+        "line": None,
+        "end_line": None,
+        "language": "python",
+        "message": message,
+    }
+    result: LevelResult | None = cls.levels.get(LEVEL) if cls else None
     if cls is None:
         return payload
     if result is None or not result.ok:
         payload["message"] = message or f"{cls.name} has no {LEVEL} level" + (
-            f": {result.diagnostics[0].message}" if result is not None and result.diagnostics else "")
+            f": {result.diagnostics[0].message}" if result is not None and result.diagnostics else ""
+        )
         return payload
-    node: Optional[Node] = next((n for n in kernels(result) if n.name == kernel), None)
+    node: Node | None = next((n for n in kernels(result) if n.name == kernel), None)
     if node is None:
         names = ", ".join(n.name for n in kernels(result)) or "none"
         payload["message"] = f"no kernel {kernel!r} in {cls.name}'s {LEVEL} level (it has: {names})"
@@ -91,8 +106,9 @@ async def _show_document(ls: FxlensServer, doc: Document, cls: ClassReport, payl
     if ls.capability("window", "show_document", "support") and payload["line"]:
         start = types.Position(line=payload["line"] - 1, character=0)
         end = types.Position(line=(payload["end_line"] or payload["line"]) - 1, character=0)
-        await ls.window_show_document_async(types.ShowDocumentParams(
-            uri=target, take_focus=True, selection=types.Range(start=start, end=end)))
+        await ls.window_show_document_async(
+            types.ShowDocumentParams(uri=target, take_focus=True, selection=types.Range(start=start, end=end))
+        )
     return target
 
 

@@ -1,4 +1,5 @@
 """textDocument/codeLens: node counts per level on each Module class, and the graph command."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -29,7 +30,11 @@ def on_code_lens(ls: FxlensServer, params: types.CodeLensParams) -> list[types.C
         where = coords.lsp_range(cls.line, 0)
         shown = coords.local_class(cls) if isinstance(coords, CellCoords) else cls
         for title in class_lenses(shown or cls, ls.settings.levels, stale=view.stale):
-            command = types.Command(title=title.title, command=SHOW_GRAPH, tooltip=title.tooltip or None,
-                                    arguments=[uri, cls.name, title.level])
+            command = types.Command(
+                title=title.title,
+                command=SHOW_GRAPH,
+                tooltip=title.tooltip or None,
+                arguments=[uri, cls.name, title.level],
+            )
             lenses.append(types.CodeLens(range=where, command=command))
     return lenses + head_lenses(ls, doc, view)

@@ -6,9 +6,11 @@ URI: `FxlensServer.document` finds the notebook's Document and `FxlensServer.coo
 converters (lsp/cells.py). fxlens never talks to the notebook's kernel: the worker runs the module
 under the execution policy, like a file.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -21,8 +23,11 @@ if TYPE_CHECKING:
     from fxlens.lsp.server import FxlensServer
 
 JUPYTER = "jupyter-notebook"
-SYNC = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithCells(
-    notebook=JUPYTER, cells=[types.NotebookCellLanguage(language="python")])])
+SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithCells(notebook=JUPYTER, cells=[types.NotebookCellLanguage(language="python")])
+    ]
+)
 
 
 def _code_cells(ls: FxlensServer, notebook: types.NotebookDocument) -> Iterator[tuple[str, str]]:
@@ -41,8 +46,9 @@ def _module(ls: FxlensServer, uri: str) -> VirtualModule:
 
 def on_did_open(ls: FxlensServer, params: types.DidOpenNotebookDocumentParams) -> None:
     notebook = params.notebook_document
-    book = ls.notebooks.open(notebook.uri, to_fs_path(notebook.uri) or notebook.uri, notebook.version,
-                             _module(ls, notebook.uri))
+    book = ls.notebooks.open(
+        notebook.uri, to_fs_path(notebook.uri) or notebook.uri, notebook.version, _module(ls, notebook.uri)
+    )
     ls.scheduler.schedule(book.doc, delay=0.0)
 
 
@@ -65,4 +71,3 @@ def on_did_close(ls: FxlensServer, params: types.DidCloseNotebookDocumentParams)
     ls.hooks.progress.ended(book.doc)
     for uri in sorted(book.published | {c.uri for c in params.cell_text_documents}):
         diagnostics.clear(ls, uri)
-

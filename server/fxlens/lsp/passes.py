@@ -10,20 +10,29 @@ asks the client to show it. The result is render/pass_view.py's payload.
 `{"classes": [{"name", "runnable", "why"}], "passes": [{"name", "kind", "what", "passUri", "file"}]}`, the
 classes in file order (one that could not be built has `runnable` false and `why`, and gets no action).
 """
+
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from fxlens.engine.documents import Document
 from fxlens.engine.pass_runs import Outcome, PassRun
-from fxlens.lsp.command_arguments import (ArgumentError, AsyncCommand, Command, DocumentArguments, Payload, flag_at,
-                                          text_at)
+from fxlens.lsp.command_arguments import (
+    ArgumentError,
+    AsyncCommand,
+    Command,
+    DocumentArguments,
+    Payload,
+    flag_at,
+    text_at,
+)
 from fxlens.pass_catalog import BUILTIN_PASSES, builtin, cannot_run_on, user_passes
 from fxlens.pass_report import PassInfo
 from fxlens.render.pass_view import pass_payload
@@ -51,8 +60,11 @@ def _title(info: PassInfo, where: Document, doc: Document, class_name: str) -> s
 
 def _action(title: str, model: Document, class_name: str, info: PassInfo, where: Document) -> types.CodeAction:
     arguments = [model.uri, class_name, info.name, where.uri, True]
-    return types.CodeAction(title=title, kind=types.CodeActionKind.Refactor,
-                            command=types.Command(title=title, command=RUN_PASS_COMMAND, arguments=arguments))
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.Refactor,
+        command=types.Command(title=title, command=RUN_PASS_COMMAND, arguments=arguments),
+    )
 
 
 def runnable(doc: Document) -> list[str]:
@@ -67,12 +79,15 @@ def actions(ls: FxlensServer, doc: Document, first: int, last: int) -> list[type
     found = []
     for cls in doc.view().report.classes:
         if first <= cls.line <= last and not cannot_run_on(cls):
-            found += [_action(_title(info, where, doc, cls.name), doc, cls.name, info, where)
-                      for info, where in available(ls, doc)]
+            found += [
+                _action(_title(info, where, doc, cls.name), doc, cls.name, info, where)
+                for info, where in available(ls, doc)
+            ]
     marked = [p for p in user_passes(doc.path, doc.text) if p.line is not None and first <= p.line <= last]
     if marked:
         models = [(doc, name) for name in runnable(doc)] or [
-            (other, name) for other in ls.documents if other is not doc for name in runnable(other)]
+            (other, name) for other in ls.documents if other is not doc for name in runnable(other)
+        ]
         for info in marked:
             for model, name in models:
                 origin = "" if model is doc else f" ({os.path.basename(model.path)})"
@@ -82,11 +97,19 @@ def actions(ls: FxlensServer, doc: Document, first: int, last: int) -> list[type
 
 def choices(ls: FxlensServer, doc: Document) -> Payload:
     """`fxlens.passChoices`'s answer for `doc` (see the module's docstring)."""
-    classes = [{"name": c.name, "runnable": not cannot_run_on(c), "why": cannot_run_on(c)}
-               for c in doc.view().report.classes]
-    passes = [{"name": info.name, "kind": info.kind, "what": info.what, "passUri": where.uri,
-               "file": "" if info.kind == "builtin" else os.path.basename(where.path)}
-              for info, where in available(ls, doc)]
+    classes = [
+        {"name": c.name, "runnable": not cannot_run_on(c), "why": cannot_run_on(c)} for c in doc.view().report.classes
+    ]
+    passes = [
+        {
+            "name": info.name,
+            "kind": info.kind,
+            "what": info.what,
+            "passUri": where.uri,
+            "file": "" if info.kind == "builtin" else os.path.basename(where.path),
+        }
+        for info, where in available(ls, doc)
+    ]
     return {"classes": classes, "passes": passes}
 
 
@@ -115,6 +138,7 @@ def published(ls: FxlensServer, outcome: Outcome) -> None:
 @dataclass(frozen=True)
 class RunPassArguments:
     """`[uri, className, passName, passUri?, toDocument?]`: the pass defined in passUri's document (default: uri)."""
+
     uri: str
     class_name: str
     pass_name: str
@@ -122,7 +146,7 @@ class RunPassArguments:
     to_document: bool
 
     @classmethod
-    def parse(cls, arguments: Sequence[Any]) -> Union[RunPassArguments, ArgumentError]:
+    def parse(cls, arguments: Sequence[Any]) -> RunPassArguments | ArgumentError:
         uri, class_name, pass_name = text_at(arguments, 0), text_at(arguments, 1), text_at(arguments, 2)
         if uri is None or class_name is None or pass_name is None:
             return ArgumentError(RUN_PASS_EXPECTS)
@@ -151,7 +175,7 @@ async def run_pass(ls: FxlensServer, args: RunPassArguments) -> Payload:
     return payload
 
 
-def _pass_run(ls: FxlensServer, doc: Document, args: RunPassArguments) -> Optional[PassRun]:
+def _pass_run(ls: FxlensServer, doc: Document, args: RunPassArguments) -> PassRun | None:
     """The run asked for: a built-in pass, or one marked in the pass document; None when there is no such pass."""
     if builtin(args.pass_name):
         return PassRun(doc, args.class_name, args.pass_name, "builtin")

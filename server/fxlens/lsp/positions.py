@@ -4,9 +4,10 @@ Reports use Python's coordinates: 1-based lines and 0-based UTF-8 *byte* columns
 0-based lines and columns counted in the negotiated encoding's code units (UTF-16 unless the client
 offered something else). Every other module hands coordinates through here untouched.
 """
+
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from lsprotocol import types
 
@@ -50,7 +51,7 @@ def units_to_chars(line_text: str, units: int, encoding: str = UTF16) -> int:
     if encoding == UTF32:
         return max(0, min(units, len(line_text)))
     if encoding == UTF8:
-        return len(line_text.encode("utf-8")[:max(0, units)].decode("utf-8", errors="ignore"))
+        return len(line_text.encode("utf-8")[: max(0, units)].decode("utf-8", errors="ignore"))
     seen = 0
     for index, ch in enumerate(line_text):
         seen += 1 if ord(ch) <= 0xFFFF else 2
@@ -59,7 +60,7 @@ def units_to_chars(line_text: str, units: int, encoding: str = UTF16) -> int:
     return len(line_text)
 
 
-def normalise_encoding(encoding: Optional[str]) -> str:
+def normalise_encoding(encoding: str | None) -> str:
     value = getattr(encoding, "value", encoding)
     return value if value in (UTF8, UTF16, UTF32) else UTF16
 
@@ -70,8 +71,7 @@ class Ranges:
     def lsp_position(self, line: int, byte_col: int) -> types.Position:
         raise NotImplementedError
 
-    def lsp_range(self, line: int, col: int, end_line: Optional[int] = None,
-                  end_col: Optional[int] = None) -> types.Range:
+    def lsp_range(self, line: int, col: int, end_line: int | None = None, end_col: int | None = None) -> types.Range:
         end_line = line if end_line is None else end_line
         end_col = col if end_col is None else end_col
         return types.Range(start=self.lsp_position(line, col), end=self.lsp_position(end_line, end_col))
@@ -80,7 +80,7 @@ class Ranges:
 class Coords(Ranges):
     """Converters for one text under one encoding (`lsp_position`, `lsp_range`, `report_position`)."""
 
-    def __init__(self, text: str, encoding: Optional[str] = UTF16, lines: Optional[Sequence[str]] = None) -> None:
+    def __init__(self, text: str, encoding: str | None = UTF16, lines: Sequence[str] | None = None) -> None:
         # `lines`: the text's lines when the caller keeps them (Document.lines, carried through edits);
         # else an index, which finds a line without splitting the text (5 MB: ~3 ms against ~20)
         self.lines = LineIndex(text) if lines is None else lines
@@ -103,7 +103,7 @@ class Coords(Ranges):
         index = max(0, position.line)
         return index + 1, units_to_byte_col(self._line_text(index), position.character, self.encoding)
 
-    def contains(self, line: Optional[int]) -> bool:
+    def contains(self, line: int | None) -> bool:
         """Whether a report line belongs to the text these converters serve: a file holds them all;
         a notebook cell only its own (lsp/cells.py)."""
         return True

@@ -8,12 +8,13 @@ opened (pygls raises KeyError) is logged and ignored, and an edit is applied in 
 model (lsp/sync.py), not pygls's. After `shutdown`, a request gets InvalidRequest (pygls drops it
 and the client waits forever), as the protocol asks.
 """
+
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Generator, Sequence
 from types import SimpleNamespace
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -97,9 +98,12 @@ class FxlensProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
 
-    def _apply_changes(self, identifier: types.VersionedTextDocumentIdentifier,
-                       changes: Sequence[types.TextDocumentContentChangeEvent],
-                       notebook_uri: Optional[str] = None) -> None:
+    def _apply_changes(
+        self,
+        identifier: types.VersionedTextDocumentIdentifier,
+        changes: Sequence[types.TextDocumentContentChangeEvent],
+        notebook_uri: str | None = None,
+    ) -> None:
         document = self.workspace.get_text_document(identifier.uri)
         key = unquote(document.uri)
         index = self._line_indexes.get(key)
@@ -110,6 +114,12 @@ class FxlensProtocol(LanguageServerProtocol):
         open_now = self.workspace.text_documents
         self._line_indexes = {uri: kept for uri, kept in self._line_indexes.items() if uri in open_now}
         self._line_indexes[key] = index
-        self.workspace.put_text_document(types.TextDocumentItem(
-            uri=document.uri, language_id=document.language_id or "python",
-            version=identifier.version, text=index.text), notebook_uri=notebook_uri)
+        self.workspace.put_text_document(
+            types.TextDocumentItem(
+                uri=document.uri,
+                language_id=document.language_id or "python",
+                version=identifier.version,
+                text=index.text,
+            ),
+            notebook_uri=notebook_uri,
+        )

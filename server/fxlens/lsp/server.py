@@ -5,11 +5,13 @@ one place they are registered. The engine (documents, scheduler, supervisor) kno
 This module never imports torch, and neither does anything it imports: the worker runs torch in another
 process.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, Optional, Union
+from collections.abc import Callable
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -19,12 +21,12 @@ from pygls.uris import to_fs_path
 from fxlens import __version__ as VERSION
 from fxlens.engine.baseline import Baselines
 from fxlens.engine.documents import Document, Documents
+from fxlens.engine.notebook import Notebooks
 from fxlens.engine.on_demand import OnDemand
+from fxlens.engine.pass_runs import PassRuns
 from fxlens.engine.scheduler import Scheduler
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import WorkerUnavailable
-from fxlens.engine.notebook import Notebooks
-from fxlens.engine.pass_runs import PassRuns
 from fxlens.lsp import actions, commands, diagnostics, head_lens, hover, inlay, kernel_code, lens, notebooks, passes
 from fxlens.lsp.cells import CellCoords
 from fxlens.lsp.command_arguments import AsyncCommand, Command
@@ -33,7 +35,6 @@ from fxlens.lsp.hooks import EditorHooks
 from fxlens.lsp.positions import Coords
 from fxlens.lsp.protocol import FxlensProtocol
 from fxlens.lsp.settings import Settings, has_settings, parse_settings, with_root
-
 
 
 class FxlensServer(LanguageServer):
@@ -50,26 +51,33 @@ class FxlensServer(LanguageServer):
         self.graph_files = GraphFiles()  # where a graph or a kernel's code is written for the client to show
         self.hooks = EditorHooks(self)
         self.supervisor = Supervisor(on_state=self.hooks.worker_state, on_ready=self._worker_ready)
-        self.scheduler = Scheduler(self.supervisor, self.hooks, lambda: self.settings.trace_options(),
-                                   workspace_context=lambda doc: self.documents.workspace_context(doc, self.roots()),
-                                   attach=lambda doc, report, text: self.on_demand.attach(doc, report, text))
+        self.scheduler = Scheduler(
+            self.supervisor,
+            self.hooks,
+            lambda: self.settings.trace_options(),
+            workspace_context=lambda doc: self.documents.workspace_context(doc, self.roots()),
+            attach=lambda doc, report, text: self.on_demand.attach(doc, report, text),
+        )
         self.on_demand = OnDemand(self.scheduler, on_levels=self.hooks.levels_added)
-        self.pass_runs = PassRuns(self.supervisor, lambda: self.settings.trace_options(),
-                                  lambda doc: self.documents.workspace_context(doc, self.roots()),
-                                  lambda outcome: passes.published(self, outcome))
+        self.pass_runs = PassRuns(
+            self.supervisor,
+            lambda: self.settings.trace_options(),
+            lambda doc: self.documents.workspace_context(doc, self.roots()),
+            lambda outcome: passes.published(self, outcome),
+        )
         # worker restarts in flight (the event loop holds its tasks weakly: one nobody holds may vanish)
         self._restarts: set[asyncio.Task[None]] = set()
 
     # -- helpers every feature uses --------------------------------------------------------------
 
-    def coords(self, doc: Document, uri: Optional[str] = None) -> Union[Coords, CellCoords]:
+    def coords(self, doc: Document, uri: str | None = None) -> Coords | CellCoords:
         """The converters for the text `uri` names: the document's, or one cell of a notebook's."""
         found = self.notebooks.of_cell(uri) if uri is not None else None
         if found is not None:
             return CellCoords(found[1], self.workspace.position_encoding, found[0].module)
         return Coords(doc.text, self.workspace.position_encoding, doc.lines)
 
-    def document(self, uri: str) -> Optional[Document]:
+    def document(self, uri: str) -> Document | None:
         """The open document `uri` names; for a notebook cell, its notebook's."""
         found = self.notebooks.of_cell(uri) if uri not in self.documents else None
         return found[0].doc if found is not None else self.documents.get(uri)
@@ -165,7 +173,8 @@ async def _did_change_configuration(ls: FxlensServer, params: types.DidChangeCon
         # pull-model clients send an empty notification and expect us to ask
         try:
             items = await ls.workspace_configuration_async(
-                types.ConfigurationParams(items=[types.ConfigurationItem(section="fxlens")]))
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="fxlens")])
+            )
         except JsonRpcException as error:
             ls.warn(f"could not read the settings from the editor ({error}); keeping the current ones")
             return
@@ -242,15 +251,23 @@ def _features() -> tuple[tuple[str, Any, Callable[..., Any]], ...]:
         (types.TEXT_DOCUMENT_HOVER, None, hover.on_hover),
         (types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False), lens.on_code_lens),
         (types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False), inlay.on_inlay_hint),
-        (types.TEXT_DOCUMENT_CODE_ACTION,
-         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]),
-         actions.on_code_action),
+        (
+            types.TEXT_DOCUMENT_CODE_ACTION,
+            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]),
+            actions.on_code_action,
+        ),
     )
 
 
-COMMANDS: tuple[Union[Command[Any], AsyncCommand[Any]], ...] = (
-    commands.SHOW_GRAPH, commands.RETRACE, commands.RESTART_WORKER, commands.DEBUG_INFO, kernel_code.KERNEL_CODE,
-    passes.PASS_CHOICES, passes.RUN_PASS)
+COMMANDS: tuple[Command[Any] | AsyncCommand[Any], ...] = (
+    commands.SHOW_GRAPH,
+    commands.RETRACE,
+    commands.RESTART_WORKER,
+    commands.DEBUG_INFO,
+    kernel_code.KERNEL_CODE,
+    passes.PASS_CHOICES,
+    passes.RUN_PASS,
+)
 
 
 def build_server() -> FxlensServer:
@@ -262,7 +279,7 @@ def build_server() -> FxlensServer:
     return ls
 
 
-def serve(tcp: Optional[str] = None) -> int:
+def serve(tcp: str | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="fxlens %(levelname)s %(name)s: %(message)s")
     ls = build_server()
     if tcp:

@@ -7,12 +7,14 @@ and a value too small to trace anything with is reported and raised to the small
 Accepted shapes (clients differ): `{"fxlens": {"python": ...}}`, `{"fxlens.python": ...}` and the
 flat `{"python": ...}` that some clients put in initializationOptions.
 """
+
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Optional
+from typing import Any
 
 from fxlens.engine.worker_client import TraceOptions
 from fxlens.report import DEFAULT_LEVELS, LEVELS, in_ladder_order
@@ -31,17 +33,18 @@ class Settings:
     diff_lens: bool = False  # a lens "vs HEAD: +12 nodes, +1 break" on classes whose graph differs from the last commit
 
     def trace_options(self) -> TraceOptions:
-        return TraceOptions(levels=self.levels, execution=self.execution, timeout=self.timeout_seconds,
-                            memory_mb=self.memory_limit_mb)
+        return TraceOptions(
+            levels=self.levels, execution=self.execution, timeout=self.timeout_seconds, memory_mb=self.memory_limit_mb
+        )
 
 
-def _python(value: Any) -> Optional[str]:
+def _python(value: Any) -> str | None:
     if isinstance(value, str):
         return value.strip() or sys.executable
     return None
 
 
-def _levels(value: Any) -> Optional[tuple[str, ...]]:
+def _levels(value: Any) -> tuple[str, ...] | None:
     if isinstance(value, str):
         value = [value]
     if isinstance(value, (list, tuple)) and value and all(v in LEVELS for v in value):
@@ -55,14 +58,15 @@ def _positive(kind: type, most: float) -> Callable[[Any], Any]:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
             return None
         return kind(value)
+
     return check
 
 
-def _execution(value: Any) -> Optional[str]:
+def _execution(value: Any) -> str | None:
     return value if value in EXECUTION_MODES else None
 
 
-def _flag(value: Any) -> Optional[bool]:
+def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
@@ -85,7 +89,7 @@ class Setting:
     expected: str  # what a good value looks like, for the warning about a bad one
     description: str  # Markdown, one paragraph: VS Code's settings editor and docs/settings.md
     schema: dict[str, Any]  # the JSON schema VS Code checks the value with (`type`, `enum`, ...), default aside
-    minimum: Optional[Minimum] = None
+    minimum: Minimum | None = None
     # the client's default where it differs from the server's: VS Code leaves `python` empty and picks one
     client_default: Any = None
     default_words: str = ""  # the default, in words, where its value depends on the machine
@@ -101,37 +105,80 @@ class Setting:
 
 
 SETTINGS = (
-    Setting("python", "python", _python, "a path to a Python interpreter",
-            "The interpreter whose torch and packages build and trace your modules. VS Code: the Python extension's "
-            "choice for the workspace comes first (followed when it changes), then this setting, then `python3`; "
-            "other editors: empty means the interpreter running the server.",
-            {"type": "string", "scope": "machine-overridable"}, client_default="",
-            default_words="the interpreter running the server"),
-    Setting("levels", "levels", _levels, f"a list drawn from {', '.join(LEVELS)}",
-            f"Levels to trace with every edit, from {', '.join(f'`{name}`' for name in LEVELS)} (shown in that "
-            "order; the deeper ones after fx and aten). The others are computed when a hover or the graph view "
-            "wants them (inductor: only the graph view).",
-            {"type": "array", "items": {"type": "string", "enum": list(LEVELS)}}),
-    Setting("timeoutSeconds", "timeout_seconds", _positive(float, 86400), "a number of seconds in (0, 86400]",
-            "Seconds one trace of one file may run before it is stopped.",
-            {"type": "number"}, Minimum(1, "the first export of a small module takes about a second")),
-    Setting("memoryLimitMB", "memory_limit_mb", _positive(int, 1 << 30), "a positive number of megabytes",
-            "Megabytes the process that runs one trace may allocate beyond the worker's own.",
-            {"type": "number"},
-            Minimum(256, "torch.export alone needs a few hundred megabytes on top of the worker")),
-    Setting("execution", "execution", _execution, " | ".join(EXECUTION_MODES),
-            "How much of your file runs before tracing: `safe`, `full` or `off` (fxlens's security "
-            "model says what each runs). An untrusted VS Code workspace always gets `off`.",
-            {"type": "string", "enum": list(EXECUTION_MODES), "enumDescriptions": [
+    Setting(
+        "python",
+        "python",
+        _python,
+        "a path to a Python interpreter",
+        "The interpreter whose torch and packages build and trace your modules. VS Code: the Python extension's "
+        "choice for the workspace comes first (followed when it changes), then this setting, then `python3`; "
+        "other editors: empty means the interpreter running the server.",
+        {"type": "string", "scope": "machine-overridable"},
+        client_default="",
+        default_words="the interpreter running the server",
+    ),
+    Setting(
+        "levels",
+        "levels",
+        _levels,
+        f"a list drawn from {', '.join(LEVELS)}",
+        f"Levels to trace with every edit, from {', '.join(f'`{name}`' for name in LEVELS)} (shown in that "
+        "order; the deeper ones after fx and aten). The others are computed when a hover or the graph view "
+        "wants them (inductor: only the graph view).",
+        {"type": "array", "items": {"type": "string", "enum": list(LEVELS)}},
+    ),
+    Setting(
+        "timeoutSeconds",
+        "timeout_seconds",
+        _positive(float, 86400),
+        "a number of seconds in (0, 86400]",
+        "Seconds one trace of one file may run before it is stopped.",
+        {"type": "number"},
+        Minimum(1, "the first export of a small module takes about a second"),
+    ),
+    Setting(
+        "memoryLimitMB",
+        "memory_limit_mb",
+        _positive(int, 1 << 30),
+        "a positive number of megabytes",
+        "Megabytes the process that runs one trace may allocate beyond the worker's own.",
+        {"type": "number"},
+        Minimum(256, "torch.export alone needs a few hundred megabytes on top of the worker"),
+    ),
+    Setting(
+        "execution",
+        "execution",
+        _execution,
+        " | ".join(EXECUTION_MODES),
+        "How much of your file runs before tracing: `safe`, `full` or `off` (fxlens's security "
+        "model says what each runs). An untrusted VS Code workspace always gets `off`.",
+        {
+            "type": "string",
+            "enum": list(EXECUTION_MODES),
+            "enumDescriptions": [
                 "Run only imports, definitions, assignments and torch.fx.wrap calls of the file.",
                 "Import the whole file (except the __main__ block).",
-                "Run nothing: no tracing (what an untrusted workspace gets)."]}),
-    Setting("inlayHints", "inlay_hints", _flag, "true or false",
-            "Show the shape a line assigns as an inlay hint, `(B, 16) f32`.", {"type": "boolean"}),
-    Setting("diffLens", "diff_lens", _flag, "true or false",
-            "Show a lens `vs HEAD: +12 nodes, +1 break` over each class whose graphs differ from the file's last "
-            "commit (the HEAD text is traced once per commit, under the file's path; see `fxlens diff`).",
-            {"type": "boolean"}),
+                "Run nothing: no tracing (what an untrusted workspace gets).",
+            ],
+        },
+    ),
+    Setting(
+        "inlayHints",
+        "inlay_hints",
+        _flag,
+        "true or false",
+        "Show the shape a line assigns as an inlay hint, `(B, 16) f32`.",
+        {"type": "boolean"},
+    ),
+    Setting(
+        "diffLens",
+        "diff_lens",
+        _flag,
+        "true or false",
+        "Show a lens `vs HEAD: +12 nodes, +1 break` over each class whose graphs differ from the file's last "
+        "commit (the HEAD text is traced once per commit, under the file's path; see `fxlens diff`).",
+        {"type": "boolean"},
+    ),
 )
 _BY_KEY = {setting.key: setting for setting in SETTINGS}
 assert sorted(s.field for s in SETTINGS) == sorted(f.name for f in fields(Settings)), "every Settings field is declared"
@@ -145,8 +192,8 @@ def _section(raw: Any) -> dict[str, Any]:
     if isinstance(nested, dict):
         found.update(nested)
     for key, value in raw.items():
-        if key.startswith("fxlens.") and key[len("fxlens."):] in _BY_KEY:
-            found[key[len("fxlens."):]] = value
+        if key.startswith("fxlens.") and key[len("fxlens.") :] in _BY_KEY:
+            found[key[len("fxlens.") :]] = value
         elif key in _BY_KEY:
             found.setdefault(key, value)
     return found
@@ -177,14 +224,16 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             continue
         parsed = setting.check(value)
         if parsed is None:
-            warnings.append(f"fxlens.{key}: {value!r} is not valid (expected {setting.expected}); "
-                            f"using the default {getattr(defaults, setting.field)!r}.")
+            warnings.append(
+                f"fxlens.{key}: {value!r} is not valid (expected {setting.expected}); "
+                f"using the default {getattr(defaults, setting.field)!r}."
+            )
         else:
             changes[setting.field] = _at_least(setting, value, parsed, warnings)
     return replace(defaults, **changes), warnings
 
 
-def with_root(settings: Settings, root: Optional[str]) -> Settings:
+def with_root(settings: Settings, root: str | None) -> Settings:
     """A relative interpreter path (`.venv/bin/python`) means relative to the workspace, not to
     wherever the editor started the server; a bare name (`python3`) is looked up on PATH."""
     python = settings.python

@@ -6,9 +6,8 @@ stops being the editor's. Here an edit's range is resolved with the text's line 
 (`fxlens.line_index`, the one line model), which the edit then carries to the new text: finding a
 line in a 5 MB text by splitting it took ~10 ms per edit, the index finds it in microseconds.
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from lsprotocol import types
 
@@ -16,7 +15,7 @@ from fxlens.line_index import LineIndex
 from fxlens.lsp.positions import normalise_encoding, units_to_chars
 
 
-def offset_at(index: LineIndex, position: types.Position, encoding: Optional[str]) -> int:
+def offset_at(index: LineIndex, position: types.Position, encoding: str | None) -> int:
     """The offset of an LSP position; a column past its line's end means the end (as the protocol
     says), a line past the last means the text's end."""
     start = index.start(position.line)
@@ -26,7 +25,7 @@ def offset_at(index: LineIndex, position: types.Position, encoding: Optional[str
     return start + units_to_chars(index.text[start:end], position.character, normalise_encoding(encoding))
 
 
-def apply(index: LineIndex, change: types.TextDocumentContentChangeEvent, encoding: Optional[str]) -> LineIndex:
+def apply(index: LineIndex, change: types.TextDocumentContentChangeEvent, encoding: str | None) -> LineIndex:
     """The index of the text after `change`: `index` itself, carried through an incremental change
     (the text is cut and joined in C, only the edited lines are looked at), or a new one for a
     whole-document change."""
@@ -38,6 +37,6 @@ def apply(index: LineIndex, change: types.TextDocumentContentChangeEvent, encodi
     return index
 
 
-def apply_change(text: str, change: types.TextDocumentContentChangeEvent, encoding: Optional[str]) -> str:
+def apply_change(text: str, change: types.TextDocumentContentChangeEvent, encoding: str | None) -> str:
     """The text after one change (for a text with no index at hand)."""
     return apply(LineIndex(text), change, encoding).text

@@ -1,6 +1,7 @@
 """What a parent's line calls: `x = block(x)` makes no node of its own (symbolic_trace puts every node of
 the child on the child's lines), so its hover says which child it runs, how often, and what goes in and
 comes out, from the fx level's module scopes (pure: report -> text)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,14 @@ def _inside(result: LevelResult, path: str) -> list[Node]:
 
 def _enters(result: LevelResult, inside: list[Node]) -> str:
     names = {n.name for n in inside}
-    feeding = next((n for n in result.nodes if n.name not in names and n.op != "get_attr"
-                    and any(user in names for user in n.users)), None)
+    feeding = next(
+        (
+            n
+            for n in result.nodes
+            if n.name not in names and n.op != "get_attr" and any(user in names for user in n.users)
+        ),
+        None,
+    )
     return value_text(feeding) if feeding is not None else ""
 
 
@@ -36,8 +43,12 @@ def calls_on_line(cls: ClassReport, line: int) -> list[ChildCall]:
     result = cls.levels.get("fx")
     if result is None or not result.ok:
         return []
-    called = [path for path, scope in result.scopes.items() if scope.get("line") == line
-              and not any(path.startswith(other + ".") for other, s in result.scopes.items() if s.get("line") == line)]
+    called = [
+        path
+        for path, scope in result.scopes.items()
+        if scope.get("line") == line
+        and not any(path.startswith(other + ".") for other, s in result.scopes.items() if s.get("line") == line)
+    ]
     calls: dict[str, ChildCall] = {}
     for path in called:
         inside = _inside(result, path)

@@ -10,11 +10,12 @@ stays with it (`Cause.parts`). Diagnostics at other spans or of other causes sta
 
 Pure: report diagnostics in, causes out (no torch, no LSP); the consumers format them.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Iterable, Optional
 
 from fxlens.report import LEVELS, Diagnostic
 
@@ -89,7 +90,7 @@ def cause_of(d: Diagnostic) -> str:
     return d.category
 
 
-def plain(d: Diagnostic) -> Optional[str]:
+def plain(d: Diagnostic) -> str | None:
     """torch's message in plain words, when it is one of its guard messages; None otherwise."""
     if _GUARD.search(d.message):
         if d.category == "data-dependent-control-flow":
@@ -132,8 +133,11 @@ def _summary(parts: list[Diagnostic], cause: str) -> str:
     same = messages[0].strip().splitlines()[0] if len(messages) == 1 and messages[0].strip() else ""
     if failing:
         what = WHAT.get(cause)
-        head = (f"{words(failing)} cannot trace {what}" if what
-                else f"{words(failing)} fail{'s' if len(failing) == 1 else ''} here" + (f": {same}" if same else ""))
+        head = (
+            f"{words(failing)} cannot trace {what}"
+            if what
+            else f"{words(failing)} fail{'s' if len(failing) == 1 else ''} here" + (f": {same}" if same else "")
+        )
     elif not messages:  # only graph breaks (a parent's and a child's dynamo level): torch's words stand
         head = breaks[0].message
     else:
@@ -159,10 +163,16 @@ def _one(parts: list[Diagnostic]) -> Cause:
     fixed = next((d for d in parts if d.fix and d.category != GRAPH_BREAK), lead)
     # only graph breaks (a parent's and a child's): still a graph break
     category = cause if any(d.category != GRAPH_BREAK for d in parts) else GRAPH_BREAK
-    shown = replace(lead, severity=worst.severity, category=category, message=_summary(parts, cause),
-                    explanation=explained.explanation, fix=fixed.fix,
-                    gb_id=brk.gb_id if brk is not None else lead.gb_id,
-                    hints=list(brk.hints) if brk is not None else list(lead.hints))
+    shown = replace(
+        lead,
+        severity=worst.severity,
+        category=category,
+        message=_summary(parts, cause),
+        explanation=explained.explanation,
+        fix=fixed.fix,
+        gb_id=brk.gb_id if brk is not None else lead.gb_id,
+        hints=list(brk.hints) if brk is not None else list(lead.hints),
+    )
     return Cause(shown, tuple(parts))
 
 

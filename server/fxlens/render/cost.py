@@ -1,11 +1,12 @@
 """Hover lines on what an ATen node is and costs: the overload's schema and its siblings (the overload
 pins the kernel), and a line's or a class's forward FLOPs at the example size. Pure: report -> text."""
+
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
-from fxlens.units import bytes_text
 from fxlens.report import Build, ClassReport, Cost, LevelResult, Node
+from fxlens.units import bytes_text
 
 # a line of a big model makes dozens of aten nodes: the hover names the first few distinct overloads
 MAX_SCHEMAS = 3
@@ -18,8 +19,9 @@ def _packet(target: str) -> str:
     return parts[1] if len(parts) > 2 else parts[-1]
 
 
-def schema_lines(code: Callable[[str], str], bold: Callable[[str], str], nodes: list[tuple[LevelResult, Node]],
-                 newline: str = "\n") -> list[str]:
+def schema_lines(
+    code: Callable[[str], str], bold: Callable[[str], str], nodes: list[tuple[LevelResult, Node]], newline: str = "\n"
+) -> list[str]:
     """For the first MAX_SCHEMAS distinct targets of `nodes` (cursor's first): the schema torch declares,
     then the packet's overloads with the chosen one in bold."""
     lines: list[str] = []
@@ -35,8 +37,10 @@ def schema_lines(code: Callable[[str], str], bold: Callable[[str], str], nodes: 
         more = f", … {len(entry['overloads']) - MAX_SIBLINGS} more" if len(entry["overloads"]) > MAX_SIBLINGS else ""
         count = len(entry["overloads"])
         pins = "; the overload pins the kernel" if len(seen) == 1 else ""
-        lines.append(f"{code(entry['schema'])}{newline}{code(_packet(node.target))} has {count} overload"
-                     f"{'s' if count != 1 else ''}: {', '.join(siblings)}{more}{pins}")
+        lines.append(
+            f"{code(entry['schema'])}{newline}{code(_packet(node.target))} has {count} overload"
+            f"{'s' if count != 1 else ''}: {', '.join(siblings)}{more}{pins}"
+        )
     if len(seen) > MAX_SCHEMAS:
         lines.append(f"… {len(seen) - MAX_SCHEMAS} more overloads on this line")
     return lines
@@ -58,13 +62,13 @@ def example_size(build: Build) -> str:
     return f"({', '.join(shapes)})" if shapes else ""
 
 
-def total_flops(nodes: list[Node]) -> Optional[int]:
+def total_flops(nodes: list[Node]) -> int | None:
     """The nodes' FLOPs; None when no node was counted (a level traced without counts)."""
     counted = [n.flops for n in nodes if n.flops is not None]
     return sum(counted) if counted else None
 
 
-def flops_line(nodes: list[Node], build: Build, what: str = "") -> Optional[str]:
+def flops_line(nodes: list[Node], build: Build, what: str = "") -> str | None:
     """`≈ 1.2 MFLOP at the example size (B=2, T=8)`; None when nothing computes (no count or 0)."""
     total = total_flops(nodes)
     if not total:
@@ -93,11 +97,13 @@ def _parameters(cost: Cost) -> str:
 
 # how a reader gets a level traced, in the words of where they read it: the editor's setting (a hover on
 # the class computes the deeper levels anyway), the CLI's flag
-ADD_LEVEL = {"editor": "hover again once it is computed, or add `{level}` to the `fxlens.levels` setting",
-             "cli": "add `--level {level}`"}
+ADD_LEVEL = {
+    "editor": "hover again once it is computed, or add `{level}` to the `fxlens.levels` setting",
+    "cli": "add `--level {level}`",
+}
 
 
-def _saved(cls: ClassReport) -> Optional[tuple[int, int]]:
+def _saved(cls: ClassReport) -> tuple[int, int] | None:
     """(bytes, values) the forward saves for backward: the cost's, or the backward level's when it came
     later (computed on demand for a hover) than the cost."""
     cost, held = cls.cost, cls.levels.get("backward")
@@ -118,22 +124,30 @@ def class_cost_lines(cls: ClassReport, surface: str = "editor") -> list[str]:
     at = f"at the example size {example_size(cls.build)}".rstrip()
     lines = [f"parameters: {_parameters(cost)}"]
     if cost.forward_flops is not None:
-        backward = (f" + {flops_text(cost.backward_flops)} backward" if cost.backward_flops is not None
-                    else " (no backward: nothing requires grad)")
+        backward = (
+            f" + {flops_text(cost.backward_flops)} backward"
+            if cost.backward_flops is not None
+            else " (no backward: nothing requires grad)"
+        )
         lines.append(f"≈ {flops_text(cost.forward_flops)} forward{backward} {at}")
     saved = _saved(cls)
     if saved is not None:
-        lines.append(f"saves {_bytes_text(saved[0])} for backward ({saved[1]} value"
-                     f"{'s' if saved[1] != 1 else ''}, torch.compile's min-cut partition) {at}")
+        lines.append(
+            f"saves {_bytes_text(saved[0])} for backward ({saved[1]} value"
+            f"{'s' if saved[1] != 1 else ''}, torch.compile's min-cut partition) {at}"
+        )
     elif cost.trainable and "backward" not in cls.levels:  # (a failed backward level says why itself)
-        lines.append("saved for backward: the `backward` level is not traced yet ("
-                     + ADD_LEVEL.get(surface, ADD_LEVEL["editor"]).format(level="backward") + ")")
+        lines.append(
+            "saved for backward: the `backward` level is not traced yet ("
+            + ADD_LEVEL.get(surface, ADD_LEVEL["editor"]).format(level="backward")
+            + ")"
+        )
     if cost.note:
         lines.append(cost.note)
     return lines
 
 
-def cost_compact(cls: ClassReport) -> Optional[str]:
+def cost_compact(cls: ClassReport) -> str | None:
     """One line for the lens and the CLI header: `cost: 212 params · 1.5 KFLOP fwd + 2.0 KFLOP bwd ·
     saves 640 B at the example size (B=2, T=8)`; None before the cost is known."""
     cost = cls.cost
@@ -141,8 +155,10 @@ def cost_compact(cls: ClassReport) -> Optional[str]:
         return None
     parts = [f"{count_text(cost.parameters)} params"]
     if cost.forward_flops is not None:
-        parts.append(f"{flops_text(cost.forward_flops)} fwd" + (f" + {flops_text(cost.backward_flops)} bwd"
-                                                               if cost.backward_flops is not None else ""))
+        parts.append(
+            f"{flops_text(cost.forward_flops)} fwd"
+            + (f" + {flops_text(cost.backward_flops)} bwd" if cost.backward_flops is not None else "")
+        )
     if cost.saved_bytes is not None:
         parts.append(f"saves {_bytes_text(cost.saved_bytes)}")
     sized = cost.forward_flops is not None or cost.saved_bytes is not None

@@ -1,18 +1,28 @@
 """Pure rendering of a level's nodes: torch's printout, a node table, shapes, structured graph data."""
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from fxlens.render import kernels
 from fxlens.render.cost import cost_compact
 from fxlens.render.ladder import rung
 from fxlens.report import ClassReport, Diagnostic, LevelResult, Node
 
-_DTYPE_SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
-                "int32": "i32", "int8": "i8", "uint8": "u8", "bool": "bool"}
+_DTYPE_SHORT = {
+    "float32": "f32",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float64": "f64",
+    "int64": "i64",
+    "int32": "i32",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool": "bool",
+}
 
 
-def short_dtype(dtype: Optional[str]) -> str:
+def short_dtype(dtype: str | None) -> str:
     return _DTYPE_SHORT.get(dtype or "", dtype or "")
 
 
@@ -41,14 +51,17 @@ def printout(result: LevelResult) -> str:
     """The graph as torch prints it (`graph():` then one `%node : ...` line per node), each graph in turn."""
     graphs = _graphs(result)
     titled = len(graphs) > 1
-    return "\n".join((f"graph():  # graph {i} of {len(graphs)}" if titled else "graph():") + "\n"
-                     + "\n".join(f"    {n.text}" for n in nodes) for i, nodes in enumerate(graphs))
+    return "\n".join(
+        (f"graph():  # graph {i} of {len(graphs)}" if titled else "graph():")
+        + "\n"
+        + "\n".join(f"    {n.text}" for n in nodes)
+        for i, nodes in enumerate(graphs)
+    )
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
-    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
-             for row in [headers, *rows]]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [headers, *rows]]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)
 
@@ -56,8 +69,18 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 def node_table(result: LevelResult) -> str:
     if kernels.is_kernel_level(result):
         return _table(*kernels.kernel_rows(result))
-    rows = [[n.name, n.op, n.target, str(n.num_users), shape_text(n), n.dtype or "",
-             str(n.line) if n.line is not None else ""] for n in result.nodes]
+    rows = [
+        [
+            n.name,
+            n.op,
+            n.target,
+            str(n.num_users),
+            shape_text(n),
+            n.dtype or "",
+            str(n.line) if n.line is not None else "",
+        ]
+        for n in result.nodes
+    ]
     headers = ["node", "opcode", "target", "users", "shape", "dtype", "line"]
     if any(n.graph is not None for n in result.nodes):  # dynamo: which graph, between two graph breaks
         headers, rows = ["graph", *headers], [[str(n.graph), *row] for n, row in zip(result.nodes, rows)]
@@ -90,8 +113,11 @@ def inputs_text(report: ClassReport) -> str:
     what = f"guessed arguments {build.detail}" if build.how == "guessed" else build.detail
     if not build.inputs:
         return f"built: {build.how}{tensors}" + (f" ({what})" if what else "")
-    args = ", ".join(f"{i.name}: {'(' + ', '.join(map(str, i.shape)) + ')' if i.shape is not None else i.value}"
-                     + (f" {short_dtype(i.dtype)}" if i.dtype else "") for i in build.inputs)
+    args = ", ".join(
+        f"{i.name}: {'(' + ', '.join(map(str, i.shape)) + ')' if i.shape is not None else i.value}"
+        + (f" {short_dtype(i.dtype)}" if i.dtype else "")
+        for i in build.inputs
+    )
     detail = f" — {what}" if what else ""
     return f"built: {build.how}, inputs {build.inputs_source}: {args}{tensors}{detail}"
 
@@ -134,9 +160,19 @@ def _drawn(n: Node) -> dict[str, Any]:
     shape = shape_text(n)
     # (value_text's shape, not computed again: the 70B-shaped model's backward draws 20,000 nodes)
     value = f"{shape} {short_dtype(n.dtype)}".strip() if n.shape is not None else shape
-    return {"id": n.name, "op": n.op, "target": n.target, "shape": shape, "dtype": n.dtype,
-            "label": f"{n.name}\n{n.op}[{n.target}]" + (f"\n{value}" if value else ""),
-            "line": n.line, "col": n.col, "end_line": n.end_line, "end_col": n.end_col, "scope": n.scope}
+    return {
+        "id": n.name,
+        "op": n.op,
+        "target": n.target,
+        "shape": shape,
+        "dtype": n.dtype,
+        "label": f"{n.name}\n{n.op}[{n.target}]" + (f"\n{value}" if value else ""),
+        "line": n.line,
+        "col": n.col,
+        "end_line": n.end_line,
+        "end_col": n.end_col,
+        "scope": n.scope,
+    }
 
 
 def graph_data(result: LevelResult) -> dict[str, Any]:

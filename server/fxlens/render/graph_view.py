@@ -3,9 +3,10 @@
 The payload is a plain object that only grows: a client reads the keys it knows and ignores the rest,
 so another field on a node or on the level never needs a new client.
 """
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from fxlens.render import kernels
 from fxlens.render.cost import ATEN_LEVELS
@@ -18,7 +19,7 @@ from fxlens.report import LEVEL_INFO, ClassReport, LevelResult, Node, to_json
 _NODE_DETAILS = ("function", "text", "num_users", "flops", "graph", "phase", "saved", "bytes", "overload", "value")
 
 
-def _levels_offered(cls: Optional[ClassReport]) -> list[dict[str, Any]]:
+def _levels_offered(cls: ClassReport | None) -> list[dict[str, Any]]:
     """Every level fxlens knows, in ladder order, with whether this class has it traced yet: the graph
     view's switcher offers them all (asking for an untraced one traces it)."""
     traced = cls.levels if cls else {}
@@ -65,27 +66,46 @@ def _graph(cls: ClassReport, result: LevelResult) -> dict[str, Any]:
     return graph
 
 
-def graph_payload(uri: str, cls: Optional[ClassReport], level: str, message: str = "") -> dict[str, Any]:
+def graph_payload(uri: str, cls: ClassReport | None, level: str, message: str = "") -> dict[str, Any]:
     """The command's JSON object; every key is always present so clients need no special cases."""
-    payload: dict[str, Any] = {"uri": uri, "class": cls.name if cls else None, "level": level,
-               "levels": list(cls.levels) if cls else [], "level_info": _levels_offered(cls), "ok": False,
-               "printout": "", "code": "", "table": "", "diagnostics": [],
-               "graph": {"nodes": [], "edges": []}, "scopes": {}, "schemas": {},
-               # the forward's own inputs, by name: a view tells them from the parameters export lifts
-               "inputs": [i.name for i in cls.build.inputs] if cls else [], "message": message, "rung": ""}
+    payload: dict[str, Any] = {
+        "uri": uri,
+        "class": cls.name if cls else None,
+        "level": level,
+        "levels": list(cls.levels) if cls else [],
+        "level_info": _levels_offered(cls),
+        "ok": False,
+        "printout": "",
+        "code": "",
+        "table": "",
+        "diagnostics": [],
+        "graph": {"nodes": [], "edges": []},
+        "scopes": {},
+        "schemas": {},
+        # the forward's own inputs, by name: a view tells them from the parameters export lifts
+        "inputs": [i.name for i in cls.build.inputs] if cls else [],
+        "message": message,
+        "rung": "",
+    }
     result = cls.levels.get(level) if cls else None
     if cls is not None and result is None:
         traced = ", ".join(cls.levels)
         payload["message"] = message or f"level {level!r} was not traced for {cls.name} (it has: {traced})"
     if cls is None or result is None:
         return payload
-    payload.update(ok=result.ok, printout=printout(result) if result.nodes else "", code=result.code,
-                   table=node_table(result) if result.nodes else "",
-                   diagnostics=[to_json(d) for d in result.diagnostics], graph=_graph(cls, result),
-                   scopes=_scopes(cls, result), schemas=result.schemas,
-                   # the worker's notes count bytes in KB ("492084.3 KB"): the view says them in KB/MB/GB
-                   message=message or result.note,
-                   rung=rung(result).name if result.ok else "")
+    payload.update(
+        ok=result.ok,
+        printout=printout(result) if result.nodes else "",
+        code=result.code,
+        table=node_table(result) if result.nodes else "",
+        diagnostics=[to_json(d) for d in result.diagnostics],
+        graph=_graph(cls, result),
+        scopes=_scopes(cls, result),
+        schemas=result.schemas,
+        # the worker's notes count bytes in KB ("492084.3 KB"): the view says them in KB/MB/GB
+        message=message or result.note,
+        rung=rung(result).name if result.ok else "",
+    )
     return payload
 
 

@@ -1,14 +1,13 @@
 """The "vs HEAD" lens title of a class: what the buffer's edits did to its graphs since the last
 commit (`vs HEAD: +12 nodes, +1 break`), or nothing when they did not change them (pure)."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from fxlens.ci.graph_diff import ClassDiff, class_diff, short_summary
 from fxlens.report import ClassReport
 
 
-def vs_head_title(before: Optional[ClassReport], after: ClassReport, old_text: str, new_text: str) -> Optional[str]:
+def vs_head_title(before: ClassReport | None, after: ClassReport, old_text: str, new_text: str) -> str | None:
     if before is None:
         return "vs HEAD: new class"
     diff = class_diff(after.name, before, after, old_text.split("\n"), new_text.split("\n"))

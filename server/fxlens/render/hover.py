@@ -1,14 +1,14 @@
 """Hover text for a line of a Module class: the class line, an `__init__` member line, or a line that
 produced nodes. Markdown (small tables) or plaintext (aligned columns) for clients without Markdown."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
-from fxlens.render import cost
-from fxlens.render import kernels
-from fxlens.render.calls import call_text, calls_on_line
+from fxlens.render import cost, kernels
 from fxlens.render import nodes as q
+from fxlens.render.calls import call_text, calls_on_line
 from fxlens.render.causes import Cause, merge, plain
 from fxlens.render.graph_text import input_sources_text, inputs_text, shape_text, short_dtype, tensors_text, value_text
 from fxlens.render.ladder import rung
@@ -38,13 +38,15 @@ class Out:
         """Text shown as it is (an exception's message: underscores, asterisks and line breaks kept)."""
         self.blocks.append(f"```text\n{text}\n```" if self.markdown else text)
 
-    def table(self, headers: list[str], rows: list[list[str]], total: Optional[int] = None) -> None:
+    def table(self, headers: list[str], rows: list[list[str]], total: int | None = None) -> None:
         """`total`: how many rows there are when the caller built only the first MAX_ROWS of them."""
         more = (len(rows) if total is None else total) - MAX_ROWS
         rows = rows[:MAX_ROWS]
         if self.markdown:
+
             def row(cells: list[str]) -> str:
                 return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
             lines = [row(headers), "|" + "|".join("---" for _ in headers) + "|", *map(row, rows)]
         else:
             widths = [max(len(c) for c in column) for column in zip(headers, *rows)]
@@ -55,15 +57,19 @@ class Out:
         return ("\n\n" if self.markdown else "\n").join(self.blocks)
 
 
-def hover_text(report: FileReport, line: int, col: int, markdown: bool = True, stale: bool = False,
-               computing: tuple[str, ...] = ()) -> Optional[str]:
+def hover_text(
+    report: FileReport, line: int, col: int, markdown: bool = True, stale: bool = False, computing: tuple[str, ...] = ()
+) -> str | None:
     """What to show for the cursor at (1-based line, byte column), or None when fxlens has nothing.
     `computing`: the deeper levels of the cursor's class being computed now (said in one folded line)."""
     cls = next((c for c in report.classes if c.line <= line <= c.end_line), None)
     out = Out(markdown)
     if stale:
-        out.line("_stale: the file does not parse; showing the last good trace_" if markdown
-                 else "(stale: the file does not parse; showing the last good trace)")
+        out.line(
+            "_stale: the file does not parse; showing the last good trace_"
+            if markdown
+            else "(stale: the file does not parse; showing the last good trace)"
+        )
     if cls is not None and line == cls.line:
         _class(out, cls)
     else:
@@ -77,7 +83,7 @@ def hover_text(report: FileReport, line: int, col: int, markdown: bool = True, s
     return out.text()
 
 
-def _child_calls(out: Out, report: FileReport, cls: Optional[ClassReport], line: int) -> bool:
+def _child_calls(out: Out, report: FileReport, cls: ClassReport | None, line: int) -> bool:
     """A parent's line whose nodes all sit on a child's lines (`x = block(x)`): what it calls."""
     found = calls_on_line(cls, line) if cls is not None else []
     for call in found:
@@ -91,11 +97,15 @@ def _child_calls(out: Out, report: FileReport, cls: Optional[ClassReport], line:
 
 # -- a line where a level fails ------------------------------------------------------------------
 
+
 def _failures(out: Out, report: FileReport, line: int) -> bool:
     """The failures on this line, one per cause (render/causes.py): what fails there in plain words,
     then each level's own text (torch's guard messages after their plain words), the why and the fix."""
-    on_line = [d for d in report.all_diagnostics()
-               if d.severity in ("error", "warning", "information") and d.line <= line <= (d.end_line or d.line)]
+    on_line = [
+        d
+        for d in report.all_diagnostics()
+        if d.severity in ("error", "warning", "information") and d.line <= line <= (d.end_line or d.line)
+    ]
     causes = merge(on_line)
     for cause in causes:
         d = cause.diagnostic
@@ -103,7 +113,9 @@ def _failures(out: Out, report: FileReport, line: int) -> bool:
         if cause.merged:
             title = d.message
         else:
-            title = (f"{d.level}: " if d.level else "") + {"error": "fails here", "warning": "warning"}.get(d.severity, "note")
+            title = (f"{d.level}: " if d.level else "") + {"error": "fails here", "warning": "warning"}.get(
+                d.severity, "note"
+            )
         out.line(f"{out.bold(title)}{where} · {out.code(d.category)}")
         _parts(out, cause)
         if d.explanation:
@@ -130,25 +142,28 @@ def _parts(out: Out, cause: Cause) -> None:
 
 # -- the class line ------------------------------------------------------------------------------
 
+
 def _class(out: Out, cls: ClassReport) -> None:
     out.line(f"{out.bold(cls.name)} — {inputs_text(cls)}")
     for said in (input_sources_text(cls), tensors_text(cls)):
         if said:
             out.line(said)
     if cls.build.how == "guessed":
-        out.line(f"{out.bold('Guessed')}: nothing in the file says what to pass to {out.code(cls.name + '(...)')}, "
-                 f"so fxlens guessed {cls.build.detail}. Pin them (a code action on the class does it): "
-                 f"{out.code('# fxlens: ' + cls.build.directive)}")
+        out.line(
+            f"{out.bold('Guessed')}: nothing in the file says what to pass to {out.code(cls.name + '(...)')}, "
+            f"so fxlens guessed {cls.build.detail}. Pin them (a code action on the class does it): "
+            f"{out.code('# fxlens: ' + cls.build.directive)}"
+        )
     rows = []
     for level, result in cls.levels.items():
         if result.ok:
             counts = q.opcode_counts(result)
-            rows.append([level, str(len(result.nodes)), *(str(counts.get(op, 0)) for op in OPCODES),
-                         rung(result).name])
+            rows.append([level, str(len(result.nodes)), *(str(counts.get(op, 0)) for op in OPCODES), rung(result).name])
     if rows:
         out.table(["level", "nodes", *OPCODES, "rung"], rows)
-    counted = next((cls.levels[level] for level in cost.ATEN_LEVELS
-                    if level in cls.levels and cls.levels[level].ok), None)
+    counted = next(
+        (cls.levels[level] for level in cost.ATEN_LEVELS if level in cls.levels and cls.levels[level].ok), None
+    )
     forward = cost.flops_line(counted.nodes, cls.build, " forward") if counted is not None else None
     for text in cost.class_cost_lines(cls) or ([forward] if forward else []):  # the aten count until it comes
         out.line(text)
@@ -161,6 +176,7 @@ def _class(out: Out, cls: ClassReport) -> None:
 
 
 # -- an __init__ line ----------------------------------------------------------------------------
+
 
 def _members(out: Out, cls: ClassReport, on_line: list[Member]) -> None:
     tops = [m for m in on_line if not any(m.name.startswith(o.name + ".") for o in on_line)]
@@ -178,8 +194,16 @@ def _members(out: Out, cls: ClassReport, on_line: list[Member]) -> None:
         # a container (a ModuleList of 12 blocks) touches hundreds of nodes: render only the rows shown
         used = [(level, node) for level in cls.levels for node in q.member_nodes(cls, top, level)]
         indexes = {level: q.by_name(cls.levels[level]) for level in {level for level, _ in used[:MAX_ROWS]}}
-        rows = [[level, out.code(_what(node)), _users(q.user_lines(cls.levels[level], node, indexes[level]), node),
-                 f"L{node.line}" if node.line is not None else "", q.value(node)] for level, node in used[:MAX_ROWS]]
+        rows = [
+            [
+                level,
+                out.code(_what(node)),
+                _users(q.user_lines(cls.levels[level], node, indexes[level]), node),
+                f"L{node.line}" if node.line is not None else "",
+                q.value(node),
+            ]
+            for level, node in used[:MAX_ROWS]
+        ]
         if rows:
             out.table(["level", "node", "users", "line", "value"], rows, total=len(used))
         else:
@@ -193,7 +217,8 @@ def _tensor(member: Member) -> str:
 
 # -- a line that produced nodes ------------------------------------------------------------------
 
-def _what(node: Node, target: Optional[str] = None) -> str:
+
+def _what(node: Node, target: str | None = None) -> str:
     target = target or node.target
     if node.overload and not target.endswith("." + node.overload):
         target += f" ({node.overload})"
@@ -204,7 +229,7 @@ def _users(lines: list[str], node: Node) -> str:
     return f"{node.num_users}" + (f" → {', '.join(lines)}" if lines else "")
 
 
-def _where(cls: ClassReport, paths: list[str], container: Optional[ClassReport]) -> str:
+def _where(cls: ClassReport, paths: list[str], container: ClassReport | None) -> str:
     if paths == [""]:
         return f"in {cls.name}" if cls is not container else ""
     shown = paths[0] if len(paths) == 1 else f"{paths[0]} … {paths[-1]}"
@@ -216,22 +241,27 @@ def _where(cls: ClassReport, paths: list[str], container: Optional[ClassReport])
 _PerLevel = dict[str, list[q.Instance]]
 
 
-def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: int, col: int) -> bool:
+def _line(out: Out, report: FileReport, container: ClassReport | None, line: int, col: int) -> bool:
     order = ([container] if container is not None else []) + [c for c in report.classes if c is not container]
     shown: list[tuple[q.Signature, ...]] = []
     heading_done = False
     for cls in order:
         leaves = q.leaf_paths(cls)
         # (a kernel level's nodes are kernels, many lines each: said below, for the cursor's class)
-        per_level = {level: q.instances(q.on_line(cls.levels[level], line), leaves)
-                     for level in LEVELS if level in cls.levels and not kernels.is_kernel_level(cls.levels[level])}
+        per_level = {
+            level: q.instances(q.on_line(cls.levels[level], line), leaves)
+            for level in LEVELS
+            if level in cls.levels and not kernels.is_kernel_level(cls.levels[level])
+        }
         paths = list(dict.fromkeys(i.path for groups in per_level.values() for i in groups))
         if not paths:
             continue
         groups: dict[tuple[q.Signature, ...], list[str]] = {}
         for path in paths:
-            sig = tuple(q.signature(next((i.nodes for i in per_level.get(level, []) if i.path == path), []), path)
-                        for level in LEVELS)
+            sig = tuple(
+                q.signature(next((i.nodes for i in per_level.get(level, []) if i.path == path), []), path)
+                for level in LEVELS
+            )
             groups.setdefault(sig, []).append(path)
         for sig, group in groups.items():
             if not heading_done:
@@ -255,11 +285,14 @@ def _line(out: Out, report: FileReport, container: Optional[ClassReport], line: 
     return _kernels(out, report, container, line, heading_done) or heading_done
 
 
-def _kernels(out: Out, report: FileReport, cls: Optional[ClassReport], line: int, heading_done: bool) -> bool:
+def _kernels(out: Out, report: FileReport, cls: ClassReport | None, line: int, heading_done: bool) -> bool:
     """The kernels torch.compile runs for the line (the cursor's class's inductor level)."""
     result = kernels.kernel_level(cls)
-    rows = (kernels.hover_lines(out.code, out.bold, out.markdown, cls, result, line, report.path)
-            if cls is not None and result is not None else [])
+    rows = (
+        kernels.hover_lines(out.code, out.bold, out.markdown, cls, result, line, report.path)
+        if cls is not None and result is not None
+        else []
+    )
     if not rows:
         return False
     if not heading_done:
@@ -281,8 +314,10 @@ def _node_table(out: Out, cls: ClassReport, per_level: _PerLevel, path: str, lin
             if node is None:
                 cells += ["", ""]
             else:
-                cells += [out.code(_what(node, q.local_target(node, path))),
-                          _users(q.user_lines(cls.levels[level], node, indexes[level]), node)]
+                cells += [
+                    out.code(_what(node, q.local_target(node, path))),
+                    _users(q.user_lines(cls.levels[level], node, indexes[level]), node),
+                ]
         values = [q.value(fx), q.value(aten)]
         cells.append(values[0] if values[0] == values[1] or not values[1] else (values[0] or values[1]))
         table.append(cells)
@@ -310,15 +345,21 @@ def _folded(out: Out, per_level: _PerLevel, path: str) -> None:
         out.line(f"{level}: {len(nodes)} node{'s' if len(nodes) != 1 else ''} ({', '.join(ops[:8])}{more})")
         saved = [n for n in nodes if n.saved]
         if saved:
-            out.line(f"{level}: saves " + ", ".join(f"{_packet(n.target)} {value_text(n)}" for n in saved)
-                     + f", {size_text(sum(n.bytes or 0 for n in saved))}")
+            out.line(
+                f"{level}: saves "
+                + ", ".join(f"{_packet(n.target)} {value_text(n)}" for n in saved)
+                + f", {size_text(sum(n.bytes or 0 for n in saved))}"
+            )
 
 
 def _cost(out: Out, cls: ClassReport, per_level: _PerLevel, path: str, shown_aten: list[Node], instances: int) -> None:
     """The line's FLOPs (one instance's, from the first ATen level traced) and its overloads' schemas:
     the aten nodes in the table's order (the cursor's first), then the deeper levels'."""
-    picked = [(level, next((i.nodes for i in per_level[level] if i.path == path), []))
-              for level in cost.ATEN_LEVELS if level in per_level]
+    picked = [
+        (level, next((i.nodes for i in per_level[level] if i.path == path), []))
+        for level in cost.ATEN_LEVELS
+        if level in per_level
+    ]
     picked = [(level, nodes) for level, nodes in picked if nodes]
     if not picked:
         return
@@ -332,11 +373,13 @@ def _cost(out: Out, cls: ClassReport, per_level: _PerLevel, path: str, shown_ate
         out.line(text)
 
 
-EXECUTION_OFF = ("fxlens runs no code of this file (`fxlens.execution` is `off`, e.g. in an untrusted "
-                 "workspace), so there is no graph to show. Trust the workspace or set it to `safe`.")
+EXECUTION_OFF = (
+    "fxlens runs no code of this file (`fxlens.execution` is `off`, e.g. in an untrusted "
+    "workspace), so there is no graph to show. Trust the workspace or set it to `safe`."
+)
 
 
-def execution_off_text(lines: Sequence[str], line: int) -> Optional[str]:
+def execution_off_text(lines: Sequence[str], line: int) -> str | None:
     """The hover while execution is off: said on the lines of a top-level class, silent elsewhere."""
     for index in range(min(line, len(lines)) - 1, -1, -1):
         text = lines[index]

@@ -1,9 +1,9 @@
 """Inlay hints: the shape of the value an assignment line stores, e.g. `(B, 16) f32`."""
+
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Optional
 
 from fxlens.render import nodes as q
 from fxlens.report import LEVELS, ClassReport, FileReport, Node
@@ -21,18 +21,24 @@ def _assignments(text: str) -> list[ast.stmt]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []  # mid-edit: no hints rather than hints at guessed places
-    return [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-            and n.value is not None]
+    return [
+        n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None
+    ]
 
 
-def _assigned(cls: ClassReport, stmt: ast.stmt) -> Optional[Node]:
+def _assigned(cls: ClassReport, stmt: ast.stmt) -> Node | None:
     """The node holding the value stored: the last node the statement made, first instance only."""
     for level in LEVELS:  # the shallowest level that has it
         result = cls.levels.get(level)
         if result is None or not result.ok:
             continue
-        made = [n for n in result.nodes if n.line is not None and stmt.lineno <= n.line <= (stmt.end_lineno or n.line)
-                and n.op not in ("placeholder", "output")]
+        made = [
+            n
+            for n in result.nodes
+            if n.line is not None
+            and stmt.lineno <= n.line <= (stmt.end_lineno or n.line)
+            and n.op not in ("placeholder", "output")
+        ]
         groups = q.instances(made, q.leaf_paths(cls))
         if groups and groups[0].nodes:
             return groups[0].nodes[-1]

@@ -3,12 +3,14 @@ kernel table, and which kernel runs each aten/core-aten node (the graph view col
 
 Pure: report data -> text / plain data. A kernel node's `kernel` dict is worker/levels/kernel_map.py's.
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 from urllib.parse import quote
 
 from fxlens.ops import is_view, packet
@@ -24,7 +26,7 @@ MAX_OPS = 6
 _WHAT = {"fused": "generated kernel", "extern": "library call", "fallback": "fallback, no inductor lowering"}
 
 
-def kernels(result: Optional[LevelResult]) -> list[Node]:
+def kernels(result: LevelResult | None) -> list[Node]:
     return [n for n in result.nodes if n.kernel] if result is not None else []
 
 
@@ -33,7 +35,7 @@ def _kernel(node: Node) -> dict[str, Any]:
     return node.kernel or {}
 
 
-def is_kernel_level(result: Optional[LevelResult]) -> bool:
+def is_kernel_level(result: LevelResult | None) -> bool:
     """A level whose nodes are kernels (the inductor level), not graph nodes."""
     return result is not None and result.level == LEVEL
 
@@ -67,7 +69,7 @@ def ranges(lines: list[int]) -> str:
     return ", ".join(f"{a}–{b}" if b > a else str(a) for a, b in spans)
 
 
-def on_line(result: Optional[LevelResult], line: int) -> list[Node]:
+def on_line(result: LevelResult | None, line: int) -> list[Node]:
     """The kernels that compute something of `line` (any of a kernel's lines, not only the first)."""
     return [n for n in kernels(result) if line in _kernel(n)["lines"]]
 
@@ -92,8 +94,15 @@ def kernel_command(uri: str, class_name: str, kernel: str) -> str:
     return f"command:{SHOW_KERNEL}?{quote(json.dumps([uri, class_name, kernel]))}"
 
 
-def hover_lines(code: Callable[[str], str], bold: Callable[[str], str], markdown: bool, cls: ClassReport,
-                result: LevelResult, line: int, path: str) -> list[str]:
+def hover_lines(
+    code: Callable[[str], str],
+    bold: Callable[[str], str],
+    markdown: bool,
+    cls: ClassReport,
+    result: LevelResult,
+    line: int,
+    path: str,
+) -> list[str]:
     """What the hover says of `line`'s kernels: each kernel, what it computes of the line, the other lines
     fused into it, and (Markdown) a link opening its code."""
     found = on_line(result, line)
@@ -101,15 +110,16 @@ def hover_lines(code: Callable[[str], str], bold: Callable[[str], str], markdown
         return []
     graphs = f"; {result.graphs} compiled graphs (graph breaks)" if (result.graphs or 0) > 1 else ""
     other = "a GPU's Triton kernels differ" if device_text(result).startswith("CPU") else "a CPU's C++ kernels differ"
-    rows = [f"{bold('inductor')}: line {line} runs in {len(found)} kernel{'s' if len(found) != 1 else ''} "
-            f"({device_text(result)}; {other}{graphs})"]
+    rows = [
+        f"{bold('inductor')}: line {line} runs in {len(found)} kernel{'s' if len(found) != 1 else ''} "
+        f"({device_text(result)}; {other}{graphs})"
+    ]
     uri = Path(path).as_uri() if path else ""
     for node in found[:MAX_KERNELS]:
         ops = ops_at(node, line)
         shown = ", ".join(ops[:MAX_OPS]) + (f", … {len(ops) - MAX_OPS} more" if len(ops) > MAX_OPS else "")
         kind = _kernel(node)["kind"]
-        parts = [f"{code(node.target)} {_WHAT.get(kind, kind)}"
-                 + (f": {shown}" if shown else "")]
+        parts = [f"{code(node.target)} {_WHAT.get(kind, kind)}" + (f": {shown}" if shown else "")]
         others = fused_with(node, line)
         if others:
             parts.append(f"fused with line{'s' if len(others) != 1 else ''} {ranges(others)}")
@@ -129,12 +139,21 @@ def kernel_rows(result: LevelResult) -> tuple[list[str], list[list[str]]]:
     for node in kernels(result):
         kernel = _kernel(node)
         ops = list(dict.fromkeys(packet(op) for op in kernel["ops"] if not is_view(op)))
-        rows.append([str(node.graph), node.name, kernel["kind"], ranges(kernel["lines"]),
-                     ", ".join(ops[:MAX_OPS]) + (" …" if len(ops) > MAX_OPS else ""), ", ".join(node.users)])
+        rows.append(
+            [
+                str(node.graph),
+                node.name,
+                kernel["kind"],
+                ranges(kernel["lines"]),
+                ", ".join(ops[:MAX_OPS]) + (" …" if len(ops) > MAX_OPS else ""),
+                ", ".join(node.users),
+            ]
+        )
     return ["graph", "kernel", "kind", "lines", "ops", "users"], rows
 
 
 # -- which kernel runs an aten / core-aten node ---------------------------------------------------
+
 
 def _base(name: str) -> str:
     """`layer_norm_1` -> `layer_norm`: a node's name without the counter fx adds to repeated names."""
@@ -162,7 +181,7 @@ def kernel_of_nodes(level: LevelResult, inductor: LevelResult) -> dict[str, str]
     posts: dict[tuple[int, str], _Runs] = {}  # (line, op) -> [(position, kernel)] of post-grad nodes doing work
     work: dict[int, _Runs] = {}  # line -> [(position, kernel)]
     pres: dict[int, dict[str, _Runs]] = {}  # line -> pre-grad name -> [(position, kernel)] of its work
-    seen: set[tuple[Optional[int], str]] = set()
+    seen: set[tuple[int | None, str]] = set()
     for node in kernels(inductor):
         for post in _kernel(node)["post"]:
             if post["line"] is None or is_view(post["target"]) or (node.graph, post["name"]) in seen:
@@ -182,8 +201,11 @@ def kernel_of_nodes(level: LevelResult, inductor: LevelResult) -> dict[str, str]
             continue
         word = packet(node.target)
         count = ordinal[(node.line, word)] = ordinal.get((node.line, word), -1) + 1
-        named = sorted((runs[0][0], pre) for pre, runs in pres.get(node.line, {}).items()
-                       if _base(pre) == _base(node.name) or (_base(pre) in word or word in _base(pre)))
+        named = sorted(
+            (runs[0][0], pre)
+            for pre, runs in pres.get(node.line, {}).items()
+            if _base(pre) == _base(node.name) or (_base(pre) in word or word in _base(pre))
+        )
         if (node.line, word) in posts:
             found = posts[(node.line, word)]
             owners[node.name] = found[min(count, len(found) - 1)][1]
@@ -194,14 +216,13 @@ def kernel_of_nodes(level: LevelResult, inductor: LevelResult) -> dict[str, str]
     return owners
 
 
-def kernel_level(cls: Optional[ClassReport]) -> Optional[LevelResult]:
+def kernel_level(cls: ClassReport | None) -> LevelResult | None:
     """The class's traced kernel level (inductor), if it has one that compiled."""
     result = cls.levels.get(LEVEL) if cls is not None else None
     return result if result is not None and result.ok else None
 
 
-def colour_nodes(drawn: list[dict[str, Any]], cls: ClassReport, result: LevelResult,
-                 levels: tuple[str, ...]) -> None:
+def colour_nodes(drawn: list[dict[str, Any]], cls: ClassReport, result: LevelResult, levels: tuple[str, ...]) -> None:
     """The graph view's payload nodes get the kernel that runs them: `kernel` (its node name) and
     `kernel_colour` (its index in the kernel level: one colour per kernel, the same in every level's view).
     A kernel level's own nodes are their kernels (with `kind`, `lines` and `ops` for the details pane); the
@@ -214,8 +235,13 @@ def colour_nodes(drawn: list[dict[str, Any]], cls: ClassReport, result: LevelRes
         for entry, node in zip(drawn, kernels(found)):
             kernel = _kernel(node)
             ops = list(dict.fromkeys(packet(op) for op in kernel["ops"] if not is_view(op)))
-            entry.update(kernel=node.name, kernel_colour=index[node.name], kind=kernel["kind"],
-                         lines=ranges(kernel["lines"]), ops=", ".join(ops))
+            entry.update(
+                kernel=node.name,
+                kernel_colour=index[node.name],
+                kind=kernel["kind"],
+                lines=ranges(kernel["lines"]),
+                ops=", ".join(ops),
+            )
         return
     if result.level not in levels:
         return

@@ -1,15 +1,15 @@
 """Code lens titles of a class: the graph command, then one short line of its levels' node counts."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from fxlens.render import kernels
 from fxlens.render.cost import cost_compact, flops_text
 from fxlens.render.ladder import rung
 from fxlens.render.nodes import opcode_counts
-from fxlens.units import bytes_text
 from fxlens.report import ClassReport, LevelResult
+from fxlens.units import bytes_text
 
 SHOW_GRAPH = "Show graph"
 # over a class built from guessed constructor arguments (a code action pins them as a directive)
@@ -30,7 +30,7 @@ class LensTitle:
 _STOPPED = ("timeout", "crash", "exit", "memory", "interrupt", "recursion", "too-large")
 
 
-def _failure_line(result: LevelResult) -> Optional[int]:
+def _failure_line(result: LevelResult) -> int | None:
     errors = [d for d in result.diagnostics if d.severity == "error"] or result.diagnostics
     return errors[0].line if errors else None
 
@@ -95,7 +95,9 @@ def short_level(level: str, result: LevelResult) -> str:
     if kernels.is_kernel_level(result):
         return f"{level} {kernels.counts_text(result)}"
     if result.graphs is not None:
-        return f"{level} {result.breaks} break{'s' if result.breaks != 1 else ''}" if result.breaks else f"{level} 1 graph"
+        return (
+            f"{level} {result.breaks} break{'s' if result.breaks != 1 else ''}" if result.breaks else f"{level} 1 graph"
+        )
     return f"{level} {len(result.nodes)}"
 
 

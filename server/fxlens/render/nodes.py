@@ -1,11 +1,12 @@
 """Questions about a report's nodes that hovers and inlay hints ask: which nodes a line made, through
 which instances, who uses them, which nodes touch a member. Pure functions over report data."""
+
 from __future__ import annotations
 
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from fxlens.render.graph_text import value_text
 from fxlens.report import ClassReport, LevelResult, Member, Node
@@ -55,18 +56,21 @@ def instances(nodes: list[Node], leaves: set[str]) -> list[Instance]:
     """The nodes of one line split by the instance that made them, in graph order."""
     owners = [_owner(n, leaves) for n in nodes]
     # a scope nested inside another scope of the same line belongs to the outer one
-    roots = [o for o in dict.fromkeys(owners)
-             if not any(_parts(other) == _parts(o)[:len(_parts(other))] and other != o for other in set(owners))]
+    roots = [
+        o
+        for o in dict.fromkeys(owners)
+        if not any(_parts(other) == _parts(o)[: len(_parts(other))] and other != o for other in set(owners))
+    ]
     groups: dict[str, list[Node]] = {root: [] for root in roots}
     for node, owner in zip(nodes, owners):
-        root = next((r for r in roots if _parts(owner)[:len(_parts(r))] == _parts(r)), owner)
+        root = next((r for r in roots if _parts(owner)[: len(_parts(r))] == _parts(r)), owner)
         groups.setdefault(root, []).append(node)
     return [Instance(path, members) for path, members in groups.items()]
 
 
 def local_target(node: Node, instance: str) -> str:
     if instance and node.op in ("call_module", "get_attr") and node.target.startswith(instance + "."):
-        return node.target[len(instance) + 1:]
+        return node.target[len(instance) + 1 :]
     return node.target
 
 
@@ -82,23 +86,32 @@ def by_name(result: LevelResult) -> dict[str, Node]:
     return {n.name: n for n in result.nodes}
 
 
-def user_lines(result: LevelResult, node: Node, index: Optional[dict[str, Node]] = None) -> list[str]:
+def user_lines(result: LevelResult, node: Node, index: dict[str, Node] | None = None) -> list[str]:
     """Where the node's users are. Pass `index` (by_name of the result) when asking for many nodes:
     building it is O(nodes), and once per node made a hover over a big class take ~20 ms."""
     by_name = index if index is not None else {n.name: n for n in result.nodes}
     seen: list[str] = []
     for name in node.users:
         user = by_name.get(name)
-        label = "output" if user is not None and user.op == "output" else (
-            f"L{user.line}" if user is not None and user.line is not None else "?")
+        label = (
+            "output"
+            if user is not None and user.op == "output"
+            else (f"L{user.line}" if user is not None and user.line is not None else "?")
+        )
         if label not in seen:
             seen.append(label)
     return seen
 
 
 # fx spells some ops differently from their aten overloads (`operator.truediv` is `aten.div.Tensor`)
-_SAME_OP = {"truediv": "div", "itruediv": "div", "iadd": "add", "isub": "sub", "imul": "mul",
-            "floordiv": "floor_divide"}
+_SAME_OP = {
+    "truediv": "div",
+    "itruediv": "div",
+    "iadd": "add",
+    "isub": "sub",
+    "imul": "mul",
+    "floordiv": "floor_divide",
+}
 
 
 def _op_name(target: str) -> str:
@@ -129,7 +142,7 @@ def _same_place(fx: Node, aten: Node) -> bool:
 
 
 # a row of the hover's table: an fx node and the aten node of the same computation, or either alone
-Row = tuple[Optional[Node], Optional[Node]]
+Row = tuple[Node | None, Node | None]
 
 
 def pair_levels(fx: list[Node], aten: list[Node]) -> list[Row]:
@@ -151,21 +164,24 @@ def pair_levels(fx: list[Node], aten: list[Node]) -> list[Row]:
 
 def cursor_first(rows: list[Row], line: int, col: int) -> list[Row]:
     """Rows whose node spans the cursor come first, innermost (narrowest span) first."""
+
     def key(row: Row) -> tuple[int, tuple[int, int]]:
         hits = [_width(n) for n in row if n is not None and covers(n, line, col)]
         return (0, min(hits)) if hits else (1, (0, 0))
+
     return sorted(rows, key=key)
 
 
 def under_cursor(rows: list[Row], line: int, col: int) -> list[Row]:
     """The rows holding the narrowest node that spans the cursor (the sub-expression it is on)."""
-    widths = {id(row): min((_width(n) for n in row if n is not None and covers(n, line, col)), default=None)
-              for row in rows}
+    widths = {
+        id(row): min((_width(n) for n in row if n is not None and covers(n, line, col)), default=None) for row in rows
+    }
     best = min((w for w in widths.values() if w is not None), default=None)
     return [row for row in rows if best is not None and widths[id(row)] == best]
 
 
-def value(node: Optional[Node]) -> str:
+def value(node: Node | None) -> str:
     return value_text(node) if node is not None else ""
 
 

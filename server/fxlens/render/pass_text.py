@@ -3,11 +3,11 @@
 Markdown that reads as plain text in a terminal: counts, the changed nodes, the verdict, the diff of
 the printouts, the generated code after.
 """
+
 from __future__ import annotations
 
 import math
 import os
-from typing import Optional
 
 from fxlens.pass_report import NodeChange, OutputCheck, PassInfo, PassReport, Proof
 from fxlens.report import OPCODES, Diagnostic
@@ -48,14 +48,16 @@ def change_line(change: NodeChange) -> str:
     if change.detail:
         text += f" — {change.detail}"
     # in place of the nodes it stands for, which are gone; after those still there, whose users it took
-    found = [f"in place of {_quoted(change.replaces)}" if change.replaces else "",
-             f"taking over the users of {_quoted(change.took_users_of)}" if change.took_users_of else ""]
+    found = [
+        f"in place of {_quoted(change.replaces)}" if change.replaces else "",
+        f"taking over the users of {_quoted(change.took_users_of)}" if change.took_users_of else "",
+    ]
     if any(found):
         text += ", " + ", ".join(f for f in found if f) + " (node.meta['from_node'])"
     return text
 
 
-def _number(value: Optional[float], unit: str = "") -> str:
+def _number(value: float | None, unit: str = "") -> str:
     if value is None:
         return "—"
     if math.isinf(value):
@@ -74,11 +76,14 @@ def _output_row(check: OutputCheck) -> str:
 def proof_lines(proof: Proof, title: str = "Proof") -> list[str]:
     if proof.verdict == "not run":
         return [f"**{title}: not run** — {proof.why_not or 'the pass did not give a graph'}"]
-    lines = [f"**{title}: {proof.verdict}** — {_VERDICT_WORDS[proof.verdict]}"
-             + (f"; first difference: {proof.first_difference}" if proof.first_difference else ""),
-             f"{proof.draws} draws ({proof.tensors}); close means torch.allclose(rtol={proof.rtol:g}, "
-             f"atol={proof.atol:g})", "",
-             "| output | torch.equal | max abs diff | SQNR | largest at |", "|---|---|---:|---:|---|"]
+    lines = [
+        f"**{title}: {proof.verdict}** — {_VERDICT_WORDS[proof.verdict]}"
+        + (f"; first difference: {proof.first_difference}" if proof.first_difference else ""),
+        f"{proof.draws} draws ({proof.tensors}); close means torch.allclose(rtol={proof.rtol:g}, atol={proof.atol:g})",
+        "",
+        "| output | torch.equal | max abs diff | SQNR | largest at |",
+        "|---|---|---:|---:|---|",
+    ]
     lines += [_output_row(check) for check in proof.outputs]
     if proof.converted is not None:
         lines += ["", *proof_lines(proof.converted, "After convert_fx (int8), against the original")]

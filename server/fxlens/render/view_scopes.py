@@ -13,17 +13,18 @@ backward ran for minutes. The instance is recovered from what is known (pure, on
   users ran in: the norm's last op reads its weight, which names it;
 - a node of a helper function (`rotate_half`) runs in its caller's instance: its inputs'.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 # dynamo's name for a lifted attribute: L_self_ + (modules_<name>_)* + parameters_|buffers_ + <name> + _
 _LIFTED = re.compile(r"^L_self_((?:modules_.+?_)*)(parameters|buffers)_(.+?)_?$")
 _PART = re.compile(r"(?:^|_)modules_")
 
 
-def lifted_path(target: str) -> Optional[str]:
+def lifted_path(target: str) -> str | None:
     """`transformer.h.0.attn.c_attn.weight` for dynamo's lifted parameter or buffer placeholder target."""
     match = _LIFTED.match(target)
     if not match:
@@ -32,12 +33,12 @@ def lifted_path(target: str) -> Optional[str]:
     return ".".join([*modules, match.group(3)])
 
 
-def _owner(function: Optional[str]) -> Optional[str]:
+def _owner(function: str | None) -> str | None:
     match = re.match(r"^(\w+)\.forward$", function or "")
     return match.group(1) if match else None
 
 
-def _instance_of(path: str, cls: str, classes: dict[str, str]) -> Optional[str]:
+def _instance_of(path: str, cls: str, classes: dict[str, str]) -> str | None:
     """The longest prefix of `path` (itself included) that is an instance of `cls`."""
     parts = path.split(".")
     for cut in range(len(parts), 0, -1):
@@ -47,8 +48,9 @@ def _instance_of(path: str, cls: str, classes: dict[str, str]) -> Optional[str]:
     return None
 
 
-def derive_scopes(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], scopes: dict[str, dict[str, Any]],
-                  top_class: str) -> None:
+def derive_scopes(
+    nodes: list[dict[str, Any]], edges: list[dict[str, Any]], scopes: dict[str, dict[str, Any]], top_class: str
+) -> None:
     """Fills in the `scope` of nodes that have none (in place); lifted parameters get their path as label."""
     classes = {path: info.get("class", "") for path, info in scopes.items()}
     inputs: dict[str, list[str]] = {n["id"]: [] for n in nodes}

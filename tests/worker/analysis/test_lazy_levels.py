@@ -1,5 +1,6 @@
 """The worker's order of work: every class's fx and aten, then a stage event, then the deeper levels;
 a request for deeper levels only (what the server sends on demand) carries no build hints."""
+
 from __future__ import annotations
 
 import asyncio
@@ -32,9 +33,15 @@ def _events(path: Path, levels: tuple[str, ...], notes: bool = True, classes=Non
         await client.start()
         try:
             report = await client.submit(
-                str(path), path.read_text(), TraceOptions(levels=levels), TraceAsk(classes=classes, notes=notes),
-                Listeners(on_class=lambda c: seen.append(("class", c.name, tuple(c.levels))),
-                          on_stage=lambda done: seen.append(("stage", tuple(done)))))
+                str(path),
+                path.read_text(),
+                TraceOptions(levels=levels),
+                TraceAsk(classes=classes, notes=notes),
+                Listeners(
+                    on_class=lambda c: seen.append(("class", c.name, tuple(c.levels))),
+                    on_stage=lambda done: seen.append(("stage", tuple(done))),
+                ),
+            )
             return seen, report
         finally:
             await client.stop()
@@ -45,7 +52,7 @@ def _events(path: Path, levels: tuple[str, ...], notes: bool = True, classes=Non
 def test_deeper_levels_come_after_every_class_has_fx_and_aten():
     seen, report = _events(MLP, ("backward", "aten", "fx", "core-aten"))
     stage = seen.index(("stage", ("fx", "aten")))
-    before, after = seen[:stage], seen[stage + 1:]
+    before, after = seen[:stage], seen[stage + 1 :]
     assert {name for _, name, levels in before if "aten" in levels} == {"MLP", "ScalarLoss", "NoParams"}
     assert not any({"backward", "core-aten"} & set(levels) for _, _, levels in before)
     # after the stage, each class's deeper levels join what it has (in the ladder's order)

@@ -1,4 +1,5 @@
 """How fxlens builds a module and finds its inputs when no directive says so."""
+
 from __future__ import annotations
 
 import asyncio
@@ -6,7 +7,6 @@ import textwrap
 
 import pytest
 import torch
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 SOURCES = {
@@ -151,7 +151,10 @@ def test_unbuildable_class_gets_a_directive_hint_at_the_class_line(reports):
     assert not mystery.levels["fx"].ok
     (diagnostic,) = mystery.levels["fx"].diagnostics
     assert diagnostic.category == "construction" and diagnostic.line == 5
-    assert "needs `thing`, and nothing in the file or its package passes it" in diagnostic.message and "# fxlens: Mystery(" in diagnostic.fix
+    assert (
+        "needs `thing`, and nothing in the file or its package passes it" in diagnostic.message
+        and "# fxlens: Mystery(" in diagnostic.fix
+    )
 
 
 def test_a_forward_no_layer_consumes_gets_a_small_float_tensor_labelled(reports):
@@ -165,7 +168,8 @@ def test_a_forward_no_layer_consumes_gets_a_small_float_tensor_labelled(reports)
     exec(textwrap.dedent(SOURCES["no_inputs"]), namespace)
     program = torch.export.export(namespace["Opaque"](), (torch.randn(2, 16),), strict=False)
     assert opaque.levels["aten"].ok and [n.target for n in opaque.levels["aten"].nodes if n.op == "call_function"] == [
-        str(n.target) for n in program.graph.nodes if n.op == "call_function"]
+        str(n.target) for n in program.graph.nodes if n.op == "call_function"
+    ]
 
 
 def test_a_size_known_only_at_run_time_is_shown_not_fatal(reports):
@@ -181,11 +185,19 @@ from torch_reference import FIXTURES, analyse, expected, reported  # noqa: E402
 
 BUILDING = ["keywords", "directives", "children"]
 # (file, class, levels both fxlens and torch trace)
-AGREES = [("keywords", "Scaled", ("fx", "aten")), ("keywords", "Masked", ("fx", "aten")),
-          ("keywords", "TinyLayer", ("fx", "aten")), ("keywords", "TinyModel", ("fx", "aten")),
-          ("keywords", "TinyForCausalLM", ("fx", "aten")), ("directives", "Above", ("fx", "aten")),
-          ("directives", "Between", ("fx", "aten")), ("children", "Layer", ("fx", "aten")),
-          ("children", "Head", ("fx",)), ("children", "ResBlock", ("fx", "aten")), ("children", "Denoiser", ("fx",))]
+AGREES = [
+    ("keywords", "Scaled", ("fx", "aten")),
+    ("keywords", "Masked", ("fx", "aten")),
+    ("keywords", "TinyLayer", ("fx", "aten")),
+    ("keywords", "TinyModel", ("fx", "aten")),
+    ("keywords", "TinyForCausalLM", ("fx", "aten")),
+    ("directives", "Above", ("fx", "aten")),
+    ("directives", "Between", ("fx", "aten")),
+    ("children", "Layer", ("fx", "aten")),
+    ("children", "Head", ("fx",)),
+    ("children", "ResBlock", ("fx", "aten")),
+    ("children", "Denoiser", ("fx",)),
+]
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +217,10 @@ def test_every_traced_class_matches_raw_torch_on_the_reported_directive(real, fi
 def test_keyword_inputs_reach_forward_as_keywords(real):
     causal = real["keywords"].find_class("TinyForCausalLM")
     assert [(i.name, i.keyword) for i in causal.build.inputs] == [
-        ("input_ids", False), ("attention_mask", True), ("use_cache", True)]
+        ("input_ids", False),
+        ("attention_mask", True),
+        ("use_cache", True),
+    ]
     assert causal.build.inputs[2].value == "False"
     masked = real["keywords"].find_class("Masked")  # a keyword-only parameter
     assert [(i.name, i.shape, i.dtype, i.keyword) for i in masked.build.inputs][1] == ("mask", [2, 5], "bool", True)
@@ -217,7 +232,9 @@ def test_a_child_called_with_keywords_keeps_them(real):
     layer = real["keywords"].find_class("TinyLayer")
     assert layer.built_by == "TinyForCausalLM"
     assert [(i.name, i.shape, i.keyword) for i in layer.build.inputs] == [
-        ("hidden_states", [2, 6, 32], False), ("attention_mask", [2, 6], True)]
+        ("hidden_states", [2, 6, 32], False),
+        ("attention_mask", [2, 6], True),
+    ]
     assert any(n.target == "aten.mul.Tensor" for n in layer.levels["aten"].nodes)  # the mask was applied
 
 
@@ -230,11 +247,19 @@ def test_directives_above_and_between_decorators(real):
     assert [i.shape for i in between.build.inputs] == [[5, 4]]
 
 
-@pytest.mark.parametrize("class_name,line,category,words", [
-    ("WrongClass", 44, "construction", "the directive above `class WrongClass` builds a `Above`: it must build the class it sits above"),
-    ("Typo", 66, "inputs", "NameError: name 'widht' is not defined"),
-    ("TooMany", 76, "inputs", "too many positional arguments"),
-])
+@pytest.mark.parametrize(
+    "class_name,line,category,words",
+    [
+        (
+            "WrongClass",
+            44,
+            "construction",
+            "the directive above `class WrongClass` builds a `Above`: it must build the class it sits above",
+        ),
+        ("Typo", 66, "inputs", "NameError: name 'widht' is not defined"),
+        ("TooMany", 76, "inputs", "too many positional arguments"),
+    ],
+)
 def test_a_failing_directive_is_an_error_at_its_line(real, class_name, line, category, words):
     cls = real["directives"].find_class(class_name)
     assert not cls.levels["fx"].ok and not cls.levels["fx"].nodes
@@ -259,9 +284,12 @@ def test_children_called_before_the_parent_failed_keep_their_inputs(real):
     assert layer.levels["aten"].ok
 
 
-@pytest.mark.parametrize("class_name,parent,why", [
-    ("Head", "Stack", "running Stack on its inputs failed: RuntimeError: shape '[2, 5, -1]' is invalid"),
-])
+@pytest.mark.parametrize(
+    "class_name,parent,why",
+    [
+        ("Head", "Stack", "running Stack on its inputs failed: RuntimeError: shape '[2, 5, -1]' is invalid"),
+    ],
+)
 def test_children_of_a_failed_parent_run_are_traced_and_say_why_they_have_no_inputs(real, class_name, parent, why):
     cls = real["children"].find_class(class_name)
     assert cls.built_by == parent and cls.build.how == "parent"
@@ -282,7 +310,8 @@ def test_a_child_the_file_builds_alone_beats_its_failed_parents_instance_once_it
 def test_one_class_asked_for_builds_only_it_and_the_classes_that_build_it(tmp_path):
     marks = tmp_path / "built.txt"
     path = tmp_path / "trunk.py"
-    path.write_text(textwrap.dedent(f"""
+    path.write_text(
+        textwrap.dedent(f"""
         import torch
         from torch import nn
 
@@ -319,7 +348,8 @@ def test_one_class_asked_for_builds_only_it_and_the_classes_that_build_it(tmp_pa
 
             def forward(self, x):
                 return self.fc(x)
-    """))
+    """)
+    )
     report = analyse([path], classes=["Leaf"])["trunk"]
     assert [c.name for c in report.classes] == ["Leaf"] and report.module_classes == ["Leaf", "Trunk", "Unrelated"]
     leaf = report.classes[0]
@@ -335,12 +365,16 @@ def built_alone():
     return analyse([MODELS / "tiny_gpt.py", MODELS / "convnet.py"])
 
 
-@pytest.mark.parametrize("file_key,class_name,how,directive", [
-    ("tiny_gpt", "GPT", "config", "GPT(config=GPTConfig())(torch.zeros(2, 8, dtype=torch.int64))"),
-    ("convnet", "ConvNet", "no-arguments", "ConvNet()(torch.randn(2, 3, 16, 16))"),
-])
-def test_every_build_but_a_childs_carries_the_directive_that_rebuilds_it(built_alone, file_key, class_name, how,
-                                                                         directive):
+@pytest.mark.parametrize(
+    "file_key,class_name,how,directive",
+    [
+        ("tiny_gpt", "GPT", "config", "GPT(config=GPTConfig())(torch.zeros(2, 8, dtype=torch.int64))"),
+        ("convnet", "ConvNet", "no-arguments", "ConvNet()(torch.randn(2, 3, 16, 16))"),
+    ],
+)
+def test_every_build_but_a_childs_carries_the_directive_that_rebuilds_it(
+    built_alone, file_key, class_name, how, directive
+):
     report = built_alone[file_key]
     cls = report.find_class(class_name)
     assert (cls.build.how, cls.build.directive) == (how, directive)

@@ -2,6 +2,7 @@
 
 Every traced class is compared with raw torch (symbolic_trace + ShapeProp, torch.export) on the same
 module with inputs of the shapes and dtypes the report gives."""
+
 from __future__ import annotations
 
 import asyncio
@@ -13,18 +14,17 @@ from pathlib import Path
 import pytest
 import torch
 import torch.fx
-from torch.fx.passes.shape_prop import ShapeProp
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport
-from fxlens.worker.levels import devices
 from fxlens.worker.construction import guess_inputs
-from fxlens.worker.levels import fx as trace_fx
 from fxlens.worker.construction.build import BATCH, SEQUENCE
 from fxlens.worker.failures.classify import classify, whole_line
+from fxlens.worker.levels import devices
+from fxlens.worker.levels import fx as trace_fx
+from torch.fx.passes.shape_prop import ShapeProp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-from torch_nodes import fx_concrete_args  # noqa: E402  (raw torch's side, shared with bench/reach.py)
+from torch_nodes import fx_concrete_args
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "inputs"
 FILES = ["recurrent_lm", "gru_policy", "hf_style", "needs_values", "wide_gate"]
@@ -37,9 +37,12 @@ def reports():
         client = WorkerClient()
         await client.start()
         try:
-            return {name: await client.analyse(str(FIXTURES / f"{name}.py"), (FIXTURES / f"{name}.py").read_text(),
-                                               TraceOptions())
-                    for name in FILES}
+            return {
+                name: await client.analyse(
+                    str(FIXTURES / f"{name}.py"), (FIXTURES / f"{name}.py").read_text(), TraceOptions()
+                )
+                for name in FILES
+            }
         finally:
             await client.stop()
 
@@ -62,6 +65,7 @@ def _module(file: str):
 
 def _inputs(report: ClassReport, device: str) -> tuple:
     """Tensors of the shapes and dtypes the report lists (B and T at their example sizes)."""
+
     def tensor(shape, dtype):
         dtype = getattr(torch, dtype)
         sizes = [SIZES.get(s, s) for s in shape]
@@ -95,7 +99,8 @@ def _same_shape(reported, torch_shape) -> bool:
     if reported is None or torch_shape is None:
         return reported == torch_shape
     return len(reported) == len(torch_shape) and all(
-        isinstance(r, str) or r == t for r, t in zip(reported, torch_shape))
+        isinstance(r, str) or r == t for r, t in zip(reported, torch_shape)
+    )
 
 
 def _line(stack_trace, path: Path):
@@ -125,10 +130,19 @@ def assert_fx_matches_torch(report: ClassReport, file: str):
     ShapeProp(gm).propagate(*inputs)
     result = report.levels["fx"]
     assert result.ok
-    expected = [(n.name, n.op, n.target if n.op != "call_function" else n._pretty_print_target(n.target),
-                 len(n.users), _line(n.stack_trace, path)) for n in gm.graph.nodes]
-    assert [(n.name, n.op, n.target, n.num_users, n.line) for n in result.nodes] == \
-        [(name, op, str(target), users, line) for name, op, target, users, line in expected]
+    expected = [
+        (
+            n.name,
+            n.op,
+            n.target if n.op != "call_function" else n._pretty_print_target(n.target),
+            len(n.users),
+            _line(n.stack_trace, path),
+        )
+        for n in gm.graph.nodes
+    ]
+    assert [(n.name, n.op, n.target, n.num_users, n.line) for n in result.nodes] == [
+        (name, op, str(target), users, line) for name, op, target, users, line in expected
+    ]
     for ours, theirs in zip(result.nodes, gm.graph.nodes):
         meta = theirs.meta.get("tensor_meta")
         if hasattr(meta, "shape"):
@@ -143,10 +157,16 @@ def assert_aten_matches_torch(report: ClassReport, file: str):
     ep = torch.export.export(instance, _inputs(report, "meta"), strict=False)
     result = report.levels["aten"]
     assert result.ok
-    expected = [(n.name, n.op, str(n.target) if isinstance(n.target, torch._ops.OpOverload)
-                 else n._pretty_print_target(n.target), len(n.users),
-                 _line(n.meta.get("stack_trace"), path) if n.op not in ("placeholder", "output") else None)
-                for n in ep.graph.nodes]
+    expected = [
+        (
+            n.name,
+            n.op,
+            str(n.target) if isinstance(n.target, torch._ops.OpOverload) else n._pretty_print_target(n.target),
+            len(n.users),
+            _line(n.meta.get("stack_trace"), path) if n.op not in ("placeholder", "output") else None,
+        )
+        for n in ep.graph.nodes
+    ]
     assert [(n.name, n.op, n.target, n.num_users, n.line) for n in result.nodes] == expected
     for ours, theirs in zip(result.nodes, ep.graph.nodes):
         assert _same_shape(ours.shape, _tensor_shape(theirs.meta.get("val"))), ours.name
@@ -158,12 +178,15 @@ def _specs(report: ClassReport):
 
 # -- recurrent models ---------------------------------------------------------------------------------
 
+
 def test_rnn_language_model_gets_sequence_first_ids_and_an_lstm_state(reports):
     lm = _cls(reports, "recurrent_lm", "RecurrentLM")
     assert lm.build.inputs_source == "inferred" and lm.build.tensors == "meta"
     # batch_first=False: (T, B) ids; the hidden state is (h, c), each (num_layers, B, nhid)
-    assert _specs(lm) == [("tokens", ["T", "B"], "int64"),
-                          ("state", "tuple[Tensor(2, B, 48) float32, Tensor(2, B, 48) float32]")]
+    assert _specs(lm) == [
+        ("tokens", ["T", "B"], "int64"),
+        ("state", "tuple[Tensor(2, B, 48) float32, Tensor(2, B, 48) float32]"),
+    ]
     state = lm.build.inputs[1]
     assert [(part.shape, part.dtype) for part in state.parts] == [([2, "B", 48], "float32")] * 2
     decoded = next(n for n in lm.levels["fx"].nodes if n.target == "decoder")
@@ -201,6 +224,7 @@ def test_embedding_ids_are_in_range_deterministic_and_not_all_zero():
 
 # -- HuggingFace-style names --------------------------------------------------------------------------
 
+
 def test_hf_encoder_takes_input_ids_and_leaves_optional_inputs_to_their_defaults(reports):
     bert = _cls(reports, "hf_style", "TinyBertModel")
     assert _specs(bert) == [("input_ids", ["B", "T"], "int64")]
@@ -228,6 +252,7 @@ def test_pixel_values_take_the_patch_embedding_channels_and_the_declared_image_s
 
 
 # -- code the meta device cannot run ------------------------------------------------------------------
+
 
 def test_a_data_dependent_branch_fails_at_its_line_at_both_levels(reports):
     gated = _cls(reports, "needs_values", "GatedResidual")
@@ -315,8 +340,12 @@ def test_the_header_says_which_tensors_ran():
     from fxlens.render.graph_text import level_text
     from fxlens.report import Build, LevelResult
 
-    report = ClassReport("M", 1, 2, build=Build("no-arguments", tensors="fake",
-                                                tensors_reason="the meta device cannot read a tensor's value"))
+    report = ClassReport(
+        "M",
+        1,
+        2,
+        build=Build("no-arguments", tensors="fake", tensors_reason="the meta device cannot read a tensor's value"),
+    )
     report.levels["fx"] = LevelResult("fx", True)
     header, reason = level_text("m.py", report, "fx").splitlines()[:2]
     assert header.startswith("== M (fx) — built: no-arguments, tensors: fake")
@@ -339,8 +368,8 @@ def test_a_recurrent_model_run_on_cpu_tensors_is_left_on_meta(reports):
 
 def test_graphs_exported_from_meta_or_fake_cpu_tensors_make_a_warm_up_recipe():
     # (the standby child warms up on every recipe on fake CPU tensors, as the aten level exports)
-    from fxlens.worker.process.warm_up import recipe
     from fxlens.worker.levels.aten import export
+    from fxlens.worker.process.warm_up import recipe
 
     module = _module("wide_gate")
     with torch.device("meta"):

@@ -6,6 +6,7 @@ built (bench/reach_common.py: `recipe`; bench/reach_packages_torch.py: the rebui
 The classes are ones fxlens traces at both levels today; the ones it does not yet are measured (not hidden)
 by bench/reach_packages.py and listed in bench/RESULTS.md's reach section.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -57,9 +58,17 @@ def traced() -> dict:
     out, jobs = {}, {}
     with tempfile.TemporaryDirectory() as empty, ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:
         # only installed packages are importable, as for a user
-        runs = dict(zip(wanted_runs, pool.map(
-            lambda key: reach_common.fxlens_json(Path(key[0]), Path(empty), ("--level", "fx", "--level", "aten", *key[1]),
-                                                 timeout=600), wanted_runs)))
+        runs = dict(
+            zip(
+                wanted_runs,
+                pool.map(
+                    lambda key: reach_common.fxlens_json(
+                        Path(key[0]), Path(empty), ("--level", "fx", "--level", "aten", *key[1]), timeout=600
+                    ),
+                    wanted_runs,
+                ),
+            )
+        )
         for package, module, name, wanted in CLASSES + ALONE:
             run = runs[_run_key((package, module, name, wanted))]
             classes = reach_common.by_class(run)
@@ -67,8 +76,9 @@ def traced() -> dict:
             out[(module, name)] = [levels, run, {}]
             how = reach_common.recipe(name, levels, classes) if levels else None
             if how:
-                jobs.setdefault(package, []).append({"file": _file(module), "module": module, "class": name,
-                                                     "levels": list(wanted), "recipe": how})
+                jobs.setdefault(package, []).append(
+                    {"file": _file(module), "module": module, "class": name, "levels": list(wanted), "recipe": how}
+                )
         for package_jobs, rebuilds in zip(jobs.values(), pool.map(_rebuild, jobs.items())):
             for job, rebuilt in zip(package_jobs, rebuilds):
                 out[(job["module"], job["class"])][2] = rebuilt
@@ -84,14 +94,22 @@ def _run_key(entry: tuple) -> tuple[str, tuple]:
 
 def _rebuild(package_jobs: tuple[str, list[dict]]) -> list[dict]:
     package, jobs = package_jobs
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "reach_packages_torch.py")], capture_output=True,
-                          text=True, timeout=600, input=json.dumps({"package": package, "mode": "rebuild", "jobs": jobs}))
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "reach_packages_torch.py")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        input=json.dumps({"package": package, "mode": "rebuild", "jobs": jobs}),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)["rebuilds"]
 
 
-@pytest.mark.parametrize("module,name,wanted", [(m, c, w) for _, m, c, w in CLASSES + ALONE],
-                         ids=[f"{m.split('.')[0]}-{c}" for _, m, c, _ in CLASSES + ALONE])
+@pytest.mark.parametrize(
+    "module,name,wanted",
+    [(m, c, w) for _, m, c, w in CLASSES + ALONE],
+    ids=[f"{m.split('.')[0]}-{c}" for _, m, c, _ in CLASSES + ALONE],
+)
 def test_an_installed_class_traces_as_raw_torch_traces_it(traced, module, name, wanted):
     levels, run, rebuilt = traced[(module, name)]
     assert not run["load"], run["load"]
@@ -105,9 +123,9 @@ def test_an_installed_class_traces_as_raw_torch_traces_it(traced, module, name, 
         assert len(obj["nodes"]) > 2  # a graph, not a placeholder and an output
 
 
-
-@pytest.mark.parametrize("module,name,wanted", [(m, c, w) for _, m, c, w in ALONE],
-                         ids=[f"{m.split('.')[0]}-{c}" for _, m, c, _ in ALONE])
+@pytest.mark.parametrize(
+    "module,name,wanted", [(m, c, w) for _, m, c, w in ALONE], ids=[f"{m.split('.')[0]}-{c}" for _, m, c, _ in ALONE]
+)
 def test_a_class_traced_alone_says_where_each_guessed_input_comes_from(traced, module, name, wanted):
     inputs = traced[(module, name)][0][wanted[0]]["inputs"]
     assert inputs["source"] == "inferred" and inputs["args"], inputs

@@ -2,6 +2,7 @@
 same module: the fx level is `symbolic_trace(module)` (defaults stay placeholders, frozen only where the
 plain trace fails), every forward gets inputs (labelled with where each comes from), and directives
 see the file's namespace plus `torch`."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 from fxlens.worker.construction import package_calls, package_parents, reproduce
-from torch_reference import aten_nodes, analyse, expected, first_call_of, load, rebuild, reported
+from torch_reference import analyse, aten_nodes, expected, first_call_of, load, rebuild, reported
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reach"
 
@@ -34,8 +35,10 @@ def _rows(nodes):
 
 
 def _torch_rows(graph: torch.fx.Graph):
-    return [(n.name, n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target))
-            for n in graph.nodes]
+    return [
+        (n.name, n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target))
+        for n in graph.nodes
+    ]
 
 
 def test_defaults_stay_placeholders_as_symbolic_trace_makes_them(forwards, module):
@@ -52,7 +55,9 @@ def test_defaults_are_frozen_only_where_the_plain_trace_fails_and_the_level_says
     raw = torch.fx.symbolic_trace(module.Switched(), concrete_args={"use_gate": False}).graph
     fx = forwards.find_class("Switched").levels["fx"]
     assert fx.ok and _rows(fx.nodes) == _torch_rows(raw)
-    assert fx.note.startswith("defaults frozen: use_gate=False (symbolic_trace fails with them traced as inputs: TraceError")
+    assert fx.note.startswith(
+        "defaults frozen: use_gate=False (symbolic_trace fails with them traced as inputs: TraceError"
+    )
     assert "concrete_args={'use_gate': False}" in fx.note
 
 
@@ -68,7 +73,8 @@ def test_every_tensor_input_of_a_multi_input_forward_is_guessed_and_labelled(for
     program = torch.export.export(module.Conditioned(), tuple(inputs), strict=False)
     aten = cls.levels["aten"]
     assert aten.ok and [(n.op, n.target) for n in aten.nodes] == [
-        (n.op, str(n.target) if n.op == "call_function" else n.target) for n in program.graph.nodes]
+        (n.op, str(n.target) if n.op == "call_function" else n.target) for n in program.graph.nodes
+    ]
 
 
 def test_a_forward_that_only_measures_its_input_gets_a_small_float_tensor(forwards, module):
@@ -88,8 +94,9 @@ def test_directives_see_the_files_namespace_plus_torch():
     misbuilt = report.find_class("Misbuilt")
     [error] = [d for d in misbuilt.diagnostics() if d.severity == "error"]
     assert error.category == "construction" and "unknown_factor" in error.message
-    assert error.line == next(i for i, line in enumerate((FIXTURES / "aliased.py").read_text().splitlines(), 1)
-                              if "unknown_factor" in line)
+    assert error.line == next(
+        i for i, line in enumerate((FIXTURES / "aliased.py").read_text().splitlines(), 1) if "unknown_factor" in line
+    )
 
 
 def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so():
@@ -105,8 +112,10 @@ def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so():
         # each line that asks; under `with torch.device("cuda"):`, the line inside that makes the tensors
         expected = [i + 1 if "with torch.device" in line else i for i, line in enumerate(lines, 1) if "cuda" in line]
         assert asked == expected
-    for name, kinds in (("OnGpu", ["placeholder", "call_method", "call_module", "get_attr", "call_function", "output"]),
-                        ("InGpuContext", ["placeholder", "call_module", "call_method", "output"])):
+    for name, kinds in (
+        ("OnGpu", ["placeholder", "call_method", "call_module", "get_attr", "call_function", "output"]),
+        ("InGpuContext", ["placeholder", "call_module", "call_method", "output"]),
+    ):
         cls = report.find_class(name)
         assert cls.levels["fx"].ok and cls.levels["aten"].ok, name
         assert [n.op for n in cls.levels["fx"].nodes] == kinds
@@ -116,7 +125,8 @@ def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so():
     raw = torch.export.export(lazy, (torch.randn(2, 8),), strict=False)
     aten = report.find_class("Lazy").levels["aten"]
     assert aten.ok and [str(n.target) for n in aten.nodes if n.op == "call_function"] == [
-        str(n.target) for n in raw.graph.nodes if n.op == "call_function"]
+        str(n.target) for n in raw.graph.nodes if n.op == "call_function"
+    ]
 
 
 def test_a_parents_line_that_only_calls_children_says_what_it_calls():
@@ -129,15 +139,19 @@ def test_a_parents_line_that_only_calls_children_says_what_it_calls():
     graph = torch.fx.symbolic_trace(loaded.Stack()).graph
 
     def made_inside(path_prefix):  # torch's own count: nodes created inside that submodule's call
-        return sum(1 for n in graph.nodes if any(k == path_prefix or k.startswith(path_prefix + ".")
-                                                 for k in n.meta.get("nn_module_stack", {})))
+        return sum(
+            1
+            for n in graph.nodes
+            if any(k == path_prefix or k.startswith(path_prefix + ".") for k in n.meta.get("nn_module_stack", {}))
+        )
 
     loop = next(i for i, line in enumerate(lines, 1) if "x = block(x)" in line)
     text = hover_text(report, loop, 12, markdown=False)
     assert text == f"line {loop} calls Block ×3 ({made_inside('blocks.0')} fx nodes each), (B, 24) f32 → (B, 24) f32"
     final = next(i for i, line in enumerate(lines, 1) if "return self.final(x)" in line)
     assert hover_text(report, final, 15, markdown=False) == (
-        f"line {final} calls Norm ({made_inside('final')} fx nodes), (B, 24) f32 → (B, 24) f32")
+        f"line {final} calls Norm ({made_inside('final')} fx nodes), (B, 24) f32 → (B, 24) f32"
+    )
     linked = hover_text(report, loop, 12, markdown=True)
     block_line = report.find_class("Block").line
     assert f"[`Block`]({path.as_uri()}#L{block_line})" in linked
@@ -187,10 +201,13 @@ def volumes():
     return _analyse(FIXTURES / "volumes.py")
 
 
-@pytest.mark.parametrize("name,arguments", [
-    ("Encoder", "spatial_dims=2, in_channels=3, out_channels=16, channels=[16, 16, 16, 16], strides=[1, 1, 1, 1]"),
-    ("DeepClassifier", "spatial_dims=2, in_channels=3, num_classes=10, norm='batch'"),
-])
+@pytest.mark.parametrize(
+    "name,arguments",
+    [
+        ("Encoder", "spatial_dims=2, in_channels=3, out_channels=16, channels=[16, 16, 16, 16], strides=[1, 1, 1, 1]"),
+        ("DeepClassifier", "spatial_dims=2, in_channels=3, num_classes=10, norm='batch'"),
+    ],
+)
 def test_dimension_generic_classes_are_built_as_planes_and_export_as_raw_torch_exports_them(volumes, name, arguments):
     cls = volumes.find_class(name)
     assert (cls.build.how, cls.build.detail) == ("guessed", arguments)
@@ -216,12 +233,15 @@ def wrapped():
     return _analyse(FIXTURES / "wrapped.py")
 
 
-@pytest.mark.parametrize("name,arguments", [
-    # a required Module argument: an instance of the annotated class, its own arguments guessed
-    ("TokenModel", "num_tokens=100, layers=LayerStack(dim=64, depth=2)"),
-    # **kwargs handed on to the base: its required `dim`, and the `depth` its assertion asks for by name
-    ("WideStack", "dim=64, depth=2"),
-])
+@pytest.mark.parametrize(
+    "name,arguments",
+    [
+        # a required Module argument: an instance of the annotated class, its own arguments guessed
+        ("TokenModel", "num_tokens=100, layers=LayerStack(dim=64, depth=2)"),
+        # **kwargs handed on to the base: its required `dim`, and the `depth` its assertion asks for by name
+        ("WideStack", "dim=64, depth=2"),
+    ],
+)
 def test_wrappers_get_their_module_and_forwarded_arguments_and_trace_as_raw_torch(wrapped, name, arguments):
     cls = wrapped.find_class(name)
     assert (cls.build.how, cls.build.detail) == ("guessed", arguments)
@@ -235,7 +255,9 @@ def test_wrappers_get_their_module_and_forwarded_arguments_and_trace_as_raw_torc
 @pytest.mark.parametrize("vocab", [1000, 400_000])
 def test_children_receive_what_an_eager_run_of_their_parent_hands_them(tmp_path, vocab):
     path = tmp_path / "masked.py"
-    path.write_text((FIXTURES / "masked.py").read_text().replace("vocab_size: int = 1000", f"vocab_size: int = {vocab}"))
+    path.write_text(
+        (FIXTURES / "masked.py").read_text().replace("vocab_size: int = 1000", f"vocab_size: int = {vocab}")
+    )
     attention = _analyse(path, levels=("aten",)).find_class("SelfAttention")
     assert attention.built_by == "Decoder"
     # the meta device cannot read the positions; fake tensors would take the library's traced path (a 4-D mask)
@@ -290,13 +312,16 @@ def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(monk
     report = _analyse(path)
     monkeypatch.syspath_prepend(str(FIXTURES))
     from stages.network import SmallUNet
+
     # raw torch: the network at its defaults, run on the image its first layer takes
     network = SmallUNet()
     for name, where in (("Upsample", "up.upsample"), ("Merge", "up.merge")):
         cls = report.find_class(name)
-        assert (cls.build.how, cls.build.detail) == ("found", f"the `{where}` instance built by SmallUNet() in "
-                                                              "stages/network.py")
-        args, kwargs = first_call_of(network, where, (torch.randn(2, 3, 16, 16),), {})
+        assert (cls.build.how, cls.build.detail) == (
+            "found",
+            f"the `{where}` instance built by SmallUNet() in stages/network.py",
+        )
+        args, _kwargs = first_call_of(network, where, (torch.randn(2, 3, 16, 16),), {})
         assert [spec.shape for spec in cls.build.inputs] == [["B", *a.shape[1:]] for a in args]
         # the pinned directive rebuilds it, and exports as raw torch exports it
         instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
@@ -311,6 +336,7 @@ def test_a_child_follows_its_parent_when_the_parent_is_traced_as_a_network_in_an
     report = _analyse(path)
     monkeypatch.syspath_prepend(str(FIXTURES))
     from frames.network import VideoNet
+
     network = VideoNet()
     block, mixer = report.find_class("FrameBlock"), report.find_class("FrameMixer")
     assert block.build.detail == "the `block` instance built by VideoNet() in frames/network.py"
@@ -329,6 +355,7 @@ def test_the_pinned_directive_gives_a_block_its_inputs_memory_layout(monkeypatch
     cls = _analyse(path, levels=("aten",)).find_class("ConvModule")
     monkeypatch.syspath_prepend(str(FIXTURES))
     from speech.network import Encoder
+
     args, _ = first_call_of(Encoder(), "conv", (torch.randn(2, 8, 16),), {})
     instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
     assert [(a.shape, a.stride()) for a in pinned] == [(a.shape, a.stride()) for a in args]
@@ -337,12 +364,15 @@ def test_the_pinned_directive_gives_a_block_its_inputs_memory_layout(monkeypatch
     assert "aten.contiguous.default" in [target for _, _, target, *_ in nodes]
 
 
-@pytest.mark.parametrize("value", [
-    torch.empty(2, 16, 4, 4, device="meta").to(memory_format=torch.channels_last),
-    torch.empty(3, 4, 5).transpose(0, 2),
-    torch.zeros(4, 3, dtype=torch.int64).t(),
-    torch.empty(2, 1, 8, 4).permute(0, 3, 1, 2),  # a size-1 dim among the permuted ones
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        torch.empty(2, 16, 4, 4, device="meta").to(memory_format=torch.channels_last),
+        torch.empty(3, 4, 5).transpose(0, 2),
+        torch.zeros(4, 3, dtype=torch.int64).t(),
+        torch.empty(2, 1, 8, 4).permute(0, 3, 1, 2),  # a size-1 dim among the permuted ones
+    ],
+)
 def test_a_written_input_keeps_the_layout_of_a_permuted_dense_tensor(value):
     written = eval(reproduce.expression(value), {"torch": torch})
     assert (written.shape, written.stride(), written.dtype) == (value.shape, value.stride(), value.dtype)
@@ -356,7 +386,10 @@ def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it():
     path = FIXTURES / "registered.py"
     report = _analyse(path)
     cls = report.find_class("TokenClassifier")
-    assert (cls.build.how, cls.build.detail) == ("call-in-file", "built by `classifier_small()` (line 29), depth 12 → 2")
+    assert (cls.build.how, cls.build.detail) == (
+        "call-in-file",
+        "built by `classifier_small()` (line 29), depth 12 → 2",
+    )
     assert cls.build.directive.startswith("TokenClassifier(vocab=100, dim=32, depth=2, heads=4)(")
     raw = load(path).TokenClassifier(vocab=100, dim=32, depth=2, heads=4)
     assert _rows(cls.levels["fx"].nodes) == _torch_rows(torch.fx.symbolic_trace(raw).graph)
@@ -364,15 +397,19 @@ def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it():
         assert reported(cls, level) == expected(path, report, cls, level)
 
 
-@pytest.mark.parametrize("message,sizes", [
-    ("Encoder expects the mel features to be of length 3000, but found 16. Pad them to 3000.", (16, 3000)),
-    ("expected sequence length 128, got 8", (8, 128)),
-    # a rank is not a size
-    ("Expected 4D input (got 3D input)", None),
-    ("Expected 3-dimensional input for 3-dimensional weight [8, 3, 3], but got 4-dimensional input", None),
-])
+@pytest.mark.parametrize(
+    "message,sizes",
+    [
+        ("Encoder expects the mel features to be of length 3000, but found 16. Pad them to 3000.", (16, 3000)),
+        ("expected sequence length 128, got 8", (8, 128)),
+        # a rank is not a size
+        ("Expected 4D input (got 3D input)", None),
+        ("Expected 3-dimensional input for 3-dimensional weight [8, 3, 3], but got 4-dimensional input", None),
+    ],
+)
 def test_the_size_a_forwards_error_asks_for_is_read_from_its_message(message, sizes):
     from fxlens.worker.construction.guess_inputs import named_size
+
     assert named_size(ValueError(message)) == sizes
 
 
@@ -391,8 +428,10 @@ def test_reading_a_big_package_leaves_the_networks_their_whole_time_to_build(mon
     monkeypatch.setattr(package_parents, "time", SimpleNamespace(monotonic=lambda: clock.now))
     monkeypatch.syspath_prepend(str(FIXTURES))
     from speech.blocks import ConvModule
-    adopted = package_parents.adopt(package_calls.Index(), {"ConvModule": ConvModule},
-                                      str(FIXTURES / "speech" / "blocks.py"), [str(FIXTURES)])
+
+    adopted = package_parents.adopt(
+        package_calls.Index(), {"ConvModule": ConvModule}, str(FIXTURES / "speech" / "blocks.py"), [str(FIXTURES)]
+    )
     assert adopted["ConvModule"].build.detail.startswith("the `conv` instance built by Encoder()")
 
 
@@ -402,8 +441,10 @@ def test_a_class_sized_only_by_a_classmethod_preset_of_another_file_is_built_by_
     path = FIXTURES / "presets" / "model.py"
     cls = _analyse(path, levels=("aten",)).find_class("Decoder")
     assert (cls.build.how, cls.build.detail) == ("found", "built by `load()` in presets/generate.py:8, n_layer 12 → 2")
-    assert cls.build.directive == "Decoder(ModelArgs(dim=96, n_layer=2, n_head=6, vocab_size=320))" \
-                                  "(torch.zeros(2, 8, dtype=torch.int64))"
+    assert (
+        cls.build.directive == "Decoder(ModelArgs(dim=96, n_layer=2, n_head=6, vocab_size=320))"
+        "(torch.zeros(2, 8, dtype=torch.int64))"
+    )
     module = load(path)
     with torch.device("meta"):
         preset = module.Decoder(module.ModelArgs(**{**module.PRESETS["base"], "n_layer": 2}))

@@ -8,13 +8,13 @@ importing a missing package) what a user would check.
 
 The mechanisms fxlens does not handle yet are strict xfails naming the point of issue #22 they wait for.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -37,8 +37,10 @@ NOT_REPRODUCIBLE: dict = {}  # file -> why the build fxlens found cannot be rebu
 
 
 def _files(xfails: dict):
-    return [pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=xfails[key]))
-            if key in xfails else key for key in FILES]
+    return [
+        pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=xfails[key])) if key in xfails else key
+        for key in FILES
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +51,13 @@ def runs() -> dict:
 
 
 def _raw_torch(key: str, jobs: list) -> dict:
-    done = subprocess.run([sys.executable, str(RAW_TORCH)], input=json.dumps({"file": key, "jobs": jobs}),
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, str(RAW_TORCH)],
+        input=json.dumps({"file": key, "jobs": jobs}),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, f"raw torch could not import {key}:\n{done.stderr[-3000:]}"
     return json.loads(done.stdout)["rebuilds"]
 
@@ -109,8 +116,12 @@ def test_every_traced_level_agrees_with_raw_torch(runs, rebuilt, key):
 
 @pytest.mark.parametrize("key", list(FILES))
 def test_every_failure_has_its_own_category(runs, key):
-    catch_all = [(obj["class"], obj["level"], d["line"], d["message"]) for obj in runs[key]["objects"]
-                 for d in obj["diagnostics"] if d["severity"] == "error" and d["category"] in ("trace", "")]
+    catch_all = [
+        (obj["class"], obj["level"], d["line"], d["message"])
+        for obj in runs[key]["objects"]
+        for d in obj["diagnostics"]
+        if d["severity"] == "error" and d["category"] in ("trace", "")
+    ]
     assert not catch_all
 
 
@@ -122,19 +133,24 @@ def test_a_guessed_build_carries_its_directive(runs, key):
 
 # ---- one mechanism at a time: what a user would look at --------------------------------------------------
 
+
 def test_a_missing_optional_package_is_named_never_an_empty_message(runs):
     for key in INIT_FAILS:
         run = runs[key]
-        assert any(": information:" in line and "No module named 'sentencepiece'" in line and "duet/__init__.py" in line
-                   for line in run["load"]), run["load"] or run["stderr"]
+        assert any(
+            ": information:" in line and "No module named 'sentencepiece'" in line and "duet/__init__.py" in line
+            for line in run["load"]
+        ), run["load"] or run["stderr"]
 
 
 def test_einops_layers_fail_fx_at_the_users_line_and_export_agrees(runs, rebuilt):
     """Rearrange and rearrange() on fx proxies fail inside einops (raw symbolic_trace too); export traces."""
     key = "patchnet/patchnet/layers.py"
     lines = FILES[key].file.read_text().splitlines()
-    for name, line_text in (("Patchify", "return self.to_tokens(images)"),
-                            ("SelfAttention", 'q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in (q, k, v))')):
+    for name, line_text in (
+        ("Patchify", "return self.to_tokens(images)"),
+        ("SelfAttention", 'q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in (q, k, v))'),
+    ):
         levels = _class(runs, key, name)
         errors = [d for d in levels["fx"]["diagnostics"] if d["severity"] == "error"]
         assert errors and errors[0]["category"] == "einops-on-proxy", levels["fx"]["diagnostics"]
@@ -152,8 +168,11 @@ def test_a_dataclass_config_with_defaults_builds_a_kwargs_forward(runs, rebuilt)
     _agrees_with_torch(rebuilt, key, "Transformer", "aten", levels["aten"])
     # symbolic_trace cannot pass **kwargs on to the blocks: fxlens says where
     fx_errors = [d for d in levels["fx"]["diagnostics"] if d["severity"] == "error"]
-    assert fx_errors and FILES[key].file.read_text().splitlines()[fx_errors[0]["line"] - 1].strip() == \
-        "h = layer(h, cos, sin, **kwargs)"
+    assert (
+        fx_errors
+        and FILES[key].file.read_text().splitlines()[fx_errors[0]["line"] - 1].strip()
+        == "h = layer(h, cos, sin, **kwargs)"
+    )
 
 
 def test_relative_imports_in_a_src_layout_build_children_from_the_parents_run(runs, rebuilt):
@@ -192,9 +211,12 @@ def test_a_required_module_argument(runs, rebuilt):
     _agrees_with_torch(rebuilt, key, "DenseMoELayer", "fx", levels["fx"])
 
 
-@pytest.mark.xfail(strict=True, reason=f"{POINT_3}: a classmethod as the construction (ScanLM.from_preset): the "
-                                      "config's defaults (`ScanLM(cfg=ScanConfig())`) build it first, and come "
-                                      "before the script's `__main__` block")
+@pytest.mark.xfail(
+    strict=True,
+    reason=f"{POINT_3}: a classmethod as the construction (ScanLM.from_preset): the "
+    "config's defaults (`ScanLM(cfg=ScanConfig())`) build it first, and come "
+    "before the script's `__main__` block",
+)
 def test_a_build_found_in_a_classmethod_says_so(runs):
     levels = _class(runs, "scan/ssm.py", "ScanLM")
     assert "from_preset" in (levels["aten"]["inputs"].get("directive") or levels["aten"]["inputs"]["detail"])

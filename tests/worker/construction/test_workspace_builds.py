@@ -1,6 +1,7 @@
 """Classes whose arguments only another file of the package supplies (a factory, a config table) are built
 by that file's call, with their layer counts shrunk, labelled with the call; their graphs are torch's own
 for the same construction."""
+
 from __future__ import annotations
 
 import sys
@@ -24,14 +25,17 @@ def zoo():
     sys.path.insert(0, str(WORKSPACE))
     try:
         import zoo.blocks as blocks
+
         return blocks
     finally:
         sys.path.remove(str(WORKSPACE))
 
 
 def _fx(module):
-    return [(n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target))
-            for n in torch.fx.symbolic_trace(module).graph.nodes]
+    return [
+        (n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target))
+        for n in torch.fx.symbolic_trace(module).graph.nodes
+    ]
 
 
 def _aten(module, *inputs):
@@ -64,8 +68,9 @@ def test_a_factory_in_another_file_builds_the_class_with_its_layers_shrunk(repor
 def test_a_config_table_in_another_file_builds_the_class_with_its_config_shrunk(report, zoo):
     tower = report.find_class("Tower")
     assert tower.build.how == "found"
-    assert tower.build.detail == ("built by `Tower(TowerSpec(width=48, n_layers=12), heads=4)` in zoo/tables.py:4, "
-                                  "n_layers 12 → 2")
+    assert tower.build.detail == (
+        "built by `Tower(TowerSpec(width=48, n_layers=12), heads=4)` in zoo/tables.py:4, n_layers 12 → 2"
+    )
     assert [spec.shape for spec in tower.build.inputs] == [["B", "T", 48]]
     raw = zoo.Tower(zoo.TowerSpec(width=48, n_layers=2), heads=4).eval()
     assert _mine(tower, "fx") == _fx(raw)

@@ -1,5 +1,6 @@
 """Failures real model code hits: each gets a category, a plain explanation and a fix, at the line and
 column torch's own traceback gives; and each fix, applied to the file as its text says, traces."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +13,6 @@ from pathlib import Path
 import pytest
 import torch
 import torch.fx
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -28,58 +28,112 @@ def _fixed(name: str, *edits: tuple[str, str]) -> str:
     return text
 
 
-WRAP_EINOPS = ("from einops.layers.torch import Rearrange\n",
-               "from einops.layers.torch import Rearrange\n\ntorch.fx.wrap('rearrange')\ntorch.fx.wrap('repeat')\n")
+WRAP_EINOPS = (
+    "from einops.layers.torch import Rearrange\n",
+    "from einops.layers.torch import Rearrange\n\ntorch.fx.wrap('rearrange')\ntorch.fx.wrap('repeat')\n",
+)
 # each fix as its text says, applied to the fixture
 FIXED = {
     "einops_wrapped": _fixed("einops_vit", WRAP_EINOPS),
-    "einops_unpacked": _fixed("einops_vit", WRAP_EINOPS, (
-        "q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)",
-        "q, k, v = qkv\n        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), (q, k, v))")),
-    "einops_unpacked_only": _fixed("einops_vit", (
-        "q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)",
-        "q, k, v = qkv\n        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), (q, k, v))")),
-    "einops_layer_as_function": _fixed("einops_vit", WRAP_EINOPS, (
-        "            Rearrange('b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=patch_size, p2=patch_size),\n", ""), (
-        "        x = self.to_patch_embedding(img)",
-        "        x = rearrange(img, 'b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=8, p2=8)\n"
-        "        x = self.to_patch_embedding(x)")),
-    "grid_wrapped": _fixed("vit_grid", ("from torch import nn\n",
-                                        "from torch import nn\n\n\ndef grid_side(n):\n    return int(n ** 0.5)\n\n\n"
-                                        "torch.fx.wrap('grid_side')\n"),
-                           ("h = w = int(n ** 0.5)", "h = w = grid_side(n)"),
-                           ("scale = 1.0 / float(q.shape[-1]) ** 0.5", "scale = q.shape[-1] ** -0.5")),
-    "grid_from_init": _fixed("vit_grid", ("self.norm = nn.LayerNorm(dim)", "self.norm = nn.LayerNorm(dim)\n"
-                                          "        self.grid = 4  # image_size // patch_size"),
-                             ("h = w = int(n ** 0.5)", "h = w = self.grid")),
-    "factories_tuple": _fixed("dit_blocks", ("torch.zeros(x.shape[0], 1, x.shape[2], device=x.device)",
-                                             "torch.zeros((x.shape[0], 1, x.shape[2]), device=x.device)"),
-                              ("torch.randn(c.shape[0], c.shape[1], device=c.device)",
-                               "torch.randn((c.shape[0], c.shape[1]), device=c.device)"),
-                              ("torch.tensor(x.shape[1], dtype=torch.float32)",
-                               "torch.scalar_tensor(x.shape[1], dtype=torch.float32)")),
-    "factories_like": _fixed("dit_blocks", ("torch.zeros(x.shape[0], 1, x.shape[2], device=x.device)",
-                                            "x.new_zeros(x.shape[0], 1, x.shape[2])"),
-                             ("torch.randn(c.shape[0], c.shape[1], device=c.device)", "torch.randn_like(c)")),
-    "agent_forward": _fixed("policies", ("    def get_value(self, x):",
-                                         "    def forward(self, x):\n        return self.get_value(x)\n\n"
-                                         "    def get_value(self, x):")),
-    "policies_unvalidated": _fixed("policies", ("Categorical(logits=logits)\n        return probs.probs",
-                                                "Categorical(logits=logits, validate_args=False)\n        return probs.probs"),
-                                   ("Normal(action_mean, action_std)", "Normal(action_mean, action_std, validate_args=False)")),
-    "policies_wrapped": _fixed("policies", ("def layer_init(", "def policy_outputs(logits):\n"
-                                            "    d = Categorical(logits=logits, validate_args=False)\n"
-                                            "    return d.probs, d.entropy()\n\n\n"
-                                            "def gaussian_outputs(mean, std):\n"
-                                            "    d = Normal(mean, std, validate_args=False)\n"
-                                            "    return d.mean, d.entropy().sum(1)\n\n\n"
-                                            "torch.fx.wrap('policy_outputs')\ntorch.fx.wrap('gaussian_outputs')\n\n\n"
-                                            "def layer_init("),
-                               ("        probs = Categorical(logits=logits)\n        return probs.probs, probs.entropy()",
-                                "        return policy_outputs(logits)"),
-                               ("        probs = Normal(action_mean, action_std)\n        return probs.mean, probs.entropy().sum(1)",
-                                "        return gaussian_outputs(action_mean, action_std)")),
-    "masks_wrapped": _fixed("masks", ("\n\n# fxlens: MaskedScores", "\n\ntorch.fx.wrap('causal_mask')\n\n\n# fxlens: MaskedScores")),
+    "einops_unpacked": _fixed(
+        "einops_vit",
+        WRAP_EINOPS,
+        (
+            "q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)",
+            "q, k, v = qkv\n        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), (q, k, v))",
+        ),
+    ),
+    "einops_unpacked_only": _fixed(
+        "einops_vit",
+        (
+            "q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)",
+            "q, k, v = qkv\n        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), (q, k, v))",
+        ),
+    ),
+    "einops_layer_as_function": _fixed(
+        "einops_vit",
+        WRAP_EINOPS,
+        ("            Rearrange('b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=patch_size, p2=patch_size),\n", ""),
+        (
+            "        x = self.to_patch_embedding(img)",
+            "        x = rearrange(img, 'b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=8, p2=8)\n"
+            "        x = self.to_patch_embedding(x)",
+        ),
+    ),
+    "grid_wrapped": _fixed(
+        "vit_grid",
+        (
+            "from torch import nn\n",
+            "from torch import nn\n\n\ndef grid_side(n):\n    return int(n ** 0.5)\n\n\ntorch.fx.wrap('grid_side')\n",
+        ),
+        ("h = w = int(n ** 0.5)", "h = w = grid_side(n)"),
+        ("scale = 1.0 / float(q.shape[-1]) ** 0.5", "scale = q.shape[-1] ** -0.5"),
+    ),
+    "grid_from_init": _fixed(
+        "vit_grid",
+        (
+            "self.norm = nn.LayerNorm(dim)",
+            "self.norm = nn.LayerNorm(dim)\n        self.grid = 4  # image_size // patch_size",
+        ),
+        ("h = w = int(n ** 0.5)", "h = w = self.grid"),
+    ),
+    "factories_tuple": _fixed(
+        "dit_blocks",
+        (
+            "torch.zeros(x.shape[0], 1, x.shape[2], device=x.device)",
+            "torch.zeros((x.shape[0], 1, x.shape[2]), device=x.device)",
+        ),
+        (
+            "torch.randn(c.shape[0], c.shape[1], device=c.device)",
+            "torch.randn((c.shape[0], c.shape[1]), device=c.device)",
+        ),
+        ("torch.tensor(x.shape[1], dtype=torch.float32)", "torch.scalar_tensor(x.shape[1], dtype=torch.float32)"),
+    ),
+    "factories_like": _fixed(
+        "dit_blocks",
+        ("torch.zeros(x.shape[0], 1, x.shape[2], device=x.device)", "x.new_zeros(x.shape[0], 1, x.shape[2])"),
+        ("torch.randn(c.shape[0], c.shape[1], device=c.device)", "torch.randn_like(c)"),
+    ),
+    "agent_forward": _fixed(
+        "policies",
+        (
+            "    def get_value(self, x):",
+            "    def forward(self, x):\n        return self.get_value(x)\n\n    def get_value(self, x):",
+        ),
+    ),
+    "policies_unvalidated": _fixed(
+        "policies",
+        (
+            "Categorical(logits=logits)\n        return probs.probs",
+            "Categorical(logits=logits, validate_args=False)\n        return probs.probs",
+        ),
+        ("Normal(action_mean, action_std)", "Normal(action_mean, action_std, validate_args=False)"),
+    ),
+    "policies_wrapped": _fixed(
+        "policies",
+        (
+            "def layer_init(",
+            "def policy_outputs(logits):\n"
+            "    d = Categorical(logits=logits, validate_args=False)\n"
+            "    return d.probs, d.entropy()\n\n\n"
+            "def gaussian_outputs(mean, std):\n"
+            "    d = Normal(mean, std, validate_args=False)\n"
+            "    return d.mean, d.entropy().sum(1)\n\n\n"
+            "torch.fx.wrap('policy_outputs')\ntorch.fx.wrap('gaussian_outputs')\n\n\n"
+            "def layer_init(",
+        ),
+        (
+            "        probs = Categorical(logits=logits)\n        return probs.probs, probs.entropy()",
+            "        return policy_outputs(logits)",
+        ),
+        (
+            "        probs = Normal(action_mean, action_std)\n        return probs.mean, probs.entropy().sum(1)",
+            "        return gaussian_outputs(action_mean, action_std)",
+        ),
+    ),
+    "masks_wrapped": _fixed(
+        "masks", ("\n\n# fxlens: MaskedScores", "\n\ntorch.fx.wrap('causal_mask')\n\n\n# fxlens: MaskedScores")
+    ),
 }
 
 
@@ -153,18 +207,21 @@ def test_fx_failure_has_category_line_column_and_fix(reports, file, class_name, 
     assert diagnostic.explanation and fix in diagnostic.fix
 
 
-@pytest.mark.parametrize("fixed,classes", [
-    ("einops_wrapped", ["MergeHeads", "ClassToken"]),
-    ("einops_unpacked", ["Attention"]),
-    ("einops_layer_as_function", ["PatchEmbedding"]),
-    ("grid_wrapped", ["TokensToMap", "ScaledDot"]),
-    ("grid_from_init", ["TokensToMap"]),
-    ("factories_tuple", ["NullClassPad", "NoiseAugment", "LengthScaledPool"]),
-    ("factories_like", ["NullClassPad", "NoiseAugment"]),
-    ("agent_forward", ["Agent"]),
-    ("policies_wrapped", ["CategoricalPolicy", "GaussianPolicy"]),
-    ("masks_wrapped", ["MaskedScores"]),
-])
+@pytest.mark.parametrize(
+    "fixed,classes",
+    [
+        ("einops_wrapped", ["MergeHeads", "ClassToken"]),
+        ("einops_unpacked", ["Attention"]),
+        ("einops_layer_as_function", ["PatchEmbedding"]),
+        ("grid_wrapped", ["TokensToMap", "ScaledDot"]),
+        ("grid_from_init", ["TokensToMap"]),
+        ("factories_tuple", ["NullClassPad", "NoiseAugment", "LengthScaledPool"]),
+        ("factories_like", ["NullClassPad", "NoiseAugment"]),
+        ("agent_forward", ["Agent"]),
+        ("policies_wrapped", ["CategoricalPolicy", "GaussianPolicy"]),
+        ("masks_wrapped", ["MaskedScores"]),
+    ],
+)
 def test_the_fx_fix_applied_traces(reports, fixed, classes):
     for class_name in classes:
         result = reports[fixed].find_class(class_name).levels["fx"]
@@ -221,8 +278,10 @@ def test_decorated_hf_forward_points_at_the_decorator_and_the_aten_level_traces(
     assert diagnostic.line == _line_of("hf_decoder", "@deprecate_kwarg")
     assert "aten level" in diagnostic.fix
     aten = layer.levels["aten"]
-    assert aten.ok and any(n.target == "aten.scaled_dot_product_attention.default" or "matmul" in n.target
-                           or "linear" in n.target for n in aten.nodes)
+    assert aten.ok and any(
+        n.target == "aten.scaled_dot_product_attention.default" or "matmul" in n.target or "linear" in n.target
+        for n in aten.nodes
+    )
 
 
 def test_messages_are_whole(reports):
@@ -232,7 +291,7 @@ def test_messages_are_whole(reports):
     assert "expected one of:" in factory.message and factory.message.rstrip().endswith(")")
 
 
-UNKNOWN = '''import torch
+UNKNOWN = """import torch
 from torch import nn
 
 
@@ -244,7 +303,7 @@ class Misnamed(nn.Module):
 
     def forward(self, x):
         return self.fc(x) * self.scale
-'''
+"""
 
 
 def test_an_error_no_rule_knows_still_says_what_raised_where_and_a_fix(tmp_path):

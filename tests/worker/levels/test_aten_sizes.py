@@ -1,14 +1,14 @@
 """The aten level names free sizes (B, T) from two static exports matched by node name; where the second
 export fails or gives another graph, the example's sizes stay and a note says why."""
+
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
-MODULES = '''import torch
+MODULES = """import torch
 from torch import nn
 
 
@@ -40,7 +40,7 @@ class BatchBranch(nn.Module):
         if x.shape[0] > 3:
             y = y * 2
         return y
-'''
+"""
 
 
 @pytest.fixture(scope="module")

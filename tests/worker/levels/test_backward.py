@@ -1,5 +1,6 @@
 """The backward level against torch itself: aot_autograd's joint graph of the same module, split by
 torch.compile's partitioner, saves the same values fxlens reports."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,13 +10,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
-from torch._functorch.partitioners import min_cut_rematerialization_partition
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
 from fxlens.render.lens import level_title
 from fxlens.units import bytes_text
+from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
+from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 ROOT = Path(__file__).resolve().parents[3]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"
@@ -84,7 +84,10 @@ def test_backward_nodes_map_to_the_line_they_differentiate(report):
     result = report.find_class("MLP").levels["backward"]
     backward = [n for n in result.nodes if n.phase == "backward"]
     assert {n.line for n in backward if n.target == "aten.threshold_backward.default"} == {_line_of("torch.relu(h)")}
-    assert {n.line for n in backward if n.target == "aten.mm.default"} == {_line_of("self.fc1(x)"), _line_of("self.fc2(h)")}
+    assert {n.line for n in backward if n.target == "aten.mm.default"} == {
+        _line_of("self.fc1(x)"),
+        _line_of("self.fc2(h)"),
+    }
 
 
 def test_note_says_the_loss_is_the_output_sum(report):

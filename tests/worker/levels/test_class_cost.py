@@ -1,6 +1,7 @@
 """The class line's cost against torch itself: parameters, FlopCounterMode's forward and backward totals
 run directly on the same module (meta tensors, as fxlens counts them), and the bytes torch.compile's
 min-cut partition saves for backward."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,13 +15,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
-from torch._functorch.partitioners import min_cut_rematerialization_partition
-from torch.utils.flop_counter import FlopCounterMode
-
 from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
 from fxlens.render.lens import class_lenses
+from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
+from torch._functorch.partitioners import min_cut_rematerialization_partition
+from torch.utils.flop_counter import FlopCounterMode
 
 ROOT = Path(__file__).resolve().parents[3]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"
@@ -82,7 +82,9 @@ def test_linear_relu_linear_costs_what_torch_counts_and_saves(mlp):
     with torch.device("meta"):
         instance = _load(MLP).MLP()
     x = torch.randn(4, 8, device="meta")
-    assert cost.parameters == cost.trainable == sum(p.numel() for p in instance.parameters()) == 8 * 16 + 16 + 16 * 4 + 4
+    assert (
+        cost.parameters == cost.trainable == sum(p.numel() for p in instance.parameters()) == 8 * 16 + 16 + 16 * 4 + 4
+    )
     assert (cost.forward_flops, cost.backward_flops) == _torch_flops(instance, x)
     assert cost.forward_flops == 2 * 4 * 8 * 16 + 2 * 4 * 16 * 4  # two addmms
     assert cost.saved_bytes == _torch_saved_bytes(instance, x)
@@ -99,8 +101,10 @@ def test_the_class_hover_and_lens_say_it_at_the_example_size(mlp):
     summary = class_lenses(cls, ("fx", "aten", "backward"))[1]
     # the short lens gives forward + backward; its tooltip the whole cost line
     assert summary.title.endswith(" · 3.6 KFLOP")  # 1.5 + 2.0 rounded, 3,550 FLOP
-    assert f"cost: 212 params · 1.5 KFLOP fwd + 2.0 KFLOP bwd · saves {cls.cost.saved_bytes} B at the example " \
-           "size (x: (4, 8))" in summary.tooltip.splitlines()
+    assert (
+        f"cost: 212 params · 1.5 KFLOP fwd + 2.0 KFLOP bwd · saves {cls.cost.saved_bytes} B at the example "
+        "size (x: (4, 8))" in summary.tooltip.splitlines()
+    )
 
 
 def test_a_module_without_parameters_has_no_backward_flops(mlp):
@@ -123,25 +127,42 @@ def test_a_gpt_at_its_inferred_sizes_costs_what_flop_counter_mode_counts():
     text = hover_text(report, cls.line, 6, markdown=False)
     assert "at the example size (B=2, T=8)" in text
     # the editor's words (a setting), not the CLI's flag
-    assert "saved for backward: the `backward` level is not traced yet (hover again once it is computed, or add " \
-           "`backward` to the `fxlens.levels` setting)" in text and "--level" not in text
+    assert (
+        "saved for backward: the `backward` level is not traced yet (hover again once it is computed, or add "
+        "`backward` to the `fxlens.levels` setting)"
+        in text
+        and "--level" not in text
+    )
 
 
 def test_cli_json_and_header_carry_the_cost():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    run = subprocess.run([sys.executable, "-m", "fxlens", "graph", str(MLP), "--class", "MLP", "--level", "backward",
-                          "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    run = subprocess.run(
+        [sys.executable, "-m", "fxlens", "graph", str(MLP), "--class", "MLP", "--level", "backward", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr
     cost = json.loads(run.stdout)["cost"]
     assert cost["parameters"] == 212 and cost["forward_flops"] == 1536 and cost["saved_bytes"] > 0
-    text = subprocess.run([sys.executable, "-m", "fxlens", "graph", str(MLP), "--class", "MLP", "--level", "aten"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300, env=env).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "fxlens", "graph", str(MLP), "--class", "MLP", "--level", "aten"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=env,
+    ).stdout
     assert text.splitlines()[1] == "cost: 212 params · 1.5 KFLOP fwd + 2.0 KFLOP bwd at the example size (x: (4, 8))"
 
 
 def test_the_editor_gets_the_report_before_the_costs_and_check_gets_none():
     """The costs are counted after the file's `done`: the report (fx, aten) is there first, each cost
     comes after it, and is what FlopCounterMode counts; `fxlens check`'s options count none."""
+
     async def go():
         client = WorkerClient()
         await client.start()
@@ -154,8 +175,11 @@ def test_the_editor_gets_the_report_before_the_costs_and_check_gets_none():
                 heard.append((name, result is not None and result.done(), fingerprint, cost))
                 arrived.set()
 
-            result = asyncio.ensure_future(client.submit(str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten")),
-                                                         listeners=Listeners(on_cost=on_cost)))
+            result = asyncio.ensure_future(
+                client.submit(
+                    str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten")), listeners=Listeners(on_cost=on_cost)
+                )
+            )
             report = await result
             at_done = {c.name: c.cost for c in report.classes}
             while {name for name, *_ in heard} != set(at_done):
@@ -166,9 +190,13 @@ def test_the_editor_gets_the_report_before_the_costs_and_check_gets_none():
             again: list[str] = []
             counted = asyncio.Event()
             known = {c.name: c.fingerprint for c in report.classes}
-            untraced = await client.submit(str(MLP), MLP.read_text(), TraceOptions(levels=("fx", "aten")),
-                                           TraceAsk(known=known, without_cost=["MLP"]),
-                                           Listeners(on_cost=lambda name, *_: (again.append(name), counted.set())))
+            untraced = await client.submit(
+                str(MLP),
+                MLP.read_text(),
+                TraceOptions(levels=("fx", "aten")),
+                TraceAsk(known=known, without_cost=["MLP"]),
+                Listeners(on_cost=lambda name, *_: (again.append(name), counted.set())),
+            )
             await counted.wait()
             assert sorted(untraced.unchanged) == sorted(known) and again == ["MLP"]
             return report, at_done, heard, unasked
@@ -179,7 +207,7 @@ def test_the_editor_gets_the_report_before_the_costs_and_check_gets_none():
     assert at_done == {"MLP": None, "NoParams": None, "ScalarLoss": None}  # the report came without them
     assert sorted(name for name, *_ in heard) == ["MLP", "NoParams", "ScalarLoss"]  # once each
     assert all(after for _, after, _, _ in heard)  # every cost after the report
-    name, _, fingerprint, cost = next(h for h in heard if h[0] == "MLP")
+    _name, _, fingerprint, cost = next(h for h in heard if h[0] == "MLP")
     assert fingerprint == report.find_class("MLP").fingerprint
     with torch.device("meta"):
         instance = _load(MLP).MLP()

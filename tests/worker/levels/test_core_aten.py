@@ -1,4 +1,5 @@
 """The core-aten level against torch itself: `ep.run_decompositions()` of the same export, node by node."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -103,8 +103,9 @@ def test_free_batch_and_sequence_sizes_of_a_gpt():
     assert result.ok and not result.note
     assert result.nodes[-2].shape == ["B", "T", 128]  # the logits, as at the aten level
     assert len(result.nodes) > len(gpt.levels["aten"].nodes)  # decomposed: more, smaller ops
-    assert not any(n.target.endswith(("linear.default", "layer_norm.default")) and "native" not in n.target
-                   for n in result.nodes)
+    assert not any(
+        n.target.endswith(("linear.default", "layer_norm.default")) and "native" not in n.target for n in result.nodes
+    )
 
 
 def test_failing_export_is_classified_at_its_line(alone, ladder):
@@ -112,7 +113,10 @@ def test_failing_export_is_classified_at_its_line(alone, ladder):
     assert not result.ok
     (diagnostic,) = result.diagnostics
     assert (diagnostic.category, diagnostic.level, diagnostic.line) == (
-        "data-dependent-control-flow", "core-aten", _line_of("if x.sum() > 0:"))
+        "data-dependent-control-flow",
+        "core-aten",
+        _line_of("if x.sum() > 0:"),
+    )
     assert diagnostic.explanation and diagnostic.fix
     # with the aten level in the same trace, its diagnostic says it once; core-aten says why it has nothing
     both = ladder.find_class("Gate")
@@ -126,17 +130,29 @@ def test_cli_graph_core_aten_json_is_the_documented_schema():
     import os
     import subprocess
 
-    run = subprocess.run([sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "core-aten",
-                          "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    run = subprocess.run(
+        [sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "core-aten", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+    )
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
     assert (data["class"], data["level"], data["ok"]) == ("Net", "core-aten", True)
     assert {"note", "inputs", "nodes", "diagnostics"} <= data.keys()
     addmm = next(n for n in data["nodes"] if n["target"] == "aten.addmm.default")
-    assert addmm["shape"] == [2, 4] and addmm["overload"] == "default" and addmm["line"] == _line_of("return torch.relu")
-    failing = subprocess.run([sys.executable, "-m", "fxlens", "check", str(LADDER), "--level", "core-aten"],
-                             capture_output=True, text=True, cwd=ROOT, timeout=300,
-                             env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    assert (
+        addmm["shape"] == [2, 4] and addmm["overload"] == "default" and addmm["line"] == _line_of("return torch.relu")
+    )
+    failing = subprocess.run(
+        [sys.executable, "-m", "fxlens", "check", str(LADDER), "--level", "core-aten"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+    )
     assert failing.returncode == 1
     assert f"ladder.py:{_line_of('if x.sum() > 0:')}:" in failing.stdout and "(Gate, core-aten)" in failing.stdout

@@ -4,6 +4,7 @@ Tensors made in forward without `device=` (`torch.arange(T)`, `torch.ones(T, T).
 the user, beside a module fxlens builds on meta; `torch.set_default_device("cuda")` asks for a device this
 machine may lack. Every level must give the nodes torch gives on the CPU, and say what fxlens did instead.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -16,11 +17,10 @@ from unittest import mock
 import pytest
 import torch
 import torch._dynamo
-from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
-from torch._functorch.partitioners import min_cut_rematerialization_partition
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import LEVELS
+from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
+from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -29,12 +29,14 @@ from torch_nodes import export_rows  # noqa: E402
 FIXTURES = ROOT / "tests" / "fixtures" / "devices"
 CONSTANTS, DEFAULT_CUDA = FIXTURES / "constants.py", FIXTURES / "default_cuda.py"
 # the directive's call of each class: (constructor arguments, input)
-CALLS = {"SinusoidalPositions": ((16,), lambda: torch.randn(2, 8, 16)),
-         "CausalSelfAttention": ((16,), lambda: torch.randn(2, 8, 16)),
-         "TokenModel": ((), lambda: torch.zeros(2, 8, dtype=torch.long)),
-         "Block": ((16,), lambda: torch.randn(2, 8, 16)),
-         "SetsItsOwn": ((4,), lambda: torch.randn(2, 4)),
-         "After": ((4,), lambda: torch.randn(2, 4))}
+CALLS = {
+    "SinusoidalPositions": ((16,), lambda: torch.randn(2, 8, 16)),
+    "CausalSelfAttention": ((16,), lambda: torch.randn(2, 8, 16)),
+    "TokenModel": ((), lambda: torch.zeros(2, 8, dtype=torch.long)),
+    "Block": ((16,), lambda: torch.randn(2, 8, 16)),
+    "SetsItsOwn": ((4,), lambda: torch.randn(2, 4)),
+    "After": ((4,), lambda: torch.randn(2, 4)),
+}
 CONSTANT_CLASSES = ["SinusoidalPositions", "CausalSelfAttention", "TokenModel"]
 CUDA_CLASSES = ["Block", "SetsItsOwn", "After"]
 
@@ -44,7 +46,9 @@ def _analyse(path: Path):
         client = WorkerClient()
         await client.start()
         try:
-            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=tuple(LEVELS), execution="full"))
+            return await client.analyse(
+                str(path), path.read_text(), TraceOptions(levels=tuple(LEVELS), execution="full")
+            )
         finally:
             await client.stop()
 
@@ -123,8 +127,11 @@ def _raw_dynamo(instance, x):
         explained = torch._dynamo.explain(instance)(x)
     finally:
         torch._dynamo.reset()
-    return [[n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target)]
-            for g in explained.graphs for n in g.graph.nodes]
+    return [
+        [n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target)]
+        for g in explained.graphs
+        for n in g.graph.nodes
+    ]
 
 
 @pytest.mark.parametrize("name", CONSTANT_CLASSES)
@@ -155,8 +162,10 @@ def _line(text: str) -> int:
 
 def test_each_line_asking_for_a_device_gets_one_information(default_cuda):
     asked = [d for d in default_cuda.all_diagnostics() if d.category == "default-device"]
-    assert [(d.line, d.severity) for d in asked] == [(_line('set_default_device("cuda")'), "information"),
-                                                     (_line('set_default_device("cuda:0")'), "information")]
+    assert [(d.line, d.severity) for d in asked] == [
+        (_line('set_default_device("cuda")'), "information"),
+        (_line('set_default_device("cuda:0")'), "information"),
+    ]
     top, own = asked
     assert "`cuda`" in top.message and "`cuda:0`" in own.message
     if not torch.cuda.is_available():
@@ -164,4 +173,6 @@ def test_each_line_asking_for_a_device_gets_one_information(default_cuda):
     assert all("fxlens traced on the meta device and the CPU instead" in d.message for d in asked)
     assert "`device=cpu`" in top.explanation
     # nothing else went wrong: no error anywhere in the file
-    assert [d for d in default_cuda.all_diagnostics() if d.severity == "error" and d.category != "factory-with-traced-size"] == []
+    assert [
+        d for d in default_cuda.all_diagnostics() if d.severity == "error" and d.category != "factory-with-traced-size"
+    ] == []

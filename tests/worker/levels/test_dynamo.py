@@ -1,5 +1,6 @@
 """The dynamo level against torch itself: `torch._dynamo.explain` run directly on the same modules, and
 the graph-break registry torch ships (`torch/_dynamo/graph_break_registry.json`)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -39,8 +39,12 @@ def report():
 
 @pytest.fixture(scope="module")
 def raw():
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(BREAKS),
-                          json.dumps(SHAPES)], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(BREAKS), json.dumps(SHAPES)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 
@@ -52,8 +56,11 @@ def _line(text: str) -> tuple[int, str]:
 
 
 def _registered(gb_type: str) -> tuple[str, list[dict]]:
-    return next((gb_id, [v for v in variants if v["Gb_type"] == gb_type])
-                for gb_id, variants in REGISTRY.items() if any(v["Gb_type"] == gb_type for v in variants))
+    return next(
+        (gb_id, [v for v in variants if v["Gb_type"] == gb_type])
+        for gb_id, variants in REGISTRY.items()
+        if any(v["Gb_type"] == gb_type for v in variants)
+    )
 
 
 def test_a_data_dependent_branch_is_a_warning_at_its_expression_in_torchs_words(report):
@@ -77,7 +84,11 @@ def test_item_is_a_break_at_the_item_expression(report):
     [found] = report.find_class("Scale").levels["dynamo"].diagnostics
     line, text = _line("peak = y.abs().max().item()")
     expression = "y.abs().max().item()"
-    assert (found.line, found.col, found.end_col) == (line, text.index(expression), text.index(expression) + len(expression))
+    assert (found.line, found.col, found.end_col) == (
+        line,
+        text.index(expression),
+        text.index(expression) + len(expression),
+    )
     gb_type = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
     gb_id, variants = _registered(gb_type)
     assert found.gb_id == gb_id and gb_type in found.message
@@ -103,7 +114,9 @@ def test_a_clean_module_is_one_graph_mapped_to_its_lines(report, raw):
     line, _ = _line("h = self.norm(self.fc(x))")
     computed = [n for n in result.nodes if n.op not in ("placeholder", "output")]
     assert [(n.target, n.line, n.shape) for n in computed][:2] == [
-        ("torch._C._nn.linear", line, [2, 4]), ("torch.nn.functional.layer_norm", line, [2, 4])]
+        ("torch._C._nn.linear", line, [2, 4]),
+        ("torch.nn.functional.layer_norm", line, [2, 4]),
+    ]
     assert computed[-1].target == "sum" and computed[-1].shape == [2] and computed[-1].line == line + 1
     assert report.find_class("Clean").build.tensors == "meta"  # nothing read a value: no weights were made
 
@@ -117,8 +130,14 @@ def test_a_child_used_twice_breaks_once_said_twice(report, raw):
 
 def test_cli_graph_and_check_at_the_dynamo_level():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    graph = subprocess.run([sys.executable, "-m", "fxlens", "graph", str(BREAKS), "--class", "Gate", "--level", "dynamo",
-                            "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    graph = subprocess.run(
+        [sys.executable, "-m", "fxlens", "graph", str(BREAKS), "--class", "Gate", "--level", "dynamo", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=env,
+    )
     assert graph.returncode == 0, graph.stderr
     data = json.loads(graph.stdout)
     assert (data["class"], data["level"], data["ok"]) == ("Gate", "dynamo", True)
@@ -126,22 +145,39 @@ def test_cli_graph_and_check_at_the_dynamo_level():
     assert found["category"] == "graph-break" and found["gb_id"] == _registered("Data-dependent branching")[0]
     assert found["hints"] and found["line"] == _line("if y.sum() > 0:")[0]
     assert {n["graph"] for n in data["nodes"]} == {0, 1}
-    check = subprocess.run([sys.executable, "-m", "fxlens", "check", str(BREAKS), "--level", "dynamo"],
-                           capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    check = subprocess.run(
+        [sys.executable, "-m", "fxlens", "check", str(BREAKS), "--level", "dynamo"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=env,
+    )
     assert check.returncode == 0, check.stdout + check.stderr  # breaks are warnings
     assert f"breaks.py:{_line('if y.sum() > 0:')[0]}:" in check.stdout and "graph break" in check.stdout
 
 
 FAILURES = ROOT / "tests" / "fixtures" / "models" / "failures.py"
 # the constructs every tracer is measured on (FACTS: "How each tracer fails on untraceable code")
-CONSTRUCTS = {"DataDependentIf": [4, 8], "LoopOverDim": [3, 8], "UsesItem": [3, 8], "UsesLen": [3, 8],
-              "AssertsShape": [2, 8], "UsesNumpy": [2, 8], "Encoder": [2, 5, 16]}
+CONSTRUCTS = {
+    "DataDependentIf": [4, 8],
+    "LoopOverDim": [3, 8],
+    "UsesItem": [3, 8],
+    "UsesLen": [3, 8],
+    "AssertsShape": [2, 8],
+    "UsesNumpy": [2, 8],
+    "Encoder": [2, 5, 16],
+}
 
 
 @pytest.fixture(scope="module")
 def constructs():
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(FAILURES),
-                          json.dumps(CONSTRUCTS)], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(FAILURES), json.dumps(CONSTRUCTS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     return _analyse(FAILURES, ("dynamo",)), json.loads(run.stdout)
 
@@ -174,8 +210,11 @@ def test_free_sizes_are_named_at_the_dynamo_level_as_at_the_fx_level(free_sizes)
     dynamo, fx = cls.levels["dynamo"], cls.levels["fx"]
     assert dynamo.ok and dynamo.note == "" and cls.build.sizes == {"B": 2, "T": 8}
     assert [n.shape for n in dynamo.nodes if n.op == "placeholder" and not n.name.startswith("l_self")] == [["B", "T"]]
-    assert [shape for _, shape in _computed(dynamo)] == [shape for _, shape in _computed(fx)] == [
-        ["B", "T", 12], ["B", "T", 12], ["B*T", 12]]
+    assert (
+        [shape for _, shape in _computed(dynamo)]
+        == [shape for _, shape in _computed(fx)]
+        == [["B", "T", 12], ["B", "T", 12], ["B*T", 12]]
+    )
     # a lifted parameter keeps its own sizes
     assert next(n.shape for n in dynamo.nodes if n.name == "l_self_modules_emb_parameters_weight_") == [100, 12]
 

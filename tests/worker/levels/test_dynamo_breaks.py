@@ -1,6 +1,7 @@
 """Graph breaks explain's own counts miss: a break before any tensor op has no compiled graph to carry its
 reason, so `break_reasons` is empty while torch.compile(fullgraph=True) refuses the module at that line.
 Compared with explain and with fullgraph=True run directly on the same modules."""
+
 from __future__ import annotations
 
 import asyncio
@@ -10,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.render.lens import level_title
 
@@ -34,8 +34,12 @@ def report():
 
 @pytest.fixture(scope="module")
 def raw():
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(SHAPES_FILE),
-                          json.dumps(SHAPES)], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(SHAPES_FILE), json.dumps(SHAPES)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 

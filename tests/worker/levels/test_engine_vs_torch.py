@@ -1,4 +1,5 @@
 """The report against torch itself: same nodes, ops, targets, users, shapes and source lines."""
+
 from __future__ import annotations
 
 import ast
@@ -11,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -28,9 +28,16 @@ FILES = {
     "example": ROOT / "examples" / "residual_mlp.py",
 }
 # classes with a `# fxlens:` directive that both torch levels trace
-TRACEABLE = [("seed", "Seed"), ("corpus", "Wrapped"), ("corpus", "TwoHeads"), ("corpus", "Attention"),
-             ("corpus", "Outer"), ("convnet", "DirectedConvNet"), ("example", "ResidualMLP"),
-             ("failures", "UsesItem")]
+TRACEABLE = [
+    ("seed", "Seed"),
+    ("corpus", "Wrapped"),
+    ("corpus", "TwoHeads"),
+    ("corpus", "Attention"),
+    ("corpus", "Outer"),
+    ("convnet", "DirectedConvNet"),
+    ("example", "ResidualMLP"),
+    ("failures", "UsesItem"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +46,9 @@ def reports():
         client = WorkerClient()
         await client.start()
         try:
-            return {key: await client.analyse(str(path), path.read_text(), TraceOptions())
-                    for key, path in FILES.items()}
+            return {
+                key: await client.analyse(str(path), path.read_text(), TraceOptions()) for key, path in FILES.items()
+            }
         finally:
             await client.stop()
 
@@ -92,8 +100,14 @@ def test_aten_level_matches_torch_export(reports, file_key, class_name):
 def test_seed_module_counts_and_overloads(reports):
     seed = reports["seed"].find_class("Seed")
     fx_ops = Counter(n.op for n in seed.levels["fx"].nodes)
-    assert fx_ops == {"placeholder": 1, "call_module": 1, "get_attr": 1, "call_function": 1,
-                      "call_method": 2, "output": 1}
+    assert fx_ops == {
+        "placeholder": 1,
+        "call_module": 1,
+        "get_attr": 1,
+        "call_function": 1,
+        "call_method": 2,
+        "output": 1,
+    }
     aten = {n.name: n for n in seed.levels["aten"].nodes}
     assert aten["linear"].target == "aten.linear.default" and aten["linear"].overload == "default"
     assert aten["add"].target == "aten.add.Tensor" and aten["add"].shape == [5, 4]

@@ -5,6 +5,7 @@ by a graph break. fxlens's kernels, their fused ops and their lines must be what
 
 Compiles cost seconds each (torch's kernels are built by g++): one fxlens trace and one raw run per fixture.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -19,10 +20,10 @@ from types import SimpleNamespace
 from unittest import mock
 
 import pytest
-
 from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
-from fxlens.render.kernels import kernels as kernels_of, ranges
+from fxlens.render.kernels import kernels as kernels_of
+from fxlens.render.kernels import ranges
 from fxlens.render.lens import class_lenses, level_title
 from fxlens.report import Build, FileReport
 from fxlens.worker.levels import inductor_cache
@@ -33,12 +34,17 @@ LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
 GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 BREAKS = ROOT / "tests" / "fixtures" / "inductor" / "breaks.py"
 # class -> (file, how raw torch builds it, its input's shape: what fxlens built, see test_the_builds_match)
-CASES = {"Net": (LADDER, "Net()", [2, 3]), "Block": (GPT, "Block(GPTConfig())", [2, 8, 32]),
-         "Gated": (BREAKS, "Gated()", [2, 3])}
+CASES = {
+    "Net": (LADDER, "Net()", [2, 3]),
+    "Block": (GPT, "Block(GPTConfig())", [2, 8, 32]),
+    "Gated": (BREAKS, "Gated()", [2, 3]),
+}
 LEVELS = ("fx", "aten", "inductor")
 HANDLE = re.compile(r"# \[Provenance debug handles\] (\S+)")
-ORIGINS = re.compile(r"# Topologically Sorted Source Nodes: \[([^\]]*)\], Original ATen: \[([^\]]*)\]\n\s*"
-                     r"# \[Provenance debug handles\] (\S+)")
+ORIGINS = re.compile(
+    r"# Topologically Sorted Source Nodes: \[([^\]]*)\], Original ATen: \[([^\]]*)\]\n\s*"
+    r"# \[Provenance debug handles\] (\S+)"
+)
 
 
 def _torch_folder() -> str:
@@ -50,6 +56,7 @@ def _torch_folder() -> str:
 @pytest.fixture(scope="module")
 def traced():
     """fxlens's reports, and the order each trace's events arrived in (class events name their levels)."""
+
     async def go():
         client = WorkerClient()
         await client.start()
@@ -58,9 +65,15 @@ def traced():
             for name, (path, _, _) in CASES.items():
                 seen = events.setdefault(name, [])
                 reports[name] = await client.submit(
-                    str(path), path.read_text(), TraceOptions(levels=LEVELS), TraceAsk(classes=[name]),
-                    Listeners(on_class=lambda cls, seen=seen: seen.append(sorted(cls.levels)),
-                              on_stage=lambda levels, seen=seen: seen.append("stage")))
+                    str(path),
+                    path.read_text(),
+                    TraceOptions(levels=LEVELS),
+                    TraceAsk(classes=[name]),
+                    Listeners(
+                        on_class=lambda cls, seen=seen: seen.append(sorted(cls.levels)),
+                        on_stage=lambda levels, seen=seen: seen.append("stage"),
+                    ),
+                )
         finally:
             await client.stop()
         return reports, events
@@ -72,11 +85,18 @@ def traced():
 def raw():
     """torch.compile run directly in a fresh interpreter, kernels built as torch builds them, cached in a
     folder of the tests' own (kept between runs: built once per machine)."""
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(tempfile.gettempdir(),
-                                                                 f"fxlens-test-inductor-raw-{os.getuid()}")}
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": os.path.join(tempfile.gettempdir(), f"fxlens-test-inductor-raw-{os.getuid()}"),
+    }
     calls = {name: [str(path), expression, shape] for name, (path, expression, shape) in CASES.items()}
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "raw_inductor.py"), json.dumps(calls)],
-                         capture_output=True, text=True, timeout=900, env=env)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "support" / "raw_inductor.py"), json.dumps(calls)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout)
 
@@ -112,8 +132,9 @@ def test_each_graphs_kernels_and_their_fused_ops_are_torchs(traced, raw, name):
         assert [_key(n) for n in ours] == HANDLE.findall(torch_graph["output_code"])
         # each kernel's post-grad nodes: torch's provenance mapping, kernel by kernel
         to_post = torch_graph["mappings"]["cppCodeToPost"]
-        assert {_key(n): sorted(p["name"] for p in n.kernel["post"]) for n in ours} == \
-            {key: sorted(post) for key, post in to_post.items()}
+        assert {_key(n): sorted(p["name"] for p in n.kernel["post"]) for n in ours} == {
+            key: sorted(post) for key, post in to_post.items()
+        }
         # torch's comment on a library call or fallback: its source nodes and original ATen ops
         for source, aten, key in ORIGINS.findall(torch_graph["output_code"]):
             node = next(n for n in ours if _key(n) == key)
@@ -130,8 +151,11 @@ def test_generated_kernel_code_is_the_code_torch_built(traced, raw, name):
             code_lines = result.code.split("\n")
             start = node.kernel["code_line"]
             at = code_lines[start - 1]
-            assert at.startswith(f"{node.target} = async_compile.") if node.kernel["kind"] == "fused" \
+            assert (
+                at.startswith(f"{node.target} = async_compile.")
+                if node.kernel["kind"] == "fused"
                 else node.kernel["code"] in at
+            )
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -141,8 +165,9 @@ def test_every_kernel_is_on_the_lines_torchs_mapping_gives(traced, raw, name):
         to_post, to_pre = torch_graph["mappings"]["cppCodeToPost"], torch_graph["mappings"]["postToPre"]
         for node in _graph_kernels(result, graph):
             assert node.kernel["lines"], f"{node.name} maps to no line of {name}'s file"
-            torchs = {torch_graph["pre_lines"].get(pre) for post in to_post[_key(node)]
-                      for pre in to_pre.get(post, [])} - {None}
+            torchs = {
+                torch_graph["pre_lines"].get(pre) for post in to_post[_key(node)] for pre in to_pre.get(post, [])
+            } - {None}
             assert torchs <= set(node.kernel["lines"]), node.name
             if all(post in to_pre for post in to_post[_key(node)]):
                 assert set(node.kernel["lines"]) == torchs, node.name
@@ -168,8 +193,10 @@ def test_the_hovers_fused_lines_are_torchs_mapping(traced, raw):
     cls = report.find_class("Block")
     torch_graph = raw["Block"][0]
     to_post, to_pre = torch_graph["mappings"]["cppCodeToPost"], torch_graph["mappings"]["postToPre"]
-    torch_lines = {key: {torch_graph["pre_lines"].get(p) for post in posts for p in to_pre.get(post, [])} - {None}
-                   for key, posts in to_post.items()}
+    torch_lines = {
+        key: {torch_graph["pre_lines"].get(p) for post in posts for p in to_pre.get(post, [])} - {None}
+        for key, posts in to_post.items()
+    }
     checked = 0
     for key, lines in torch_lines.items():
         for line in sorted(lines):
@@ -194,7 +221,7 @@ def test_a_graph_break_gives_each_compiled_graph_its_kernels(traced, raw):
 
 def test_the_level_comes_after_every_cheap_level(traced):
     _, events = traced
-    for name, seen in events.items():  # (each class event holds the levels received so far)
+    for _name, seen in events.items():  # (each class event holds the levels received so far)
         stage = seen.index("stage")
         assert ["aten", "fx"] in seen[:stage] and not any("inductor" in e for e in seen[:stage]), seen
         assert any("inductor" in e for e in seen[stage:] if e != "stage"), seen
@@ -221,8 +248,11 @@ def _without_compiler(env: dict):
     return asyncio.run(go())
 
 
-@pytest.mark.parametrize("env", [{"CXX": "/nonexistent/g++"}, {"PATH": "/nonexistent", "CXX": ""}],
-                         ids=["CXX-missing-binary", "PATH-without-g++"])
+@pytest.mark.parametrize(
+    "env",
+    [{"CXX": "/nonexistent/g++"}, {"PATH": "/nonexistent", "CXX": ""}],
+    ids=["CXX-missing-binary", "PATH-without-g++"],
+)
 def test_no_cpp_compiler_is_a_diagnostic_not_a_crash(env):
     cls = _without_compiler(env).find_class("Net")
     assert cls.levels["fx"].ok and cls.levels["aten"].ok
@@ -251,18 +281,18 @@ def test_a_compile_failure_is_a_diagnostic_at_the_line_torch_names(tmp_path, mon
     which torch names in its message: the compile has no frame of the user's file in its traceback."""
     _fresh_folder(tmp_path, monkeypatch)  # (the graphs traced above are cached: they would not be compiled)
     import torch
-    from torch._inductor import lowering
-
     from fxlens import lines as line_model
     from fxlens.worker.failures.classify import whole_line
     from fxlens.worker.levels import inductor
     from fxlens.worker.load import loader
+    from torch._inductor import lowering
 
     text = BREAKS.read_text()
     module = loader.load(str(BREAKS), text, "safe", loader.parse(str(BREAKS), text), [], {}).module
     lines = line_model.split(text)
-    example = SimpleNamespace(instance=module.Gated(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(),
-                              rebuild=None)
+    example = SimpleNamespace(
+        instance=module.Gated(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(), rebuild=None
+    )
 
     def refuse(*args, **kwargs):
         raise RuntimeError("no lowering for this op here")
@@ -272,7 +302,10 @@ def test_a_compile_failure_is_a_diagnostic_at_the_line_torch_names(tmp_path, mon
         result = inductor.run(example, str(BREAKS), lines, whole_line(7, lines))
     assert not result.ok
     (diagnostic,) = result.diagnostics
-    assert (diagnostic.line, diagnostic.level) == (relu, "inductor") and "no lowering for this op here" in diagnostic.message
+    assert (diagnostic.line, diagnostic.level) == (
+        relu,
+        "inductor",
+    ) and "no lowering for this op here" in diagnostic.message
 
 
 def test_a_compile_past_the_traces_time_is_a_timeout_of_this_level_alone():
@@ -281,7 +314,6 @@ def test_a_compile_past_the_traces_time_is_a_timeout_of_this_level_alone():
     import time
 
     import torch
-
     from fxlens import lines as line_model
     from fxlens.messages import TraceRequest
     from fxlens.worker.analysis.analyse import Analysis
@@ -295,7 +327,9 @@ def test_a_compile_past_the_traces_time_is_a_timeout_of_this_level_alone():
     text = LADDER.read_text()
     module = loader.load(str(LADDER), text, "safe", loader.parse(str(LADDER), text), [], {}).module
     lines = line_model.split(text)
-    example = SimpleNamespace(instance=module.Net(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(), rebuild=None)
+    example = SimpleNamespace(
+        instance=module.Net(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(), rebuild=None
+    )
     span = whole_line(7, lines)
     result = inductor.run(example, str(LADDER), lines, span, deadline=time.monotonic() + MARGIN_SECONDS / 2)
     assert not result.ok and [d.category for d in result.diagnostics] == ["timeout"]
@@ -308,27 +342,31 @@ def test_a_graph_compiled_before_is_read_back_not_compiled_again(tmp_path, monke
     """The compiled-graph cache (inductor_cache.CompiledCache): the same class again gives the same kernels,
     its compile not run; a change to the code it compiles (another line) is compiled."""
     import torch
-    from torch._inductor import compile_fx
-
     from fxlens import lines as line_model
     from fxlens.worker.failures.classify import whole_line
     from fxlens.worker.levels import inductor
     from fxlens.worker.load import loader
+    from torch._inductor import compile_fx
 
     _fresh_folder(tmp_path, monkeypatch)
     text = LADDER.read_text()
     module = loader.load(str(LADDER), text, "safe", loader.parse(str(LADDER), text), [], {}).module
     lines = line_model.split(text)
-    example = SimpleNamespace(instance=module.Net(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(), rebuild=None)
+    example = SimpleNamespace(
+        instance=module.Net(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(), rebuild=None
+    )
     first = inductor.run(example, str(LADDER), lines, whole_line(7, lines))
     assert first.ok and len(list((Path(_torch_folder()) / inductor_cache.COMPILED).glob("*.json"))) == 1
     with mock.patch.object(compile_fx, "compile_fx", side_effect=AssertionError("compiled again")):
         again = inductor.run(example, str(LADDER), lines, whole_line(7, lines))
-    assert [(n.name, n.kernel["code"], n.kernel["lines"]) for n in again.nodes] == \
-        [(n.name, n.kernel["code"], n.kernel["lines"]) for n in first.nodes]
+    assert [(n.name, n.kernel["code"], n.kernel["lines"]) for n in again.nodes] == [
+        (n.name, n.kernel["code"], n.kernel["lines"]) for n in first.nodes
+    ]
     moved = tmp_path / "moved_ladder.py"  # the same code one line down: other stack traces, another key
     moved.write_text("\n" + text)
-    shifted = loader.load(str(moved), moved.read_text(), "safe", loader.parse(str(moved), moved.read_text()), [], {}).module
+    shifted = loader.load(
+        str(moved), moved.read_text(), "safe", loader.parse(str(moved), moved.read_text()), [], {}
+    ).module
     other = SimpleNamespace(instance=shifted.Net(), inputs=(torch.randn(2, 3),), kwargs={}, build=Build(), rebuild=None)
     moved_lines = line_model.split(moved.read_text())
     result = inductor.run(other, str(moved), moved_lines, whole_line(8, moved_lines))

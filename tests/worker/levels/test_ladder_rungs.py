@@ -1,6 +1,7 @@
 """Each level named by its opcode mix (render/ladder.py), on real traced levels, checked against the
 graphs torch itself makes of the same modules: symbolic_trace keeps call_module nodes, torch.export's
 computing nodes are all OpOverloads, dynamo's are torch functions."""
+
 from __future__ import annotations
 
 import asyncio
@@ -10,11 +11,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
 
 import pytest
 import torch
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.render.graph_view import graph_payload
 from fxlens.render.hover import hover_text
@@ -24,8 +23,11 @@ from fxlens.render.lens import class_lenses
 ROOT = Path(__file__).resolve().parents[3]
 LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
 LEVELS = ("fx", "aten", "core-aten", "backward", "dynamo")
-ABOVE_MODULES, ABOVE_TORCH, BELOW = ("above aot_autograd (module level)", "above aot_autograd (torch level)",
-                                     "below aot_autograd (ATen)")
+ABOVE_MODULES, ABOVE_TORCH, BELOW = (
+    "above aot_autograd (module level)",
+    "above aot_autograd (torch level)",
+    "below aot_autograd (ATen)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +51,13 @@ def _instance(name: str) -> torch.nn.Module:
     return getattr(module, name)()
 
 
-def _torch_says(graph: torch.fx.Graph) -> Optional[str]:
+def _torch_says(graph: torch.fx.Graph) -> str | None:
     """The same rule read off torch's own graph objects."""
-    computing = [n for n in graph.nodes if n.op in ("call_function", "call_method", "call_module")
-                 and n.target is not __import__("operator").getitem]
+    computing = [
+        n
+        for n in graph.nodes
+        if n.op in ("call_function", "call_method", "call_module") and n.target is not __import__("operator").getitem
+    ]
     if any(n.op == "call_module" for n in computing):
         return ABOVE_MODULES
     if all(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) for n in computing):
@@ -72,12 +77,12 @@ def test_every_level_is_named_as_torch_graphs_say(report, name):
     assert _torch_says(exported.graph) == BELOW
     assert _torch_says(exported.run_decompositions().graph) == BELOW
     names = {level: rung(result).name for level, result in cls.levels.items() if result.ok}
-    assert names == {"fx": ABOVE_MODULES, "aten": BELOW, "core-aten": BELOW, "backward": BELOW,
-                     "dynamo": ABOVE_TORCH}
+    assert names == {"fx": ABOVE_MODULES, "aten": BELOW, "core-aten": BELOW, "backward": BELOW, "dynamo": ABOVE_TORCH}
 
 
 def test_dynamo_graphs_hold_torch_functions_not_modules(report):
     import torch._dynamo
+
     graphs = torch._dynamo.explain(_instance("Net"))(torch.randn(2, 3)).graphs
     assert all(_torch_says(g.graph) == ABOVE_TORCH for g in graphs)
     assert rung(report.find_class("Net").levels["dynamo"]).name == ABOVE_TORCH
@@ -94,10 +99,22 @@ def test_lens_hover_graph_view_and_cli_show_the_rung(report):
     assert rows["fx"].endswith(ABOVE_MODULES) and rows["backward"].endswith(BELOW)
     assert graph_payload("file:///x", cls, "aten")["rung"] == BELOW
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    run = subprocess.run([sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "core-aten",
-                          "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    run = subprocess.run(
+        [sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "core-aten", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["rung"] == BELOW
-    text = subprocess.run([sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "fx"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300, env=env).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "fx"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=env,
+    ).stdout
     assert f"rung: {ABOVE_MODULES} — 1 call_module node: submodules are still calls" in text

@@ -1,5 +1,6 @@
 """torch.fx's limitations that hurt passes, as fx-level diagnostics on a package-style module, each compared
 with what torch's own symbolic_trace graph of the same module contains."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 PACKAGE = Path(__file__).resolve().parents[2] / "fixtures" / "packages" / "limits_pkg"
@@ -22,8 +22,9 @@ def report():
         client = WorkerClient()
         await client.start()
         try:
-            return await client.analyse(str(BLOCKS), BLOCKS.read_text(), TraceOptions(levels=("fx",)),
-                                        roots=[str(PACKAGE)])
+            return await client.analyse(
+                str(BLOCKS), BLOCKS.read_text(), TraceOptions(levels=("fx",)), roots=[str(PACKAGE)]
+            )
         finally:
             await client.stop()
 
@@ -35,6 +36,7 @@ def blocks():
     sys.path.insert(0, str(PACKAGE))
     try:
         import limits_pkg.blocks as module
+
         return module
     finally:
         sys.path.remove(str(PACKAGE))
@@ -43,7 +45,7 @@ def blocks():
 def _at(text: str) -> tuple[int, int]:
     for number, line in enumerate(BLOCKS.read_text().splitlines(), 1):
         if text in line:
-            return number, len(line[:line.index(text)].encode())
+            return number, len(line[: line.index(text)].encode())
     raise AssertionError(text)
 
 

@@ -1,5 +1,6 @@
 """Overload families and FLOPs of the ATen levels, against torch itself: the schema of the overload each
 node calls, its packet's siblings, and the FLOPs FlopCounterMode counts running the module directly."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,9 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch.utils.flop_counter import FlopCounterMode
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from torch.utils.flop_counter import FlopCounterMode
 
 ROOT = Path(__file__).resolve().parents[3]
 LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
@@ -72,13 +72,16 @@ def test_every_aten_target_has_one_schema_entry(ladder):
     result = ladder.find_class("PreNorm").levels["core-aten"]
     aten_targets = {n.target for n in result.nodes if n.op == "call_function" and n.target.startswith("aten.")}
     assert set(result.schemas) == aten_targets
-    assert str(torch.ops.aten.native_layer_norm.default._schema) == result.schemas[
-        "aten.native_layer_norm.default"]["schema"]
+    assert (
+        str(torch.ops.aten.native_layer_norm.default._schema)
+        == result.schemas["aten.native_layer_norm.default"]["schema"]
+    )
 
 
 @pytest.mark.parametrize("level", ["aten", "core-aten"])
-@pytest.mark.parametrize("name, inputs", [("Net", lambda: (torch.randn(2, 3),)),
-                                          ("PreNorm", lambda: (torch.randn(2, 5, 8),))])
+@pytest.mark.parametrize(
+    "name, inputs", [("Net", lambda: (torch.randn(2, 3),)), ("PreNorm", lambda: (torch.randn(2, 5, 8),))]
+)
 def test_node_flops_sum_to_flop_counter_on_the_module(ladder, level, name, inputs):
     result = ladder.find_class(name).levels[level]
     expected = _torch_flops(getattr(_module(LADDER), name)(), *inputs())
@@ -105,18 +108,26 @@ def test_a_gpt_s_flops_attention_included_equal_flop_counter_on_the_module(gpt, 
 def test_the_attention_line_s_hover_names_its_overload_and_its_flops_per_instance(gpt):
     from fxlens.render.cost import flops_text
     from fxlens.render.hover import hover_text
+
     line = next(i for i, text in enumerate(TINY_GPT.read_text().splitlines(), 1) if "scaled_dot_product" in text)
-    nodes = [n for n in gpt.find_class("GPT").levels["aten"].nodes
-             if n.line == line and n.scope == "blocks.0.attn"]
+    nodes = [n for n in gpt.find_class("GPT").levels["aten"].nodes if n.line == line and n.scope == "blocks.0.attn"]
     text = hover_text(gpt, line, 12)
     assert f"`{torch.ops.aten.scaled_dot_product_attention.default._schema}`" in text
     assert f"≈ {flops_text(sum(n.flops for n in nodes))} each at the example size (B=2, T=8)" in text
     assert gpt.find_class("GPT").build.sizes == {"B": 2, "T": 8}
 
 
-@pytest.mark.parametrize("input_shape, weight_shape, bias", [
-    ((7,), (5, 7), True), ((3, 7), (5, 7), True), ((3, 7), (5, 7), False), ((2, 4, 3, 7), (5, 7), True),
-    ((0, 7), (5, 7), True), ((3, 7), (7,), False)])
+@pytest.mark.parametrize(
+    "input_shape, weight_shape, bias",
+    [
+        ((7,), (5, 7), True),
+        ((3, 7), (5, 7), True),
+        ((3, 7), (5, 7), False),
+        ((2, 4, 3, 7), (5, 7), True),
+        ((0, 7), (5, 7), True),
+        ((3, 7), (7,), False),
+    ],
+)
 def test_a_linear_node_counts_what_flop_counter_counts_running_it(input_shape, weight_shape, bias):
     """aten.linear is counted from its sizes: the count must be FlopCounterMode's running the op."""
     from fxlens.worker.levels.overloads import node_flops

@@ -1,5 +1,6 @@
 """The fx level's record of submodule calls (LevelResult.scopes): each instance's class and the span of
 the line that called it, which the graph view's group boxes reveal. On the benchmarks' GPT-2-shaped decoder (bench/models/gpt2_small.py)."""
+
 from __future__ import annotations
 
 import json
@@ -13,9 +14,14 @@ GPT2 = ROOT / "bench" / "models" / "gpt2_small.py"
 
 
 def _fx_json() -> dict:
-    run = subprocess.run([sys.executable, "-m", "fxlens", "graph", str(GPT2), "--class", "GPT", "--level", "fx", "--json"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    run = subprocess.run(
+        [sys.executable, "-m", "fxlens", "graph", str(GPT2), "--class", "GPT", "--level", "fx", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+    )
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 
@@ -29,7 +35,7 @@ def test_each_submodule_call_has_its_class_and_call_line():
     assert lines[block["line"] - 1].strip() == "x = block(x)"  # the loop in GPT.forward
     attn = scopes["blocks.3.attn"]
     assert attn["class"] == "CausalSelfAttention"
-    assert lines[attn["line"] - 1].encode()[attn["col"]:attn["end_col"]] == b"self.attn(self.norm1(x))"
+    assert lines[attn["line"] - 1].encode()[attn["col"] : attn["end_col"]] == b"self.attn(self.norm1(x))"
     assert scopes["blocks.3.attn.qkv"]["class"] == "Linear"
     # every scope a node carries is a module that was called
     assert {n["scope"] for n in data["nodes"] if n["scope"]} <= set(scopes)

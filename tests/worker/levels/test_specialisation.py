@@ -1,4 +1,5 @@
 """Where the aten graph depends on an example size, a hint at that line says so, and for which size."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,7 +40,9 @@ def test_a_loop_over_the_batch_says_it_unrolls_for_the_example_batch(report):
 def test_an_assert_on_a_length_says_the_size_it_holds_for(report):
     (hint,) = _hint(report, "AssertsLength")
     assert hint.line == _line("assert x.shape[1] == 8")
-    assert "specialised to x.shape[1] == 8" in hint.message and "with x.shape[1] == 24 this assert fails" in hint.message
+    assert (
+        "specialised to x.shape[1] == 8" in hint.message and "with x.shape[1] == 24 this assert fails" in hint.message
+    )
 
 
 def test_an_if_on_the_batch_is_said_to_be_decided_for_it(report):
@@ -103,8 +106,11 @@ def test_the_hints_lines_come_from_the_one_grown_export(monkeypatch):
     events = []
     request = TraceRequest(str(PATH), text=PATH.read_text(), levels=["aten"], classes=["LoopOverBatch"])
     Analysis(request).run(events.append)
-    (aten_level,) = [e.report["levels"]["aten"] for e in events
-                     if isinstance(e, ClassTraced) and "aten" in e.report.get("levels", {})]
+    (aten_level,) = [
+        e.report["levels"]["aten"]
+        for e in events
+        if isinstance(e, ClassTraced) and "aten" in e.report.get("levels", {})
+    ]
     hints = [d for d in aten_level["diagnostics"] if d["category"] == "specialised"]
     assert [d["line"] for d in hints] == [_line("for i in range(x.size(0))")]
     example, scaled = [inputs[0].shape for inputs in exports]  # no third export

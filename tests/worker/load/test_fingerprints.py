@@ -3,13 +3,13 @@
 Each case traces a text, then an edited text with the first trace's fingerprints as `known`, and
 checks which classes the worker traced again (a class it kept is listed in `unchanged`).
 """
+
 from __future__ import annotations
 
 import textwrap
 
 import pytest
 import pytest_asyncio
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -97,26 +97,31 @@ async def test_the_kept_report_is_the_one_the_first_trace_made(client, tmp_path)
     assert [c.fingerprint for c in first.classes] == [c.fingerprint for c in again.classes]
 
 
-@pytest.mark.parametrize("edit, why", [
-    (("h = self.block(self.stem(x))", "h = self.block(self.stem(x).unsqueeze(0))"), "its inputs change shape"),
-    (("self.block = Block(width)", "self.block = Block(width, act=torch.tanh)"), "its attributes change"),
-    (("self.block = Block(width)", "self.block = Block(width, scale=3.0)"), "what a lambda it holds closed over changes"),
-    (("return helper(self.act(self.fc(x)))", "return helper(self.act(self.fc(x) + 1))"), "its own code changes"),
-    (("SCALE = 2.0", "SCALE = 3.0"), "a global that a function it calls reads changes"),
-    (("import torch\n", "import torch\nimport math\n"), "the imports change"),
-])
+@pytest.mark.parametrize(
+    "edit, why",
+    [
+        (("h = self.block(self.stem(x))", "h = self.block(self.stem(x).unsqueeze(0))"), "its inputs change shape"),
+        (("self.block = Block(width)", "self.block = Block(width, act=torch.tanh)"), "its attributes change"),
+        (
+            ("self.block = Block(width)", "self.block = Block(width, scale=3.0)"),
+            "what a lambda it holds closed over changes",
+        ),
+        (("return helper(self.act(self.fc(x)))", "return helper(self.act(self.fc(x) + 1))"), "its own code changes"),
+        (("SCALE = 2.0", "SCALE = 3.0"), "a global that a function it calls reads changes"),
+        (("import torch\n", "import torch\nimport math\n"), "the imports change"),
+    ],
+)
 async def test_the_child_is_traced_again_when(client, tmp_path, edit, why):
-    traced, kept = await retrace(client, tmp_path, TWO_LEVELS, TWO_LEVELS.replace(*edit))
+    traced, _kept = await retrace(client, tmp_path, TWO_LEVELS, TWO_LEVELS.replace(*edit))
     assert "Block" in traced, why
 
 
-async def test_an_edit_to_a_submodules_class_retraces_its_holder_even_when_its_code_never_names_it(
-        client, tmp_path):
-    source = TWO_LEVELS.replace("self.block = Block(width)", "self.block = make_block(width)") + textwrap.dedent('''
+async def test_an_edit_to_a_submodules_class_retraces_its_holder_even_when_its_code_never_names_it(client, tmp_path):
+    source = TWO_LEVELS.replace("self.block = Block(width)", "self.block = make_block(width)") + textwrap.dedent("""
 
         def make_block(width):
             return Block(width)
-    ''')
+    """)
     traced, kept = await retrace(client, tmp_path, source, source.replace("torch.relu(x)", "torch.sigmoid(x)"))
     assert traced == {"Net", "Block"} and not kept
 
@@ -213,7 +218,7 @@ REGISTRY = textwrap.dedent("""
 
 
 async def test_a_global_a_parent_fills_at_build_and_the_child_reads_retraces_the_child(client, tmp_path):
-    traced, kept = await retrace(client, tmp_path, REGISTRY, REGISTRY.replace("Parent(2.0)", "Parent(3.0)"))
+    traced, _kept = await retrace(client, tmp_path, REGISTRY, REGISTRY.replace("Parent(2.0)", "Parent(3.0)"))
     assert traced == {"Parent", "Child"}
 
 

@@ -1,12 +1,12 @@
 """The worker counts lines as the editor does (fxlens.lines): files with old Mac line endings, form-feed
 page breaks and strings holding U+2028 / U+0085 get their report, their directives are found, and every
 node's span points at the characters that made it."""
+
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-
 from fxlens import lines
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
@@ -62,7 +62,7 @@ def reports(tmp_path_factory):
 
 def _segment(text: str, node) -> str:
     line = lines.split(text)[node.line - 1]
-    return line.encode()[node.col:node.end_col].decode()
+    return line.encode()[node.col : node.end_col].decode()
 
 
 @pytest.mark.parametrize("name", list(TEXTS))
@@ -82,4 +82,6 @@ def test_every_node_span_points_at_the_code_that_made_it(reports, name):
     # export's stack traces carry lines, not columns: an aten node spans its statement
     aten = [n for n in widen.levels["aten"].nodes if n.op == "call_function"]
     assert {(n.line, _segment(TEXTS[name], n).split("  #")[0]) for n in aten} == {
-        (18, "y = self.fc(x)"), (19, "return torch.relu(y) * 2")}
+        (18, "y = self.fc(x)"),
+        (19, "return torch.relu(y) * 2"),
+    }

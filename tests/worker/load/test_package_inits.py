@@ -1,6 +1,7 @@
 """A package `__init__` that fails for its own reason (an optional dependency not installed) does not stop
 a file under it from loading: by path when the file imports nothing relatively, through an empty stand-in
 package when it does; the file's own failing import is still an error at its line."""
+
 from __future__ import annotations
 
 import importlib
@@ -11,12 +12,14 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from torch_reference import analyse
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "inits"
-FILES = {"encoder": ROOT / "shop" / "vision" / "encoder.py", "pooling": ROOT / "shop" / "text" / "pooling.py",
-         "broken": ROOT / "shop" / "text" / "broken.py"}
+FILES = {
+    "encoder": ROOT / "shop" / "vision" / "encoder.py",
+    "pooling": ROOT / "shop" / "text" / "pooling.py",
+    "broken": ROOT / "shop" / "text" / "broken.py",
+}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +42,10 @@ def test_a_file_with_relative_imports_loads_through_a_stand_in_package_and_says_
     [note] = _load_notes(report)
     assert note.severity == "information" and note.line == 1
     assert "`shop/__init__.py` failed to import (shop/__init__.py:2 → shop/predictor.py:1: " in note.message
-    assert "No module named 'fxlens_missing_vision_toolkit'" in note.message and "stood in an empty package" in note.message
+    assert (
+        "No module named 'fxlens_missing_vision_toolkit'" in note.message
+        and "stood in an empty package" in note.message
+    )
     # the nodes are torch's own for the same classes, imported past the same `__init__` by hand
     stand_in = types.ModuleType("shop")
     stand_in.__path__ = [str(ROOT / "shop")]
@@ -67,7 +73,9 @@ def test_a_file_with_no_relative_import_loads_by_path_and_says_so(reports):
 def test_the_files_own_failing_import_stays_an_error_at_its_line(reports):
     report = reports["broken"]
     errors = [d for d in _load_notes(report) if d.severity == "error"]
-    assert [(d.line, d.message) for d in errors] == [(4, "ModuleNotFoundError: No module named 'shop.text.tokenizer_missing'")]
+    assert [(d.line, d.message) for d in errors] == [
+        (4, "ModuleNotFoundError: No module named 'shop.text.tokenizer_missing'")
+    ]
     assert not report.classes
 
 
@@ -77,5 +85,6 @@ def test_a_failing_import_of_the_file_itself_names_the_chain_at_the_files_import
     [error] = [d for d in report.diagnostics if d.category == "load"]
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("import tools"))
     assert error.line == line and error.message == "ModuleNotFoundError: No module named 'fxlens_absent_toolkit'"
-    assert ("The import chain: uses_tools.py:5 → tools/__init__.py:1 → tools/helpers.py:1 → "
-            "`import fxlens_absent_toolkit`.") in error.explanation
+    assert (
+        "The import chain: uses_tools.py:5 → tools/__init__.py:1 → tools/helpers.py:1 → `import fxlens_absent_toolkit`."
+    ) in error.explanation

@@ -1,6 +1,7 @@
 """Files of real-looking repositories load the way Python imports them: package-relative and sibling
 imports resolve, the edited buffer (and every other open buffer) is the source of its module, and
 every node equals what raw torch makes of the same module imported normally."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import FileReport
 
@@ -47,8 +47,13 @@ async def client():
 def raw_torch(root: Path, module: str, paths: list[str], class_name: str) -> dict:
     """fx and aten nodes of raw torch, with the repository imported normally in a fresh interpreter."""
     request = {"paths": [str(root / p) for p in paths], "module": module, "class": class_name}
-    run = subprocess.run([sys.executable, "-I", str(RAW_TORCH), json.dumps(request)], capture_output=True,
-                         text=True, cwd=root, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-I", str(RAW_TORCH), json.dumps(request)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 
@@ -87,10 +92,16 @@ async def test_the_package_imports_the_edited_module_once_from_the_buffer(client
     registration; the buffer's edit (not the disk) is what the package and fxlens both see."""
     disk = copy_repository("model_zoo", tmp_path / "disk")
     path = disk / "zoo" / "resnet.py"
-    edited = path.read_text().replace("x = torch.flatten(x, 1)", "x = torch.flatten(x, 1).tanh()").replace(
-        "# fxlens: ResNet(", "# fxlens: (ResNet if zoo.get_model('resnet_tiny').__class__ is ResNet else None)(")
-    edited = edited.replace("from ._registry import register_model",
-                            "import zoo\nfrom ._registry import register_model")
+    edited = (
+        path.read_text()
+        .replace("x = torch.flatten(x, 1)", "x = torch.flatten(x, 1).tanh()")
+        .replace(
+            "# fxlens: ResNet(", "# fxlens: (ResNet if zoo.get_model('resnet_tiny').__class__ is ResNet else None)("
+        )
+    )
+    edited = edited.replace(
+        "from ._registry import register_model", "import zoo\nfrom ._registry import register_model"
+    )
     report = await client.analyse(str(path), edited, TraceOptions(), roots=[str(disk)])
     assert load_errors(report) == []
     saved = copy_repository("model_zoo", tmp_path / "saved")
@@ -121,8 +132,9 @@ async def test_an_unsaved_buffer_of_an_imported_module_shows_in_the_graph(client
     parts = disk / "seg" / "unet" / "blocks.py"
     edited = parts.read_text().replace("        return self.body(x)", "        return self.body(x) * 0.5")
     model = disk / "seg" / "unet" / "model.py"
-    report = await client.analyse(str(model), model.read_text(), TraceOptions(), roots=[str(disk)],
-                                  buffers={str(parts): edited})
+    report = await client.analyse(
+        str(model), model.read_text(), TraceOptions(), roots=[str(disk)], buffers={str(parts): edited}
+    )
     assert load_errors(report) == []
     saved = copy_repository("segmentation", tmp_path / "saved")
     (saved / "seg" / "unet" / "blocks.py").write_text(edited)
@@ -162,9 +174,11 @@ async def test_a_file_of_an_installed_package_traces_in_place(client):
 
     path = llama.__file__
     text = Path(path).read_text()
-    directive = ("# fxlens: LlamaForCausalLM(LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, "
-                 "num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64))"
-                 "(torch.zeros(2, 8, dtype=torch.long){})\n")
+    directive = (
+        "# fxlens: LlamaForCausalLM(LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, "
+        "num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64))"
+        "(torch.zeros(2, 8, dtype=torch.long){})\n"
+    )
     at = text.index("class LlamaForCausalLM")
     at = text.rindex("\n\n", 0, at) + 2  # above its decorators
     report = await client.analyse(path, text[:at] + directive.format(", use_cache=False") + text[at:], TraceOptions())
@@ -173,8 +187,9 @@ async def test_a_file_of_an_installed_package_traces_in_place(client):
     assert causal.build.how == "directive" and causal.levels["aten"].ok
     for cls in report.classes:  # every class: a graph, or a failure that says what to do
         for level, result in cls.levels.items():
-            assert result.ok or all(d.category not in ("trace", "load") and d.fix for d in result.diagnostics
-                                    if d.severity == "error"), (cls.name, level, result.diagnostics)
+            assert result.ok or all(
+                d.category not in ("trace", "load") and d.fix for d in result.diagnostics if d.severity == "error"
+            ), (cls.name, level, result.diagnostics)
     for name in ("LlamaRMSNorm", "LlamaMLP", "LlamaDecoderLayer", "LlamaModel"):
         cls = report.find_class(name)  # the instances the directive's model built, with the inputs they got
         assert cls.built_by in ("LlamaForCausalLM", "LlamaModel") and cls.levels["aten"].ok, name
@@ -186,8 +201,9 @@ async def test_a_file_of_an_installed_package_traces_in_place(client):
 
 def fxlens(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    return subprocess.run([sys.executable, "-m", "fxlens", *args], capture_output=True, text=True, cwd=cwd,
-                          env=environment, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "fxlens", *args], capture_output=True, text=True, cwd=cwd, env=environment, timeout=300
+    )
 
 
 def test_the_cli_imports_from_the_current_directory_and_its_src():
@@ -210,8 +226,9 @@ async def test_an_imported_buffer_that_does_not_parse_fails_the_import_line_not_
     parts = disk / "seg" / "unet" / "blocks.py"
     model = disk / "seg" / "unet" / "model.py"
     half_typed = parts.read_text().replace("        return self.body(x)", "        return self.body(x")
-    report = await client.analyse(str(model), model.read_text(), TraceOptions(), roots=[str(disk)],
-                                  buffers={str(parts): half_typed})
+    report = await client.analyse(
+        str(model), model.read_text(), TraceOptions(), roots=[str(disk)], buffers={str(parts): half_typed}
+    )
     (error,) = report.diagnostics
     assert (error.category, error.line) == ("load", 6)  # `from .blocks import Contract, ConvStage, Expand`
     assert error.message.startswith(f"ImportError: {parts}:") and "SyntaxError" in error.message
@@ -224,12 +241,14 @@ async def test_a_buffer_reached_through_an_import_of_an_import_counts_too(client
     utils = disk / "seg" / "utils.py"
     model = disk / "seg" / "unet" / "model.py"
     options, roots = TraceOptions(levels=("fx",)), [str(disk)]
-    first = await client.analyse(str(model), model.read_text(), options, roots=roots,
-                                 buffers={str(utils): utils.read_text()})
+    first = await client.analyse(
+        str(model), model.read_text(), options, roots=roots, buffers={str(utils): utils.read_text()}
+    )
     known = {"UNet": first.find_class("UNet").fingerprint}
     negated = utils.read_text().replace("    return F.pad(x, [", "    return -F.pad(x, [")
-    edited = await client.analyse(str(model), model.read_text(), options, known=known, roots=roots,
-                                  buffers={str(utils): negated})
+    edited = await client.analyse(
+        str(model), model.read_text(), options, known=known, roots=roots, buffers={str(utils): negated}
+    )
     assert edited.unchanged == []
     assert [n.target for n in edited.find_class("UNet").levels["fx"].nodes].count("operator.neg") == 3
 
@@ -240,10 +259,12 @@ async def test_a_buffer_the_class_does_not_reach_leaves_its_trace_standing(clien
     disk = copy_repository("model_zoo", tmp_path)
     mlp, resnet = disk / "zoo" / "mlp.py", disk / "zoo" / "resnet.py"
     options, roots = TraceOptions(levels=("fx",)), [str(disk)]
-    first = await client.analyse(str(resnet), resnet.read_text(), options, roots=roots,
-                                 buffers={str(mlp): mlp.read_text()})
+    first = await client.analyse(
+        str(resnet), resnet.read_text(), options, roots=roots, buffers={str(mlp): mlp.read_text()}
+    )
     known = {c.name: c.fingerprint for c in first.classes}
     edited = mlp.read_text().replace("nn.ReLU(inplace=True)", "nn.GELU()")
-    again = await client.analyse(str(resnet), resnet.read_text(), options, known=known, roots=roots,
-                                 buffers={str(mlp): edited})
+    again = await client.analyse(
+        str(resnet), resnet.read_text(), options, known=known, roots=roots, buffers={str(mlp): edited}
+    )
     assert sorted(again.unchanged) == ["BasicBlock", "ResNet"]

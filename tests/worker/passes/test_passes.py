@@ -1,5 +1,6 @@
 """Graph passes through the worker, as `fxlens pass` and the editor run them: the diff, the proof, and
 the diagnostics a buggy pass gets in its own file; checked against the same pass written with torch."""
+
 from __future__ import annotations
 
 import asyncio
@@ -13,11 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 import torch.fx as fx
-from torch import nn
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.messages import PassRequest
 from fxlens.pass_catalog import user_passes
+from torch import nn
 
 ROOT = Path(__file__).resolve().parents[3]
 PASSES = ROOT / "tests" / "fixtures" / "passes"
@@ -46,14 +46,18 @@ RUNS = {
 @pytest.fixture(scope="module")
 def results() -> dict:
     """Every run above, through one worker (each in its own trace child, as the editor runs them)."""
+
     async def run_all() -> dict:
         client = WorkerClient(sys.executable)
         await client.start()
         try:
             found = {}
             for key, (model, cls, name, pass_file) in RUNS.items():
-                request = (PassRequest(name, "builtin") if pass_file is None else
-                           PassRequest(name, "user", str(pass_file), pass_file.read_text()))
+                request = (
+                    PassRequest(name, "builtin")
+                    if pass_file is None
+                    else PassRequest(name, "user", str(pass_file), pass_file.read_text())
+                )
                 _, found[key] = await client.run_pass(str(model), model.read_text(), TraceOptions(), cls, request)
             return found
         finally:
@@ -190,8 +194,9 @@ def test_a_node_inserted_after_another_takes_over_its_users_not_its_place(result
 
 def fxlens(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    return subprocess.run([sys.executable, "-m", "fxlens", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "fxlens", *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
+    )
 
 
 def test_cli_json_and_exit_status():

@@ -1,12 +1,14 @@
 """What the worker relays of a trace child's channel: the child's events as it wrote them, with their job's
 id, and nothing user code writes there that the server could mistake for one."""
+
 from __future__ import annotations
 
 import asyncio
 import json
 
 from fxlens.engine.worker_client import WorkerClient
-from fxlens.messages import child_event as _child_event, to_wire, with_job_id
+from fxlens.messages import child_event as _child_event
+from fxlens.messages import to_wire, with_job_id
 from fxlens.report import ClassReport, FileReport, LevelResult, to_json
 
 CLASS = {"event": "class", "class": to_json(ClassReport("Block", 3, 9, levels={"fx": LevelResult("fx", True)}))}
@@ -17,8 +19,11 @@ def _line(event: dict) -> bytes:
 
 
 def test_a_relayed_event_is_the_childs_with_its_job_id():
-    for event in (CLASS, {"event": "stage", "levels": ["fx", "aten"]},
-                  {"event": "done", "report": to_json(FileReport("/p/m.py")), "costs": True}):
+    for event in (
+        CLASS,
+        {"event": "stage", "levels": ["fx", "aten"]},
+        {"event": "done", "report": to_json(FileReport("/p/m.py")), "costs": True},
+    ):
         line = _line(event)
         assert to_wire(_child_event(line)) == event
         assert json.loads(with_job_id(7, line)) == {"id": 7, **event}

@@ -1,5 +1,6 @@
 """Where a trace child is (process/child_location.py): the line of the user's file it runs, kept in memory
 shared with the worker, so that a hang or a timeout is named at its line."""
+
 from __future__ import annotations
 
 import os
@@ -51,7 +52,12 @@ print(*location.read()[:2])
 
 def test_the_child_location_keeps_the_line_that_raised_while_fxlens_handles_the_error_and_after():
     # the sampling thread never stops: it runs in a process of its own
-    done = subprocess.run([sys.executable, "-c", _LOCATION_WHILE_HANDLING], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(SERVER)})
+    done = subprocess.run(
+        [sys.executable, "-c", _LOCATION_WHILE_HANDLING],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(SERVER)},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:3] == ["Deep 3 raised", "Deep 3 after", "Next 0"], done.stdout

@@ -1,10 +1,10 @@
 """with_room (worker/process/frame_room.py): the trace child's call of the analysis, from a frame that reserves
 room on CPython's frame stack, must behave as the plain call: the same value, the same exception, and the
 user's recursion reaching one frame less deep (the one frame it adds), not less."""
+
 from __future__ import annotations
 
 import pytest
-
 from fxlens.worker.process.frame_room import with_room
 
 

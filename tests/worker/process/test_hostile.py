@@ -4,6 +4,7 @@ Every case checks four things: a clear diagnostic at the right line (timeout / c
 memory / ...), the worker still answers, the next good text for the same path traces correctly,
 and no process the trace started is left (see hostile_support for how they are found).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-
 from fxlens.report import FileReport
 from hostile_support import TrackedWorker, assert_good_report, fixture_text, hostile_line, wait_for_file
 
@@ -76,21 +76,25 @@ async def test_top_level_loop_is_not_run_in_safe_mode(worker, tmp_path):
 
 
 async def test_top_level_loop_times_out_at_its_line_in_full_mode(worker, tmp_path):
-    report, line, path, pid = await run_case(worker, tmp_path, "loop_toplevel.py", timeout=HANG_TIMEOUT,
-                                             execution="full")
+    report, line, path, pid = await run_case(
+        worker, tmp_path, "loop_toplevel.py", timeout=HANG_TIMEOUT, execution="full"
+    )
     error = only_error(report)
     assert (error.category, error.line) == ("timeout", line), error
     await expect_recovery(worker, path, pid)
 
 
-@pytest.mark.parametrize("name, category, words", [
-    ("segfault.py", "crash", "segmentation fault (SIGSEGV)"),
-    ("os_exit.py", "exit", "exit status 3"),
-    ("sys_exit.py", "exit", "sys.exit()"),
-    ("raise_systemexit.py", "exit", "SystemExit: 2"),
-    ("keyboard_interrupt.py", "interrupt", "KeyboardInterrupt"),
-    ("self_kill.py", "exit", "killed its own process with SIGKILL"),
-])
+@pytest.mark.parametrize(
+    "name, category, words",
+    [
+        ("segfault.py", "crash", "segmentation fault (SIGSEGV)"),
+        ("os_exit.py", "exit", "exit status 3"),
+        ("sys_exit.py", "exit", "sys.exit()"),
+        ("raise_systemexit.py", "exit", "SystemExit: 2"),
+        ("keyboard_interrupt.py", "interrupt", "KeyboardInterrupt"),
+        ("self_kill.py", "exit", "killed its own process with SIGKILL"),
+    ],
+)
 async def test_crash_or_exit_is_named_at_its_line(worker, tmp_path, name, category, words):
     report, line, path, pid = await run_case(worker, tmp_path, name)
     error = only_error(report)
@@ -106,8 +110,11 @@ async def test_output_floods_do_not_touch_the_report(worker, tmp_path):
     noisy = report.find_class("Noisy")
     fx = noisy.levels["fx"]
     assert [(n.op, n.target, n.shape) for n in fx.nodes] == [
-        ("placeholder", "x", [2, 4]), ("call_module", "fc", [2, 3]),
-        ("call_function", "torch.relu", [2, 3]), ("output", "output", [2, 3])]
+        ("placeholder", "x", [2, 4]),
+        ("call_module", "fc", [2, 3]),
+        ("call_function", "torch.relu", [2, 3]),
+        ("output", "output", [2, 3]),
+    ]
     assert noisy.levels["aten"].ok
     await expect_recovery(worker, path, pid)
 
@@ -202,8 +209,12 @@ def _big_file(classes: int, lines_per_class: int, statements: int) -> str:
     """Module classes padded with comments, as real files are (fewer nodes keep the test quick)."""
     out = ["import torch", "import torch.nn as nn", ""]
     for index in range(classes):
-        out += ["", f"# fxlens: Layer{index}()(torch.randn(2, 4))", f"class Layer{index}(nn.Module):",
-                "    def forward(self, x):"]
+        out += [
+            "",
+            f"# fxlens: Layer{index}()(torch.randn(2, 4))",
+            f"class Layer{index}(nn.Module):",
+            "    def forward(self, x):",
+        ]
         out += [f"        # step {k} of the computation" for k in range(lines_per_class - 5 - statements)]
         out += [f"        x = x + {k}" for k in range(statements)]
         out += ["        return x"]
@@ -269,8 +280,9 @@ async def test_execution_off_with_a_syntax_error_says_so(worker, tmp_path):
     assert (error.category, error.line) == ("syntax", hostile_line(fixture_text("syntax_error.py")))
 
 
-@pytest.mark.parametrize("timeout, memory_mb", [
-    (float("inf"), 10 ** 300), (float("nan"), -5), ("soon", "lots"), (None, None), (1e300, 0)])
+@pytest.mark.parametrize(
+    "timeout, memory_mb", [(float("inf"), 10**300), (float("nan"), -5), ("soon", "lots"), (None, None), (1e300, 0)]
+)
 async def test_nonsense_options_fall_back_to_defaults(worker, tmp_path, timeout, memory_mb):
     # the server validates settings too; the worker must not die of whatever still gets through
     path = tmp_path / "good.py"

@@ -1,14 +1,14 @@
 """Pure pieces of issue 17's hardening: the channel's limit, the quarantine of worker-killing files."""
+
 from __future__ import annotations
 
 import os
 
 import pytest
-
 from fxlens.engine.quarantine import Quarantine
 from fxlens.messages import ClassTraced, decode_event, to_wire
-from fxlens.worker.process.channel import Channel, EventTooLarge
 from fxlens.worker.failures.limits import MAX_EVENT_BYTES, bounded
+from fxlens.worker.process.channel import Channel, EventTooLarge
 from fxlens.worker.process.postmortem import read_dump, too_large
 
 
@@ -16,8 +16,14 @@ def test_an_event_over_the_limit_is_not_written_and_fails_its_own_class():
     read, write = os.pipe()
     try:
         channel = Channel(write, os.getpid(), read)
-        huge = ClassTraced({"name": "Huge", "line": 7, "end_line": 9,
-                            "levels": {"fx": {"level": "fx", "ok": True, "code": "x" * MAX_EVENT_BYTES}}})
+        huge = ClassTraced(
+            {
+                "name": "Huge",
+                "line": 7,
+                "end_line": 9,
+                "levels": {"fx": {"level": "fx", "ok": True, "code": "x" * MAX_EVENT_BYTES}},
+            }
+        )
         with pytest.raises(EventTooLarge) as raised:
             channel.send(to_wire(huge))
         smaller = too_large(huge, raised.value.size)
@@ -59,8 +65,10 @@ _RECURSING = "\n".join(["import torch", "", "", "", "", "", "def down(n):", "   
 
 def _dumped(tmp_path, frames):
     dump = tmp_path / "dump"
-    dump.write_text("Fatal Python error: Aborted\n\nCurrent thread 0x1 (most recent call first):\n"
-                    + "".join(f'  File "{path}", line {line} in {name}\n' for path, line, name in frames))
+    dump.write_text(
+        "Fatal Python error: Aborted\n\nCurrent thread 0x1 (most recent call first):\n"
+        + "".join(f'  File "{path}", line {line} in {name}\n' for path, line, name in frames)
+    )
     return os.open(dump, os.O_RDONLY)
 
 

@@ -3,11 +3,11 @@
 Each case: the diagnostic names the line that was running (or says in plain words what the code
 turned off), the same worker answers, the next good text traces right and nothing is left running.
 """
+
 from __future__ import annotations
 
 import pytest
 import pytest_asyncio
-
 from hostile_support import TrackedWorker, assert_good_report, fixture_text, hostile_line
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -66,13 +66,16 @@ async def test_patching_json_and_struct_does_not_silence_the_child(worker, tmp_p
     await recovered(worker, path, pid)
 
 
-@pytest.mark.parametrize("name, category, words", [
-    ("ignore_signals.py", "timeout", "still running"),
-    ("close_fds_hang.py", "timeout", "still running"),
-    ("file_limit.py", "timeout", "still running"),
-    ("own_handlers.py", "crash", "segmentation fault"),
-    ("cpu_limit.py", "exit", "CPU-time limit the code set on it (RLIMIT_CPU"),
-])
+@pytest.mark.parametrize(
+    "name, category, words",
+    [
+        ("ignore_signals.py", "timeout", "still running"),
+        ("close_fds_hang.py", "timeout", "still running"),
+        ("file_limit.py", "timeout", "still running"),
+        ("own_handlers.py", "crash", "segmentation fault"),
+        ("cpu_limit.py", "exit", "CPU-time limit the code set on it (RLIMIT_CPU"),
+    ],
+)
 async def test_the_line_is_named_whatever_the_code_did_to_its_process(worker, tmp_path, name, category, words):
     report, line, path, pid = await analyse(worker, tmp_path, name)
     (error,) = errors(report)
@@ -106,8 +109,9 @@ async def test_closing_every_descriptor_does_not_stop_the_report(worker, tmp_pat
     await recovered(worker, path, pid)
 
 
-@pytest.mark.parametrize("name, failing, category", [
-    ("hang_beside_good.py", "Spin", "timeout"), ("crash_beside_good.py", "Crash", "crash")])
+@pytest.mark.parametrize(
+    "name, failing, category", [("hang_beside_good.py", "Spin", "timeout"), ("crash_beside_good.py", "Crash", "crash")]
+)
 async def test_one_class_hanging_or_crashing_costs_only_that_class(worker, tmp_path, name, failing, category):
     report, line, path, pid = await analyse(worker, tmp_path, name)
     assert report.diagnostics == []  # nothing at the file level: the file was traced

@@ -1,5 +1,6 @@
 """A standby child warms up on the last export's graph: torch's FakeTensor cache then holds every kernel the next
 export of that class needs, and what fxlens reports does not change."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,14 +12,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch import nn
-from torch._subclasses.fake_tensor import FakeTensorMode
-
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.messages import child_event
-from fxlens.worker.process import warm as process
 from fxlens.worker.levels.aten import export_example
+from fxlens.worker.process import warm as process
 from fxlens.worker.process.warm_up import _program, recipe, warm_up
+from torch import nn
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY_GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
@@ -56,7 +56,7 @@ MODELS = {"mixed": lambda: (_on_meta(Mixed), (torch.randn(4, 8, device="meta"),)
 
 
 def _no_request() -> int:
-    read_fd, write_fd = os.pipe()
+    read_fd, _write_fd = os.pipe()
     return read_fd  # (the write end stays open: nothing is ever waiting on it)
 
 
@@ -98,26 +98,52 @@ def test_a_model_with_a_higher_order_op_gives_no_recipe():
             with torch.no_grad():
                 y = x * 2
             return y + x
+
     assert recipe(_export(NoGradInside(), (torch.randn(2, 4, device="meta"),)), 0.1) is None
 
 
 def test_a_broken_recipe_warms_nothing_and_raises_nothing():
-    broken = [{"placeholders": [], "nodes": [{"name": "y", "target": "no_such_op.default", "args": [], "kwargs": {}}],
-               "seconds": 0.0},
-              {"placeholders": [{"name": "x", "kind": "USER_INPUT", "shape": [2], "stride": [1], "dtype": "nope",
-                                 "requires_grad": False}], "nodes": [], "seconds": 0.0}]
+    broken = [
+        {
+            "placeholders": [],
+            "nodes": [{"name": "y", "target": "no_such_op.default", "args": [], "kwargs": {}}],
+            "seconds": 0.0,
+        },
+        {
+            "placeholders": [
+                {
+                    "name": "x",
+                    "kind": "USER_INPUT",
+                    "shape": [2],
+                    "stride": [1],
+                    "dtype": "nope",
+                    "requires_grad": False,
+                }
+            ],
+            "nodes": [],
+            "seconds": 0.0,
+        },
+    ]
     assert warm_up(broken, _no_request()) == 0
 
 
 def test_a_recipe_too_big_to_be_worth_it_is_not_exported():
     from fxlens.worker.process.warm_up import MAX_NODES
-    chain = [{"name": f"relu_{i}", "target": "relu.default", "args": [{"node": f"relu_{i - 1}" if i else "x"}],
-              "kwargs": {}} for i in range(MAX_NODES)]
+
+    chain = [
+        {"name": f"relu_{i}", "target": "relu.default", "args": [{"node": f"relu_{i - 1}" if i else "x"}], "kwargs": {}}
+        for i in range(MAX_NODES)
+    ]
     x = {"name": "x", "kind": "USER_INPUT", "shape": [2], "stride": [1], "dtype": "float32", "requires_grad": False}
     output = {"name": "output", "target": "output", "args": [{"node": chain[-1]["name"]}], "kwargs": {}}
     assert warm_up([{"placeholders": [x], "nodes": [*chain, output], "seconds": 0.0}], _no_request()) == 0
-    assert warm_up([{"placeholders": [x], "nodes": [*chain[:10], {**output, "args": [{"node": "relu_9"}]}],
-                      "seconds": 0.0}], _no_request()) == 1
+    assert (
+        warm_up(
+            [{"placeholders": [x], "nodes": [*chain[:10], {**output, "args": [{"node": "relu_9"}]}], "seconds": 0.0}],
+            _no_request(),
+        )
+        == 1
+    )
 
 
 def test_a_waiting_request_stops_the_warm_up():
@@ -135,11 +161,14 @@ def test_the_worker_keeps_the_first_recipes_that_fit_in_the_warm_up_time():
     assert len(process._worth_warming_up([{"seconds": 0.0}] * 100)) == process.MAX_RECIPES
 
 
-@pytest.mark.parametrize("event", [
-    b'{"event": "warm-up-recipe", "recipe": 1}',
-    b'{"event": "warm-up-recipe", "recipe": {"placeholders": [], "nodes": "x", "seconds": 0}}',
-    b'{"event": "warm-up-recipe"}',
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        b'{"event": "warm-up-recipe", "recipe": 1}',
+        b'{"event": "warm-up-recipe", "recipe": {"placeholders": [], "nodes": "x", "seconds": 0}}',
+        b'{"event": "warm-up-recipe"}',
+    ],
+)
 def test_the_worker_ignores_a_malformed_recipe(event):
     assert child_event(event) is None
 
@@ -155,8 +184,12 @@ async def test_a_warmed_up_trace_reports_what_a_fresh_one_does(tmp_path):
         await worker.stop()
 
     def levels(report):
-        return {(c.name, level.level): [(n.name, n.target, n.shape, n.dtype, n.line, n.users) for n in level.nodes]
-                for c in report.classes for level in c.levels.values()}
+        return {
+            (c.name, level.level): [(n.name, n.target, n.shape, n.dtype, n.line, n.users) for n in level.nodes]
+            for c in report.classes
+            for level in c.levels.values()
+        }
+
     assert levels(fresh) == levels(warmed_up)
     assert len(levels(fresh)) == 2 * 5 and all(levels(fresh).values())  # every class, fx and aten
 
@@ -166,15 +199,17 @@ def test_the_probe_traces_every_level_of_both_its_classes_and_leaves_nothing_beh
     from fxlens.worker.analysis.analyse import Analysis
     from fxlens.worker.process.warm_up import PROBE, PROBE_PATH, _trace_probe
 
-
     path, modules = list(sys.path), set(sys.modules)
     _trace_probe()
     assert sys.path == path and set(sys.modules) == modules and PROBE_PATH not in linecache.cache
 
     events: list = []
     Analysis(TraceRequest(PROBE_PATH, text=PROBE, levels=["fx", "aten"])).run(events.append)
-    levels = {(c.name, name): level.ok for c in (e.read() for e in events if isinstance(e, ClassTraced))
-              for name, level in c.levels.items()}
+    levels = {
+        (c.name, name): level.ok
+        for c in (e.read() for e in events if isinstance(e, ClassTraced))
+        for name, level in c.levels.items()
+    }
     assert levels == {(c, level): True for c in ("Probe", "ProbeBlock") for level in ("fx", "aten")}
 
 

@@ -3,6 +3,7 @@
 Restarting a dead worker is the server's job; here the client must fail the pending request with a
 clear WorkerUnavailable, and leave nothing running.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -14,11 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fxlens.engine.worker_client import WorkerUnavailable
 from hostile_support import TrackedWorker, wait_until_gone
 
-STARTED_THEN_HANGS = '''import time
+STARTED_THEN_HANGS = """import time
 import torch.nn as nn
 
 
@@ -30,7 +30,7 @@ class Slow(nn.Module):
 
     def forward(self, x):
         return x
-'''
+"""
 
 
 def _wait_for_file(path: Path, within: float = 30.0) -> None:
@@ -106,8 +106,10 @@ async def test_a_failing_class_callback_fails_only_its_request(tmp_path):
     await client.start()
     try:
         model = tmp_path / "m.py"
-        model.write_text("import torch\n\n# fxlens: M()(torch.randn(2, 3))\nclass M(torch.nn.Module):\n"
-                         "    def forward(self, x):\n        return x * 2\n")
+        model.write_text(
+            "import torch\n\n# fxlens: M()(torch.randn(2, 3))\nclass M(torch.nn.Module):\n"
+            "    def forward(self, x):\n        return x * 2\n"
+        )
 
         def broken(report):
             raise RuntimeError("callback bug")

@@ -7,13 +7,15 @@ are the deeper levels asked for traced, class after class, each reusing what its
 built (levels.table.ClassContext: the instance, the exported program). A deeper level therefore never delays
 another class's fx or aten result.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Any
 
 import torch
 from torch import nn
@@ -23,24 +25,22 @@ from fxlens import messages
 from fxlens.outline import outline
 from fxlens.pass_report import pass_to_json
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
-from fxlens.worker.construction import build as building
-from fxlens.worker.construction import default_device
-from fxlens.worker.construction import package_calls
-from fxlens.worker.load import loader
-from fxlens.worker.construction.children import builders_of
-from fxlens.worker.levels.cost import class_cost
-from fxlens.worker.construction.notes import class_notes
-from fxlens.worker.load.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
-from fxlens.worker.failures.classify import classify, whole_line
-from fxlens.worker.load.fingerprint import CodeIndex, Subject, fingerprint, index_code
-from fxlens.worker.construction import reproduce
-from fxlens.worker.construction.classes import Building
-from fxlens.worker.load.package_init import stand_in_diagnostic
 from fxlens.worker.analysis.bounds import bound_diagnostic, bound_level
+from fxlens.worker.construction import build as building
+from fxlens.worker.construction import default_device, package_calls, reproduce
+from fxlens.worker.construction.children import builders_of
+from fxlens.worker.construction.classes import Building
+from fxlens.worker.construction.notes import class_notes
+from fxlens.worker.failures.classify import classify, whole_line
+from fxlens.worker.levels.cost import class_cost
 from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.table import TABLE, ClassContext, asked, split
-from fxlens.worker.load.skipped_names import explain_skipped
 from fxlens.worker.levels.values import dtype_name, free_sizes
+from fxlens.worker.load import loader
+from fxlens.worker.load.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
+from fxlens.worker.load.fingerprint import CodeIndex, Subject, fingerprint, index_code
+from fxlens.worker.load.package_init import stand_in_diagnostic
+from fxlens.worker.load.skipped_names import explain_skipped
 
 Emit = Callable[[messages.Event], None]
 
@@ -73,7 +73,7 @@ class Analysis(Building):
         # cost is counted again even when they are not traced
         self.without_cost = set(request.without_cost)
         # what `emit_costs` counts after `done`: (class, fingerprint, example, its backward level)
-        self.costs_due: list[tuple[str, Optional[str], Any, Optional[LevelResult]]] = []
+        self.costs_due: list[tuple[str, str | None, Any, LevelResult | None]] = []
         self.execution = request.execution
         self.only = set(request.classes) if request.classes else None
         self.first = request.first
@@ -91,7 +91,7 @@ class Analysis(Building):
         self.at_class: Callable[[str], None] = lambda name: None
         # what the caller keeps of every program the levels export, emitted as `warm-up-recipe` events (the
         # trace child keeps warm-up recipes for the next child); None: nothing is kept
-        self.describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
+        self.describe_program: Callable[[Any, float], dict | None] | None = None
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -116,24 +116,47 @@ class Analysis(Building):
         except SyntaxError as error:
             line = error.lineno or 1
             col = max((error.offset or 1) - 1, 0)
-            self.report.diagnostics.append(Diagnostic(line, col, line, col + 1, "error", "syntax",
-                                                      f"SyntaxError: {error.msg}",
-                                                      "The file does not parse; fxlens keeps the last good result."))
+            self.report.diagnostics.append(
+                Diagnostic(
+                    line,
+                    col,
+                    line,
+                    col + 1,
+                    "error",
+                    "syntax",
+                    f"SyntaxError: {error.msg}",
+                    "The file does not parse; fxlens keeps the last good result.",
+                )
+            )
             return self.report
         except BaseException as error:  # noqa: BLE001  anything the user's top level raises
-            self.report.diagnostics.append(bound_diagnostic(classify(error, self.path, self.lines, "load", None,
-                                                                     whole_line(1, self.lines), self.surface)))
+            self.report.diagnostics.append(
+                bound_diagnostic(
+                    classify(error, self.path, self.lines, "load", None, whole_line(1, self.lines), self.surface)
+                )
+            )
             return self.report
         self.report.diagnostics += [stand_in_diagnostic(s, loaded.tree, self.lines) for s in loaded.stand_ins]
         self.functions = qualnames_by_line(loaded.tree)
         self.skipped = loaded.skipped
         for skipped in loaded.skipped:
             span = whole_line(skipped.line, self.lines)
-            self.report.diagnostics.append(Diagnostic(
-                span.line, span.col, span.line, span.end_col, "hint", "not-executed",
-                f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)"))
-        sources = [s for s in the_ones_that_ran(classes_in(loaded.tree, self.text), self.namespace)
-                   if self._is_module(loaded.module, s)]
+            self.report.diagnostics.append(
+                Diagnostic(
+                    span.line,
+                    span.col,
+                    span.line,
+                    span.end_col,
+                    "hint",
+                    "not-executed",
+                    f"fxlens did not run {skipped.what} (execution policy `{self.execution}`)",
+                )
+            )
+        sources = [
+            s
+            for s in the_ones_that_ran(classes_in(loaded.tree, self.text), self.namespace)
+            if self._is_module(loaded.module, s)
+        ]
         self.report.module_classes = [s.name for s in sources]
         if self.only is not None:
             # what the wanted classes need: themselves and the classes that can build them as children
@@ -146,8 +169,11 @@ class Analysis(Building):
             return self.report
         wanted = [s for s in sources if self.only is None or s.name in self.only]
         # all before any trace: a forward may change a global another class's fingerprint reads
-        fingerprints = {s.name: self._at(s.name, self._fingerprint, s, examples[s.name]) for s in wanted
-                        if isinstance(examples.get(s.name), building.Example)}
+        fingerprints = {
+            s.name: self._at(s.name, self._fingerprint, s, examples[s.name])
+            for s in wanted
+            if isinstance(examples.get(s.name), building.Example)
+        }
         started: list[Started] = []
         for source in sorted(wanted, key=lambda s: s.name != self.first):
             current = fingerprints.get(source.name)
@@ -155,8 +181,9 @@ class Analysis(Building):
                 self._emit_failed(source, emit)
             elif current is not None and self.known.get(source.name) == current:
                 self.report.unchanged.append(source.name)
-            elif (one := self._at(source.name, self._trace_class, source, examples.get(source.name), current,
-                                    emit)) is not None:
+            elif (
+                one := self._at(source.name, self._trace_class, source, examples.get(source.name), current, emit)
+            ) is not None:
                 started.append(one)
         for recipe in (r for s in started for r in s.context.programs if r):  # only the next trace child needs these
             emit(messages.WarmUpRecipe(recipe))
@@ -168,10 +195,14 @@ class Analysis(Building):
         for one in started:
             one.context.close()
         if self.cost:  # counted after `done` (emit_costs): FLOPs run forward and backward once more
-            self.costs_due = [(one.source.name, one.report.fingerprint, one.example, one.results.get("backward"))
-                              for one in started]
-            self.costs_due += [(name, fingerprints.get(name), examples[name], None) for name in self.report.unchanged
-                               if name in self.without_cost and isinstance(examples.get(name), building.Example)]
+            self.costs_due = [
+                (one.source.name, one.report.fingerprint, one.example, one.results.get("backward")) for one in started
+            ]
+            self.costs_due += [
+                (name, fingerprints.get(name), examples[name], None)
+                for name in self.report.unchanged
+                if name in self.without_cost and isinstance(examples.get(name), building.Example)
+            ]
         return self.report
 
     def emit_costs(self, emit: Emit) -> None:
@@ -182,8 +213,9 @@ class Analysis(Building):
             emit(messages.ClassCost(name, to_json(cost), hashed))
         self.costs_due = []
 
-    def _run_pass(self, asked: messages.PassRequest, sources: list[ClassSource], examples: dict[str, Any],
-                  emit: Emit) -> None:
+    def _run_pass(
+        self, asked: messages.PassRequest, sources: list[ClassSource], examples: dict[str, Any], emit: Emit
+    ) -> None:
         from fxlens.worker.passes import runner  # torch.ao is imported only when a pass runs
 
         source = next((s for s in sources if self.only is None or s.name in self.only), None)
@@ -191,8 +223,15 @@ class Analysis(Building):
             return  # no such Module class: the file report's module_classes say which there are
         # a built-in pass names no file: it is the model's
         request = replace(asked, path=asked.path or self.path, text=self.text if asked.text is None else asked.text)
-        target = runner.Target(examples.get(source.name), source.name, self.path, self.lines,
-                               whole_line(source.line, self.lines), self.namespace, self.execution)
+        target = runner.Target(
+            examples.get(source.name),
+            source.name,
+            self.path,
+            self.lines,
+            whole_line(source.line, self.lines),
+            self.namespace,
+            self.execution,
+        )
         emit(messages.PassDone(pass_to_json(runner.run(request, target))))
 
     def _at(self, name: str, step: Callable[..., Any], *args: Any) -> Any:
@@ -210,7 +249,11 @@ class Analysis(Building):
         if diagnostic.line == 0:  # where in the class is unknown: the class line
             span = whole_line(source.line, self.lines)
             diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
-                span.line, span.col, span.end_line, span.end_col)
+                span.line,
+                span.col,
+                span.end_line,
+                span.end_col,
+            )
         report = ClassReport(source.name, source.line, source.end_line)
         for level in self.levels:
             report.levels[level] = LevelResult(level, False, note=f"not traced: {diagnostic.message}")
@@ -224,9 +267,18 @@ class Analysis(Building):
         except SyntaxError as error:
             line = min(max(error.lineno or 1, 1), max(len(self.lines), 1))
             col = max((error.offset or 1) - 1, 0)
-            self.report.diagnostics.append(Diagnostic(line, col, line, col + 1, "error", "syntax",
-                                                      f"SyntaxError: {error.msg}",
-                                                      "The file does not parse; fxlens keeps the last good result."))
+            self.report.diagnostics.append(
+                Diagnostic(
+                    line,
+                    col,
+                    line,
+                    col + 1,
+                    "error",
+                    "syntax",
+                    f"SyntaxError: {error.msg}",
+                    "The file does not parse; fxlens keeps the last good result.",
+                )
+            )
             return self.report
         modules = loader.module_like_classes(tree)
         for source in classes_in(tree, self.text):
@@ -236,32 +288,55 @@ class Analysis(Building):
             for level in self.levels:
                 report.levels[level] = LevelResult(level, False, note="execution is off: no code ran")
             span = whole_line(source.line, self.lines)
-            report.levels[self.levels[0]].diagnostics.append(Diagnostic(
-                span.line, span.col, span.end_line, span.end_col, "information", "execution-off",
-                "fxlens.execution is `off` (e.g. an untrusted workspace): no code of this file ran, so "
-                "there is no graph", fix="Trust the workspace or set fxlens.execution to `safe`.",
-                level=self.levels[0], class_name=source.name))
+            report.levels[self.levels[0]].diagnostics.append(
+                Diagnostic(
+                    span.line,
+                    span.col,
+                    span.end_line,
+                    span.end_col,
+                    "information",
+                    "execution-off",
+                    "fxlens.execution is `off` (e.g. an untrusted workspace): no code of this file ran, so "
+                    "there is no graph",
+                    fix="Trust the workspace or set fxlens.execution to `safe`.",
+                    level=self.levels[0],
+                    class_name=source.name,
+                )
+            )
             emit(messages.ClassTraced.of(report))
         return self.report
 
-    def _fingerprint(self, source: ClassSource, example: building.Example) -> Optional[str]:
+    def _fingerprint(self, source: ClassSource, example: building.Example) -> str | None:
         inputs = (example.inputs, example.kwargs) if example.inputs is not None else None
         subject = Subject(source.name, example.instance, inputs, example.dims, example.build, example.parent)
         return fingerprint(subject, self.code, self.namespace, self.path)
 
-    def _trace_class(self, source: ClassSource, example: Any, hashed: Optional[str], emit: Emit) -> Optional["Started"]:
+    def _trace_class(self, source: ClassSource, example: Any, hashed: str | None, emit: Emit) -> Started | None:
         """Trace one class's cheap levels, emitting its report a level at a time (each event carries the
         levels done since the last); what its deeper levels need, None when there is nothing to trace."""
         report = ClassReport(source.name, source.line, source.end_line)
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
             # a Diagnostic, a failing directive's [error, note at the directive], or why it cannot be built
-            diagnostics = example if isinstance(example, list) else [
-                example if isinstance(example, Diagnostic) else Diagnostic(
-                class_span.line, class_span.col, class_span.end_line, class_span.end_col, "error",
-                "construction", f"fxlens cannot build {source.name}: {example}",
-                "Without an instance there is nothing to trace.",
-                f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.")]
+            diagnostics = (
+                example
+                if isinstance(example, list)
+                else [
+                    example
+                    if isinstance(example, Diagnostic)
+                    else Diagnostic(
+                        class_span.line,
+                        class_span.col,
+                        class_span.end_line,
+                        class_span.end_col,
+                        "error",
+                        "construction",
+                        f"fxlens cannot build {source.name}: {example}",
+                        "Without an instance there is nothing to trace.",
+                        f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.",
+                    )
+                ]
+            )
             for diagnostic in diagnostics:
                 diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
                 explain_skipped(diagnostic, self.skipped, self.execution)
@@ -276,19 +351,21 @@ class Analysis(Building):
         report.built_by = example.parent
         report.directive_line = source.directive_line
         if example.inputs is not None:
-            report.build.inputs = building.input_specs(example.instance, example.inputs, example.dims, example.kwargs,
-                                                       example.reasons)
+            report.build.inputs = building.input_specs(
+                example.instance, example.inputs, example.dims, example.kwargs, example.reasons
+            )
             if example.dims:
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
         report.members = self._members(source, example.instance)
-        context = ClassContext(tuple(self.levels), self.describe_program, deadline=self.deadline, names=self.names,
-                               syntax=self.syntax)
+        context = ClassContext(
+            tuple(self.levels), self.describe_program, deadline=self.deadline, names=self.names, syntax=self.syntax
+        )
         started = Started(source, example, report, class_span, context)
         self._trace_levels(started, self.cheap, emit)
         return started
 
-    def _trace_levels(self, started: "Started", levels: tuple[str, ...], emit: Emit) -> None:
+    def _trace_levels(self, started: Started, levels: tuple[str, ...], emit: Emit) -> None:
         source, example, report, class_span = started.source, started.example, started.report, started.class_span
         for level in levels:
             trace = TABLE[level]
@@ -309,11 +386,18 @@ class Analysis(Building):
             emit(messages.ClassTraced.of(replace(report, levels={level: result})))
 
     def _internal(self, error: Exception, level: str, span: Span) -> Diagnostic:
-        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "internal",
-                          f"{type(error).__name__}: {error}", "fxlens itself failed while tracing this level; "
-                          "this is a bug in fxlens.",
-                          "Please report it with this file; other classes are not affected.",
-                          level=level)
+        return Diagnostic(
+            span.line,
+            span.col,
+            span.end_line,
+            span.end_col,
+            "error",
+            "internal",
+            f"{type(error).__name__}: {error}",
+            "fxlens itself failed while tracing this level; this is a bug in fxlens.",
+            "Please report it with this file; other classes are not affected.",
+            level=level,
+        )
 
     def _reproducing(self, source: ClassSource, example: building.Example) -> str:
         """The `# fxlens:` expression that rebuilds this very example ("" for a parent's child)."""
@@ -330,10 +414,17 @@ class Analysis(Building):
         for kind, items in (("parameter", instance.named_parameters()), ("buffer", instance.named_buffers())):
             for name, tensor in items:
                 owner = name.split(".")[0]
-                members.append(Member(name, kind, "Tensor", [int(s) for s in tensor.shape], dtype_name(tensor.dtype),
-                                      line=source.member_lines.get(owner)))
+                members.append(
+                    Member(
+                        name,
+                        kind,
+                        "Tensor",
+                        [int(s) for s in tensor.shape],
+                        dtype_name(tensor.dtype),
+                        line=source.member_lines.get(owner),
+                    )
+                )
         return members
-
 
 
 @dataclass

@@ -5,6 +5,7 @@ the generated code repeats them, an exception's message may hold a repr: unbound
 event outgrows the channel. Each such text is cut to limits.MAX_TEXT_CHARS (the code line by line)
 with a note saying how much was left out; the graph itself is untouched.
 """
+
 from __future__ import annotations
 
 from fxlens.report import Diagnostic, LevelResult

@@ -1,4 +1,5 @@
 """Build a Module class on the meta device and find example inputs for its forward."""
+
 from __future__ import annotations
 
 import ast
@@ -6,18 +7,19 @@ import dataclasses
 import inspect
 import sys
 import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import torch
 from torch import nn
 
 from fxlens.report import Build, InputSpec
-from fxlens.worker.construction import main_block, module_arguments, package_calls
 from fxlens.worker.construction import guess_arguments as guessing
-from fxlens.worker.load.discover import ClassSource, calls_to
+from fxlens.worker.construction import main_block, module_arguments, package_calls
 from fxlens.worker.levels.values import dtype_name
+from fxlens.worker.load.discover import ClassSource, calls_to
 
 BATCH, SEQUENCE, SPATIAL = 2, 8, 16
 
@@ -31,21 +33,21 @@ class Example:
     instance: nn.Module
     build: Build
     # the positional inputs of forward; None: no inputs are known
-    inputs: Optional[tuple] = None
+    inputs: tuple | None = None
     # the keyword inputs (keyword-only parameters, `**kwargs`, or what a call passed by name)
     kwargs: dict = field(default_factory=dict)
     # per input, positional then keyword in order (see `flat`): {dim index: name} of the sizes that
     # are free (marked dynamic), or None
-    dims: Optional[list] = None
+    dims: list | None = None
     problems: list = field(default_factory=list)
     # per input of `flat()`: where its guess comes from (inference's labels; [] for a directive's inputs)
     reasons: list = field(default_factory=list)
     # the class whose instance this is, when traced as the child a parent built
-    parent: Optional[str] = None
+    parent: str | None = None
     # the fx GraphModule already traced while inferring inputs (the fx level reuses it)
     graph: Any = None
     # makes the same module on the CPU, with real weights, for code the meta device cannot run (levels/devices.py)
-    rebuild: Optional[Callable[[], nn.Module]] = None
+    rebuild: Callable[[], nn.Module] | None = None
     # a child adopted without inputs: why its parent's run recorded none ("" otherwise)
     unrecorded: str = ""
 
@@ -80,9 +82,12 @@ def _required_params(callable_: Any) -> list[inspect.Parameter]:
         signature = inspect.signature(callable_)
     except (TypeError, ValueError):
         return []
-    return [p for p in signature.parameters.values()
-            if p.default is inspect.Parameter.empty
-            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return [
+        p
+        for p in signature.parameters.values()
+        if p.default is inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
 
 
 def _config_candidates(param: inspect.Parameter, cls: type, namespace: dict, module_name: str) -> list[type]:
@@ -99,12 +104,15 @@ def _config_candidates(param: inspect.Parameter, cls: type, namespace: dict, mod
     name = param.name.lower()
     if not any(key in name for key in ("conf", "cfg", "args", "param", "opt", "setting")):
         return []
-    local = [obj for obj in namespace.values()
-             if isinstance(obj, type) and obj.__module__ == module_name and not issubclass(obj, nn.Module)]
+    local = [
+        obj
+        for obj in namespace.values()
+        if isinstance(obj, type) and obj.__module__ == module_name and not issubclass(obj, nn.Module)
+    ]
     return sorted(local, key=lambda c: not dataclasses.is_dataclass(c))
 
 
-def _no_arg_instance(cls: type) -> Optional[Any]:
+def _no_arg_instance(cls: type) -> Any | None:
     if _required_params(cls):
         return None
     try:
@@ -113,7 +121,7 @@ def _no_arg_instance(cls: type) -> Optional[Any]:
         return None
 
 
-def _guessed_config(cls: type, namespace: dict) -> tuple[Optional[Any], str]:
+def _guessed_config(cls: type, namespace: dict) -> tuple[Any | None, str]:
     """A config class whose own fields are required (`ModelArgs(d_model, n_layer, vocab_size)`), built
     from guessed values: (the instance, how a directive spells it), or (None, "")."""
     if namespace.get(cls.__name__) is not cls:
@@ -125,15 +133,18 @@ def _guessed_config(cls: type, namespace: dict) -> tuple[Optional[Any], str]:
     return made.instance, made.expression
 
 
-def _spelled(value: Any, namespace: dict) -> Optional[str]:
+def _spelled(value: Any, namespace: dict) -> str | None:
     """How a directive names `value` in the file's namespace: `GPTConfig()` for a config instance."""
     name = type(value).__name__
     return f"{name}()" if namespace.get(name) is type(value) else None
 
 
 def _file_modules(module: types.ModuleType) -> list[type]:
-    return [obj for obj in vars(module).values() if isinstance(obj, type) and issubclass(obj, nn.Module)
-            and obj.__module__ == module.__name__]
+    return [
+        obj
+        for obj in vars(module).values()
+        if isinstance(obj, type) and issubclass(obj, nn.Module) and obj.__module__ == module.__name__
+    ]
 
 
 def _package_modules(module: types.ModuleType) -> list[type]:
@@ -143,14 +154,25 @@ def _package_modules(module: types.ModuleType) -> list[type]:
     found: dict[int, type] = {}
     for name, loaded in list(sys.modules.items()):
         if package and loaded is not None and name.startswith(package + ".") and name != module.__name__:
-            found.update({id(obj): obj for obj in list(vars(loaded).values()) if isinstance(obj, type)
-                          and issubclass(obj, nn.Module) and obj.__module__ == name})
+            found.update(
+                {
+                    id(obj): obj
+                    for obj in list(vars(loaded).values())
+                    if isinstance(obj, type) and issubclass(obj, nn.Module) and obj.__module__ == name
+                }
+            )
     return list(found.values())
 
 
-def build_alone(source: ClassSource, cls: type[nn.Module], module: types.ModuleType, tree: ast.Module,
-                device: str, roots: Sequence[str] = (), index: Optional[package_calls.Index] = None
-                ) -> tuple[nn.Module, Build]:
+def build_alone(
+    source: ClassSource,
+    cls: type[nn.Module],
+    module: types.ModuleType,
+    tree: ast.Module,
+    device: str,
+    roots: Sequence[str] = (),
+    index: package_calls.Index | None = None,
+) -> tuple[nn.Module, Build]:
     """Construct `cls` with no arguments, a config object of defaults, the arguments of a call found in
     the file, a factory of the file, its `__main__` block, a call found in another file of its package
     (package_calls.py), or else guessed values (a config object's, then the arguments').
@@ -179,8 +201,9 @@ def build_alone(source: ClassSource, cls: type[nn.Module], module: types.ModuleT
     if len(kwargs) == len(required) and not guessed_configs:
         described = ", ".join(f"{k}={type(v).__name__}()" for k, v in kwargs.items())
         ctor = f"{name}({described})" if all(spelled.values()) else ""
-        return on_device(device, lambda: cls(**kwargs)), Build("config", detail=f"{name}({described})",
-                                                               device=device, directive=ctor)
+        return on_device(device, lambda: cls(**kwargs)), Build(
+            "config", detail=f"{name}({described})", device=device, directive=ctor
+        )
     for call in calls_to(tree, name):
         try:
             args = [evaluate(a, namespace, source_path(module)) for a in call.args]
@@ -190,37 +213,55 @@ def build_alone(source: ClassSource, cls: type[nn.Module], module: types.ModuleT
                 kw.update({keyword.arg: value} if keyword.arg else value)
         except Exception:  # noqa: BLE001  a call whose arguments cannot be evaluated here: the next one
             continue
-        return (on_device(device, partial(cls, *args, **kw)),
-                Build("call-in-file", detail=f"{ast.unparse(call)} (line {call.lineno})", device=device,
-                      directive=ast.unparse(call)))
+        return (
+            on_device(device, partial(cls, *args, **kw)),
+            Build(
+                "call-in-file",
+                detail=f"{ast.unparse(call)} (line {call.lineno})",
+                device=device,
+                directive=ast.unparse(call),
+            ),
+        )
     made_here = lambda make: on_device(device, make)  # noqa: E731
     found = package_calls.build_by_own_factory(cls, module, tree, made_here, namespace)
     if found is not None:
         return found.instance, Build("call-in-file", detail=found.detail, device=device, directive=found.directive)
     scripted = main_block.build_by_main_block(cls, tree, namespace, source_path(module), made_here)
     if scripted is not None:
-        return scripted.instance, Build("call-in-file", detail=scripted.detail, device=device,
-                                        directive=scripted.directive)
-    found = package_calls.build_from_package(index or package_calls.Index(), cls, module.__name__,
-                                             source_path(module), list(roots), made_here, namespace)
+        return scripted.instance, Build(
+            "call-in-file", detail=scripted.detail, device=device, directive=scripted.directive
+        )
+    found = package_calls.build_from_package(
+        index or package_calls.Index(), cls, module.__name__, source_path(module), list(roots), made_here, namespace
+    )
     if found is not None:
         return found.instance, Build("found", detail=found.detail, device=device, directive=found.directive)
     if len(kwargs) == len(required):  # a config of guessed values: only when no real call builds the class
         values = ", ".join(f"{k}={spelled[k]}" for k in kwargs)
-        return on_device(device, lambda: cls(**kwargs)), Build("guessed", detail=values, device=device,
-                                                               directive=f"{name}({values})")
+        return on_device(device, lambda: cls(**kwargs)), Build(
+            "guessed", detail=values, device=device, directive=f"{name}({values})"
+        )
     fixed = {k: module_arguments.Option(v, spelling) for k, v in kwargs.items() if (spelling := spelled[k])}
     try:
         around = guessing.Around(_file_modules(module) + _package_modules(module), source.node, namespace)
-        made = guessing.guess(cls, required, fixed, around, lambda args, kw: on_device(
-            device, lambda: cls(*map(module_arguments.made, args),
-                                **{k: module_arguments.made(v) for k, v in kw.items()})))
+        made = guessing.guess(
+            cls,
+            required,
+            fixed,
+            around,
+            lambda args, kw: on_device(
+                device,
+                lambda: cls(*map(module_arguments.made, args), **{k: module_arguments.made(v) for k, v in kw.items()}),
+            ),
+        )
     except guessing.NoGuess as reason:
         missing = [f"`{p.name}`" for p in required if p.name not in kwargs]
         listed = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
         them = "it" if len(missing) == 1 else "them"
-        raise CannotBuild(f"`{name}.__init__` needs {listed}, and nothing in the file or its package passes "
-                          f"{them} (fxlens could not guess values: {reason})") from None
+        raise CannotBuild(
+            f"`{name}.__init__` needs {listed}, and nothing in the file or its package passes "
+            f"{them} (fxlens could not guess values: {reason})"
+        ) from None
     values = ", ".join(f"{k}={v}" for k, v in made.arguments.items())
     return made.instance, Build("guessed", detail=values, device=device, directive=made.expression)
 
@@ -237,8 +278,9 @@ class DirectiveFailed(Exception):
         self.stage, self.error = stage, error
 
 
-def split_directive(text: str, path: str, line: Optional[int] = None, col: int = 0
-                    ) -> tuple[ast.expr, Optional[list[ast.expr]], list[ast.keyword]]:
+def split_directive(
+    text: str, path: str, line: int | None = None, col: int = 0
+) -> tuple[ast.expr, list[ast.expr] | None, list[ast.keyword]]:
     """`Ctor(args)(inputs)` -> (constructor expression, input expressions); `Ctor(args)` -> inputs None.
 
     With `line` (and the column the expression starts at), its nodes carry the comment's position, so
@@ -268,8 +310,9 @@ def checked_call(instance: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple,
     return tuple(args), dict(kwargs)
 
 
-def from_directive(source: ClassSource, cls: type[nn.Module], module: types.ModuleType, device: str, column: int = 0
-                   ) -> Example:
+def from_directive(
+    source: ClassSource, cls: type[nn.Module], module: types.ModuleType, device: str, column: int = 0
+) -> Example:
     """Build and call as the directive says. Raises DirectiveFailed when its expression raises, and
     CannotBuild when it builds anything but the class it sits above."""
     path = source_path(module)
@@ -282,10 +325,12 @@ def from_directive(source: ClassSource, cls: type[nn.Module], module: types.Modu
     if type(instance) is not cls and type(instance).__name__ != source.name:
         built = type(instance).__name__
         what = built if isinstance(instance, nn.Module) else f"{built}, not an nn.Module"
-        raise CannotBuild(f"the directive above `class {source.name}` builds a `{what}`: "
-                          f"it must build the class it sits above")
-    example = Example(instance, Build("directive", "none", detail=source.directive or "", device=device,
-                                      directive=ast.unparse(ctor)))
+        raise CannotBuild(
+            f"the directive above `class {source.name}` builds a `{what}`: it must build the class it sits above"
+        )
+    example = Example(
+        instance, Build("directive", "none", detail=source.directive or "", device=device, directive=ast.unparse(ctor))
+    )
     if input_exprs is not None:
         try:
             args = on_device(device, lambda: tuple(evaluate(e, namespace, path) for e in input_exprs))
@@ -312,8 +357,9 @@ def _positional_names(instance: nn.Module, count: int) -> list[str]:
     return names + [f"arg{i}" for i in range(len(names), count)]
 
 
-def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: Optional[dict] = None,
-                reasons: Optional[list] = None) -> list[InputSpec]:
+def input_specs(
+    instance: nn.Module, inputs: tuple, dims: list | None, kwargs: dict | None = None, reasons: list | None = None
+) -> list[InputSpec]:
     """One spec per input, positional first, then the keywords (named as passed, `keyword` set), each
     with where its guess came from when `reasons` says."""
     kwargs = kwargs or {}
@@ -323,8 +369,8 @@ def input_specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs
     return specs
 
 
-def _specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: dict) -> list[InputSpec]:
-    names = _positional_names(instance, len(inputs))[:len(inputs)] + list(kwargs)
+def _specs(instance: nn.Module, inputs: tuple, dims: list | None, kwargs: dict) -> list[InputSpec]:
+    names = _positional_names(instance, len(inputs))[: len(inputs)] + list(kwargs)
     specs = []
     for index, (name, value) in enumerate(zip(names, (*inputs, *kwargs.values()))):
         keyword = index >= len(inputs)
@@ -334,8 +380,10 @@ def _specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: dic
             specs.append(InputSpec(name, shape, dtype_name(value.dtype), keyword=keyword))
         elif isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
             free = (dims[index] if dims and index < len(dims) else None) or [{}] * len(value)
-            parts = [InputSpec(str(i), [f.get(d, s) for d, s in enumerate(v.shape)], dtype_name(v.dtype))
-                     for i, (v, f) in enumerate(zip(value, free))]
+            parts = [
+                InputSpec(str(i), [f.get(d, s) for d, s in enumerate(v.shape)], dtype_name(v.dtype))
+                for i, (v, f) in enumerate(zip(value, free))
+            ]
             text = ", ".join(f"Tensor({', '.join(map(str, part.shape or []))}) {part.dtype}" for part in parts)
             specs.append(InputSpec(name, value=f"tuple[{text}]", parts=parts, keyword=keyword))
         else:
@@ -343,6 +391,6 @@ def _specs(instance: nn.Module, inputs: tuple, dims: Optional[list], kwargs: dic
     return specs
 
 
-def part_of(rebuild: Optional[Callable[[], nn.Module]], path: str) -> Optional[Callable[[], nn.Module]]:
+def part_of(rebuild: Callable[[], nn.Module] | None, path: str) -> Callable[[], nn.Module] | None:
     """The submodule at `path` of the parent's CPU rebuild: a child's own real weights."""
     return (lambda: rebuild().get_submodule(path)) if rebuild is not None else None

@@ -1,9 +1,10 @@
 """Which classes of a file build which (from the source), and why a parent's run left its children
 without inputs, in words a user reads."""
+
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from fxlens.worker.load.fingerprint import CodeIndex
 
@@ -35,8 +36,10 @@ def in_plain_words(error: BaseException) -> str:
     if method:
         return f".{method.group(1)}() cannot run on the meta device (meta tensors hold no values)"
     if "meta tensor" in text and ("no data" in text or "copy out" in text):
-        return ("reading tensor values (.tolist(), .cpu(), numpy) cannot run on the meta device "
-                "(meta tensors hold no values)")
+        return (
+            "reading tensor values (.tolist(), .cpu(), numpy) cannot run on the meta device "
+            "(meta tensors hold no values)"
+        )
     if "meta device" in text and "numpy" in text:
         return "numpy cannot read a tensor on the meta device (meta tensors hold no values)"
     if "data-independent implementation does not exist" in text:

@@ -1,25 +1,26 @@
 """Building every Module class of a loaded file: the construction, the inputs, the children's adoption
 (the half of an Analysis before any level is traced; see analysis/analyse.py).
 """
+
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable, Optional
+from typing import Any
 
 from torch import nn
 
 from fxlens.report import Build, Diagnostic
 from fxlens.worker.construction import build as building
-from fxlens.worker.construction import package_calls
-from fxlens.worker.construction import package_parents
-from fxlens.worker.load import loader
+from fxlens.worker.construction import package_calls, package_parents
 from fxlens.worker.construction.children import in_plain_words
-from fxlens.worker.construction.notes import directive_column, directive_failed
-from fxlens.worker.load.discover import ClassSource
-from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.construction.infer import Recorded, guessed_params, infer_inputs, record_children
+from fxlens.worker.construction.notes import directive_column, directive_failed
+from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.levels import fx as trace_fx
+from fxlens.worker.load import loader
+from fxlens.worker.load.discover import ClassSource
 
 
 class Building:
@@ -49,29 +50,40 @@ class Building:
         done: dict[str, building.Example] = {}  # each class's example its children were adopted from
         asked_package = False
         while pending:
-            pending.sort(key=lambda s: (examples[s.name].build.how != "directive",
-                                        -sum(1 for _ in examples[s.name].instance.modules())))
+            pending.sort(
+                key=lambda s: (
+                    examples[s.name].build.how != "directive",
+                    -sum(1 for _ in examples[s.name].instance.modules()),
+                )
+            )
             source = pending.pop(0)
             example = done[source.name] = examples[source.name]
             if example.inputs is None:
                 self._at(source.name, self._infer, example)
             adopted = self._at(source.name, self._adopt_children, source.name, example, sources, examples)
             # a child adopted again, now with inputs, hands them on to its own children in turn
-            pending += [s for s in sources if s.name in adopted and done.get(s.name) is not examples[s.name]
-                        and s not in pending]
+            pending += [
+                s
+                for s in sources
+                if s.name in adopted and done.get(s.name) is not examples[s.name] and s not in pending
+            ]
             if not pending and not asked_package:
                 # what the file could not feed, a network of another file of the package may
                 asked_package = True
                 pending = self._adopt_from_package_networks(sources, examples)
         return examples
 
-    def _adopt_from_package_networks(self, sources: list[ClassSource],
-                                     examples: dict[str, Any]) -> list[ClassSource]:
+    def _adopt_from_package_networks(self, sources: list[ClassSource], examples: dict[str, Any]) -> list[ClassSource]:
         """The classes without inputs traced as instances that networks of other files build (see
         package_parents); the sources adopted, so that they hand inputs on to their own children."""
         # every example has been through `_infer` by now: no guess is tried again here
-        wanted = {s.name: self.namespace[s.name] for s in sources if not s.directive
-                  and isinstance(self.namespace.get(s.name), type) and _without_good_inputs(examples.get(s.name))}
+        wanted = {
+            s.name: self.namespace[s.name]
+            for s in sources
+            if not s.directive
+            and isinstance(self.namespace.get(s.name), type)
+            and _without_good_inputs(examples.get(s.name))
+        }
         if not wanted:
             return []
         adopted = package_parents.adopt(self.package_index, wanted, self.path, self.roots)
@@ -79,7 +91,7 @@ class Building:
         return [s for s in sources if s.name in adopted]
 
     def _build_one(self, source: ClassSource, loaded: loader.Loaded) -> Any:
-        last_error: Optional[BaseException] = None
+        last_error: BaseException | None = None
         stage = "construction"
         for device in ("meta", "cpu"):
             try:
@@ -110,7 +122,7 @@ class Building:
             return directive_failed(source, last_error, stage, self.path, self.lines)
         return classify(last_error, self.path, self.lines, "construction", None, whole_line(source.line, self.lines))
 
-    def _unhashable(self, source: ClassSource, instance: nn.Module) -> Optional[Diagnostic]:
+    def _unhashable(self, source: ClassSource, instance: nn.Module) -> Diagnostic | None:
         """torch keeps modules in sets (named_modules, parameters(), export): an instance without a hash,
         as `@dataclass` makes with eq=True, fails in torch itself, for the user too."""
         try:
@@ -118,20 +130,28 @@ class Building:
             return None
         except TypeError:
             span = whole_line(source.line, self.lines)
-            return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "construction",
-                              f"{source.name} instances are unhashable (its __hash__ is None, as @dataclass makes it "
-                              "with eq=True), and torch needs hashable modules",
-                              "torch.nn.Module keeps modules in sets: named_modules(), parameters(), state_dict(), "
-                              "tracing and export all fail on an unhashable one, outside fxlens too.",
-                              f"Give {source.name} identity hashing: `@dataclass(eq=False)` (or `unsafe_hash=True`).")
+            return Diagnostic(
+                span.line,
+                span.col,
+                span.end_line,
+                span.end_col,
+                "error",
+                "construction",
+                f"{source.name} instances are unhashable (its __hash__ is None, as @dataclass makes it "
+                "with eq=True), and torch needs hashable modules",
+                "torch.nn.Module keeps modules in sets: named_modules(), parameters(), state_dict(), "
+                "tracing and export all fail on an unhashable one, outside fxlens too.",
+                f"Give {source.name} identity hashing: `@dataclass(eq=False)` (or `unsafe_hash=True`).",
+            )
 
     def _construct(self, source: ClassSource, loaded: loader.Loaded, device: str) -> building.Example:
         """The class built on `device` from its directive, or alone (see build.build_alone)."""
         cls = loaded.module.__dict__[source.name]
         if source.directive:
             return building.from_directive(source, cls, loaded.module, device, directive_column(self.lines, source))
-        instance, build = building.build_alone(source, cls, loaded.module, loaded.tree, device, self.roots,
-                                               self.package_index)
+        instance, build = building.build_alone(
+            source, cls, loaded.module, loaded.tree, device, self.roots, self.package_index
+        )
         return building.Example(instance, build)
 
     def _rebuild_on_cpu(self, source: ClassSource, loaded: loader.Loaded) -> nn.Module:
@@ -151,8 +171,9 @@ class Building:
         elif inferred.error is not None:
             example.problems.append(inferred.error)
 
-    def _adopt_children(self, parent_name: str, parent: building.Example, sources: list[ClassSource],
-                        examples: dict[str, Any]) -> list[str]:
+    def _adopt_children(
+        self, parent_name: str, parent: building.Example, sources: list[ClassSource], examples: dict[str, Any]
+    ) -> list[str]:
         """Classes of this file that `parent` builds, traced as its instances with the inputs they got;
         the names adopted.
 
@@ -162,17 +183,22 @@ class Building:
         # by the class itself, not its name: `nn.LayerNorm` is not the file's own `LayerNorm`
         # a child a bigger parent adopted without inputs (its run failed) is adopted again where it gets some
         # so is a child of an instance this parent no longer is (it was built again, elsewhere): it follows it
-        wanted = {self.namespace[s.name] for s in sources if not s.directive and s.name != parent_name
-                  and (not _recorded_by_parent(examples.get(s.name))
-                       or _left_behind(examples[s.name], parent_name, parent))}
+        wanted = {
+            self.namespace[s.name]
+            for s in sources
+            if not s.directive
+            and s.name != parent_name
+            and (not _recorded_by_parent(examples.get(s.name)) or _left_behind(examples[s.name], parent_name, parent))
+        }
         if not any(type(sub) in wanted for sub in parent.instance.modules()):
             return []
         calls: Recorded
         if parent.inputs is None:
             calls, failure = {}, self._why_no_inputs(parent_name, parent)
         else:
-            calls, error = record_children(parent.instance, parent.inputs, parent.kwargs, parent.dims, wanted,
-                                           parent.build.tensors, parent.rebuild)
+            calls, error = record_children(
+                parent.instance, parent.inputs, parent.kwargs, parent.dims, wanted, parent.build.tensors, parent.rebuild
+            )
             failure = f"running {parent_name} on its inputs failed: {in_plain_words(error)}" if error else ""
         adopted = []
         for path, sub in parent.instance.named_modules():
@@ -180,8 +206,9 @@ class Building:
             current = examples.get(name)
             if type(sub) not in wanted or name in adopted:
                 continue
-            build = Build("parent", "parent", detail=f"the `{path}` instance built by {parent_name}",
-                          device=parent.build.device)
+            build = Build(
+                "parent", "parent", detail=f"the `{path}` instance built by {parent_name}", device=parent.build.device
+            )
             child = building.Example(sub, build, parent=parent_name, rebuild=building.part_of(parent.rebuild, path))
             if id(sub) in calls:
                 args, kwargs, dims = calls[id(sub)]

@@ -14,13 +14,15 @@ Code that asks for an accelerator this machine lacks in so many words (`device="
 forward create: the graph's operators are the same. Each line that asks gets one information
 diagnostic saying so.
 """
+
 from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -49,10 +51,15 @@ class Asked:
         self.by_line.setdefault(_calling_line(self.path), str(chosen))
 
     def diagnostics(self, lines: list[str]) -> list[Diagnostic]:
-        return ([_diagnostic(line, device, lines) for line, device in sorted(self.by_line.items())]
-                # (a request with no line of the file on the stack is fxlens's own re-run of the code)
-                + [_redirect_diagnostic(line, device, lines) for line, device in sorted(self.redirected.items())
-                   if line and line not in self.by_line])
+        return (
+            [_diagnostic(line, device, lines) for line, device in sorted(self.by_line.items())]
+            # (a request with no line of the file on the stack is fxlens's own re-run of the code)
+            + [
+                _redirect_diagnostic(line, device, lines)
+                for line, device in sorted(self.redirected.items())
+                if line and line not in self.by_line
+            ]
+        )
 
 
 def _lacked(device: Any) -> bool:
@@ -103,7 +110,7 @@ class _LackedToMeta(TorchFunctionMode):
 
 
 def _calling_line(path: str, depth: int = 2) -> int:
-    frame: Optional[types.FrameType] = sys._getframe(depth)
+    frame: types.FrameType | None = sys._getframe(depth)
     while frame is not None:
         if frame.f_code.co_filename == path:
             return frame.f_lineno
@@ -130,14 +137,20 @@ def _diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic:
     asker = "the code sets" if line else "a library this file imports sets"
     lacks = ", which this machine does not have" if not available(device) else ""
     return Diagnostic(
-        where, len(text[:start].encode()), where, len(text.encode()), "information", CATEGORY,
+        where,
+        len(text[:start].encode()),
+        where,
+        len(text.encode()),
+        "information",
+        CATEGORY,
         f"{asker} the default device to `{device}`{lacks}: fxlens traced on the meta device and the CPU instead",
         explanation="fxlens builds modules on the meta device (no weights are allocated) and runs forward on "
-                    "meta, fake or small CPU tensors, whatever the default device: the graph's operators are "
-                    "the same on every device, and tensors the code makes without `device=` show `device=cpu`. "
-                    "In your own runs the default device still applies.",
+        "meta, fake or small CPU tensors, whatever the default device: the graph's operators are "
+        "the same on every device, and tensors the code makes without `device=` show `device=cpu`. "
+        "In your own runs the default device still applies.",
         fix="Nothing to fix for fxlens. To see the graph a device-specific kernel makes, trace on that machine "
-            "with torch itself.")
+        "with torch itself.",
+    )
 
 
 def _redirect_diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic:
@@ -145,13 +158,19 @@ def _redirect_diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic
     text = lines[where - 1] if lines else ""
     start = len(text) - len(text.lstrip())
     return Diagnostic(
-        where, len(text[:start].encode()), where, len(text.encode()), "information", CATEGORY,
+        where,
+        len(text[:start].encode()),
+        where,
+        len(text.encode()),
+        "information",
+        CATEGORY,
         f"this line asks for `{device}`, which this machine does not have: "
         "fxlens made those tensors on the meta device",
-        explanation="Without the accelerator, `device=\"cuda\"`, `.cuda()`, `.to(\"cuda\")` and "
-                    "`with torch.device(\"cuda\")` fail in torch itself; the graph's operators are the same on "
-                    "every device, so fxlens builds and runs them on meta (no weights are allocated).",
-        fix="Nothing to fix for fxlens. On a machine with the accelerator the same code runs there.")
+        explanation='Without the accelerator, `device="cuda"`, `.cuda()`, `.to("cuda")` and '
+        '`with torch.device("cuda")` fail in torch itself; the graph\'s operators are the same on '
+        "every device, so fxlens builds and runs them on meta (no weights are allocated).",
+        fix="Nothing to fix for fxlens. On a machine with the accelerator the same code runs there.",
+    )
 
 
 @contextmanager

@@ -4,6 +4,7 @@ parameter's name (its word parts), annotation, the defaults of its siblings and 
 A few combinations are tried, always on the device asked for (meta: no weights); the first that
 builds wins and is reported as `guessed`, with the constructor expression that reproduces it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -11,10 +12,10 @@ import inspect
 import math
 import re
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
-import torch
 from torch import nn
 
 from fxlens.worker.construction.module_arguments import Option, is_module_class, module_options
@@ -42,9 +43,36 @@ _KINDS = (
     ("top", {"topk", "top"}),
     ("heads", {"heads", "head", "nhead", "nheads"}),
     ("depth", {"depth", "depths", "layers", "layer", "blocks", "stages", "nlayers"}),
-    ("dim", {"dim", "dims", "hidden", "width", "widths", "embed", "embd", "emb", "model", "features",
-             "size", "sizes", "planes", "inplanes", "units", "hid", "latent", "ff", "ffn", "mlp", "inner",
-             "intermediate", "d", "filters", "embedding"}),
+    (
+        "dim",
+        {
+            "dim",
+            "dims",
+            "hidden",
+            "width",
+            "widths",
+            "embed",
+            "embd",
+            "emb",
+            "model",
+            "features",
+            "size",
+            "sizes",
+            "planes",
+            "inplanes",
+            "units",
+            "hid",
+            "latent",
+            "ff",
+            "ffn",
+            "mlp",
+            "inner",
+            "intermediate",
+            "d",
+            "filters",
+            "embedding",
+        },
+    ),
     ("norm", {"norm", "normalization", "normalisation"}),
 )
 # the last word of a parameter that takes a class (`block`, `norm_layer`, `cell_type`), unless counted
@@ -54,10 +82,24 @@ _NAMED = {"activation": ("silu", "gelu", "relu"), "norm": ("batch", "instance", 
 # how many spatial dimensions a layer works in (`spatial_dims` of medical-imaging code): a plane first
 _SPATIAL_DIMS = {"spatial_dims", "spatial_dim", "num_spatial_dims", "n_dims", "ndim", "ndims", "dimensions"}
 _COUNT_WORDS = {"n", "num", "number", "count"}
-_INT_VALUES = {"vocab": [100], "classes": [10], "image": [32, 64], "patch": [8, 4], "kernel": [3],
-               "stride": [1, 2], "padding": [1, 0], "groups": [1], "ratio": [4], "length": [16],
-               "experts": [4], "top": [2, 1], "heads": [4, 2], "depth": [2, 1], "dim": [_DIM, 32],
-               "spatial_dims": [2, 3]}
+_INT_VALUES = {
+    "vocab": [100],
+    "classes": [10],
+    "image": [32, 64],
+    "patch": [8, 4],
+    "kernel": [3],
+    "stride": [1, 2],
+    "padding": [1, 0],
+    "groups": [1],
+    "ratio": [4],
+    "length": [16],
+    "experts": [4],
+    "top": [2, 1],
+    "heads": [4, 2],
+    "depth": [2, 1],
+    "dim": [_DIM, 32],
+    "spatial_dims": [2, 3],
+}
 
 
 # kinds that count modules (`num_experts`, `n_heads`, `depth`)
@@ -83,12 +125,12 @@ class Use:
     numeric: bool = False  # arithmetic, `range(n)`, or an argument of a call
 
 
-def uses_in(init: Optional[ast.FunctionDef], names: list[str]) -> dict[str, Use]:
+def uses_in(init: ast.FunctionDef | None, names: list[str]) -> dict[str, Use]:
     found = {name: Use() for name in names}
     if init is None:
         return found
 
-    def param(node: ast.AST) -> Optional[Use]:
+    def param(node: ast.AST) -> Use | None:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):  # `norm.lower() == ...`
             node = node.func.value
         return found.get(node.id) if isinstance(node, ast.Name) else None
@@ -96,9 +138,12 @@ def uses_in(init: Optional[ast.FunctionDef], names: list[str]) -> dict[str, Use]
     for node in ast.walk(init):
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
-            strings = [s.value for side in sides
-                       for s in (side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side])
-                       if isinstance(s, ast.Constant) and isinstance(s.value, str)]
+            strings = [
+                s.value
+                for side in sides
+                for s in (side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side])
+                if isinstance(s, ast.Constant) and isinstance(s.value, str)
+            ]
             for side in sides:
                 use = param(side)
                 if use is not None:
@@ -112,10 +157,16 @@ def uses_in(init: Optional[ast.FunctionDef], names: list[str]) -> dict[str, Use]
                 else:
                     use.iterated = True
             if isinstance(node.value, ast.Dict) and (use := param(node.slice)) is not None:  # `{"relu": ...}[act]`
-                use.literals += [k.value for k in node.value.keys if isinstance(k, ast.Constant)
-                                 and isinstance(k.value, str) and k.value not in use.literals]
-        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-              and (use := param(node.value)) is not None):
+                use.literals += [
+                    k.value
+                    for k in node.value.keys
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value not in use.literals
+                ]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and (use := param(node.value)) is not None
+        ):
             use.attributes.add(node.attr)
         elif isinstance(node, ast.Call):
             use = param(node.func) if isinstance(node.func, ast.Name) else None
@@ -136,8 +187,9 @@ def uses_in(init: Optional[ast.FunctionDef], names: list[str]) -> dict[str, Use]
                 use.iterated = True
         elif isinstance(node, (ast.If, ast.IfExp, ast.While)) and (use := param(node.test)) is not None:
             use.truth = True
-        elif (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
-              and (use := param(node.operand)) is not None):
+        elif (
+            isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and (use := param(node.operand)) is not None
+        ):
             use.truth = True
         elif isinstance(node, ast.BoolOp):
             for value in node.values:
@@ -158,7 +210,7 @@ def _annotation_text(annotation: Any) -> str:
     return annotation.__name__ if isinstance(annotation, type) else str(annotation)
 
 
-def kind_of(name: str) -> Optional[str]:
+def kind_of(name: str) -> str | None:
     parts = words(name)
     if name.lower() == "p":
         return "rate"
@@ -174,7 +226,7 @@ def kind_of(name: str) -> Optional[str]:
     return None
 
 
-def _ints(kind: Optional[str], name: str) -> list[int]:
+def _ints(kind: str | None, name: str) -> list[int]:
     if kind == "channels":
         return [16, 3] if "out" in words(name) else [3, 1]
     if kind == "head_dim":
@@ -182,7 +234,7 @@ def _ints(kind: Optional[str], name: str) -> list[int]:
     return list(_INT_VALUES.get(kind or "", []))
 
 
-def _list_options(kind: Optional[str], use: Use, name: str) -> list[Option]:
+def _list_options(kind: str | None, use: Use, name: str) -> list[Option]:
     lengths = [use.indexed + 1] if use.indexed >= 0 else [4, 2, 3]
     # a list of channel counts is one per stage (`channels=(16, 16)`): widths, not an image's 3
     item = {"depth": 1, "channels": 16}.get(kind or "", (_ints(kind, name) or [_DIM])[0])
@@ -193,11 +245,23 @@ def _literal_options(values: list[Any]) -> list[Option]:
     return [Option(v, repr(v)) for v in values]
 
 
-def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], classes: list[type],
-                nested: bool = False, names: Optional[dict] = None) -> list[Option]:
+def options_for(
+    param: inspect.Parameter,
+    use: Use,
+    siblings: dict[str, Any],
+    classes: list[type],
+    nested: bool = False,
+    names: dict | None = None,
+) -> list[Option]:
     """Plausible values for one required parameter, best first; [] when nothing hints at one."""
-    nested_guess = lambda kind, required: guess(kind, required, {}, Around(),  # noqa: E731
-                                                 lambda args, kw: kind(*args, **kw), nested=True)
+    nested_guess = lambda kind, required: guess(
+        kind,
+        required,
+        {},
+        Around(),  # noqa: E731
+        lambda args, kw: kind(*args, **kw),
+        nested=True,
+    )
     kind = kind_of(param.name)
     # a list of modules holds as many as a sibling count of that kind is guessed at (`experts` -> 4)
     count = _INT_VALUES[kind][0] if kind in _COUNTED else 2
@@ -212,8 +276,12 @@ def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], cl
     if re.search(r"\bbool\b", annotation) or (use.truth and not use.numeric and kind is None):
         return _literal_options([False, True])
     block_like = bool(words(param.name)) and words(param.name)[-1] in _BLOCK_WORDS and not parts & _COUNT_WORDS
-    if re.search(r"\b(Type|type|Callable)\b", annotation) or use.called or use.attributes or (
-            block_like and not use.numeric):
+    if (
+        re.search(r"\b(Type|type|Callable)\b", annotation)
+        or use.called
+        or use.attributes
+        or (block_like and not use.numeric)
+    ):
         ranked = [c for c in classes if all(hasattr(c, a) for a in use.attributes)]
         ranked.sort(key=lambda c: not (parts & set(words(c.__name__))))
         return [Option(c, c.__name__) for c in ranked[:3]]
@@ -222,8 +290,14 @@ def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], cl
     if re.search(r"\bfloat\b", annotation) or kind in ("rate", "eps"):
         value = {"rate": 0.0, "eps": 1e-5}.get(kind or "", float((_ints(kind, param.name) or [1])[0]))
         return _literal_options([value])
-    sibling = next((v for n, v in siblings.items() if isinstance(v, int) and not isinstance(v, bool)
-                    and kind_of(n) == kind and kind is not None), None)
+    sibling = next(
+        (
+            v
+            for n, v in siblings.items()
+            if isinstance(v, int) and not isinstance(v, bool) and kind_of(n) == kind and kind is not None
+        ),
+        None,
+    )
     values = _ints(kind, param.name)
     if sibling is not None and sibling not in values:
         values.insert(0, sibling)  # `in_dim` beside `out_dim=128`: the file's own scale
@@ -232,11 +306,12 @@ def options_for(param: inspect.Parameter, use: Use, siblings: dict[str, Any], cl
     return _literal_options(values)
 
 
-def _fit_heads(combo: dict[str, Option], kinds: dict[str, Optional[str]], siblings: dict[str, Any]) -> None:
+def _fit_heads(combo: dict[str, Option], kinds: dict[str, str | None], siblings: dict[str, Any]) -> None:
     """Make every width divisible by the number of heads (an attention layer asserts it)."""
     heads = [o.value for n, o in combo.items() if kinds[n] == "heads" and isinstance(o.value, int)]
-    heads += [v for n, v in siblings.items()
-              if kind_of(n) == "heads" and isinstance(v, int) and not isinstance(v, bool)]
+    heads += [
+        v for n, v in siblings.items() if kind_of(n) == "heads" and isinstance(v, int) and not isinstance(v, bool)
+    ]
     if not heads:
         return
     step = math.lcm(*[h for h in heads if h > 0] or [1])
@@ -246,16 +321,21 @@ def _fit_heads(combo: dict[str, Option], kinds: dict[str, Optional[str]], siblin
             combo[name] = Option(value, repr(value))
 
 
-def _fit_groups(combo: dict[str, Option], kinds: dict[str, Optional[str]], siblings: dict[str, Any]) -> None:
+def _fit_groups(combo: dict[str, Option], kinds: dict[str, str | None], siblings: dict[str, Any]) -> None:
     """Make every channel count a multiple of the group count (GroupNorm asserts it): `in_channels` beside
     `resnet_groups=32` becomes 32, not 3."""
     groups = [o.value for n, o in combo.items() if kinds[n] == "groups" and isinstance(o.value, int)]
-    groups += [v for n, v in siblings.items()
-               if kind_of(n) == "groups" and isinstance(v, int) and not isinstance(v, bool)]
+    groups += [
+        v for n, v in siblings.items() if kind_of(n) == "groups" and isinstance(v, int) and not isinstance(v, bool)
+    ]
     step = max((g for g in groups if g > 1), default=1)
     for name, option in combo.items():
-        if kinds[name] in ("channels", "dim") and isinstance(option.value, int) and not isinstance(option.value, bool) \
-                and option.value % step:
+        if (
+            kinds[name] in ("channels", "dim")
+            and isinstance(option.value, int)
+            and not isinstance(option.value, bool)
+            and option.value % step
+        ):
             value = -(-option.value // step) * step
             combo[name] = Option(value, repr(value))
 
@@ -282,7 +362,7 @@ class NoGuess(Exception):
     """Nothing hints at a value for some parameter, or no combination built."""
 
 
-def init_of(class_node: Optional[ast.ClassDef]) -> Optional[ast.FunctionDef]:
+def init_of(class_node: ast.ClassDef | None) -> ast.FunctionDef | None:
     if class_node is None:
         return None
     return next((n for n in class_node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
@@ -295,8 +375,9 @@ def satisfiable(cls: type) -> bool:
     except (TypeError, ValueError):
         return False
     siblings = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
-    required = [p for p in params if p.default is inspect.Parameter.empty
-                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    required = [
+        p for p in params if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
     return all(options_for(p, Use(), siblings, [], nested=True) or is_module_class(p.annotation) for p in required)
 
 
@@ -305,12 +386,19 @@ class Around:
     """What the file says around the class whose arguments are guessed."""
 
     file_classes: list[type] = field(default_factory=list)  # the Module classes of the file, then of its package
-    class_node: Optional[ast.ClassDef] = None  # the class's definition
-    names: Optional[dict] = None  # the file's namespace (how a directive names its classes)
+    class_node: ast.ClassDef | None = None  # the class's definition
+    names: dict | None = None  # the file's namespace (how a directive names its classes)
 
 
-def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option], around: Around, build: Any,
-          nested: bool = False, retries: int = 2) -> Guessed:
+def guess(
+    cls: type,
+    required: list[inspect.Parameter],
+    fixed: dict[str, Option],
+    around: Around,
+    build: Any,
+    nested: bool = False,
+    retries: int = 2,
+) -> Guessed:
     """`build(kwargs)` makes the instance (on the device asked for); `fixed`: values already known
     (a config object of the file). Raises NoGuess with what was missing or the last error."""
     signature = inspect.signature(cls)
@@ -320,13 +408,16 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
     names = around.names
     options: dict[str, list[Option]] = {}
     for param in required:
-        choices = [fixed[param.name]] if param.name in fixed else options_for(param, uses[param.name], siblings,
-                                                                               classes, nested, names)
+        choices = (
+            [fixed[param.name]]
+            if param.name in fixed
+            else options_for(param, uses[param.name], siblings, classes, nested, names)
+        )
         if not choices:
             raise NoGuess(f"nothing says what `{param.name}` is")
         options[param.name] = choices
     kinds = {name: kind_of(name) for name in options}
-    last: Optional[BaseException] = None
+    last: BaseException | None = None
     for count, combo in enumerate(combinations(options)):
         if count >= MAX_BUILDS:
             break
@@ -349,13 +440,16 @@ def guess(cls: type, required: list[inspect.Parameter], fixed: dict[str, Option]
     raise NoGuess(f"no guess built it (last: {type(last).__name__}: {last})" if last else "no guess built it")
 
 
-def _named_by(error: Optional[BaseException], params: list[inspect.Parameter],
-              given: dict) -> Optional[inspect.Parameter]:
+def _named_by(error: BaseException | None, params: list[inspect.Parameter], given: dict) -> inspect.Parameter | None:
     """A parameter with a default that the constructor's error asks for by name (`depth` must be passed)."""
     text = str(error) if error is not None else ""
     for param in params:
-        if param.name not in given and param.default is not inspect.Parameter.empty and param.kind in (
-                param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY) and re.search(rf"[`'\"]{param.name}[`'\"]", text):
+        if (
+            param.name not in given
+            and param.default is not inspect.Parameter.empty
+            and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+            and re.search(rf"[`'\"]{param.name}[`'\"]", text)
+        ):
             return param
     return None
 
@@ -372,17 +466,31 @@ def forwarded(cls: type, required: bool = True) -> list[inspect.Parameter]:
         return []
     if tree is None or not any(p.kind == p.VAR_KEYWORD for p in own.values()):
         return []
-    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr == "__init__" and any(k.arg is None for k in n.keywords)), None)
+    call = next(
+        (
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "__init__"
+            and any(k.arg is None for k in n.keywords)
+        ),
+        None,
+    )
     base = next((b for b in cls.__mro__[1:] if "__init__" in b.__dict__), None)
     if call is None or base is None or base is nn.Module:
         return []
     passed = {k.arg for k in call.keywords if k.arg}
     try:
         # base is a class, its own __init__ the function as written
-        theirs = list(inspect.signature(base.__init__).parameters.values())[1 + len(call.args):]  # type: ignore[misc]
+        theirs = list(inspect.signature(base.__init__).parameters.values())[1 + len(call.args) :]  # type: ignore[misc]
     except (TypeError, ValueError):
         return []
-    return [p.replace(kind=p.KEYWORD_ONLY) for p in theirs
-            if (p.default is inspect.Parameter.empty or not required)
-            and p.name not in passed and p.name not in own and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [
+        p.replace(kind=p.KEYWORD_ONLY)
+        for p in theirs
+        if (p.default is inspect.Parameter.empty or not required)
+        and p.name not in passed
+        and p.name not in own
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]

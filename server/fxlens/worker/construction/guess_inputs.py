@@ -3,11 +3,13 @@
 A guess is made as a small real CPU tensor with deterministic values (ids in range of the embedding
 table, masks of ones): fxlens runs it on meta, fake or CPU tensors (see levels/devices.py) as the code needs.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import Any, TypeVar
 
 import torch
 import torch.fx as fx
@@ -79,7 +81,7 @@ def _each(value: Input, change: Callable[[Guess], Guess]) -> Input:
 
 # the most pixels or voxels a guessed image is grown to: a plane of 224×224, a volume of 64³ (a volume of
 # 224³ is 5.7 GB for one 64-channel activation when the example runs on real CPU tensors)
-_LARGEST_GROWN_IMAGE = 64 ** 3
+_LARGEST_GROWN_IMAGE = 64**3
 
 
 def with_side(value: Input, side: int, why: str) -> Input:
@@ -102,12 +104,15 @@ def _with_side(value: Guess, side: int, why: str) -> Guess:
 # "expects the mel input features to be of length 3000, but found 16": the size forward wants, and the
 # guessed size it rejected
 # (not a rank: "Expected 4D input (got 3D input)")
-_NAMED_SIZE = re.compile(r"expect\w*\b[^.\d]{0,80}?(\d+)(?![\dD]|-?dim)\D{0,40}?\b(?:found|got|received)\b"
-                         r"\D{0,20}?(\d+)(?![\dD]|-?dim)", re.IGNORECASE)
+_NAMED_SIZE = re.compile(
+    r"expect\w*\b[^.\d]{0,80}?(\d+)(?![\dD]|-?dim)\D{0,40}?\b(?:found|got|received)\b"
+    r"\D{0,20}?(\d+)(?![\dD]|-?dim)",
+    re.IGNORECASE,
+)
 _LARGEST_NAMED_SIZE = 1 << 16
 
 
-def named_size(error: Optional[BaseException]) -> Optional[tuple[int, int]]:
+def named_size(error: BaseException | None) -> tuple[int, int] | None:
     """(size forward rejected, size it says it expects), when its error names both."""
     found = _NAMED_SIZE.search(str(error)) if isinstance(error, (ValueError, AssertionError, RuntimeError)) else None
     if found is None:
@@ -125,15 +130,17 @@ def _with_size(value: Guess, rejected: int, wanted: int) -> Guess:
     if not isinstance(value, Guess) or rejected not in value.shape:
         return value
     dim = len(value.shape) - 1 - value.shape[::-1].index(rejected)
-    shape = (*value.shape[:dim], wanted, *value.shape[dim + 1:])
+    shape = (*value.shape[:dim], wanted, *value.shape[dim + 1 :])
     why = f"{value.why}; dim {dim} at {wanted}, the size forward's error asks for"
     return replace(value, shape=shape, dims={d: n for d, n in value.dims.items() if d != dim}, why=why)
 
 
 def labelled(values: list[Input], why: str) -> list[Input]:
     """The guesses, each saying `why` unless it already says where it comes from."""
+
     def one(value: Guess) -> Guess:
         return value if value.why else replace(value, why=why)
+
     return [_each(value, one) for value in values]
 
 
@@ -141,12 +148,20 @@ def unconsumed(sibling: list[Input], param: str, first_param: str) -> list[Input
     """A parameter nothing in forward feeds to a layer (it is only measured, reduced, added or passed
     on): shaped like the first parameter's guesses (inputs that meet usually broadcast), then a small
     float tensor."""
-    alike: list[Input] = [] if param == first_param else labelled(
-        [replace(v, why="") if isinstance(v, Guess) else v for v in sibling if isinstance(v, Guess)],
-        f"no layer consumes it: shaped like `{first_param}`")
+    alike: list[Input] = (
+        []
+        if param == first_param
+        else labelled(
+            [replace(v, why="") if isinstance(v, Guess) else v for v in sibling if isinstance(v, Guess)],
+            f"no layer consumes it: shaped like `{first_param}`",
+        )
+    )
     small = "no layer consumes it: a small float tensor"
-    return [*alike, Guess((BATCH, 16), dims={0: "B"}, why=small),
-            Guess((BATCH, SEQUENCE, 16), dims={0: "B", 1: "T"}, why=small)]
+    return [
+        *alike,
+        Guess((BATCH, 16), dims={0: "B"}, why=small),
+        Guess((BATCH, SEQUENCE, 16), dims={0: "B", 1: "T"}, why=small),
+    ]
 
 
 @dataclass
@@ -157,10 +172,10 @@ class Consumer:
     # the argument index the value enters as (1 for an RNN's hidden state), and the index inside a tuple there
     position: tuple[int, ...] = (0,)
     # the first RNN the layer's output reaches (its `batch_first` sets the layout of token ids)
-    rnn_after: Optional[nn.RNNBase] = None
+    rnn_after: nn.RNNBase | None = None
 
 
-def _layout(rnn: Optional[nn.RNNBase]) -> tuple[tuple[int, int], dict[int, str]]:
+def _layout(rnn: nn.RNNBase | None) -> tuple[tuple[int, int], dict[int, str]]:
     """(batch, sequence) sizes in the order the RNN reads them, and their names."""
     if rnn is not None and not rnn.batch_first:
         return (SEQUENCE, BATCH), {0: "T", 1: "B"}
@@ -183,14 +198,15 @@ def _declared(root: nn.Module, names: tuple[str, ...]) -> Any:
     return None
 
 
-def _ids(table: Union[nn.Embedding, nn.EmbeddingBag], rnn: Optional[nn.RNNBase],
-         root: Optional[nn.Module] = None) -> list[Input]:
+def _ids(table: nn.Embedding | nn.EmbeddingBag, rnn: nn.RNNBase | None, root: nn.Module | None = None) -> list[Input]:
     """Token ids: (B, T) in the RNN's layout, then (B,), then the context length the model declares (CLIP
     adds a positional table of exactly that length)."""
     sizes, names = _layout(rnn)
     high = table.num_embeddings
-    found: list[Input] = [Guess(sizes, torch.long, names, "ids", high),
-                          Guess((BATCH,), torch.long, {0: "B"}, "ids", high)]
+    found: list[Input] = [
+        Guess(sizes, torch.long, names, "ids", high),
+        Guess((BATCH,), torch.long, {0: "B"}, "ids", high),
+    ]
     context = _declared(root, _CONTEXT_NAMES) if root is not None else None
     if isinstance(context, int) and SEQUENCE != context and 0 < context <= _LONGEST_DECLARED:
         batch_dim = 1 if rnn is not None and not rnn.batch_first else 0
@@ -232,7 +248,7 @@ def _spatial(root: nn.Module, conv: nn.modules.conv._ConvNd) -> list[int]:
     return sizes
 
 
-def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
+def by_layer(root: nn.Module, consumer: Consumer | None) -> list[Input]:
     """Input shapes this layer accepts, lowest rank first, with the free (batch/sequence) dims named."""
     if consumer is None:
         return []
@@ -242,8 +258,11 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
         return _ids(layer, consumer.rnn_after, root)
     if isinstance(layer, nn.Linear):
         n = layer.in_features
-        return [Guess((BATCH, n), dims={0: "B"}), Guess((BATCH, SEQUENCE, n), dims={0: "B", 1: "T"}),
-                Guess((BATCH, SEQUENCE, SEQUENCE, n), dims={0: "B", 1: "T"})]
+        return [
+            Guess((BATCH, n), dims={0: "B"}),
+            Guess((BATCH, SEQUENCE, n), dims={0: "B", 1: "T"}),
+            Guess((BATCH, SEQUENCE, SEQUENCE, n), dims={0: "B", 1: "T"}),
+        ]
     if isinstance(layer, nn.modules.conv._ConvNd):
         return [Guess((BATCH, layer.in_channels, *_spatial(root, layer)), float_, {0: "B"})]
     if isinstance(layer, nn.LayerNorm):
@@ -252,13 +271,19 @@ def by_layer(root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
     if isinstance(layer, nn.modules.batchnorm._BatchNorm):
         c = layer.num_features
         sides: dict[type, list[tuple[int, ...]]] = {
-            nn.BatchNorm1d: [(), (SPATIAL,)], nn.BatchNorm2d: [(SPATIAL, SPATIAL)], nn.BatchNorm3d: [(SPATIAL,) * 3]}
+            nn.BatchNorm1d: [(), (SPATIAL,)],
+            nn.BatchNorm2d: [(SPATIAL, SPATIAL)],
+            nn.BatchNorm3d: [(SPATIAL,) * 3],
+        }
         extra = sides.get(type(layer), [()])
         return [Guess((BATCH, c, *rest), dims={0: "B"}) for rest in extra]
     if isinstance(layer, nn.GroupNorm):  # channels first, of any rank; mostly images (U-Nets, VAEs)
         c = layer.num_channels
-        return [Guess((BATCH, c, SPATIAL, SPATIAL), dims={0: "B"}), Guess((BATCH, c, SEQUENCE), dims={0: "B"}),
-                Guess((BATCH, c), dims={0: "B"})]
+        return [
+            Guess((BATCH, c, SPATIAL, SPATIAL), dims={0: "B"}),
+            Guess((BATCH, c, SEQUENCE), dims={0: "B"}),
+            Guess((BATCH, c), dims={0: "B"}),
+        ]
     if isinstance(layer, nn.RNNBase):
         if consumer.position[0] >= 1:
             return _rnn_hidden(layer, consumer.position)
@@ -288,7 +313,7 @@ def is_decoder_input(name: str) -> bool:
     return name.startswith("decoder_") and name.endswith("input_ids")
 
 
-def by_name(name: str, root: nn.Module, consumer: Optional[Consumer]) -> list[Input]:
+def by_name(name: str, root: nn.Module, consumer: Consumer | None) -> list[Input]:
     """Guesses that the parameter's name decides (`input_ids`, `attention_mask`, `pixel_values`), or []."""
     if name == "input_ids" or is_decoder_input(name):
         table = consumer.layer if consumer and isinstance(consumer.layer, nn.Embedding) else first(root, nn.Embedding)
@@ -312,7 +337,7 @@ def by_name(name: str, root: nn.Module, consumer: Optional[Consumer]) -> list[In
 ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 
-def first(root: nn.Module, kind: type[ModuleT]) -> Optional[ModuleT]:
+def first(root: nn.Module, kind: type[ModuleT]) -> ModuleT | None:
     return next((m for m in root.modules() if isinstance(m, kind)), None)
 
 
@@ -341,7 +366,7 @@ def _position(user: fx.Node, value: fx.Node) -> tuple[int, ...]:
     return (0,)
 
 
-def _breadth_first(start: fx.Node) -> "list[tuple[fx.Node, fx.Node]]":
+def _breadth_first(start: fx.Node) -> list[tuple[fx.Node, fx.Node]]:
     """(node, the node it was reached from), nearest first."""
     order, frontier, seen = [], [(start, start)], set()
     while frontier:
@@ -355,12 +380,27 @@ def _breadth_first(start: fx.Node) -> "list[tuple[fx.Node, fx.Node]]":
 
 
 # layers that take any shape and keep its rank and channels: the input's shape is the next layer's to say
-_ANY_SHAPE = (nn.modules.pooling._MaxPoolNd, nn.modules.pooling._AvgPoolNd, nn.modules.pooling._AdaptiveAvgPoolNd,
-              nn.modules.pooling._AdaptiveMaxPoolNd, nn.modules.dropout._DropoutNd, nn.Identity, nn.Upsample,
-              nn.ReLU, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.LeakyReLU, nn.ReLU6, nn.Mish, nn.Hardswish)
+_ANY_SHAPE = (
+    nn.modules.pooling._MaxPoolNd,
+    nn.modules.pooling._AvgPoolNd,
+    nn.modules.pooling._AdaptiveAvgPoolNd,
+    nn.modules.pooling._AdaptiveMaxPoolNd,
+    nn.modules.dropout._DropoutNd,
+    nn.Identity,
+    nn.Upsample,
+    nn.ReLU,
+    nn.GELU,
+    nn.SiLU,
+    nn.Tanh,
+    nn.Sigmoid,
+    nn.LeakyReLU,
+    nn.ReLU6,
+    nn.Mish,
+    nn.Hardswish,
+)
 
 
-def first_consumer(graph: Union[fx.Graph, fx.GraphModule, None], root: nn.Module, param: str) -> Optional[Consumer]:
+def first_consumer(graph: fx.Graph | fx.GraphModule | None, root: nn.Module, param: str) -> Consumer | None:
     """The first leaf module the parameter flows into (past layers that take any shape: a U-Net's
     `MaxPool2d` then `Conv2d`), following the graph (traced whole, or up to a failure) breadth-first."""
     if isinstance(graph, fx.GraphModule):
@@ -379,7 +419,7 @@ def first_consumer(graph: Union[fx.Graph, fx.GraphModule, None], root: nn.Module
     return None
 
 
-def _rnn_reached(root: nn.Module, start: fx.Node) -> Optional[nn.RNNBase]:
+def _rnn_reached(root: nn.Module, start: fx.Node) -> nn.RNNBase | None:
     for node, _ in _breadth_first(start):
         layer = root.get_submodule(node.target) if node.op == "call_module" and isinstance(node.target, str) else None
         if isinstance(layer, nn.RNNBase):

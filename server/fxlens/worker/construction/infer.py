@@ -1,18 +1,20 @@
 """Guess example inputs from the layers that consume each forward parameter; record real child inputs."""
+
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 import torch
 import torch.fx as fx
 from torch import nn
-from torch.utils._pytree import tree_map
 from torch._subclasses.fake_tensor import FakeTensor
+from torch.utils._pytree import tree_map
 
-from fxlens.worker.levels import devices
 from fxlens.worker.construction import guess_inputs
+from fxlens.worker.levels import devices
 from fxlens.worker.levels.values import GROWTH, SampledSizes, free_sizes, scale_up
 
 
@@ -20,9 +22,9 @@ from fxlens.worker.levels.values import GROWTH, SampledSizes, free_sizes, scale_
 class Inferred:
     """Example inputs that forward accepted (None: none did), with their free dims and the tensors they ran on."""
 
-    inputs: Optional[tuple] = None
-    dims: Optional[list] = None
-    error: Optional[BaseException] = None
+    inputs: tuple | None = None
+    dims: list | None = None
+    error: BaseException | None = None
     tensors: str = "meta"
     reason: str = ""
     # keyword-only parameters of forward (`forward(self, x, *, mask)`) get their inputs by name
@@ -33,16 +35,22 @@ class Inferred:
 
 def _parameters(instance: nn.Module, required: bool = False) -> list[str]:
     signature = inspect.signature(instance.forward)
-    return [p.name for p in signature.parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-            and (p.default is inspect.Parameter.empty or not required)]
+    return [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        and (p.default is inspect.Parameter.empty or not required)
+    ]
 
 
 def _keyword_only(instance: nn.Module) -> list[str]:
     """forward's required keyword-only parameters: they come after the positional ones."""
     signature = inspect.signature(instance.forward)
-    return [p.name for p in signature.parameters.values()
-            if p.kind == p.KEYWORD_ONLY and p.default is inspect.Parameter.empty]
+    return [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind == p.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+    ]
 
 
 def required_forward_params(instance: nn.Module) -> list[str]:
@@ -57,7 +65,7 @@ def guessed_params(instance: nn.Module) -> list[str]:
         return []
 
 
-def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callable[[], nn.Module]]) -> bool:
+def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Callable[[], nn.Module] | None) -> bool:
     """Whether forward runs with every parameter left to its default (a code limit of fxlens's tensors
     counts as running: the levels say what they make of it)."""
     try:
@@ -69,22 +77,27 @@ def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Optional[Callabl
     return True
 
 
-def _options(instance: nn.Module, graph: Optional[fx.Graph], index: int, param: str) -> list[guess_inputs.Input]:
+def _options(instance: nn.Module, graph: fx.Graph | None, index: int, param: str) -> list[guess_inputs.Input]:
     consumer = guess_inputs.first_consumer(graph, instance, param)
     named = guess_inputs.labelled(guess_inputs.by_name(param, instance, consumer), f"by its name `{param}`")
     if named:
         return named
     if consumer is None and index == 0:  # the trace stopped before the input reached a layer
-        return guess_inputs.labelled(guess_inputs.every_kind_of_leaf(instance),
-                                     "the trace stopped before it reached a layer: the first layers' shapes")
+        return guess_inputs.labelled(
+            guess_inputs.every_kind_of_leaf(instance),
+            "the trace stopped before it reached a layer: the first layers' shapes",
+        )
     if consumer is None:
         return []
-    return guess_inputs.labelled(guess_inputs.by_layer(instance, consumer),
-                                 f"first used by {type(consumer.layer).__name__}")
+    return guess_inputs.labelled(
+        guess_inputs.by_layer(instance, consumer), f"first used by {type(consumer.layer).__name__}"
+    )
 
 
-_NO_CACHE = ("the forward as trained, without the generation cache: its cache object is no tensor, "
-             "which torch.export cannot take or return")
+_NO_CACHE = (
+    "the forward as trained, without the generation cache: its cache object is no tensor, "
+    "which torch.export cannot take or return"
+)
 
 
 def _without_cache(instance: nn.Module) -> dict:
@@ -95,8 +108,9 @@ def _without_cache(instance: nn.Module) -> dict:
         return {}
 
 
-def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "meta",
-                 rebuild: Optional[Callable[[], nn.Module]] = None) -> Inferred:
+def infer_inputs(
+    instance: nn.Module, graph: fx.Graph | None, start: str = "meta", rebuild: Callable[[], nn.Module] | None = None
+) -> Inferred:
     """Try each candidate rank until the module accepts the inputs, on the cheapest tensors that run it.
 
     The inputs kept are meta tensors, or the real CPU ones when only those ran (their values matter then)."""
@@ -122,8 +136,9 @@ def infer_inputs(instance: nn.Module, graph: Optional[fx.Graph], start: str = "m
         if found.inputs is not None or not _none_used(found.error):
             break
         options = _options(instance, graph, len(params), extra) or guess_inputs.labelled(
-            guess_inputs.every_kind_of_leaf(instance), f"`{extra}` defaults to None, but forward uses it: "
-            "the first layers' shapes")
+            guess_inputs.every_kind_of_leaf(instance),
+            f"`{extra}` defaults to None, but forward uses it: the first layers' shapes",
+        )
         params = [*params, extra]
         for option in options:
             tried = _first_that_runs(instance, params, [*per_param, [option]], start, rebuild)
@@ -140,11 +155,16 @@ def _none_defaults(instance: nn.Module, params: list[str]) -> list[str]:
         signature = inspect.signature(instance.forward)
     except (TypeError, ValueError):
         return []
-    return [p.name for p in signature.parameters.values() if p.default is None and p.name not in params
-            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return [
+        p.name
+        for p in signature.parameters.values()
+        if p.default is None
+        and p.name not in params
+        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
 
 
-def _none_used(error: Optional[BaseException]) -> bool:
+def _none_used(error: BaseException | None) -> bool:
     """Whether the run failed on a None where a value was needed (`silu(): ... not NoneType`)."""
     return isinstance(error, (TypeError, AttributeError)) and "NoneType" in str(error)
 
@@ -154,13 +174,21 @@ def _none_used(error: Optional[BaseException]) -> bool:
 # for another side (CIFAR's too)
 _LARGER_SIDES = (64, 224)
 _COMMON_SIDES = (32, 64, 224)
-_TOO_SMALL = ("Output size is too small", "Expected more than 1 spatial element",
-              "can't be greater than actual input size")
+_TOO_SMALL = (
+    "Output size is too small",
+    "Expected more than 1 spatial element",
+    "can't be greater than actual input size",
+)
 _NOT_ITS_SIDE = ("must match the size of tensor", "Attempting to broadcast a dimension", "is invalid for input of size")
 
 
-def _first_that_runs(instance: nn.Module, params: list[str], per_param: list[list[guess_inputs.Input]],
-                     start: str, rebuild: Optional[Callable[[], nn.Module]]) -> Inferred:
+def _first_that_runs(
+    instance: nn.Module,
+    params: list[str],
+    per_param: list[list[guess_inputs.Input]],
+    start: str,
+    rebuild: Callable[[], nn.Module] | None,
+) -> Inferred:
     found = _first_rank_that_runs(instance, params, per_param, start, rebuild)
     too_small = any(text in str(found.error) for text in _TOO_SMALL)
     for side in _LARGER_SIDES if too_small else _COMMON_SIDES:
@@ -174,8 +202,11 @@ def _first_that_runs(instance: nn.Module, params: list[str], per_param: list[lis
     # forward's own error names the size it wants ("expects ... length 3000, but found 16"): once per size
     for _ in range(len(params)):
         named = guess_inputs.named_size(found.error) if found.inputs is None else None
-        resized = [[guess_inputs.with_size(value, *named) for value in options] for options in per_param] \
-            if named else per_param
+        resized = (
+            [[guess_inputs.with_size(value, *named) for value in options] for options in per_param]
+            if named
+            else per_param
+        )
         if resized == per_param:
             break
         per_param = resized
@@ -193,8 +224,13 @@ def _choices(per_param: list[list[guess_inputs.Input]]) -> list[list[guess_input
     ranks = range(max(len(o) for o in per_param))
     alike = [[options[min(rank, len(options) - 1)] for options in per_param] for rank in ranks]
     found, seen = [], set()
-    for chosen in alike + [[*base[:i], other, *base[i + 1:]] for base in alike
-                           for i, options in enumerate(per_param) if len(per_param) > 1 for other in options]:
+    for chosen in alike + [
+        [*base[:i], other, *base[i + 1 :]]
+        for base in alike
+        for i, options in enumerate(per_param)
+        if len(per_param) > 1
+        for other in options
+    ]:
         key = tuple(map(id, chosen))
         if key not in seen:
             seen.add(key)
@@ -202,15 +238,20 @@ def _choices(per_param: list[list[guess_inputs.Input]]) -> list[list[guess_input
     return found[:_MAX_CHOICES]
 
 
-def _first_rank_that_runs(instance: nn.Module, params: list[str], per_param: list[list[guess_inputs.Input]],
-                          start: str, rebuild: Optional[Callable[[], nn.Module]]) -> Inferred:
+def _first_rank_that_runs(
+    instance: nn.Module,
+    params: list[str],
+    per_param: list[list[guess_inputs.Input]],
+    start: str,
+    rebuild: Callable[[], nn.Module] | None,
+) -> Inferred:
     # the leading parameters in forward's own order go by position, the others (keyword-only ones, a
     # decoder's input after skipped optional ones) by name
     order = _parameters(instance)
     positional = next((i for i, p in enumerate(params) if i >= len(order) or order[i] != p), len(params))
     uncached = _without_cache(instance)
-    last_error: Optional[BaseException] = None
-    unconfirmed: Optional[Inferred] = None
+    last_error: BaseException | None = None
+    unconfirmed: Inferred | None = None
     for chosen in _choices(per_param):
         made = [guess_inputs.make(value) for value in chosen]
         inputs = (tuple(made[:positional]), {**dict(zip(params[positional:], made[positional:])), **uncached})
@@ -222,9 +263,15 @@ def _first_rank_that_runs(instance: nn.Module, params: list[str], per_param: lis
             # no tensors fxlens may use could finish the run: keep the first such guess, so that export (which
             # needs no values) still reaches the code and shows what it makes of it
             args, kwargs = devices.convert(inputs, "meta")
-            unconfirmed = unconfirmed or Inferred(args, dims, None, start,
-                                                  f"{limit.summary}: these inputs are fxlens's guess, "
-                                                  "unconfirmed by a whole run", kwargs, reasons)
+            unconfirmed = unconfirmed or Inferred(
+                args,
+                dims,
+                None,
+                start,
+                f"{limit.summary}: these inputs are fxlens's guess, unconfirmed by a whole run",
+                kwargs,
+                reasons,
+            )
             continue
         except Exception as error:  # noqa: BLE001  the user's forward rejecting this guess is expected
             # a None used is kept over later errors: the guess got far enough to need a parameter left out
@@ -245,8 +292,9 @@ class _Enough(BaseException):
     """Every submodule asked about has been called: the rest of forward is not needed."""
 
 
-def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Optional[set[type]] = None
-                  ) -> tuple[dict[int, tuple[tuple, dict]], Optional[BaseException]]:
+def _record_calls(
+    instance: nn.Module, args: tuple, kwargs: dict, wanted: set[type] | None = None
+) -> tuple[dict[int, tuple[tuple, dict]], BaseException | None]:
     """Run `instance` once and keep, per submodule, the first arguments it received; and the error that
     stopped the run, if one did (the calls made before it are kept: those children have their inputs).
 
@@ -265,9 +313,8 @@ def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Option
         if awaited is not None and awaited <= calls.keys():
             raise _Enough
 
-    handles = [sub.register_forward_pre_hook(hook, with_kwargs=True)
-               for path, sub in instance.named_modules() if path]
-    error: Optional[BaseException] = None
+    handles = [sub.register_forward_pre_hook(hook, with_kwargs=True) for path, sub in instance.named_modules() if path]
+    error: BaseException | None = None
     try:
         with torch.no_grad():
             instance(*args, **kwargs)
@@ -281,7 +328,7 @@ def _record_calls(instance: nn.Module, args: tuple, kwargs: dict, wanted: Option
     return calls, error
 
 
-def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[int, str]]:
+def _free_dims(first: Any, second: Any, names: SampledSizes) -> dict[int, str] | None:
     """The dims of a child's tensor that are exactly one of the parent's free sizes (B, T)."""
     if not (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)) or first.dim() != second.dim():
         return None
@@ -289,12 +336,18 @@ def _free_dims(first: Any, second: Any, names: SampledSizes) -> Optional[dict[in
     return {d: name for d, name in named.items() if name in GROWTH} or None
 
 
-Recorded = dict[int, tuple[tuple, dict, Optional[list]]]
+Recorded = dict[int, tuple[tuple, dict, list | None]]
 
 
-def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Optional[list],
-                    wanted: Optional[set[type]] = None, start: str = "meta",
-                    rebuild: Optional[Callable[[], nn.Module]] = None) -> tuple[Recorded, Optional[BaseException]]:
+def record_children(
+    instance: nn.Module,
+    args: tuple,
+    kwargs: dict,
+    dims: list | None,
+    wanted: set[type] | None = None,
+    start: str = "meta",
+    rebuild: Callable[[], nn.Module] | None = None,
+) -> tuple[Recorded, BaseException | None]:
     """Per submodule: (args, kwargs, free dims of each input, positional then keyword) of its first
     call; with `wanted` (classes), at least for the first instance of each of those classes. And
     the error that stopped the parent's run, if any: the children called before it are still there.
@@ -310,8 +363,9 @@ def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Option
     flat = (*args, *kwargs.values())
     names = SampledSizes(free_sizes(flat, dims))
     scaled = scale_up(flat, dims)
-    second, _, _ = _recorded(instance, (scaled[:len(args)], dict(zip(kwargs, scaled[len(args):]))), wanted, start,
-                             rebuild)
+    second, _, _ = _recorded(
+        instance, (scaled[: len(args)], dict(zip(kwargs, scaled[len(args) :]))), wanted, start, rebuild
+    )
     result = {}
     for key, (a, k) in first.items():
         other_args, other_kwargs = second.get(key, ((), {}))
@@ -328,8 +382,13 @@ def record_children(instance: nn.Module, args: tuple, kwargs: dict, dims: Option
 RECORDING_KINDS = ("meta", "cpu", "fake")
 
 
-def _recorded(instance: nn.Module, call: tuple[tuple, dict], wanted: Optional[set[type]], start: str,
-              rebuild: Optional[Callable[[], nn.Module]]) -> tuple[dict, Optional[BaseException], str]:
+def _recorded(
+    instance: nn.Module,
+    call: tuple[tuple, dict],
+    wanted: set[type] | None,
+    start: str,
+    rebuild: Callable[[], nn.Module] | None,
+) -> tuple[dict, BaseException | None, str]:
     """(calls, the error that stopped the run, the tensors it ran on): a run that fails keeps the calls
     made before the failure, from the last kind of tensors tried."""
     stopped: dict[str, Any] = {}
@@ -342,8 +401,9 @@ def _recorded(instance: nn.Module, call: tuple[tuple, dict], wanted: Optional[se
         return calls
 
     try:
-        ran = devices.run(step, instance, call, start, rebuild, kinds=RECORDING_KINDS,
-                          options=devices.RunOptions(weightless_cpu=True))
+        ran = devices.run(
+            step, instance, call, start, rebuild, kinds=RECORDING_KINDS, options=devices.RunOptions(weightless_cpu=True)
+        )
     except Exception as error:  # noqa: BLE001  the user's forward: the parent's own trace reports it
         return stopped.get("calls", {}), stopped.get("error", error), start
     return _outliving(ran.value), None, ran.tensors

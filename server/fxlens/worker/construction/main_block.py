@@ -11,11 +11,13 @@ place (`cfg.depth = 4`, `parser.add_argument(...)`) is not inlined: the call wou
 inside a top-level `for` loop of the block takes the loop's first item (`for preset in PRESETS:` ->
 `next(iter(PRESETS))`).
 """
+
 from __future__ import annotations
 
 import ast
 import copy
-from typing import Any, Callable, Optional, TypeGuard
+from collections.abc import Callable
+from typing import Any, TypeGuard
 
 from torch import nn
 
@@ -23,8 +25,9 @@ from fxlens.worker.construction.package_calls import Found
 from fxlens.worker.load.loader import is_main_guard
 
 
-def build_by_main_block(cls: type[nn.Module], tree: ast.Module, namespace: dict, path: str,
-                        on_device: Callable[[Callable[[], Any]], Any]) -> Optional[Found]:
+def build_by_main_block(
+    cls: type[nn.Module], tree: ast.Module, namespace: dict, path: str, on_device: Callable[[Callable[[], Any]], Any]
+) -> Found | None:
     """`cls` as the file's `__main__` block builds it, or None (no call there builds it, or it fails here)."""
     found = construction(tree, cls.__name__)
     if found is None:
@@ -36,11 +39,12 @@ def build_by_main_block(cls: type[nn.Module], tree: ast.Module, namespace: dict,
         return None
     if not isinstance(instance, cls):
         return None
-    return Found(instance, f"built by the `__main__` block: `{ast.unparse(call)[:80]}` (line {call.lineno})",
-                 expression)
+    return Found(
+        instance, f"built by the `__main__` block: `{ast.unparse(call)[:80]}` (line {call.lineno})", expression
+    )
 
 
-def construction(tree: ast.Module, name: str) -> Optional[tuple[ast.Call, str]]:
+def construction(tree: ast.Module, name: str) -> tuple[ast.Call, str] | None:
     """(the first call in the `__main__` block that builds `name`, that call as one expression with the
     block's assignments it needs in place of their names), or None (no such call, or it needs a name
     that only a statement other than an assignment sets)."""
@@ -48,7 +52,7 @@ def construction(tree: ast.Module, name: str) -> Optional[tuple[ast.Call, str]]:
     return _in_block(guard.body, name, {}) if guard is not None else None
 
 
-def _in_block(body: list[ast.stmt], name: str, known: dict[str, ast.expr]) -> Optional[tuple[ast.Call, str]]:
+def _in_block(body: list[ast.stmt], name: str, known: dict[str, ast.expr]) -> tuple[ast.Call, str] | None:
     for stmt in body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)):
             call = next((node for node in ast.walk(stmt) if _builds(node, name)), None)
@@ -72,7 +76,7 @@ def _in_block(body: list[ast.stmt], name: str, known: dict[str, ast.expr]) -> Op
 _UNKNOWN = ast.Name("<unknown>")
 
 
-def _root_name(node: ast.expr) -> Optional[str]:
+def _root_name(node: ast.expr) -> str | None:
     """`cfg` of `cfg.model.depth`, `cfg["depth"]`, `parser.add_argument`."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
@@ -82,8 +86,13 @@ def _root_name(node: ast.expr) -> Optional[str]:
 def _changed(stmt: ast.stmt) -> set[str]:
     """The names whose object `stmt` may change in place: `cfg.depth = 4`, `cfg["depth"] += 1`, and a
     method called as a statement (`parser.add_argument(...)`, `cfg.update(...)`); not `print(args)`."""
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
-        stmt, (ast.AnnAssign, ast.AugAssign)) else []
+    targets = (
+        stmt.targets
+        if isinstance(stmt, ast.Assign)
+        else [stmt.target]
+        if isinstance(stmt, (ast.AnnAssign, ast.AugAssign))
+        else []
+    )
     changed = {_root_name(t) for t in targets if isinstance(t, (ast.Attribute, ast.Subscript))}
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
         changed.add(_root_name(stmt.value.func.value))
@@ -114,17 +123,23 @@ def _builds(node: ast.AST, name: str) -> TypeGuard[ast.Call]:
         return False
     func = node.func
     return (isinstance(func, ast.Name) and func.id == name) or (
-        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name)
+        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name
+    )
 
 
-def _inlined(expr: ast.expr, known: dict[str, ast.expr]) -> Optional[ast.expr]:
+def _inlined(expr: ast.expr, known: dict[str, ast.expr]) -> ast.expr | None:
     """`expr` with each name the block assigned replaced by what it was assigned; None when a name it
     reads was set in a way that cannot be inlined, or when it binds a name of its own that it would
     shadow (a comprehension or lambda over `args` inside an expression that reads the block's `args`)."""
     expr = copy.deepcopy(expr)
     bound = {node.id for node in ast.walk(expr) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-    bound |= {arg.arg for node in ast.walk(expr) if isinstance(node, ast.Lambda) for arg in ast.walk(node.args)
-              if isinstance(arg, ast.arg)}
+    bound |= {
+        arg.arg
+        for node in ast.walk(expr)
+        if isinstance(node, ast.Lambda)
+        for arg in ast.walk(node.args)
+        if isinstance(arg, ast.arg)
+    }
     read = {node.id for node in ast.walk(expr) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
     if any(known.get(n) is _UNKNOWN for n in read) or bound & (read & set(known)):
         return None

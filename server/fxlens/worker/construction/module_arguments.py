@@ -8,13 +8,15 @@ What fits:
 - `nn.ModuleList`: a list of such classes, by the singular (`experts` -> SwiGLUExpert), as many as the
   parameter's kind counts (`experts` -> 4, as a sibling `num_experts` is guessed).
 """
+
 from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Optional
+from typing import Any
 
 import torch
 from torch import nn
@@ -70,8 +72,9 @@ def spelled(kind: type, names: dict) -> str:
 NestedGuess = Callable[[type, list], Any]
 
 
-def module_options(param: inspect.Parameter, count: int, classes: list[type], names: dict,
-                   nested: bool, guess_nested: NestedGuess) -> list[Option]:
+def module_options(
+    param: inspect.Parameter, count: int, classes: list[type], names: dict, nested: bool, guess_nested: NestedGuess
+) -> list[Option]:
     """Instances (as Parts, built with the instance) for a parameter that takes a module; [] otherwise.
     `count`: how many items a ModuleList holds."""
     annotation = param.annotation
@@ -94,15 +97,18 @@ def _repeated(make: Callable[[], nn.Module], count: int) -> nn.ModuleList:
     return nn.ModuleList(make() for _ in range(count))
 
 
-def _options(kinds: list[type], names: dict, guess_nested: NestedGuess, count: Optional[int]) -> list[Option]:
+def _options(kinds: list[type], names: dict, guess_nested: NestedGuess, count: int | None) -> list[Option]:
     options = []
     for kind in kinds:
         try:
             params = inspect.signature(kind).parameters.values()
         except (TypeError, ValueError):
             continue
-        required = [p for p in params if p.default is inspect.Parameter.empty
-                    and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        required = [
+            p
+            for p in params
+            if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
         try:
             with torch.device("meta"):
                 found = guess_nested(kind, required)
@@ -113,8 +119,9 @@ def _options(kinds: list[type], names: dict, guess_nested: NestedGuess, count: O
         if count is None:
             options.append(Option(Part(one), text))
         else:
-            options.append(Option(Part(partial(_repeated, one, count)),
-                                  f"torch.nn.ModuleList([{text} for _ in range({count})])"))
+            options.append(
+                Option(Part(partial(_repeated, one, count)), f"torch.nn.ModuleList([{text} for _ in range({count})])")
+            )
         if len(options) == MAX_OPTIONS:
             break
     return options

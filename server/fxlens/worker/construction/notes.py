@@ -1,11 +1,12 @@
 """The diagnostics about how a class was built: a directive that fails or builds another class, a
 build from guessed arguments, a child traced without the inputs its parent could not record."""
+
 from __future__ import annotations
 
 from fxlens.report import Build, Diagnostic, Span
 from fxlens.worker.construction.build import CannotBuild, Example
-from fxlens.worker.load.discover import DIRECTIVE, ClassSource
 from fxlens.worker.failures.classify import classify, whole_line
+from fxlens.worker.load.discover import DIRECTIVE, ClassSource
 
 
 def directive_column(lines: list[str], source: ClassSource) -> int:
@@ -15,58 +16,101 @@ def directive_column(lines: list[str], source: ClassSource) -> int:
     return len((prefix + DIRECTIVE).encode()) + len(rest.encode()) - len(rest.lstrip().encode())
 
 
-def directive_failed(source: ClassSource, error: BaseException, stage: str, path: str, lines: list[str]
-                     ) -> list[Diagnostic]:
+def directive_failed(
+    source: ClassSource, error: BaseException, stage: str, path: str, lines: list[str]
+) -> list[Diagnostic]:
     """A directive that fails is an error at the directive's line. When the exception was raised further
     in (the class's `__init__`), the error stays at the line the traceback gives and the directive's
     line gets a note saying it failed there; a directive that builds another class is an error too."""
     span = whole_line(source.directive_line or source.line, lines)
     if isinstance(error, CannotBuild):
-        return [Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "construction",
-                           str(error), "fxlens traces the class a directive builds; this one builds another.",
-                           f"Make the directive build {source.name}: `# fxlens: {source.name}(...)(torch.randn(...))`, "
-                           f"or move it above the class it builds.")]
+        return [
+            Diagnostic(
+                span.line,
+                span.col,
+                span.end_line,
+                span.end_col,
+                "error",
+                "construction",
+                str(error),
+                "fxlens traces the class a directive builds; this one builds another.",
+                f"Make the directive build {source.name}: `# fxlens: {source.name}(...)(torch.randn(...))`, "
+                f"or move it above the class it builds.",
+            )
+        ]
     diagnostic = classify(error, path, lines, stage, None, span)
     inside = diagnostic.line != span.line
     what = "building the module" if stage == "construction" else "making its inputs or passing them to forward"
     if diagnostic.category == stage:  # no rule knew better than "it raised"
         diagnostic.explanation = f"The `# fxlens:` directive (line {span.line}) raised while {what}."
-        diagnostic.fix = (f"Change the directive's constructor arguments to ones `{source.name}.__init__` accepts."
-                          if stage == "construction" else
-                          f"Change the directive's inputs to ones `{source.name}.forward` accepts.")
+        diagnostic.fix = (
+            f"Change the directive's constructor arguments to ones `{source.name}.__init__` accepts."
+            if stage == "construction"
+            else f"Change the directive's inputs to ones `{source.name}.forward` accepts."
+        )
     if not inside:
         return [diagnostic]
-    note = Diagnostic(span.line, span.col, span.end_line, span.end_col, "information", diagnostic.category,
-                      f"this directive failed while {what}: {diagnostic.message} (raised at line {diagnostic.line})",
-                      diagnostic.explanation, diagnostic.fix)
+    note = Diagnostic(
+        span.line,
+        span.col,
+        span.end_line,
+        span.end_col,
+        "information",
+        diagnostic.category,
+        f"this directive failed while {what}: {diagnostic.message} (raised at line {diagnostic.line})",
+        diagnostic.explanation,
+        diagnostic.fix,
+    )
     diagnostic.message += f" (from the `# fxlens:` directive at line {span.line})"
     return [diagnostic, note]
 
 
 def guessed_hint(source: ClassSource, build: Build, span: Span) -> Diagnostic:
     """Guessed arguments are labelled, and one edit away from pinned: the fix is the directive."""
-    return Diagnostic(span.line, span.col, span.end_line, span.end_col, "hint", "guessed",
-                      f"{source.name} was built from guessed arguments ({build.detail}): nothing in the file "
-                      "says what to pass",
-                      "The graph is the one these guesses give; other arguments may give another.",
-                      f"# fxlens: {build.directive}", class_name=source.name)
+    return Diagnostic(
+        span.line,
+        span.col,
+        span.end_line,
+        span.end_col,
+        "hint",
+        "guessed",
+        f"{source.name} was built from guessed arguments ({build.detail}): nothing in the file says what to pass",
+        "The graph is the one these guesses give; other arguments may give another.",
+        f"# fxlens: {build.directive}",
+        class_name=source.name,
+    )
 
 
 def unrecorded_hint(source: ClassSource, example: Example, span: Span) -> Diagnostic:
     """A child its parent built, traced without recorded inputs: say why the parent recorded none (and,
     when fxlens guessed some instead, that the shapes are its guess)."""
     if example.inputs is not None:
-        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "information", "inputs",
-                          f"{source.name} is traced as {example.build.detail} on guessed inputs: {example.unrecorded}",
-                          "The shapes are those of fxlens's guessed inputs, not of what the parent passes.",
-                          f"Give {example.parent} (or {source.name}) a directive with inputs that run: "
-                          f"`# fxlens: {source.name}(...)(torch.randn(...))`.", class_name=source.name)
-    return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "inputs",
-                      f"{source.name} is traced as {example.build.detail}, but {example.unrecorded}",
-                      "Without inputs there are no shapes and no aten level; the fx graph needs none.",
-                      f"Give {example.parent} (or {source.name}) a directive with inputs that run: "
-                      f"`# fxlens: {source.name}(...)(torch.randn(...))`.",
-                      class_name=source.name)
+        return Diagnostic(
+            span.line,
+            span.col,
+            span.end_line,
+            span.end_col,
+            "information",
+            "inputs",
+            f"{source.name} is traced as {example.build.detail} on guessed inputs: {example.unrecorded}",
+            "The shapes are those of fxlens's guessed inputs, not of what the parent passes.",
+            f"Give {example.parent} (or {source.name}) a directive with inputs that run: "
+            f"`# fxlens: {source.name}(...)(torch.randn(...))`.",
+            class_name=source.name,
+        )
+    return Diagnostic(
+        span.line,
+        span.col,
+        span.end_line,
+        span.end_col,
+        "warning",
+        "inputs",
+        f"{source.name} is traced as {example.build.detail}, but {example.unrecorded}",
+        "Without inputs there are no shapes and no aten level; the fx graph needs none.",
+        f"Give {example.parent} (or {source.name}) a directive with inputs that run: "
+        f"`# fxlens: {source.name}(...)(torch.randn(...))`.",
+        class_name=source.name,
+    )
 
 
 def class_notes(source: ClassSource, example: Example, build: Build, span: Span) -> list[Diagnostic]:
@@ -85,8 +129,15 @@ def class_notes(source: ClassSource, example: Example, build: Build, span: Span)
 def _no_inputs_hint(source: ClassSource, example: Example, span: Span) -> Diagnostic:
     problem = example.problems[-1] if example.problems else None
     why = f" (last attempt: {type(problem).__name__}: {problem})" if problem else ""
-    return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "inputs",
-                      f"fxlens could not guess example inputs for {source.name}.forward{why}"[:400],
-                      "Without inputs there are no shapes and no aten level.",
-                      f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.",
-                      class_name=source.name)
+    return Diagnostic(
+        span.line,
+        span.col,
+        span.end_line,
+        span.end_col,
+        "warning",
+        "inputs",
+        f"fxlens could not guess example inputs for {source.name}.forward{why}"[:400],
+        "Without inputs there are no shapes and no aten level.",
+        f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.",
+        class_name=source.name,
+    )

@@ -11,6 +11,7 @@ first that works in that file's module, imported as Python imports it:
 and the layer counts it asks for (`depth=12`, `config.n_layer = 24`) are shrunk to 2, since the graph
 of two blocks shows what the graph of twelve does. Every build says which call made it and what shrank.
 """
+
 from __future__ import annotations
 
 import ast
@@ -19,8 +20,9 @@ import dataclasses
 import importlib
 import os
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Optional
 
 from torch import nn
 
@@ -31,8 +33,21 @@ MAX_FILES = 400
 MAX_FILE_BYTES = 1 << 20
 SKIPPED_FOLDERS = {"node_modules", "site-packages", "dist-packages", "build", "dist", "__pycache__", "venv", ".venv"}
 # constructor arguments and config fields that count layers (shrunk to SHRUNK_LAYERS)
-LAYER_COUNTS = {"depth", "depths", "n_layer", "n_layers", "num_layers", "num_hidden_layers", "layers", "n_blocks",
-                "num_blocks", "num_encoder_layers", "num_decoder_layers", "encoder_layers", "decoder_layers"}
+LAYER_COUNTS = {
+    "depth",
+    "depths",
+    "n_layer",
+    "n_layers",
+    "num_layers",
+    "num_hidden_layers",
+    "layers",
+    "n_blocks",
+    "num_blocks",
+    "num_encoder_layers",
+    "num_decoder_layers",
+    "encoder_layers",
+    "decoder_layers",
+}
 SHRUNK_LAYERS = 2
 
 
@@ -43,9 +58,9 @@ class Site:
     path: str
     line: int
     call: ast.Call
-    function: Optional[ast.FunctionDef]  # the function the call sits in (None: the module's top level)
+    function: ast.FunctionDef | None  # the function the call sits in (None: the module's top level)
     # the module-level class or function the call sits in (None: the module's top level)
-    container: Optional[Union[ast.ClassDef, ast.FunctionDef]] = None
+    container: ast.ClassDef | ast.FunctionDef | None = None
 
     def where(self, root: str) -> str:
         return f"{os.path.relpath(self.path, root)}:{self.line}"
@@ -82,17 +97,19 @@ def _python_files(folder: str, own: str) -> Iterator[str]:
                 yield path
 
 
-Container = Optional[Union[ast.ClassDef, ast.FunctionDef]]
+Container = Optional[ast.ClassDef | ast.FunctionDef]
 
 
-def _calls(tree: ast.Module) -> Iterator[tuple[ast.Call, Optional[ast.FunctionDef], Container]]:
-    def visit(node: ast.AST, function: Optional[ast.FunctionDef], container: Container
-              ) -> Iterator[tuple[ast.Call, Optional[ast.FunctionDef], Container]]:
+def _calls(tree: ast.Module) -> Iterator[tuple[ast.Call, ast.FunctionDef | None, Container]]:
+    def visit(
+        node: ast.AST, function: ast.FunctionDef | None, container: Container
+    ) -> Iterator[tuple[ast.Call, ast.FunctionDef | None, Container]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.Call) and isinstance(child.func, (ast.Name, ast.Attribute)):
                 yield child, function, container
             top = child if container is None and isinstance(child, (ast.ClassDef, ast.FunctionDef)) else container
             yield from visit(child, child if isinstance(child, ast.FunctionDef) else function, top)
+
     yield from visit(tree, None, None)
 
 
@@ -122,8 +139,11 @@ def _called_names(call: ast.Call) -> list[str]:
     """The names a call is filed under: what it calls, and for `Name.method(...)` the receiver too (a
     classmethod constructor: `Transformer.from_name("7B")`)."""
     func = call.func
-    receiver = [func.value.id] if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-        and func.value.id[:1].isupper() else []  # a class, by its name (not `self.proj(...)`, `torch.cat(...)`)
+    receiver = (
+        [func.value.id]
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id[:1].isupper()
+        else []
+    )  # a class, by its name (not `self.proj(...)`, `torch.cat(...)`)
     return [_called_name(call), *receiver]
 
 
@@ -151,8 +171,13 @@ def shrunk(value: Any, changes: list[str], name: str = "") -> Any:
     if name in LAYER_COUNTS and isinstance(value, int) and not isinstance(value, bool) and value > SHRUNK_LAYERS:
         changes.append(f"{name} {value} → {SHRUNK_LAYERS}")
         return SHRUNK_LAYERS
-    if name in LAYER_COUNTS and isinstance(value, (list, tuple)) and value and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value) and max(value) > SHRUNK_LAYERS:
+    if (
+        name in LAYER_COUNTS
+        and isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and max(value) > SHRUNK_LAYERS
+    ):
         changes.append(f"{name} {list(value)} → {[min(v, SHRUNK_LAYERS) for v in value]}")
         return type(value)(min(v, SHRUNK_LAYERS) for v in value)
     fields = vars(value) if hasattr(value, "__dict__") and not isinstance(value, (nn.Module, type)) else {}
@@ -160,11 +185,17 @@ def shrunk(value: Any, changes: list[str], name: str = "") -> Any:
     if counts:
         shrunk_fields = {k: shrunk(v, changes, k) for k, v in counts.items()}
         # one entry per layer (`layer_types` beside `num_hidden_layers`): as many as the layers left
-        per_layer = {old: new for k, old in counts.items() if isinstance(old, int) and not isinstance(old, bool)
-                     and isinstance(new := shrunk_fields[k], int) and new != old}
+        per_layer = {
+            old: new
+            for k, old in counts.items()
+            if isinstance(old, int)
+            and not isinstance(old, bool)
+            and isinstance(new := shrunk_fields[k], int)
+            and new != old
+        }
         for key, item in fields.items():
             if isinstance(item, (list, tuple)) and len(item) in per_layer and key not in shrunk_fields:
-                shrunk_fields[key] = type(item)(item[:per_layer[len(item)]])
+                shrunk_fields[key] = type(item)(item[: per_layer[len(item)]])
         if any(shrunk_fields[k] is not counts[k] for k in counts):
             try:
                 is_instance = dataclasses.is_dataclass(value) and not isinstance(value, type)
@@ -210,6 +241,7 @@ def _capturing(cls: type, shrinkable: list[type], changes: list[str]) -> tuple[C
             original(self, *args, **kwargs)
             if type(self) is cls and self not in capture.made:
                 capture.made.append(self)
+
         return init
 
     # each class's own __init__, patched for the run and put back (mypy would only have instances' untouched)
@@ -219,10 +251,11 @@ def _capturing(cls: type, shrinkable: list[type], changes: list[str]) -> tuple[C
     def restore() -> None:
         for kind, original in originals.items():
             kind.__init__ = original  # type: ignore[misc]
+
     return capture, restore
 
 
-def _spelled(value: Any, capture: Capture, names: dict, depth: int = 0) -> Optional[str]:
+def _spelled(value: Any, capture: Capture, names: dict, depth: int = 0) -> str | None:
     """`value` as Python source the class's file evaluates to an equal value, or None."""
     if depth > 8:
         return None
@@ -251,23 +284,23 @@ def _spelled(value: Any, capture: Capture, names: dict, depth: int = 0) -> Optio
     return None
 
 
-def _call(call: tuple[type, tuple, dict], capture: Capture, names: dict, depth: int = 0) -> Optional[str]:
+def _call(call: tuple[type, tuple, dict], capture: Capture, names: dict, depth: int = 0) -> str | None:
     kind, args, kwargs = call
     parts = _all_spelled([_spelled(a, capture, names, depth) for a in (*args, *kwargs.values())])
     spelling = named(kind, names)
     if spelling is None or parts is None:
         return None
-    keywords = [f"{k}={s}" for k, s in zip(kwargs, parts[len(args):])]
-    return f"{spelling}({', '.join([*parts[:len(args)], *keywords])})"
+    keywords = [f"{k}={s}" for k, s in zip(kwargs, parts[len(args) :])]
+    return f"{spelling}({', '.join([*parts[: len(args)], *keywords])})"
 
 
-def _all_spelled(parts: list[Optional[str]]) -> Optional[list[str]]:
+def _all_spelled(parts: list[str | None]) -> list[str] | None:
     """The parts, or None when any of them has no spelling."""
     spelled = [p for p in parts if p is not None]
     return spelled if len(spelled) == len(parts) else None
 
 
-def named(kind: type, names: dict) -> Optional[str]:
+def named(kind: type, names: dict) -> str | None:
     """How the class's file names `kind`: its own name, or an import expression for a class it does not
     import (`__import__('pkg.blocks', fromlist=['_']).UNet`); None for a class defined in a function."""
     if names.get(kind.__name__) is kind:
@@ -285,12 +318,21 @@ def _is_factory(function: ast.FunctionDef, call: ast.Call) -> bool:
     required = len(arguments.posonlyargs) + len(arguments.args) - len(arguments.defaults)
     if required or any(d is None for d in arguments.kw_defaults):
         return False
-    holding = {target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
-               and any(inner is call for inner in ast.walk(node.value))
-               for target in node.targets if isinstance(target, ast.Name)}
-    return any(isinstance(node, ast.Return) and node.value is not None and any(
-        inner is call or (isinstance(inner, ast.Name) and inner.id in holding) for inner in ast.walk(node.value))
-        for node in ast.walk(function))
+    holding = {
+        target.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Assign) and any(inner is call for inner in ast.walk(node.value))
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    return any(
+        isinstance(node, ast.Return)
+        and node.value is not None
+        and any(
+            inner is call or (isinstance(inner, ast.Name) and inner.id in holding) for inner in ast.walk(node.value)
+        )
+        for node in ast.walk(function)
+    )
 
 
 def package_classes(module_name: str) -> list[type]:
@@ -306,9 +348,9 @@ def package_classes(module_name: str) -> list[type]:
     return list(found.values())
 
 
-def _build_at(site: Site, cls: type, own_module: str, namespace: dict,
-              on_device: Callable[[Callable[[], Any]], Any]
-              ) -> tuple[Optional[nn.Module], list[str], Optional[str], str, Capture]:
+def _build_at(
+    site: Site, cls: type, own_module: str, namespace: dict, on_device: Callable[[Callable[[], Any]], Any]
+) -> tuple[nn.Module | None, list[str], str | None, str, Capture]:
     """(the instance the site's call makes, what shrank, the factory called to reach it (None: the call
     itself ran), how it was reached as the user reads it, what the calls made)."""
     changes: list[str] = []
@@ -333,8 +375,15 @@ def _build_at(site: Site, cls: type, own_module: str, namespace: dict,
     return (capture.made[0] if capture.made else None), list(dict.fromkeys(changes)), reached, how, capture
 
 
-def build_from_package(index: Index, cls: type, own_module: str, own_path: str, roots: list[str],
-                       on_device: Callable[[Callable[[], Any]], Any], names: dict) -> Optional[Found]:
+def build_from_package(
+    index: Index,
+    cls: type,
+    own_module: str,
+    own_path: str,
+    roots: list[str],
+    on_device: Callable[[Callable[[], Any]], Any],
+    names: dict,
+) -> Found | None:
     """The class built by the first call in its package that builds it, or None; the layer counts of
     the package's classes shrunk on the way."""
     root = os.path.dirname(package_folder(own_path))
@@ -349,8 +398,9 @@ def build_from_package(index: Index, cls: type, own_module: str, own_path: str, 
     return None
 
 
-def build_by_own_factory(cls: type, module: Any, tree: ast.Module, on_device: Callable[[Callable[[], Any]], Any],
-                         names: dict) -> Optional[Found]:
+def build_by_own_factory(
+    cls: type, module: Any, tree: ast.Module, on_device: Callable[[Callable[[], Any]], Any], names: dict
+) -> Found | None:
     """The class built by a function of its own file that returns it and takes no required argument (a
     `@register_model` builder, `def build_small(): return Model(...)`), or None; layer counts shrunk."""
     path = getattr(module, "__file__", None) or "<buffer>"
@@ -358,8 +408,15 @@ def build_by_own_factory(cls: type, module: Any, tree: ast.Module, on_device: Ca
         if function is None or cls.__name__ not in _called_names(call):
             continue
         try:
-            found = _found_at(Site(path, call.lineno, call, function, container), cls, module.__name__,
-                              module.__dict__, on_device, names, f" (line {call.lineno})")
+            found = _found_at(
+                Site(path, call.lineno, call, function, container),
+                cls,
+                module.__name__,
+                module.__dict__,
+                on_device,
+                names,
+                f" (line {call.lineno})",
+            )
         except (Exception, SystemExit):  # noqa: BLE001  a function that does not work here: the next one may
             continue
         if found is not None:
@@ -367,8 +424,15 @@ def build_by_own_factory(cls: type, module: Any, tree: ast.Module, on_device: Ca
     return None
 
 
-def _found_at(site: Site, cls: type, own_module: str, namespace: dict, on_device: Callable[[Callable[[], Any]], Any],
-              names: dict, where: str) -> Optional[Found]:
+def _found_at(
+    site: Site,
+    cls: type,
+    own_module: str,
+    namespace: dict,
+    on_device: Callable[[Callable[[], Any]], Any],
+    names: dict,
+    where: str,
+) -> Found | None:
     instance, shrunk, reached, how, capture = _build_at(site, cls, own_module, namespace, on_device)
     if instance is None:
         return None
@@ -380,7 +444,7 @@ def _found_at(site: Site, cls: type, own_module: str, namespace: dict, on_device
     return Found(instance, detail, spelled or "")
 
 
-def _reached_call(function: str, namespace: dict, names: dict) -> Optional[str]:
+def _reached_call(function: str, namespace: dict, names: dict) -> str | None:
     """`resnet_s()` as the class's file spells the factory `function` of `namespace`'s module."""
     if names.get(function) is namespace.get(function):
         return f"{function}()"

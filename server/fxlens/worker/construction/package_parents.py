@@ -5,6 +5,7 @@ its defaults, with what one run of the network hands it — as a user sees the b
 The networks are found by reading the package (package_calls.Index): the classes whose code calls the block,
 directly or through the functions and classes that do (`get_up_block(...)` returning an `UpBlock` that
 builds an `Upsample`), nearest first."""
+
 from __future__ import annotations
 
 import ast
@@ -12,8 +13,8 @@ import functools
 import inspect
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn
@@ -61,12 +62,12 @@ def _at_defaults(cls: type) -> bool:
         parameters = inspect.signature(cls.__init__).parameters.values()  # type: ignore[misc]  # a class's own
     except (TypeError, ValueError):
         return False
-    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for p in list(parameters)[1:])
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in list(parameters)[1:])
 
 
-def adopt(index: package_calls.Index, wanted: dict[str, type], own_path: str, roots: list[str]
-          ) -> dict[str, building.Example]:
+def adopt(
+    index: package_calls.Index, wanted: dict[str, type], own_path: str, roots: list[str]
+) -> dict[str, building.Example]:
     """Per class name of `wanted`: the first instance a network of another file builds, with the inputs a
     run of that network gave it (classes no network reached are left out)."""
     adopted: dict[str, building.Example] = {}
@@ -96,15 +97,17 @@ def adopt(index: package_calls.Index, wanted: dict[str, type], own_path: str, ro
     return adopted
 
 
-def _children(network: nn.Module, types: set[type], where: str, constructor: str, path: str,
-              rebuild: Callable[[], nn.Module]) -> dict[str, building.Example]:
+def _children(
+    network: nn.Module, types: set[type], where: str, constructor: str, path: str, rebuild: Callable[[], nn.Module]
+) -> dict[str, building.Example]:
     try:
         _, graph = trace_fx.trace_so_far(network, path, guessed_params(network))
         inferred = infer_inputs(network, graph, "meta", rebuild)
         if inferred.inputs is None:
             return {}
-        calls, _ = record_children(network, inferred.inputs, inferred.kwargs, inferred.dims, types,
-                                   inferred.tensors, rebuild)
+        calls, _ = record_children(
+            network, inferred.inputs, inferred.kwargs, inferred.dims, types, inferred.tensors, rebuild
+        )
     except Exception:  # noqa: BLE001  the network's own failure: its children get nothing from it
         return {}
     found: dict[str, building.Example] = {}
@@ -117,9 +120,14 @@ def _children(network: nn.Module, types: set[type], where: str, constructor: str
             args, kwargs = building.checked_call(sub, args, kwargs)
         except TypeError:
             continue
-        build = Build("found", "parent", detail=f"the `{sub_path}` instance built by {where}", device="meta",
-                      directive=f"{constructor}.get_submodule({sub_path!r})")
-        found[name] = building.Example(sub, build, inputs=args, kwargs=kwargs, dims=dims,
-                                       rebuild=building.part_of(rebuild, sub_path))
+        build = Build(
+            "found",
+            "parent",
+            detail=f"the `{sub_path}` instance built by {where}",
+            device="meta",
+            directive=f"{constructor}.get_submodule({sub_path!r})",
+        )
+        found[name] = building.Example(
+            sub, build, inputs=args, kwargs=kwargs, dims=dims, rebuild=building.part_of(rebuild, sub_path)
+        )
     return found
-

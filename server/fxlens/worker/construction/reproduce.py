@@ -1,22 +1,25 @@
 """The `# fxlens:` expression that reproduces a build: constructor and inputs, as Python source that
 evaluates, in the file's namespace plus `torch`, to the same construction and inputs (shapes and
 dtypes and memory layout; a meta tensor has no values to repeat)."""
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import torch
 
 _SMALL = 64  # a real CPU tensor up to this many elements is written out value for value
-_FACTORY = {torch.bool: "torch.ones", **{d: "torch.zeros" for d in (torch.int8, torch.int16, torch.int32,
-                                                                     torch.int64, torch.uint8)}}
+_FACTORY = {
+    torch.bool: "torch.ones",
+    **{d: "torch.zeros" for d in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)},
+}
 
 
 class Inexpressible(Exception):
     """A value no short expression rebuilds (an object, a closure)."""
 
 
-def _layout(value: torch.Tensor) -> Optional[list[int]]:
+def _layout(value: torch.Tensor) -> list[int] | None:
     """The dims in memory order (outermost first) of a dense tensor laid out as a permutation of its
     sizes (channels_last, a transpose), or None when it is contiguous or not such a permutation.
     The layout matters: a forward may call `.contiguous()`, which torch records only when it copies."""
@@ -40,8 +43,13 @@ def _tensor(value: torch.Tensor) -> str:
         return f"{_tensor(value.permute(order))}.permute({', '.join(map(str, inverse))})"
     sizes = ", ".join(str(int(s)) for s in value.shape)
     dtype = str(value.dtype)
-    if (value.device.type == "cpu" and value.numel() <= _SMALL and not value.is_floating_point()
-            and value.dtype != torch.bool and bool(value.any())):
+    if (
+        value.device.type == "cpu"
+        and value.numel() <= _SMALL
+        and not value.is_floating_point()
+        and value.dtype != torch.bool
+        and bool(value.any())
+    ):
         return f"torch.tensor({value.tolist()!r}, dtype={dtype})"  # ids: their values may matter
     factory = _FACTORY.get(value.dtype, "torch.randn")
     default = torch.get_default_dtype() if factory == "torch.randn" else None
@@ -68,7 +76,7 @@ def expression(value: Any) -> str:
     raise Inexpressible(type(value).__name__)
 
 
-def call_text(args: tuple, kwargs: dict) -> Optional[str]:
+def call_text(args: tuple, kwargs: dict) -> str | None:
     """`torch.randn(2, 8), mask=torch.ones(2, 8, dtype=torch.bool)`, or None when a value cannot be written."""
     try:
         return ", ".join([*(expression(a) for a in args), *(f"{k}={expression(v)}" for k, v in kwargs.items())])
@@ -76,7 +84,7 @@ def call_text(args: tuple, kwargs: dict) -> Optional[str]:
         return None
 
 
-def directive(constructor: str, args: Optional[tuple], kwargs: dict) -> str:
+def directive(constructor: str, args: tuple | None, kwargs: dict) -> str:
     """`Ctor(...)(inputs)`; the constructor alone when there are no inputs (fxlens then finds them)."""
     if not constructor or args is None:
         return constructor

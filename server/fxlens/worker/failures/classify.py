@@ -1,12 +1,14 @@
 """Turn an exception raised while building or tracing into a diagnostic a person can act on."""
+
 from __future__ import annotations
 
 import os
 import re
-import traceback
 import sys
+import traceback
 import types
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 from fxlens.report import Diagnostic, Span
 from fxlens.worker.failures.rules import RULES, Failure, fallback
@@ -19,7 +21,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
     """The exception chain, the original cause (innermost in time) first."""
     seen: set[int] = set()
     chain = []
-    current: Optional[BaseException] = exc
+    current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         chain.append(current)
@@ -58,7 +60,7 @@ def user_frames(exc: BaseException, path: str) -> list[tuple[types.CodeType, int
     return [(tb.tb_frame.f_code, tb.tb_lasti, tb.tb_lineno) for tb in _tracebacks(exc) if ours(tb.tb_frame.f_code)]
 
 
-def innermost_user_frame(exc: BaseException, path: str) -> Optional[tuple[types.CodeType, int, int]]:
+def innermost_user_frame(exc: BaseException, path: str) -> tuple[types.CodeType, int, int] | None:
     """`user_frames(exc, path)[-1]` (None when there is none), without a tuple per frame: a recursion a
     million deep would cost seconds of allocation and collection."""
     ours, found, code, mine = _in_file(path), None, None, False
@@ -92,8 +94,6 @@ def whole_line(lineno: int, lines: list[str]) -> Span:
     return Span(lineno, indent, lineno, len(text.rstrip().encode()))
 
 
-
-
 def message_text(exc: BaseException) -> str:
     """`Type: message`: the message's first paragraph whole (torch puts the gist there and advice and
     internals after a blank line), cut at a word boundary only past MESSAGE_CAP."""
@@ -109,7 +109,7 @@ _PACKAGE_DIRS = re.compile(r"[\\/](?:site|dist)-packages[\\/]")
 _MACHINERY = {"fx", "export", "utils", "overrides", "nn/modules/module"}
 
 
-def _library(filename: str) -> Optional[str]:
+def _library(filename: str) -> str | None:
     """The installed library a frame's file belongs to ("einops", "torch.nn"), or None for the user's
     code, the standard library and torch's machinery."""
     parts = _PACKAGE_DIRS.split(os.path.abspath(filename), maxsplit=1)
@@ -129,20 +129,25 @@ def _has_proxy(values: Any) -> bool:
     import torch.fx  # the worker has torch; imported here so the rules stay importable without it
 
     items = values if isinstance(values, (list, tuple)) else [values]
-    return any(isinstance(v, torch.fx.Proxy) or (isinstance(v, (list, tuple)) and any(
-        isinstance(i, torch.fx.Proxy) for i in v)) for v in items)
+    return any(
+        isinstance(v, torch.fx.Proxy)
+        or (isinstance(v, (list, tuple)) and any(isinstance(i, torch.fx.Proxy) for i in v))
+        for v in items
+    )
 
 
-def _failure(exc: BaseException, path: str, lines: list[str], stage: str, level: Optional[str],
-             line: int, class_line: int) -> Failure:
+def _failure(
+    exc: BaseException, path: str, lines: list[str], stage: str, level: str | None, line: int, class_line: int
+) -> Failure:
     entries = list(_tracebacks(exc))
     ours = _in_file(path)
     last_user = next((i for i in range(len(entries) - 1, -1, -1) if ours(entries[i].tb_frame.f_code)), -1)
-    inner = entries[last_user + 1:]
+    inner = entries[last_user + 1 :]
     named = [(tb, _library(tb.tb_frame.f_code.co_filename)) for tb in inner]
     named = [(tb, lib) for tb, lib in named if lib]
-    failure = Failure(message_text(exc), level, stage,
-                      lines[line - 1].strip() if last_user >= 0 and 0 < line <= len(lines) else "")
+    failure = Failure(
+        message_text(exc), level, stage, lines[line - 1].strip() if last_user >= 0 and 0 < line <= len(lines) else ""
+    )
     if named:
         innermost, library = named[-1]
         first = next(tb for tb, lib in named if lib == library)
@@ -153,8 +158,9 @@ def _failure(exc: BaseException, path: str, lines: list[str], stage: str, level:
         failure.library_function = first.tb_frame.f_code.co_name
         failure.library_class = type(owner).__name__ if owner is not None else ""
     innermost_locals = entries[-1].tb_frame.f_locals.values() if entries else ()
-    failure.proxy_involved = ("Proxy" in failure.text or "symbolic" in failure.text
-                              or any(_has_proxy(v) for v in innermost_locals))
+    failure.proxy_involved = (
+        "Proxy" in failure.text or "symbolic" in failure.text or any(_has_proxy(v) for v in innermost_locals)
+    )
     failure.methods = methods_of_class(lines, class_line)
     return failure
 
@@ -175,7 +181,7 @@ def methods_of_class(lines: list[str], class_line: int) -> list[str]:
     return names
 
 
-def forward_decorators(lines: list[str], class_line: int) -> Optional[Span]:
+def forward_decorators(lines: list[str], class_line: int) -> Span | None:
     """The decorator lines above the class's own `def forward`, when it has decorators."""
     for index in range(class_line, len(lines)):
         text = lines[index]
@@ -212,8 +218,15 @@ def import_chain(exc: ImportError, path: str) -> str:
     return " → ".join(steps)
 
 
-def classify(exc: BaseException, path: str, lines: list[str], stage: str, level: Optional[str],
-             fallback_span: Span, surface: str = "editor") -> Diagnostic:
+def classify(
+    exc: BaseException,
+    path: str,
+    lines: list[str],
+    stage: str,
+    level: str | None,
+    fallback_span: Span,
+    surface: str = "editor",
+) -> Diagnostic:
     """One error diagnostic for `exc`, at the innermost line of `path` that led to it (the class line,
     or what a rule knows better, when no frame of `path` was running).
 
@@ -234,5 +247,6 @@ def classify(exc: BaseException, path: str, lines: list[str], stage: str, level:
     if stage == "load" and isinstance(exc, ImportError):
         chain = import_chain(exc, path)
         explanation = f"{explanation} The import chain: {chain}." if chain else explanation
-    return Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", category,
-                      failure.text, explanation, fix, level)
+    return Diagnostic(
+        span.line, span.col, span.end_line, span.end_col, "error", category, failure.text, explanation, fix, level
+    )

@@ -1,46 +1,52 @@
 """The `aten` level: torch.export (non-strict, training IR), nodes mapped through their stack traces.
 
 Free sizes (B, T) are named from two static exports, not one symbolic export: see _scaled_export."""
+
 from __future__ import annotations
 
 import os
 import re
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from functools import partial
+from typing import Any
 
 import torch
 
 from fxlens.report import LevelResult, Node, Span
-from fxlens.worker.levels import devices
-from fxlens.worker.levels.forked import ForkedCall, Lost
-from fxlens.worker.levels import overloads
-from fxlens.worker.levels import size_probe, specialise
 from fxlens.worker.failures.classify import classify, message_text, user_frames, whole_line
+from fxlens.worker.levels import devices, overloads, size_probe, specialise
+from fxlens.worker.levels.forked import ForkedCall, Lost
 from fxlens.worker.levels.fx import target_text
-from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, scale_up, plain_sizes, twin_of
+from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, plain_sizes, scale_up, twin_of
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
 
 # what a caller keeps of an exported program: `describe(program, seconds_it_took)`, plain data or None
-Describe = Callable[[Any, float], Optional[dict]]
+Describe = Callable[[Any, float], dict | None]
 
 
-def export(module: torch.nn.Module, inputs: tuple, dynamic: Optional[tuple], kwargs: Optional[dict] = None) -> Any:
+def export(module: torch.nn.Module, inputs: tuple, dynamic: tuple | None, kwargs: dict | None = None) -> Any:
     return torch.export.export(module, inputs, kwargs=kwargs or None, dynamic_shapes=dynamic, strict=False)
 
 
-def export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> Any:
+def export_example(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Callable | None) -> Any:
     """Export on fake CPU tensors made from the meta ones, whatever the other levels needed: no memory, and
     the graph a CPU export gives (on meta, operators such as SDPA choose another output layout, and the
     graph gains a `contiguous` the user's export has not); `.item()` becomes an unbacked size. Code fake
     tensors cannot run (`.numpy()`, an operator with no fake kernel) exports on real CPU tensors when the
     module is small."""
-    return devices.run(lambda m, call: export(m, call[0], None, call[1]), module, (inputs, kwargs), "fake", rebuild,
-                       options=devices.RunOptions(traces=True))
+    return devices.run(
+        lambda m, call: export(m, call[0], None, call[1]),
+        module,
+        (inputs, kwargs),
+        "fake",
+        rebuild,
+        options=devices.RunOptions(traces=True),
+    )
 
 
 def export_for(example: Any) -> Any:
@@ -63,7 +69,7 @@ def without_stack_traces() -> Iterator[None]:
         config.do_not_emit_stack_traces = before  # (needed where it ran here, not in a forked process)
 
 
-def innermost_user_line(stack_trace: str, path: str) -> Optional[tuple[str, int]]:
+def innermost_user_line(stack_trace: str, path: str) -> tuple[str, int] | None:
     """(function, line) of the last frame of `path` in a node's stack trace (innermost is last)."""
     found = None
     for match in _FRAME.finditer(stack_trace or ""):
@@ -86,18 +92,33 @@ def nodes_of(ep: Any, path: str, lines: list[str], names: SampledSizes, twins: d
     result = []
     for n in ep.graph.nodes:
         shape, dtype, value = describe(n.meta.get("val"), names, twins.get(n.name))
-        entry = Node(name=n.name, op=n.op, target=target_text(n), num_users=len(n.users),
-                     users=[u.name for u in n.users], text=n.format_node() or "", shape=shape, dtype=dtype,
-                     value=value, scope=_scope(n))
+        entry = Node(
+            name=n.name,
+            op=n.op,
+            target=target_text(n),
+            num_users=len(n.users),
+            users=[u.name for u in n.users],
+            text=n.format_node() or "",
+            shape=shape,
+            dtype=dtype,
+            value=value,
+            scope=_scope(n),
+        )
         if isinstance(n.target, torch._ops.OpOverload):
             entry.overload = n.target._overloadname
-        where = (innermost_user_line(n.meta.get("stack_trace", ""), path)
-                 if n.op not in ("placeholder", "output") else None)
+        where = (
+            innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
+        )
         if where:
             function, line = where
             span = whole_line(line, lines)
             entry.function, entry.line, entry.col, entry.end_line, entry.end_col = (
-                function, span.line, span.col, span.end_line, span.end_col)
+                function,
+                span.line,
+                span.col,
+                span.end_line,
+                span.end_col,
+            )
         result.append(entry)
     return result
 
@@ -111,8 +132,9 @@ def line_counts(ep: Any, path: str) -> list[list[int]]:
     out): what specialise.py compares between the example's graph and the scaled one."""
     counts: dict[int, int] = {}
     for n in ep.graph.nodes:
-        where = (innermost_user_line(n.meta.get("stack_trace", ""), path)
-                 if n.op not in ("placeholder", "output") else None)
+        where = (
+            innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
+        )
         if where:
             counts[where[1]] = counts.get(where[1], 0) + 1
     return [[line, count] for line, count in sorted(counts.items())]
@@ -122,9 +144,15 @@ def program_summary(ep: Any) -> dict:
     return {"signature": _signature(ep), "sizes": {n.name: plain_sizes(n.meta.get("val")) for n in ep.graph.nodes}}
 
 
-def _scaled_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: str,
-                  rebuild: Optional[Callable], then: Optional[Callable[[Any], dict]] = None,
-                  describe: Optional[Describe] = None) -> ForkedCall:
+def _scaled_export(
+    module: torch.nn.Module,
+    inputs: tuple,
+    kwargs: dict,
+    path: str,
+    rebuild: Callable | None,
+    then: Callable[[Any], dict] | None = None,
+    describe: Describe | None = None,
+) -> ForkedCall:
     """A static export of the inputs with B doubled and T tripled, for naming sizes (see values.scale_up),
     in a forked process.
 
@@ -144,8 +172,11 @@ def _scaled_export(module: torch.nn.Module, inputs: tuple, kwargs: dict, path: s
             # its nodes' lines from here, instead of exporting the scaled inputs a third time to map them
             exported.append(export_example(module, inputs, kwargs, rebuild).value)
             seconds = time.perf_counter() - started
-            return {**program_summary(exported[0]), "lines": line_counts(exported[0], path),
-                    "described": describe(exported[0], seconds) if describe else None}
+            return {
+                **program_summary(exported[0]),
+                "lines": line_counts(exported[0], path),
+                "described": describe(exported[0], seconds) if describe else None,
+            }
         except Exception as error:  # noqa: BLE001  the user's code failing for larger sizes: a hint says where
             frames = user_frames(error, path)  # the line that fails for larger sizes: see specialise.py
             return {"error": message_text(error), "line": frames[-1][2] if frames else None}
@@ -175,15 +206,16 @@ def twins_in(ep: Any, scaled: dict) -> tuple[dict[str, Any], str]:
 class ExportHooks:
     """What the aten level's caller does with what it exports (see `run`)."""
 
-    programs: list[Optional[dict]] = field(default_factory=list)
-    describe_program: Optional[Describe] = None
-    on_export: Optional[Callable[[Any], None]] = None
-    scaled_then: Optional[Callable[[Any], dict]] = None
-    on_scaled: Optional[Callable[[ForkedCall], None]] = None
+    programs: list[dict | None] = field(default_factory=list)
+    describe_program: Describe | None = None
+    on_export: Callable[[Any], None] | None = None
+    scaled_then: Callable[[Any], dict] | None = None
+    on_scaled: Callable[[ForkedCall], None] | None = None
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: ExportHooks,
-        names: bool = True) -> LevelResult:
+def run(
+    example: Any, path: str, lines: list[str], class_span: Span, hooks: ExportHooks, names: bool = True
+) -> LevelResult:
     """The level's result; what `hooks.describe_program` makes of each graph exported is appended to `programs`,
     and the ExportedProgram is handed to `on_export` (deeper levels decompose it instead of exporting again).
     With free sizes and `scaled_then`, the forked process that exported the scaled inputs is handed to
@@ -203,8 +235,9 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
     scaled = None
     if free:
         scaled_inputs, scaled_kwargs = example.unflat(scale_up(flat, free))
-        scaled = _scaled_export(example.instance, scaled_inputs, scaled_kwargs, path, rebuild, scaled_then,
-                                describe_program)
+        scaled = _scaled_export(
+            example.instance, scaled_inputs, scaled_kwargs, path, rebuild, scaled_then, describe_program
+        )
     try:
         ran = export_example(example.instance, example.inputs, example.kwargs, rebuild)
     except Exception as error:  # noqa: BLE001  the export of the user's code failing: the level's diagnostic
@@ -234,5 +267,13 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, hooks: Expo
     nodes = nodes_of(ep, path, lines, sizes, twins)
     hints = specialise.hints(example, free, scaled_summary, nodes, lines) if free and note and scaled_summary else []
     overloads.add_flops(ep.graph, nodes)
-    return LevelResult("aten", True, nodes, hints, ep.graph_module.code, time.perf_counter() - started, note,
-                       schemas=overloads.schemas(ep.graph))
+    return LevelResult(
+        "aten",
+        True,
+        nodes,
+        hints,
+        ep.graph_module.code,
+        time.perf_counter() - started,
+        note,
+        schemas=overloads.schemas(ep.graph),
+    )

@@ -7,11 +7,12 @@ each exported node's stack trace onto the ATen nodes it becomes, and the forward
 nodes that differentiate it. A backward node with no stack trace takes the line of the forward node
 with its `seq_nr` (torch's link from a backward op to the forward op it differentiates).
 """
+
 from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Optional
+from typing import Any
 
 import torch
 import torch.fx.traceback as fx_traceback
@@ -21,9 +22,9 @@ from torch.utils import _pytree as pytree
 
 from fxlens.report import LevelResult, Node, Span
 from fxlens.units import bytes_text
-from fxlens.worker.levels import devices
-from fxlens.worker.levels import aten as trace_aten
 from fxlens.worker.failures.classify import classify, message_text
+from fxlens.worker.levels import aten as trace_aten
+from fxlens.worker.levels import devices
 from fxlens.worker.levels.values import SampledSizes
 
 LEVEL = "backward"
@@ -38,8 +39,9 @@ def scalar_loss(out: Any) -> tuple[torch.Tensor, str]:
         raise ValueError("the module returns no floating-point tensor to differentiate")
     if len(tensors) == 1 and tensors[0].dim() == 0:
         return tensors[0], ""
-    reduced = ("out.sum()" if len(tensors) == 1
-               else f"the sum of out.sum() over its {len(tensors)} floating-point outputs")
+    reduced = (
+        "out.sum()" if len(tensors) == 1 else f"the sum of out.sum() over its {len(tensors)} floating-point outputs"
+    )
     total = tensors[0].sum()
     for t in tensors[1:]:
         total = total + t.sum()
@@ -71,6 +73,7 @@ def joint(exported_program: Any, args: tuple) -> tuple[Any, _Loss]:
 def forward_output_count(joint_module: Any) -> int:
     """How many of the joint graph's outputs are the forward's (the rest are gradients)."""
     from torch._functorch._aot_autograd.descriptors import GradAOTOutput
+
     output = next(iter(joint_module.graph.find_nodes(op="output")))
     return sum(1 for d in output.meta.get("desc") or [] if d is not None and not isinstance(d, GradAOTOutput))
 
@@ -79,7 +82,8 @@ def partition(joint_module: Any) -> tuple[Any, Any]:
     """Forward and backward graphs as torch.compile (inductor) splits them: the min-cut partitioner,
     which recomputes cheap ops in backward rather than saving them."""
     return partitioners.min_cut_rematerialization_partition(
-        joint_module, None, compiler="inductor", num_fwd_outputs=forward_output_count(joint_module))
+        joint_module, None, compiler="inductor", num_fwd_outputs=forward_output_count(joint_module)
+    )
 
 
 def saved_names(forward_module: Any, user_outputs: int) -> list[str]:
@@ -88,7 +92,7 @@ def saved_names(forward_module: Any, user_outputs: int) -> list[str]:
     return [n.name for n in output.args[0][user_outputs:] if isinstance(n, torch.fx.Node)]
 
 
-def value_bytes(value: Any) -> Optional[int]:
+def value_bytes(value: Any) -> int | None:
     if isinstance(value, torch.Tensor):
         try:
             return int(value.numel()) * value.element_size()
@@ -148,18 +152,27 @@ def _differentiated(example: Any, exported: Any) -> tuple[Any, _Loss, Any, Any]:
     return ran.value
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, exported: Any = None,
-        export_failed: bool = False) -> LevelResult:
+def run(
+    example: Any, path: str, lines: list[str], class_span: Span, exported: Any = None, export_failed: bool = False
+) -> LevelResult:
     """`exported`: the aten level's ExportedProgram, if it ran; `export_failed`: it ran and failed."""
     started = time.perf_counter()
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: the backward graph is traced from them")
     if not any(p.requires_grad for p in example.instance.parameters()):
-        return LevelResult(LEVEL, False, note="no parameter requires grad: there is no backward graph to "
-                                              "train (the module has no parameters, or all are frozen)")
+        return LevelResult(
+            LEVEL,
+            False,
+            note="no parameter requires grad: there is no backward graph to "
+            "train (the module has no parameters, or all are frozen)",
+        )
     if export_failed:
-        return LevelResult(LEVEL, False, note="no backward graph: the aten level's export failed (its "
-                                              "diagnostic says where)", seconds=time.perf_counter() - started)
+        return LevelResult(
+            LEVEL,
+            False,
+            note="no backward graph: the aten level's export failed (its diagnostic says where)",
+            seconds=time.perf_counter() - started,
+        )
     try:
         if exported is None:
             exported = trace_aten.export_for(example)
@@ -167,10 +180,14 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
     except Exception as error:  # noqa: BLE001  the user's code failing to differentiate: the level's diagnostic
         diagnostic = classify(error, path, lines, "trace", LEVEL, class_span)
         if exported is not None and diagnostic.category == "trace":
-            diagnostic.explanation = (f"torch.export traced this module, but tracing its backward with "
-                                      f"aot_autograd raised {type(error).__name__}: {message_text(error)}")
-            diagnostic.fix = ("The aten level's graph stands; an op with no derivative formula (or a custom "
-                              "op without an autograd registration) cannot be differentiated.")
+            diagnostic.explanation = (
+                f"torch.export traced this module, but tracing its backward with "
+                f"aot_autograd raised {type(error).__name__}: {message_text(error)}"
+            )
+            diagnostic.fix = (
+                "The aten level's graph stands; an op with no derivative formula (or a custom "
+                "op without an autograd registration) cannot be differentiated."
+            )
         return _failed(diagnostic, started)
     sizes = SampledSizes({})
     forward = _mark(trace_aten.nodes_of(forward_module, path, lines, sizes, {}), FORWARD)
@@ -186,11 +203,15 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, exported: A
             total += node.bytes or 0
     computing = [n for n in nodes if n.op not in ("placeholder", "output")]
     unlinked = sum(1 for n in computing if n.line is None)
-    notes = [f"backward of {loss.reduced}" if loss.reduced else "backward of the module's scalar output",
-             f"saves {len(saved)} value{'s' if len(saved) != 1 else ''} for backward, "
-             f"{bytes_text(total)} at the example size"]
+    notes = [
+        f"backward of {loss.reduced}" if loss.reduced else "backward of the module's scalar output",
+        f"saves {len(saved)} value{'s' if len(saved) != 1 else ''} for backward, "
+        f"{bytes_text(total)} at the example size",
+    ]
     if unlinked:
-        notes.append(f"{unlinked} node{'s' if unlinked != 1 else ''} map to no line of this file (torch carries "
-                     f"no stack trace or seq_nr link to one: the loss fxlens adds, its gradient, library code)")
+        notes.append(
+            f"{unlinked} node{'s' if unlinked != 1 else ''} map to no line of this file (torch carries "
+            f"no stack trace or seq_nr link to one: the loss fxlens adds, its gradient, library code)"
+        )
     code = f"# forward\n{forward_module.code.strip()}\n\n# backward\n{backward_module.code.strip()}\n"
     return LevelResult(LEVEL, True, nodes, [], code, time.perf_counter() - started, "; ".join(notes))

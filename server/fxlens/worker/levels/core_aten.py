@@ -8,19 +8,21 @@ in a forked process, the scaled inputs' program is decomposed too, and each size
 the aten level ran, that is the program its own forked process exported (still holding it): the scaled
 inputs are not exported a second time; otherwise they are exported there first.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 import torch
 
 from fxlens.report import LevelResult, Span
-from fxlens.worker.levels import overloads
-from fxlens.worker.levels import aten as trace_aten
-from fxlens.worker.levels.forked import ForkedCall, Lost
 from fxlens.worker.failures.classify import classify, message_text
+from fxlens.worker.levels import aten as trace_aten
+from fxlens.worker.levels import overloads
+from fxlens.worker.levels.forked import ForkedCall, Lost
 from fxlens.worker.levels.values import SampledSizes, free_sizes, scale_up
 
 LEVEL = "core-aten"
@@ -36,8 +38,9 @@ def scaled_summary(scaled_ep: Any) -> dict:
     return trace_aten.program_summary(decompose(scaled_ep))
 
 
-def _scaled_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Optional[Callable]) -> ForkedCall:
+def _scaled_decomposed(module: torch.nn.Module, inputs: tuple, kwargs: dict, rebuild: Callable | None) -> ForkedCall:
     """The scaled inputs exported and decomposed in a forked process; only plain sizes come back."""
+
     def summary() -> dict:
         try:
             with trace_aten.without_stack_traces():  # only sizes come back
@@ -61,11 +64,12 @@ class FromAten:
     exported: Any = None  # its ExportedProgram, if it ran
     # it ran and failed (its diagnostic already says where, so this level does not export again to say it twice)
     failed: bool = False
-    forked: Optional[ForkedCall] = None  # its process holding the scaled program (see aten.run's `scaled_then`)
+    forked: ForkedCall | None = None  # its process holding the scaled program (see aten.run's `scaled_then`)
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, aten: Optional[FromAten] = None,
-        names: bool = True) -> LevelResult:
+def run(
+    example: Any, path: str, lines: list[str], class_span: Span, aten: FromAten | None = None, names: bool = True
+) -> LevelResult:
     """`aten`: what the aten level left (FromAten); `names=False`: nobody reads the shapes (a check), so no scaled
     program is decomposed: its only use here is naming B and T."""
     started = time.perf_counter()
@@ -74,8 +78,12 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: Optio
     if example.inputs is None:
         return LevelResult(LEVEL, False, note="no example inputs: torch.export needs them")
     if export_failed:
-        return LevelResult(LEVEL, False, note="nothing to decompose: the aten level's export failed (its "
-                                              "diagnostic says where)", seconds=time.perf_counter() - started)
+        return LevelResult(
+            LEVEL,
+            False,
+            note="nothing to decompose: the aten level's export failed (its diagnostic says where)",
+            seconds=time.perf_counter() - started,
+        )
     free = example.dims if example.dims and any(example.dims) and names else None
     rebuild = getattr(example, "rebuild", None)
     flat = example.flat()
@@ -98,10 +106,14 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: Optio
         stage_level = "aten" if exported is None else LEVEL
         diagnostic = classify(error, path, lines, "trace", stage_level, class_span)
         if exported is not None and diagnostic.category == "trace":
-            diagnostic.explanation = (f"torch.export traced this module, but decomposing its graph to core ATen "
-                                      f"(run_decompositions) raised {type(error).__name__}.")
-            diagnostic.fix = ("The aten level's graph stands; a decomposition that fails is usually an op "
-                              "without a core ATen decomposition (a custom op: register one) or a torch bug.")
+            diagnostic.explanation = (
+                f"torch.export traced this module, but decomposing its graph to core ATen "
+                f"(run_decompositions) raised {type(error).__name__}."
+            )
+            diagnostic.fix = (
+                "The aten level's graph stands; a decomposition that fails is usually an op "
+                "without a core ATen decomposition (a custom op: register one) or a torch bug."
+            )
         return _failed(diagnostic, started)
     twins: dict[str, Any] = {}
     note = ""
@@ -113,5 +125,13 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, aten: Optio
     sizes = SampledSizes(free_sizes(flat, free) if free else {})  # free: the scaled export ran
     nodes = trace_aten.nodes_of(decomposed, path, lines, sizes, twins)
     overloads.add_flops(decomposed.graph, nodes)
-    return LevelResult(LEVEL, True, nodes, [], decomposed.graph_module.code, time.perf_counter() - started, note,
-                       schemas=overloads.schemas(decomposed.graph))
+    return LevelResult(
+        LEVEL,
+        True,
+        nodes,
+        [],
+        decomposed.graph_module.code,
+        time.perf_counter() - started,
+        note,
+        schemas=overloads.schemas(decomposed.graph),
+    )

@@ -1,23 +1,24 @@
 """What one call of a class costs at the example size: its parameters, the forward and backward FLOPs
 torch.utils.flop_counter.FlopCounterMode counts (on meta tensors: nothing is allocated), and the memory
 the forward saves for backward as the backward level's min-cut partition chose it."""
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from fxlens.report import Cost, LevelResult
-from fxlens.worker.levels import devices
 from fxlens.worker.failures.classify import message_text
+from fxlens.worker.levels import devices
 from fxlens.worker.levels.backward import scalar_loss
 
 # FLOPs need values only where the forward reads one (`.item()`): real CPU tensors are not worth it here
 KINDS = ("meta", "fake")
 
 
-def _flops(module: torch.nn.Module, call: tuple) -> tuple[int, Optional[int]]:
+def _flops(module: torch.nn.Module, call: tuple) -> tuple[int, int | None]:
     """Forward FLOPs, and the backward's of the scalar the backward level differentiates (None: nothing
     requires grad). Gradients are returned, not accumulated: the instance's `.grad`s stay unset."""
     args, kwargs = call
@@ -32,11 +33,12 @@ def _flops(module: torch.nn.Module, call: tuple) -> tuple[int, Optional[int]]:
     return forward.get_total_flops(), backward.get_total_flops()
 
 
-def class_cost(example: Any, backward: Optional[LevelResult]) -> Cost:
+def class_cost(example: Any, backward: LevelResult | None) -> Cost:
     """`backward`: the backward level's result, when it was traced (what is saved comes from it)."""
     parameters = list(example.instance.parameters())
-    cost = Cost(parameters=sum(p.numel() for p in parameters),
-                trainable=sum(p.numel() for p in parameters if p.requires_grad))
+    cost = Cost(
+        parameters=sum(p.numel() for p in parameters), trainable=sum(p.numel() for p in parameters if p.requires_grad)
+    )
     if backward is not None and backward.ok:
         saved = [n for n in backward.nodes if n.saved]
         cost.saved_values, cost.saved_bytes = len(saved), sum(n.bytes or 0 for n in saved)
@@ -44,8 +46,14 @@ def class_cost(example: Any, backward: Optional[LevelResult]) -> Cost:
         cost.note = "no example inputs: FLOPs are counted on them"
         return cost
     try:
-        ran = devices.run(_flops, example.instance, (example.inputs, example.kwargs), "meta",
-                          getattr(example, "rebuild", None), kinds=KINDS)
+        ran = devices.run(
+            _flops,
+            example.instance,
+            (example.inputs, example.kwargs),
+            "meta",
+            getattr(example, "rebuild", None),
+            kinds=KINDS,
+        )
     except Exception as error:  # noqa: BLE001  the levels' own diagnostics say what fails; here a missing number
         cost.note = f"FLOPs not counted: {type(error).__name__}: {message_text(error)}"[:300]
         return cost

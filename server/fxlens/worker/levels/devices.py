@@ -9,12 +9,14 @@ unbacked size), then on real CPU tensors when the module is small enough to hold
 `run` is the one entry point. A step receives the module with its parameters and buffers swapped for the
 chosen kind (the same Python objects: hooks and submodule identities still hold) and the inputs converted.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional, TypeVar
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -23,8 +25,8 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.nn.utils.stateless import _reparametrize_module
 
 from fxlens.report import Build
-from fxlens.worker.levels import instance_state
 from fxlens.worker.failures.limits import MAX_CPU_ELEMENTS
+from fxlens.worker.levels import instance_state
 
 KINDS = ("meta", "fake", "cpu")
 SEED = 0
@@ -34,8 +36,10 @@ _META_LIMITS = (
     ("cannot be called on meta tensors", "read a tensor's value (`.item()`, `bool()`, an `if` on a tensor)"),
     ("Cannot copy out of meta tensor", "copy a tensor's data out (`.tolist()`, `.cpu()`, `.numpy()`)"),
     ("can't convert meta device type tensor to numpy", "convert a tensor to NumPy"),
-    ("data-independent implementation does not exist", "compute an output whose size depends on values "
-                                                       "(`nonzero`, `unique`, masked selection)"),
+    (
+        "data-independent implementation does not exist",
+        "compute an output whose size depends on values (`nonzero`, `unique`, masked selection)",
+    ),
     ("not on the expected device meta", "mix with tensors the code makes on the CPU (a factory without `device=`)"),
     ("found two different devices", "mix with tensors the code makes on the CPU (a factory without `device=`)"),
     ("found at least two devices", "mix with tensors the code makes on the CPU (a factory without `device=`)"),
@@ -44,8 +48,10 @@ _META_LIMITS = (
     ("Expected inputs of BF16 type", "run `_grouped_mm` on float32 (its meta kernel has the GPU's bf16-only rule)"),
 )
 # What fake tensors cannot do: decide on a value (they have none either) or leave torch.
-_DECIDES_ON_VALUES = (("GuardOnDataDependentSymNode", "DataDependentOutputException", "data-dependent"),
-                      "decide on a value (they have none either)")
+_DECIDES_ON_VALUES = (
+    ("GuardOnDataDependentSymNode", "DataDependentOutputException", "data-dependent"),
+    "decide on a value (they have none either)",
+)
 _FAKE_LIMITS = (
     _DECIDES_ON_VALUES,
     (("not supported for tensor subclasses",), "leave torch (`.numpy()`)"),
@@ -80,7 +86,7 @@ class MetaDeviceLimit(Exception):
         self.summary, self.error = summary, error
 
 
-def meta_limit(error: BaseException) -> Optional[str]:
+def meta_limit(error: BaseException) -> str | None:
     """What the meta device could not do, when `error` is its artefact rather than the user's bug."""
     text = f"{type(error).__name__}: {error}"
     for needle, what in _META_LIMITS:
@@ -91,7 +97,7 @@ def meta_limit(error: BaseException) -> Optional[str]:
     return None
 
 
-def _fake_limit(error: BaseException, traces: bool = False) -> Optional[str]:
+def _fake_limit(error: BaseException, traces: bool = False) -> str | None:
     text = f"{type(error).__name__}: {error}"
     # a step that traces (torch.export) decides on values with fake tensors of its own, whatever it is given:
     # its data-dependent errors are torch's answer for the code, not a limit of the tensors fxlens chose
@@ -110,9 +116,15 @@ def _first_line(error: BaseException) -> str:
 ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 
-def run(step: Callable[[ModuleT, Any], Any], module: ModuleT, inputs: Any, start: str = "meta",
-        rebuild: Optional[Callable[[], nn.Module]] = None, kinds: tuple[str, ...] = KINDS,
-        options: Optional[RunOptions] = None) -> Ran:
+def run(
+    step: Callable[[ModuleT, Any], Any],
+    module: ModuleT,
+    inputs: Any,
+    start: str = "meta",
+    rebuild: Callable[[], nn.Module] | None = None,
+    kinds: tuple[str, ...] = KINDS,
+    options: RunOptions | None = None,
+) -> Ran:
     """`step(module, inputs)` on the first kind of tensors (from `start`, among `kinds`, in that order) that
     can run it.
 
@@ -133,16 +145,20 @@ def run(step: Callable[[ModuleT, Any], Any], module: ModuleT, inputs: Any, start
     order = [kind for kind in kinds if KINDS.index(kind) >= KINDS.index(start)] or [start]
     reasons: list[str] = []
     errors: list[str] = []
-    last: Optional[BaseException] = None
+    last: BaseException | None = None
     for kind in order:
         weightless = kind == "cpu" and on_meta and _elements(module) > MAX_CPU_ELEMENTS
         if weightless and not options.weightless_cpu:
-            reasons.append(f"the module has {_elements(module) / 1e6:.0f} M parameter elements, too many to "
-                           f"run on real CPU tensors (limit {MAX_CPU_ELEMENTS // 1_000_000} M)")
+            reasons.append(
+                f"the module has {_elements(module) / 1e6:.0f} M parameter elements, too many to "
+                f"run on real CPU tensors (limit {MAX_CPU_ELEMENTS // 1_000_000} M)"
+            )
             break
         try:
-            with _swapped(module, "weightless" if weightless else kind, rebuild, fake_device) as convert, \
-                    instance_state.kept(module):
+            with (
+                _swapped(module, "weightless" if weightless else kind, rebuild, fake_device) as convert,
+                instance_state.kept(module),
+            ):
                 value = step(module, convert(inputs))
         except Exception as error:
             if weightless:
@@ -162,8 +178,12 @@ def run(step: Callable[[ModuleT, Any], Any], module: ModuleT, inputs: Any, start
     raise MetaDeviceLimit("; ".join(reasons), last or RuntimeError("no tensors to run on"), "; ".join(errors))
 
 
-_NAMES = {"meta": "meta tensors", "fake": "fake tensors", "cpu": "small real CPU tensors",
-          "weightless": "CPU tensors whose weights hold one repeated value"}
+_NAMES = {
+    "meta": "meta tensors",
+    "fake": "fake tensors",
+    "cpu": "small real CPU tensors",
+    "weightless": "CPU tensors whose weights hold one repeated value",
+}
 # the meta device's failure for code that makes its own tensors without `device=` (CPU ones)
 MIXES_DEVICES = "mix with tensors the code makes on the CPU (a factory without `device=`)"
 
@@ -194,8 +214,9 @@ def _state(module: nn.Module) -> dict[str, torch.Tensor]:
 
 
 @contextmanager
-def _swapped(module: nn.Module, kind: str, rebuild: Optional[Callable[[], nn.Module]], fake_device: str = "cpu"
-             ) -> Iterator[Callable[[Any], Any]]:
+def _swapped(
+    module: nn.Module, kind: str, rebuild: Callable[[], nn.Module] | None, fake_device: str = "cpu"
+) -> Iterator[Callable[[Any], Any]]:
     """The module's tensors replaced by `kind` ones for the duration; yields the inputs' converter."""
     state = _state(module)
     if kind == "meta":
@@ -225,7 +246,7 @@ def _refresh_rnn_weights(module: nn.Module) -> None:
             sub._init_flat_weights()
 
 
-def _real_state(state: dict[str, torch.Tensor], rebuild: Optional[Callable[[], nn.Module]]) -> dict[str, torch.Tensor]:
+def _real_state(state: dict[str, torch.Tensor], rebuild: Callable[[], nn.Module] | None) -> dict[str, torch.Tensor]:
     rebuilt = _state(rebuild()) if rebuild is not None else {}
     real = {}
     for name, tensor in state.items():

@@ -10,26 +10,27 @@ Free sizes (B, T) are named as the other levels name them: from a second run on 
 in a forked process, whose sizes are compared node by node. Not from dynamic shapes: torch.compile's first
 compile is static, and a dynamic capture adds SymInt inputs and size nodes the user's graph does not have.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import time
-from unittest import mock
-from dataclasses import dataclass
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional
+from dataclasses import dataclass
+from typing import Any
+from unittest import mock
 
 import torch
 
 from fxlens.report import Diagnostic, LevelResult, Node, Span
-from fxlens.worker.levels import devices
-from fxlens.worker.levels import graph_breaks
 from fxlens.worker.failures.classify import classify, message_text, whole_line
+from fxlens.worker.levels import devices, graph_breaks
 from fxlens.worker.levels.aten import innermost_user_line
 from fxlens.worker.levels.forked import ForkedCall, Lost
 from fxlens.worker.levels.fx import target_text
-from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, scale_up, plain_sizes, twin_of
+from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, plain_sizes, scale_up, twin_of
 
 LEVEL = "dynamo"
 KINDS = ("meta", "cpu")  # see above: fake tensors undercount graphs and breaks
@@ -38,7 +39,7 @@ _VALUE_READS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__f
 _VALUE_FAILURES = frozenset({"data-dependent-control-flow", "item/numpy"})
 
 
-def reads_values(fx: Optional[LevelResult]) -> bool:
+def reads_values(fx: LevelResult | None) -> bool:
     """Whether the fx level found the forward reading a tensor's value (an `if` on a tensor, `.item()`).
 
     Dynamo runs such code eagerly, which the meta device cannot: a meta run would fail only after
@@ -49,6 +50,8 @@ def reads_values(fx: Optional[LevelResult]) -> bool:
     if any(d.category in _VALUE_FAILURES for d in fx.diagnostics):
         return True
     return any(n.op == "call_method" and n.target in _VALUE_READS for n in fx.nodes)
+
+
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<name>\w+?)_at_\d+$")
 
 
@@ -87,8 +90,12 @@ def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
 
     backend = ExplainWithBackend("eager")
     # as explain itself runs: its flag makes dynamo log every break, not only the first of a kind
-    with fresh_dynamo(), graph_breaks.listening() as logged, \
-            mock.patch("torch._dynamo.symbolic_convert.explain", True), no_function_modes():
+    with (
+        fresh_dynamo(),
+        graph_breaks.listening() as logged,
+        mock.patch("torch._dynamo.symbolic_convert.explain", True),
+        no_function_modes(),
+    ):
         torch._dynamo.optimize(backend, nopython=False)(module)(*args, **kwargs)
         output = backend.output()
         return Explained(output.graphs, output.graph_count, list(graph_break_reasons), logged)
@@ -125,8 +132,13 @@ def _signature(graph_module: Any) -> list:
     return [[n.name, n.op, target_text(n)] for n in graph_module.graph.nodes]
 
 
-def nodes_of(graphs: list[Any], path: str, lines: list[str], names: Optional[SampledSizes] = None,
-             twins: Optional[list[dict[str, Any]]] = None) -> list[Node]:
+def nodes_of(
+    graphs: list[Any],
+    path: str,
+    lines: list[str],
+    names: SampledSizes | None = None,
+    twins: list[dict[str, Any]] | None = None,
+) -> list[Node]:
     """`twins[i]`: graph i's node values in the run on scaled inputs, by name, which `names` reads sizes from."""
     result = []
     names = names or SampledSizes({})
@@ -134,16 +146,33 @@ def nodes_of(graphs: list[Any], path: str, lines: list[str], names: Optional[Sam
         twin = twins[index] if twins is not None and index < len(twins) else {}
         for n in graph_module.graph.nodes:
             shape, dtype, text = describe(_value(n), names, twin.get(n.name))
-            entry = Node(name=n.name, op=n.op, target=target_text(n), num_users=len(n.users),
-                         users=[u.name for u in n.users], text=n.format_node() or "", shape=shape, dtype=dtype,
-                         value=text, graph=index)
-            where = (innermost_user_line(n.meta.get("stack_trace", ""), path)
-                     if n.op not in ("placeholder", "output") else None)
+            entry = Node(
+                name=n.name,
+                op=n.op,
+                target=target_text(n),
+                num_users=len(n.users),
+                users=[u.name for u in n.users],
+                text=n.format_node() or "",
+                shape=shape,
+                dtype=dtype,
+                value=text,
+                graph=index,
+            )
+            where = (
+                innermost_user_line(n.meta.get("stack_trace", ""), path)
+                if n.op not in ("placeholder", "output")
+                else None
+            )
             if where:
                 function, line = where
                 span = whole_line(line, lines)
                 entry.function, entry.line, entry.col, entry.end_line, entry.end_col = (
-                    _function(function), span.line, span.col, span.end_line, span.end_col)
+                    _function(function),
+                    span.line,
+                    span.col,
+                    span.end_line,
+                    span.end_col,
+                )
             result.append(entry)
     return result
 
@@ -151,7 +180,7 @@ def nodes_of(graphs: list[Any], path: str, lines: list[str], names: Optional[Sam
 @dataclass
 class _Break:
     span: Span
-    gb_type: Optional[str]
+    gb_type: str | None
     message: str  # what torch raised, or explain's reason when its log said nothing
     count: int = 1
 
@@ -182,8 +211,9 @@ def _uses(reasons: list[Any]) -> int:
     return max(depths.values())
 
 
-def _breaks(reasons: list[Any], logged: graph_breaks.Logged, path: str, lines: list[str],
-            class_span: Span) -> list[_Break]:
+def _breaks(
+    reasons: list[Any], logged: graph_breaks.Logged, path: str, lines: list[str], class_span: Span
+) -> list[_Break]:
     """One per innermost frame of the user's file (a child used 12 times breaks 12 times at one line)."""
     groups: dict[Any, list[Any]] = {}
     for reason in reasons:
@@ -196,8 +226,9 @@ def _breaks(reasons: list[Any], logged: graph_breaks.Logged, path: str, lines: l
         reason = group[0]
         stack = list(reason.user_stack or [])
         mine = [f for f in stack if os.path.abspath(f.filename) == path]
-        messages = [m for r in group if r.user_stack for m in logged.at(r.user_stack[-1].filename,
-                                                                        r.user_stack[-1].lineno)]
+        messages = [
+            m for r in group if r.user_stack for m in logged.at(r.user_stack[-1].filename, r.user_stack[-1].lineno)
+        ]
         typed = [(graph_breaks.gb_type_in(m), m) for m in messages + [r.reason for r in group]]
         gb_type, message = next(((t, m) for t, m in typed if t), (None, reason.reason))
         found.append(_Break(_span(mine[-1], lines) if mine else class_span, gb_type, message, _uses(group)))
@@ -207,24 +238,45 @@ def _breaks(reasons: list[Any], logged: graph_breaks.Logged, path: str, lines: l
 def _diagnostic(found: _Break) -> Diagnostic:
     entry = graph_breaks.describe(found.gb_type, found.message)
     times = f" (×{found.count})" if found.count > 1 else ""
-    again = (f" It breaks here {found.count} times in one call: this code runs once per use (a child "
-             f"module used {found.count} times, or a loop)." if found.count > 1 else "")
+    again = (
+        f" It breaks here {found.count} times in one call: this code runs once per use (a child "
+        f"module used {found.count} times, or a loop)."
+        if found.count > 1
+        else ""
+    )
     span = found.span
     if entry is None:  # not in this torch's registry: torch's own message, whole
         first = found.message.strip().splitlines()[0] if found.message.strip() else "unknown reason"
-        return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "graph-break",
-                          f"torch.compile graph break{times}: {first}",
-                          explanation=f"Dynamo stops capturing here and runs this code eagerly: "
-                                      f"{' '.join(found.message.split())}{again}",
-                          level=LEVEL)
+        return Diagnostic(
+            span.line,
+            span.col,
+            span.end_line,
+            span.end_col,
+            "warning",
+            "graph-break",
+            f"torch.compile graph break{times}: {first}",
+            explanation=f"Dynamo stops capturing here and runs this code eagerly: "
+            f"{' '.join(found.message.split())}{again}",
+            level=LEVEL,
+        )
     link = f" More: {entry.link}" if entry.link else ""
-    return Diagnostic(span.line, span.col, span.end_line, span.end_col, "warning", "graph-break",
-                      f"torch.compile graph break{times}: {entry.gb_type} [{entry.gb_id}]",
-                      explanation=f"{entry.explanation}{again}{link}", fix=" ".join(entry.hints),
-                      level=LEVEL, gb_id=entry.gb_id, hints=entry.hints)
+    return Diagnostic(
+        span.line,
+        span.col,
+        span.end_line,
+        span.end_col,
+        "warning",
+        "graph-break",
+        f"torch.compile graph break{times}: {entry.gb_type} [{entry.gb_id}]",
+        explanation=f"{entry.explanation}{again}{link}",
+        fix=" ".join(entry.hints),
+        level=LEVEL,
+        gb_id=entry.gb_id,
+        hints=entry.hints,
+    )
 
 
-def _explained(example: Any, start: str, call: Optional[tuple] = None) -> devices.Ran:
+def _explained(example: Any, start: str, call: tuple | None = None) -> devices.Ran:
     """explain's run from `start` (meta, or real CPU tensors when the forward reads values), on the example's
     inputs or `call` (args, kwargs). A module too large for the CPU whose code only mixes in CPU tensors it
     makes (`torch.arange(T)`, no value read) runs on fake CPU tensors: measured on torch 2.13, their graphs
@@ -244,13 +296,18 @@ def _explained(example: Any, start: str, call: Optional[tuple] = None) -> device
 def _scaled_explained(example: Any, start: str, free: list) -> ForkedCall:
     """explain's run on the inputs with B doubled and T tripled, in a forked process: each graph's signature
     and its nodes' sizes, as plain data."""
+
     def summary() -> dict:
         try:
             graphs = _explained(example, start, example.unflat(scale_up(example.flat(), free))).value.graphs
         except Exception as error:  # noqa: BLE001  e.g. a size check the scaled sizes fail: said in the note
             return {"error": message_text(error)}
-        return {"graphs": [{"signature": _signature(g),
-                            "sizes": {n.name: plain_sizes(_value(n)) for n in g.graph.nodes}} for g in graphs]}
+        return {
+            "graphs": [
+                {"signature": _signature(g), "sizes": {n.name: plain_sizes(_value(n)) for n in g.graph.nodes}}
+                for g in graphs
+            ]
+        }
 
     return ForkedCall(summary)
 
@@ -263,8 +320,12 @@ def _twins(graphs: list[Any], scaled: ForkedCall) -> tuple[list[dict[str, Any]],
         return [], "sizes are the example's (the process running larger batch/sequence sizes died)"
     if "error" in found:
         return [], f"sizes are the example's (running with larger batch/sequence sizes failed: {found['error']})"
-    twins = [{name: twin_of(sizes) for name, sizes in other["sizes"].items()}
-             if other["signature"] == _signature(graph) else {} for graph, other in zip(graphs, found["graphs"])]
+    twins = [
+        {name: twin_of(sizes) for name, sizes in other["sizes"].items()}
+        if other["signature"] == _signature(graph)
+        else {}
+        for graph, other in zip(graphs, found["graphs"])
+    ]
     if len(found["graphs"]) != len(graphs) or not all(twins):
         return twins, "some sizes are the example's (larger batch/sequence sizes give different graphs)"
     return twins, ""
@@ -274,7 +335,7 @@ def _twins(graphs: list[Any], scaled: ForkedCall) -> tuple[list[dict[str, Any]],
 # is graphs - 1 (a break after which no tensor op runs, `if x.sum() > 0: return x`, makes no graph), nor
 # its `break_reasons`, which are the compiled graphs' (a break before any tensor op has none): both
 # still break torch.compile(fullgraph=True).
-def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optional[LevelResult] = None) -> LevelResult:
+def run(example: Any, path: str, lines: list[str], class_span: Span, fx: LevelResult | None = None) -> LevelResult:
     """`fx`: the class's fx level, which says whether the forward reads values (see reads_values)."""
     started = time.perf_counter()
     if example.inputs is None:
@@ -300,6 +361,14 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: Optiona
     found = _breaks(explained.reasons, explained.logged, path, lines, class_span)
     diagnostics = [_diagnostic(b) for b in found]
     code = "\n".join(f"# graph {i}\n{g.code.strip()}\n" for i, g in enumerate(explained.graphs))
-    return LevelResult(LEVEL, True, nodes_of(explained.graphs, path, lines, names, twins), diagnostics, code,
-                       time.perf_counter() - started, note, graphs=explained.graph_count,
-                       breaks=sum(b.count for b in found))
+    return LevelResult(
+        LEVEL,
+        True,
+        nodes_of(explained.graphs, path, lines, names, twins),
+        diagnostics,
+        code,
+        time.perf_counter() - started,
+        note,
+        graphs=explained.graph_count,
+        breaks=sum(b.count for b in found),
+    )

@@ -3,13 +3,15 @@
 Only plain data comes back (JSON through a pipe). The process is forked from the trace child, so it
 belongs to the trace's process group and dies with it (a timeout, a cancel, the trace child's death).
 """
+
 from __future__ import annotations
 
 import json
 import os
 import posix
 import signal
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 
 class Lost(Exception):
@@ -24,10 +26,10 @@ class ForkedCall:
     go. Where fork is unavailable or fails, both run in this process when their result is asked for.
     """
 
-    def __init__(self, work: Callable[[], Any], more: Optional[Callable[[], Any]] = None) -> None:
+    def __init__(self, work: Callable[[], Any], more: Callable[[], Any] | None = None) -> None:
         self.work, self.more = work, more
         self.pid, self.read_fd, self.go_fd = 0, -1, -1
-        self._answers: Optional[Any] = None
+        self._answers: Any | None = None
         if hasattr(os, "fork"):
             try:
                 self._fork()

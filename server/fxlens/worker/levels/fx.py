@@ -1,4 +1,5 @@
 """The `fx` level: symbolic_trace semantics, every node mapped to the user's source span."""
+
 from __future__ import annotations
 
 import inspect
@@ -7,19 +8,18 @@ import re
 import sys
 import time
 import types
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.fx as fx
 
 from fxlens.report import Diagnostic, LevelResult, Node, Span
-from fxlens.worker.levels import devices
-from fxlens.worker.levels import instance_state
 from fxlens.worker.failures.classify import classify, message_text
+from fxlens.worker.levels import devices, instance_state
 from fxlens.worker.levels.limitations import limitation_diagnostics
 from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, scale_up
-
 
 
 class SourceMappingTracer(fx.Tracer):
@@ -48,8 +48,8 @@ class SourceMappingTracer(fx.Tracer):
         node.meta["fxlens_scope"] = next(reversed(stack)) if stack else ""
         return node
 
-    def _innermost_user_frame(self) -> Optional[tuple]:
-        frame: Optional[types.FrameType] = sys._getframe(2)
+    def _innermost_user_frame(self) -> tuple | None:
+        frame: types.FrameType | None = sys._getframe(2)
         while frame is not None:
             code = frame.f_code
             if code.co_filename == self.path:
@@ -87,17 +87,22 @@ def unpassed_constants(instance: torch.nn.Module, args: tuple, kwargs: dict) -> 
     except (TypeError, ValueError):
         return {}
     passed = set(bound_arguments(instance, args, kwargs))
-    return {p.name: p.default for p in parameters
-            if p.name not in passed and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            and type(p.default) in _CONSTANTS}
+    return {
+        p.name: p.default
+        for p in parameters
+        if p.name not in passed
+        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        and type(p.default) in _CONSTANTS
+    }
 
 
-def trace(module: torch.nn.Module, path: str, concrete: Optional[dict[str, Any]] = None) -> fx.GraphModule:
+def trace(module: torch.nn.Module, path: str, concrete: dict[str, Any] | None = None) -> fx.GraphModule:
     return _trace_with(SourceMappingTracer(path), module, concrete)
 
 
-def trace_so_far(module: torch.nn.Module, path: str, guessed: list[str]
-                 ) -> tuple[Optional[fx.GraphModule], Optional[fx.Graph]]:
+def trace_so_far(
+    module: torch.nn.Module, path: str, guessed: list[str]
+) -> tuple[fx.GraphModule | None, fx.Graph | None]:
     """The graph input guessing reads, the `guessed` parameters traced and the rest left to their constant
     defaults (as the guessed call leaves them): (the GraphModule, its graph), or when tracing fails (None,
     the graph up to the failure): where each parameter flows first is still known there (DiT fails in
@@ -111,8 +116,9 @@ def trace_so_far(module: torch.nn.Module, path: str, guessed: list[str]
     return gm, gm.graph
 
 
-def _trace_with(tracer: SourceMappingTracer, module: torch.nn.Module, concrete: Optional[dict[str, Any]]
-                ) -> fx.GraphModule:
+def _trace_with(
+    tracer: SourceMappingTracer, module: torch.nn.Module, concrete: dict[str, Any] | None
+) -> fx.GraphModule:
     # a forward that assigns to `self` (`self.mask = self.mask.to(x.dtype)`) leaves a Proxy there: neither
     # the GraphModule (it copies the attributes its graph reads) nor the next step may see it
     snapshot = instance_state.Snapshot(module)
@@ -129,7 +135,7 @@ def _trace_with(tracer: SourceMappingTracer, module: torch.nn.Module, concrete: 
         snapshot.restore()
 
 
-def _graph_for(example: Any, path: str) -> tuple[fx.GraphModule, Optional[BaseException]]:
+def _graph_for(example: Any, path: str) -> tuple[fx.GraphModule, BaseException | None]:
     """The example's graph as `symbolic_trace(module)` makes it: every parameter a placeholder, those
     with defaults too. Only when that fails and the call leaves parameters to constant defaults is the
     module traced again with them frozen (`concrete_args`, as HuggingFace's tracer does): then the plain
@@ -140,8 +146,9 @@ def _graph_for(example: Any, path: str) -> tuple[fx.GraphModule, Optional[BaseEx
         return trace(example.instance, path, {}), None
     except Exception as error:  # noqa: BLE001  raised below unless freezing the defaults lets it through
         plain = error
-    concrete = (unpassed_constants(example.instance, example.inputs, example.kwargs)
-                if example.inputs is not None else {})
+    concrete = (
+        unpassed_constants(example.instance, example.inputs, example.kwargs) if example.inputs is not None else {}
+    )
     frozen = None
     if concrete:
         try:
@@ -158,9 +165,11 @@ def _defaults_frozen(gm: fx.GraphModule, plain: BaseException) -> str:
     frozen = gm.meta["fxlens_concrete"]
     said = ", ".join(f"{name}={value!r}" for name, value in frozen.items())
     args = ", ".join(f"{name!r}: {value!r}" for name, value in frozen.items())
-    return (f"defaults frozen: {said} (symbolic_trace fails with them traced as inputs: "
-            f"{message_text(plain)[:200]}); this is the graph of "
-            f"`torch.fx.symbolic_trace(m, concrete_args={{{args}}})`")
+    return (
+        f"defaults frozen: {said} (symbolic_trace fails with them traced as inputs: "
+        f"{message_text(plain)[:200]}); this is the graph of "
+        f"`torch.fx.symbolic_trace(m, concrete_args={{{args}}})`"
+    )
 
 
 class ValueRecorder(fx.Interpreter):
@@ -182,7 +191,7 @@ class ValueRecorder(fx.Interpreter):
         return super().placeholder(target, args, kwargs)
 
 
-def by_placeholder(gm: fx.GraphModule, example: Any) -> tuple[tuple, Optional[list]]:
+def by_placeholder(gm: fx.GraphModule, example: Any) -> tuple[tuple, list | None]:
     """The example's inputs (and their free dims) in the order of the graph's placeholders, bound by
     name as Python binds the call to forward: symbolic_trace makes a placeholder for every parameter,
     defaults and `**kwargs` included, and the graph module takes them positionally."""
@@ -219,11 +228,21 @@ def nodes_of(graph: fx.Graph, values: dict[str, Any], names: SampledSizes, twins
     result = []
     for n in graph.nodes:
         source = n.meta.get("fxlens_source")
-        shape, dtype, value = (describe(values[n.name], names, twins.get(n.name)) if n.name in values
-                               else (None, None, None))
-        entry = Node(name=n.name, op=n.op, target=target_text(n), num_users=len(n.users),
-                     users=[u.name for u in n.users], text=n.format_node() or "", shape=shape, dtype=dtype, value=value,
-                     scope=n.meta.get("fxlens_scope", ""))
+        shape, dtype, value = (
+            describe(values[n.name], names, twins.get(n.name)) if n.name in values else (None, None, None)
+        )
+        entry = Node(
+            name=n.name,
+            op=n.op,
+            target=target_text(n),
+            num_users=len(n.users),
+            users=[u.name for u in n.users],
+            text=n.format_node() or "",
+            shape=shape,
+            dtype=dtype,
+            value=value,
+            scope=n.meta.get("fxlens_scope", ""),
+        )
         if isinstance(n.target, torch._ops.OpOverload):
             entry.overload = n.target._overloadname
         if source:
@@ -240,7 +259,7 @@ def _narrow_get_attr(node: Node, lines: list[str]) -> None:
         return
     if not 0 < node.line <= len(lines):
         return
-    segment = lines[node.line - 1].encode()[node.col:node.end_col]
+    segment = lines[node.line - 1].encode()[node.col : node.end_col]
     attribute = node.target.rsplit(".", 1)[-1].encode()
     matches = list(re.finditer(rb"\bself\." + re.escape(attribute) + rb"\b", segment))
     if len(matches) == 1:
@@ -251,14 +270,18 @@ def _narrow_get_attr(node: Node, lines: list[str]) -> None:
 class PropagationError(Exception):
     """Shape propagation stopped at `node`; `values` holds what was computed before it."""
 
-    def __init__(self, node: Optional[fx.Node], error: BaseException, values: dict[str, Any]) -> None:
+    def __init__(self, node: fx.Node | None, error: BaseException, values: dict[str, Any]) -> None:
         super().__init__(f"{type(error).__name__}: {error}")
         self.node, self.error, self.values = node, error, values
 
 
-def values_for(gm: fx.GraphModule, inputs: tuple, dims: Optional[list], start: str = "meta",
-               rebuild: Optional[Callable[[], torch.nn.Module]] = None
-               ) -> tuple[dict[str, Any], dict[str, Any], SampledSizes, devices.Ran]:
+def values_for(
+    gm: fx.GraphModule,
+    inputs: tuple,
+    dims: list | None,
+    start: str = "meta",
+    rebuild: Callable[[], torch.nn.Module] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any], SampledSizes, devices.Ran]:
     """Each node's value on the example inputs, its twin on scaled inputs, how to name sizes, and which
     tensors ran the graph (meta unless the code needs values: see devices.py)."""
     try:
@@ -296,8 +319,7 @@ def _propagate(gm: fx.GraphModule, inputs: tuple) -> dict[str, Any]:
     return recorder.values
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: Optional[FileSyntax] = None
-        ) -> LevelResult:
+def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: FileSyntax | None = None) -> LevelResult:
     """`syntax`: the file's, when the caller traces more than one class of it (parsed once)."""
     started = time.perf_counter()
     try:
@@ -310,8 +332,9 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: Opt
     names, diagnostics = SampledSizes({}), []
     if example.inputs is not None:
         try:
-            values, twins, names, ran = values_for(gm, *by_placeholder(gm, example), example.build.tensors,
-                                                   getattr(example, "rebuild", None))
+            values, twins, names, ran = values_for(
+                gm, *by_placeholder(gm, example), example.build.tensors, getattr(example, "rebuild", None)
+            )
             devices.note(example.build, ran)
         except PropagationError as failure:
             values = failure.values
@@ -319,11 +342,20 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: Opt
     nodes = nodes_of(gm.graph, values, names, twins)
     for node in nodes:
         _narrow_get_attr(node, lines)
-    diagnostics += limitation_diagnostics(gm, nodes, lines, class_span.line, type(example.instance).__name__,
-                                          syntax or FileSyntax(lines))
+    diagnostics += limitation_diagnostics(
+        gm, nodes, lines, class_span.line, type(example.instance).__name__, syntax or FileSyntax(lines)
+    )
     notes = [] if sys.version_info >= (3, 11) else ["whole lines only: column spans need Python >= 3.11"]
     if plain_failure is not None:
         notes.insert(0, _defaults_frozen(gm, plain_failure))
     note = "; ".join(notes)
-    return LevelResult("fx", True, nodes, diagnostics, gm.code, time.perf_counter() - started, note,
-                       scopes=gm.meta.get("fxlens_scopes", {}))
+    return LevelResult(
+        "fx",
+        True,
+        nodes,
+        diagnostics,
+        gm.code,
+        time.perf_counter() - started,
+        note,
+        scopes=gm.meta.get("fxlens_scopes", {}),
+    )

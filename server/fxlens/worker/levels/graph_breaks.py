@@ -5,16 +5,17 @@ the documentation link torch prints for a break, found from the break's type (`g
 exception dynamo raised, whose first line is the gb_type, reaches only its `graph_breaks` log. That log
 is listened to while dynamo runs, and its records are matched to the breaks by file and line.
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import os
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator, Optional
 
 import torch
 
@@ -27,10 +28,10 @@ class Entry:
     """One break type as torch describes it."""
 
     gb_type: str
-    gb_id: Optional[str] = None
+    gb_id: str | None = None
     explanation: str = ""
     hints: list[str] = field(default_factory=list)
-    link: Optional[str] = None
+    link: str | None = None
 
 
 @lru_cache(maxsize=1)
@@ -48,7 +49,7 @@ def _ids() -> dict[str, str]:
     return {variant["Gb_type"]: gb_id for gb_id, variants in registry().items() for variant in variants}
 
 
-def gb_type_in(text: str) -> Optional[str]:
+def gb_type_in(text: str) -> str | None:
     """The registered break type named by a line of `text` (torch's message puts it on a line of its own)."""
     ids = _ids()
     return next((line.strip() for line in text.splitlines() if line.strip() in ids), None)
@@ -79,10 +80,14 @@ def _live(text: str, key: str) -> list[str]:
 
 def _variant(variants: list[dict], text: str) -> dict:
     """The registry's variant of this type that matches what torch raised (a type keeps its old wordings)."""
+
     def score(variant: dict) -> tuple:
         stem = variant["Explanation"].split("{")[0].strip().strip('"')
-        return (bool(stem) and stem in " ".join(text.split()), not variant["Explanation"].startswith(("_", '"')),
-                len(variant["Hints"]))
+        return (
+            bool(stem) and stem in " ".join(text.split()),
+            not variant["Explanation"].startswith(("_", '"')),
+            len(variant["Hints"]),
+        )
 
     return max(variants, key=score)
 
@@ -91,7 +96,7 @@ def _same(a: str, b: str) -> bool:
     return " ".join(a.split()).rstrip(".") == " ".join(b.split()).rstrip(".")
 
 
-def describe(gb_type: Optional[str], text: str) -> Optional[Entry]:
+def describe(gb_type: str | None, text: str) -> Entry | None:
     """Torch's description of a break of `gb_type`, `text` being the message it raised; None when the
     type is not in the registry."""
     if gb_type is None or gb_type not in _ids():

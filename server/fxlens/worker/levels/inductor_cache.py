@@ -27,6 +27,7 @@ next compile reuses (the ISA probes, a few hundred KB, and the compiles). A fold
 are removed once KEEP_VERSIONS newer ones exist; at most MAX_COMPILED compiles, MAX_COMPILED_BYTES of
 them, are kept (the least recently used go first).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,8 +37,9 @@ import os
 import platform
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 from fxlens.cache_dirs import user_cache_dir
 
@@ -80,9 +82,12 @@ def bound(path: str) -> None:
         others = [os.path.join(parent, n) for n in os.listdir(parent) if n.startswith("torch-")]
     except OSError:
         return
-    others = sorted((p for p in others if os.path.abspath(p) != os.path.abspath(path)),
-                    key=lambda p: os.path.getmtime(p), reverse=True)
-    for stale in others[KEEP_VERSIONS - 1:]:
+    others = sorted(
+        (p for p in others if os.path.abspath(p) != os.path.abspath(path)),
+        key=lambda p: os.path.getmtime(p),
+        reverse=True,
+    )
+    for stale in others[KEEP_VERSIONS - 1 :]:
         shutil.rmtree(stale, ignore_errors=True)
 
 
@@ -195,8 +200,10 @@ def _value_text(value: Any) -> str:
     import torch
 
     if isinstance(value, torch.Tensor):
-        return (f"Tensor{tuple(value.shape)}{tuple(value.stride())}{value.dtype}{value.device.type}"
-                f"{value.requires_grad}{type(value).__name__ == 'Parameter'}")
+        return (
+            f"Tensor{tuple(value.shape)}{tuple(value.stride())}{value.dtype}{value.device.type}"
+            f"{value.requires_grad}{type(value).__name__ == 'Parameter'}"
+        )
     if isinstance(value, (list, tuple)):
         return "(" + ",".join(_value_text(v) for v in value) + ")"
     return f"{type(value).__name__}:{value!r}"
@@ -217,8 +224,10 @@ def compiled_key(gm: Any, example_inputs: list, here: str) -> str:
                 target = getattr(target, name, None)
             parts.append(_value_text(target))
     parts += [_value_text(x) for x in example_inputs]
-    parts += [repr(sorted(config.save_config_portable().items())),
-              repr(sorted(functorch_config.save_config_portable().items()))]
+    parts += [
+        repr(sorted(config.save_config_portable().items())),
+        repr(sorted(functorch_config.save_config_portable().items())),
+    ]
     return hashlib.sha256("\n".join(parts).encode("utf-8", "replace")).hexdigest()
 
 
@@ -229,7 +238,7 @@ class CompiledCache:
         self.folder = os.path.join(path, COMPILED)
         self.machine = machine()
 
-    def get(self, key: str) -> Optional[Any]:
+    def get(self, key: str) -> Any | None:
         from fxlens.worker.levels.kernel_map import Compiled
 
         file = os.path.join(self.folder, f"{key}.json")
@@ -247,11 +256,20 @@ class CompiledCache:
 
     def put(self, key: str, compiled: Any) -> None:
         os.makedirs(self.folder, exist_ok=True)
-        _write(os.path.join(self.folder, f"{key}.json"), {f.name: getattr(compiled, f.name)
-                                                           for f in dataclasses.fields(compiled)})
+        _write(
+            os.path.join(self.folder, f"{key}.json"),
+            {f.name: getattr(compiled, f.name) for f in dataclasses.fields(compiled)},
+        )
         try:
-            entries = sorted(((os.stat(p), p) for p in (os.path.join(self.folder, n) for n in os.listdir(self.folder))
-                              if p.endswith(".json")), key=lambda e: e[0].st_mtime, reverse=True)
+            entries = sorted(
+                (
+                    (os.stat(p), p)
+                    for p in (os.path.join(self.folder, n) for n in os.listdir(self.folder))
+                    if p.endswith(".json")
+                ),
+                key=lambda e: e[0].st_mtime,
+                reverse=True,
+            )
         except OSError:
             return
         total = 0

@@ -21,6 +21,7 @@ so it costs its g++ runs once per folder and torch build.
 
 Plain data out (kernel_map.Compiled): the mapping to report nodes (kernel_map.py) needs no torch.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,15 +29,15 @@ import signal
 import threading
 import time
 import types
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any, Iterator, Optional
+from typing import Any
 from unittest import mock
 
 import torch
 
 from fxlens.worker.levels.inductor_cache import compiled_key
 from fxlens.worker.levels.kernel_map import Compiled
-
 
 # of the time left before the worker stops the trace, what the compile leaves to report (and to the levels
 # after it): a compile cut short fails as a timeout of this level, not of the whole class
@@ -49,7 +50,7 @@ class CompileTimeout(BaseException):
 
 
 @contextmanager
-def _within(deadline: Optional[float]) -> Iterator[None]:
+def _within(deadline: float | None) -> Iterator[None]:
     """CompileTimeout raised in the code run inside once `deadline` (less the margin) passes. Only the call
     itself is armed: the cleanups around it (dynamo's reset, the function modes put back) always run whole."""
     if deadline is None or threading.current_thread() is not threading.main_thread():
@@ -93,9 +94,15 @@ def _target(node: torch.fx.Node) -> str:
 
 def _post_grad(graph: Any) -> dict:
     """The post-grad graph's computing nodes, in order: name -> {"target", "inputs", "stack_trace"}."""
-    return {node.name: {"target": _target(node), "inputs": [i.name for i in node.all_input_nodes],
-                        "stack_trace": node.meta.get("stack_trace") or ""}
-            for node in graph.nodes if node.op not in ("placeholder", "output")}
+    return {
+        node.name: {
+            "target": _target(node),
+            "inputs": [i.name for i in node.all_input_nodes],
+            "stack_trace": node.meta.get("stack_trace") or "",
+        }
+        for node in graph.nodes
+        if node.op not in ("placeholder", "output")
+    }
 
 
 def _unbuilt(path: str) -> types.ModuleType:
@@ -127,7 +134,7 @@ def _capturing(into: list[Compiled], written: list[str]) -> Iterator[None]:
         written.append(path)
         return _unbuilt(path)
 
-    def tracing(node_schedule: Any, kernel_name: str, is_extern: bool = False) -> Optional[int]:
+    def tracing(node_schedule: Any, kernel_name: str, is_extern: bool = False) -> int | None:
         handle = provenance(node_schedule, kernel_name, is_extern)
         if is_extern and handle is not None:  # a library call, or an op inductor runs as ATen's own (no lowering)
             extern[f"{kernel_name}:{handle}"] = "fallback" if isinstance(node_schedule, ir.FallbackKernel) else "extern"
@@ -142,26 +149,39 @@ def _capturing(into: list[Compiled], written: list[str]) -> Iterator[None]:
             with open(path, encoding="utf-8") as source:
                 code = source.read()
         device = getattr(graph, "device_type", None) or "cpu"
-        into.append(Compiled(
-            code=code, mappings={name: {key: list(value) for key, value in mapping.items()}  # (plain data)
-                                 for name, mapping in mappings.items() if isinstance(mapping, dict)},
-            post=_post_grad(graph.module.graph),
-            pre={name: {"stack_trace": trace} for name, trace in debug._inductor_pre_grad_node_stack_trace.items()},
-            extern=dict(extern), stack_traces={k: list(v) for k, v in debug._inductor_kernel_stack_trace.items()},
-            device=str(device)))
+        into.append(
+            Compiled(
+                code=code,
+                mappings={
+                    name: {key: list(value) for key, value in mapping.items()}  # (plain data)
+                    for name, mapping in mappings.items()
+                    if isinstance(mapping, dict)
+                },
+                post=_post_grad(graph.module.graph),
+                pre={name: {"stack_trace": trace} for name, trace in debug._inductor_pre_grad_node_stack_trace.items()},
+                extern=dict(extern),
+                stack_traces={k: list(v) for k, v in debug._inductor_kernel_stack_trace.items()},
+                device=str(device),
+            )
+        )
         extern.clear()
         return mappings
 
     with ExitStack() as stack:
-        stack.enter_context(config.patch({
-            "trace.provenance_tracking_level": 1,
-            "trace.enabled": False,  # (TORCH_COMPILE_DEBUG=1 in the user's environment: no folder in the cwd)
-            "fx_graph_cache": False,  # a cache hit skips the compile, and with it the provenance
-            "fx_graph_remote_cache": False,
-            "compile_threads": 1,  # nothing to compile in parallel: no pool of compile workers
-        }))
-        stack.enter_context(functorch_config.patch({"enable_autograd_cache": False,
-                                                    "enable_remote_autograd_cache": False}))
+        stack.enter_context(
+            config.patch(
+                {
+                    "trace.provenance_tracking_level": 1,
+                    "trace.enabled": False,  # (TORCH_COMPILE_DEBUG=1 in the user's environment: no folder in the cwd)
+                    "fx_graph_cache": False,  # a cache hit skips the compile, and with it the provenance
+                    "fx_graph_remote_cache": False,
+                    "compile_threads": 1,  # nothing to compile in parallel: no pool of compile workers
+                }
+            )
+        )
+        stack.enter_context(
+            functorch_config.patch({"enable_autograd_cache": False, "enable_remote_autograd_cache": False})
+        )
         stack.enter_context(mock.patch.object(PyCodeCache, "load_by_key_path", staticmethod(load_by_key_path)))
         stack.enter_context(mock.patch.object(debug, "dump_inductor_provenance_info", dumped))
         stack.enter_context(mock.patch.object(debug, "set_kernel_post_grad_provenance_tracing", tracing))
@@ -169,8 +189,9 @@ def _capturing(into: list[Compiled], written: list[str]) -> Iterator[None]:
         yield
 
 
-def compile_graphs(module: torch.nn.Module, args: tuple, kwargs: dict, deadline: Optional[float] = None,
-                   cache: Optional[Any] = None) -> list[Compiled]:
+def compile_graphs(
+    module: torch.nn.Module, args: tuple, kwargs: dict, deadline: float | None = None, cache: Any | None = None
+) -> list[Compiled]:
     """Every graph torch.compile(module)(*args, **kwargs) would hand inductor, compiled to code, in order.
 
     Raises what torch.compile raises (a lowering that fails, no C++ compiler: see compiler_problem), and
@@ -211,7 +232,7 @@ def compile_graphs(module: torch.nn.Module, args: tuple, kwargs: dict, deadline:
     return compiled
 
 
-def compiler_problem() -> Optional[str]:
+def compiler_problem() -> str | None:
     """Why inductor could not build CPU kernels here (no C++ compiler it can run), or None.
 
     fxlens builds no kernel, but torch.compile does, and inductor's vectorisation probe needs the compiler:
@@ -223,6 +244,8 @@ def compiler_problem() -> Optional[str]:
         get_cpp_compiler()
     except Exception as error:  # noqa: BLE001  InvalidCxxCompiler, or the compiler's own failure
         wanted = [c for c in (config.cpp.cxx if isinstance(config.cpp.cxx, (list, tuple)) else (config.cpp.cxx,)) if c]
-        return (f"inductor found no C++ compiler it can run (it looked for {', '.join(wanted) or 'none'}; "
-                f"CXX={os.environ.get('CXX', '(unset)')}): {type(error).__name__}: {error}".rstrip(": "))
+        return (
+            f"inductor found no C++ compiler it can run (it looked for {', '.join(wanted) or 'none'}; "
+            f"CXX={os.environ.get('CXX', '(unset)')}): {type(error).__name__}: {error}".rstrip(": ")
+        )
     return None

@@ -5,10 +5,11 @@ rotary embeddings): under symbolic_trace the value stored is a Proxy of a finish
 fake tensor of a finished mode, and the next step (guessing inputs, recording children, the other level)
 would run on it. Every step that runs forward starts from the state the constructor made.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from torch import nn
 
@@ -20,9 +21,14 @@ class Snapshot:
     (one shallow copy per submodule: cheap on an 80-layer model)."""
 
     def __init__(self, module: nn.Module) -> None:
-        self.saved = [(sub, dict(sub.__dict__), {name: dict(sub.__dict__[name]) for name in _TABLES
-                                                 if isinstance(sub.__dict__.get(name), dict)})
-                      for sub in module.modules()]
+        self.saved = [
+            (
+                sub,
+                dict(sub.__dict__),
+                {name: dict(sub.__dict__[name]) for name in _TABLES if isinstance(sub.__dict__.get(name), dict)},
+            )
+            for sub in module.modules()
+        ]
 
     def restore(self, keep_added: bool = False) -> None:
         """Every value as it was; with `keep_added`, names assigned since stay (symbolic_trace stores the

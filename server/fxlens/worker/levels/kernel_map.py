@@ -14,11 +14,12 @@ A kernel is one of three kinds:
 
 Torch-free: it reads the plain data inductor_capture.py collected.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from fxlens.ops import is_view
 from fxlens.report import Node
@@ -26,11 +27,13 @@ from fxlens.worker.failures.classify import whole_line
 
 _DEFINITION = re.compile(r"^(?P<name>\w+) = async_compile\.\w+\(", re.MULTILINE)
 _HANDLE = "# [Provenance debug handles] "
-_ORIGINS = re.compile(r"#\s*(?:Topologically Sorted|Unsorted) Source Nodes: \[(?P<source>[^\]]*)\], "
-                      r"Original ATen: \[(?P<aten>[^\]]*)\]")
+_ORIGINS = re.compile(
+    r"#\s*(?:Topologically Sorted|Unsorted) Source Nodes: \[(?P<source>[^\]]*)\], "
+    r"Original ATen: \[(?P<aten>[^\]]*)\]"
+)
 
 # a stack trace -> (function, line) of its innermost frame in the user's file, or None
-Locate = Callable[[str], Optional[tuple[str, int]]]
+Locate = Callable[[str], tuple[str, int] | None]
 
 
 @dataclass
@@ -81,7 +84,7 @@ class _Code:
     """Where a kernel is in the wrapper: its source, the line it starts at, the call and torch's comment."""
 
     source: str = ""
-    line: Optional[int] = None  # 1-based, in the wrapper
+    line: int | None = None  # 1-based, in the wrapper
     call: str = ""
     source_nodes: list[str] = field(default_factory=list)
     original_aten: list[str] = field(default_factory=list)
@@ -99,7 +102,7 @@ def _definitions(code: str) -> dict[str, tuple[str, int]]:
         closing = code.find("'''", opening + 3) if opening >= 0 else -1
         if closing < 0:
             continue
-        source = code[opening + 3:closing].strip("\n")
+        source = code[opening + 3 : closing].strip("\n")
         found[match.group("name")] = (source, code.count("\n", 0, match.start()) + 1)
     return found
 
@@ -113,11 +116,14 @@ def _calls(code: str) -> dict[str, _Code]:
         stripped = text.strip()
         if not stripped.startswith(_HANDLE):
             continue
-        key = stripped[len(_HANDLE):].strip()
-        call_index = next((i for i in range(index + 1, len(lines)) if lines[i].strip()
-                           and not lines[i].strip().startswith("#")), None)
-        entry = _Code(call=lines[call_index].strip() if call_index is not None else "",
-                      line=call_index + 1 if call_index is not None else None)
+        key = stripped[len(_HANDLE) :].strip()
+        call_index = next(
+            (i for i in range(index + 1, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("#")), None
+        )
+        entry = _Code(
+            call=lines[call_index].strip() if call_index is not None else "",
+            line=call_index + 1 if call_index is not None else None,
+        )
         above = index - 1
         while above >= 0 and lines[above].strip().startswith("#"):
             origins = _ORIGINS.search(lines[above])
@@ -138,31 +144,41 @@ def _producers(name: str, post: dict, kernels_of: dict[str, list[str]], memo: di
     if name in kernels_of:
         found = list(kernels_of[name])
     else:
-        found = list(dict.fromkeys(k for i in post.get(name, {}).get("inputs", [])
-                                   for k in _producers(i, post, kernels_of, memo)))
+        found = list(
+            dict.fromkeys(
+                k for i in post.get(name, {}).get("inputs", []) for k in _producers(i, post, kernels_of, memo)
+            )
+        )
     memo[name] = found
     return found
 
 
-def _post_node(name: str, compiled: Compiled, to_pre: dict[str, list[str]], order: dict[str, int],
-               locate: Locate) -> dict:
+def _post_node(
+    name: str, compiled: Compiled, to_pre: dict[str, list[str]], order: dict[str, int], locate: Locate
+) -> dict:
     """One post-grad node a kernel computes: its op, the pre-grad nodes it comes from, its line (through the
     pre-grad nodes' stack traces, else its own) and its position in the post-grad graph."""
     pre = list(to_pre.get(name, []))
     traces = [compiled.pre.get(p, {}).get("stack_trace", "") for p in pre]
     traces.append(compiled.post.get(name, {}).get("stack_trace", ""))
     where = next((w for w in (_where(t, locate) for t in traces) if w), None)
-    return {"name": name, "target": compiled.post.get(name, {}).get("target", name), "pre": pre,
-            "line": where[1] if where else None, "function": where[0] if where else None,
-            "at": order.get(name)}
+    return {
+        "name": name,
+        "target": compiled.post.get(name, {}).get("target", name),
+        "pre": pre,
+        "line": where[1] if where else None,
+        "function": where[0] if where else None,
+        "at": order.get(name),
+    }
 
 
-def _where(trace: str, locate: Locate) -> Optional[tuple[str, int]]:
+def _where(trace: str, locate: Locate) -> tuple[str, int] | None:
     return locate(trace) if trace else None
 
 
-def kernels_of(compiled: Compiled, graph: int, graphs: int, locate: Locate, lines: list[str],
-               code_offset: int = 0) -> list[Node]:
+def kernels_of(
+    compiled: Compiled, graph: int, graphs: int, locate: Locate, lines: list[str], code_offset: int = 0
+) -> list[Node]:
     """One graph's kernels, in the order the wrapper calls them."""
     to_post: dict[str, list[str]] = compiled.mappings.get("cppCodeToPost") or {}
     to_pre: dict[str, list[str]] = compiled.mappings.get("postToPre") or {}
@@ -177,8 +193,10 @@ def kernels_of(compiled: Compiled, graph: int, graphs: int, locate: Locate, line
     memo: dict[str, list[str]] = {}
     nodes: list[Node] = []
     for key in keys:
-        post = [_post_node(name, compiled, to_pre, order, locate)
-                for name in sorted(dict.fromkeys(to_post[key]), key=lambda n: order.get(n, len(order)))]
+        post = [
+            _post_node(name, compiled, to_pre, order, locate)
+            for name in sorted(dict.fromkeys(to_post[key]), key=lambda n: order.get(n, len(order)))
+        ]
         placed = [p for p in post if p["line"] is not None]
         if not placed:  # inductor's own gathering, e.g. for a kernel whose nodes lost their stack traces
             where = next((w for w in (_where(t, locate) for t in compiled.stack_traces.get(key, [])) if w), None)
@@ -186,8 +204,9 @@ def kernels_of(compiled: Compiled, graph: int, graphs: int, locate: Locate, line
         name = kernel_name(key)
         call = calls.get(key, _Code())
         source, code_line = definitions.get(name, (call.call, call.line))
-        node = Node(name=key + suffix, op="call_function", target=name, num_users=0, text=call.call or name,
-                    graph=graph)
+        node = Node(
+            name=key + suffix, op="call_function", target=name, num_users=0, text=call.call or name, graph=graph
+        )
         # listed at its first op that computes (not a view folded into its indexing): sdpa's kernel at the
         # attention call, not at the reshape before it
         primary = next((p for p in placed if not is_view(p["target"])), placed[0] if placed else None)
@@ -196,11 +215,17 @@ def kernels_of(compiled: Compiled, graph: int, graphs: int, locate: Locate, line
             node.line, node.col, node.end_line, node.end_col = first.line, first.col, first.end_line, first.end_col
             node.function = primary["function"]
         node.kernel = {
-            "kind": kind_of(key, compiled.extern), "device": compiled.device, "graphs": graphs,
-            "ops": [p["target"] for p in post], "lines": sorted({p["line"] for p in placed}),
-            "post": post, "pre": list(dict.fromkeys(pre for p in post for pre in p["pre"])),
-            "source_nodes": call.source_nodes, "original_aten": call.original_aten,
-            "code": source, "code_line": code_line + code_offset if code_line is not None else None,
+            "kind": kind_of(key, compiled.extern),
+            "device": compiled.device,
+            "graphs": graphs,
+            "ops": [p["target"] for p in post],
+            "lines": sorted({p["line"] for p in placed}),
+            "post": post,
+            "pre": list(dict.fromkeys(pre for p in post for pre in p["pre"])),
+            "source_nodes": call.source_nodes,
+            "original_aten": call.original_aten,
+            "code": source,
+            "code_line": code_line + code_offset if code_line is not None else None,
             "call_line": call.line + code_offset if call.line is not None else None,
         }
         nodes.append(node)

@@ -1,10 +1,12 @@
 """What an ATen graph's nodes are beyond their names: each overload's schema and its siblings (one table
 per level, not per node: a 70B-shaped model has ~5,000 aten nodes and a few dozen distinct targets), and
 each node's forward FLOPs as torch.utils.flop_counter counts them."""
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
@@ -40,22 +42,28 @@ def _on_meta(value: Any) -> Any:
 
 def _decomposes(target: torch._ops.OpOverload) -> bool:
     """FlopCounterMode counts such an op by what it decomposes into (`aten.linear` counts as its addmm)."""
-    return (torch._C.DispatchKey.CompositeImplicitAutograd in target.py_kernels
-            or torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeImplicitAutograd"))
+    return (
+        torch._C.DispatchKey.CompositeImplicitAutograd in target.py_kernels
+        or torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeImplicitAutograd")
+    )
 
 
 def _symbolic(values: Any) -> bool:
     leaves, _ = tree_flatten(values)
-    return any(isinstance(leaf, torch.SymInt) or (isinstance(leaf, torch.Tensor)
-               and any(isinstance(size, torch.SymInt) for size in leaf.shape)) for leaf in leaves)
+    return any(
+        isinstance(leaf, torch.SymInt)
+        or (isinstance(leaf, torch.Tensor) and any(isinstance(size, torch.SymInt) for size in leaf.shape))
+        for leaf in leaves
+    )
 
 
-def _key(target: Any, args: Any, kwargs: Any) -> Optional[tuple]:
+def _key(target: Any, args: Any, kwargs: Any) -> tuple | None:
     """What an op's count depends on: its overload and its arguments' layouts (a model's layers repeat
     the same calls: GPT-2's 12 blocks are 12 times one block's counts). None: not hashable as is."""
     leaves, spec = tree_flatten((args, kwargs))
-    parts = tuple((tuple(leaf.shape), leaf.stride(), leaf.dtype) if isinstance(leaf, torch.Tensor) else leaf
-                  for leaf in leaves)
+    parts = tuple(
+        (tuple(leaf.shape), leaf.stride(), leaf.dtype) if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves
+    )
     try:
         hash(parts)
     except TypeError:
@@ -63,23 +71,26 @@ def _key(target: Any, args: Any, kwargs: Any) -> Optional[tuple]:
     return (target, str(spec), parts)
 
 
-def _linear_flops(x: Any, weight: Any, bias: Any = None, *, out_val: Any = None) -> Optional[int]:
+def _linear_flops(x: Any, weight: Any, bias: Any = None, *, out_val: Any = None) -> int | None:
     """`aten.linear` as FlopCounterMode counts it through its decomposition: one (add)mm of the input
     flattened to 2-D (its leading dimensions folded into the rows) by the transposed weight. None: a
     weight that is not 2-D (its decomposition is no mm)."""
     if weight.dim() != 2 or x.dim() < 1:
         return None
     rows = math.prod(x.shape[:-1])
-    return int(flop_registry[torch.ops.aten.mm](torch.Size([rows, x.shape[-1]]),
-                                                torch.Size([weight.shape[1], weight.shape[0]])))
+    return int(
+        flop_registry[torch.ops.aten.mm](
+            torch.Size([rows, x.shape[-1]]), torch.Size([weight.shape[1], weight.shape[0]])
+        )
+    )
 
 
 # composite ops counted from their sizes as their decomposition would be: running one on meta under
 # FlopCounterMode takes ~0.8 ms, and aten.linear is in nearly every class and so in nearly every trace
-_COMPOSITE_FORMULAS: dict[Any, Callable[..., Optional[int]]] = {torch.ops.aten.linear: _linear_flops}
+_COMPOSITE_FORMULAS: dict[Any, Callable[..., int | None]] = {torch.ops.aten.linear: _linear_flops}
 
 
-def node_flops(node: torch.fx.Node, counter: FlopCounterMode, cache: Optional[dict] = None) -> Optional[int]:
+def node_flops(node: torch.fx.Node, counter: FlopCounterMode, cache: dict | None = None) -> int | None:
     """The node's forward FLOPs, as FlopCounterMode would count its op at this size; None when the
     sizes are symbolic (an unbacked `.item()` size) or the op cannot run on meta tensors."""
     target = node.target
@@ -106,8 +117,7 @@ def node_flops(node: torch.fx.Node, counter: FlopCounterMode, cache: Optional[di
     return count
 
 
-def _decomposed_count(target: torch._ops.OpOverload, args: Any, kwargs: Any, counter: FlopCounterMode
-                      ) -> Optional[int]:
+def _decomposed_count(target: torch._ops.OpOverload, args: Any, kwargs: Any, counter: FlopCounterMode) -> int | None:
     """Run on meta tensors under FlopCounterMode: it counts what the op decomposes into."""
     try:
         with counter:  # entering clears its counts

@@ -13,6 +13,7 @@ scaled export would give the example's graph, and is not needed. The two runs co
 real-model tree (bench/RESULTS.md). Anything else (an error in either run, inputs not on the meta device so
 that a run would compute for real) answers "it could", and the scaled export runs as before.
 """
+
 from __future__ import annotations
 
 from typing import Any

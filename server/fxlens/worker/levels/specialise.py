@@ -5,13 +5,14 @@ The evidence is the second, scaled export the aten level runs anyway (B doubled,
 aten._scaled_export): it failed at a line of the user's file, or it gave another graph. Then the
 lines whose node counts differ between the two exports are the ones that depend on a size. Nothing
 here runs when the two graphs agree."""
+
 from __future__ import annotations
 
 import ast
 import inspect
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from fxlens.report import Diagnostic, Node
 from fxlens.worker.failures.classify import whole_line
@@ -34,7 +35,7 @@ class FreeSize:
     def factor(self) -> int:
         return self.scaled // self.example
 
-    def text(self, size: Optional[int] = None) -> str:
+    def text(self, size: int | None = None) -> str:
         return f"{self.input}.shape[{self.dim}] == {self.example if size is None else size}"
 
 
@@ -114,8 +115,9 @@ def _enclosing_decisions(lines: list[str]) -> dict[int, ast.For | ast.While | as
     return owner
 
 
-def _count_hints(before: dict[int, int], after: dict[int, int], sizes: list[FreeSize],
-                 lines: list[str]) -> list[Diagnostic]:
+def _count_hints(
+    before: dict[int, int], after: dict[int, int], sizes: list[FreeSize], lines: list[str]
+) -> list[Diagnostic]:
     changed = sorted(line for line in set(before) | set(after) if before.get(line, 0) != after.get(line, 0))
     decisions = _enclosing_decisions(lines) if changed else {}
     by_header: dict[int, list[int]] = {}
@@ -142,7 +144,7 @@ def _by_ratio(n: int, m: int, sizes: list[FreeSize]) -> list[FreeSize]:
     return [s for s in sizes if n and m == n * s.factor]
 
 
-def _count_message(statement: Optional[ast.stmt], read: list[FreeSize], n: int, m: int) -> str:
+def _count_message(statement: ast.stmt | None, read: list[FreeSize], n: int, m: int) -> str:
     example = ", ".join(s.text() for s in read)
     scaled = ", ".join(s.text(s.scaled) for s in read)
     if isinstance(statement, (ast.For, ast.While)):
@@ -155,7 +157,7 @@ def _count_message(statement: Optional[ast.stmt], read: list[FreeSize], n: int, 
     return f"the aten graph is specialised to {example}: {what} ({n} nodes; {m} with {scaled})"
 
 
-def _runs(statement: ast.stmt, read: list[FreeSize]) -> Optional[int]:
+def _runs(statement: ast.stmt, read: list[FreeSize]) -> int | None:
     """How many times `for _ in range(<size>)` / `for _ in <tensor>` runs for the example, if plain."""
     if not isinstance(statement, ast.For) or len(read) != 1:
         return None
@@ -167,11 +169,20 @@ def _runs(statement: ast.stmt, read: list[FreeSize]) -> Optional[int]:
 
 def _hint(line: int, lines: list[str], message: str) -> Diagnostic:
     span = whole_line(line, lines)
-    return Diagnostic(span.line, span.col, span.end_line, span.end_col, "hint", CATEGORY, message,
-                      "torch.export records one graph for the example inputs' sizes; a Python loop, `if` or "
-                      "`assert` that reads a size is decided while tracing, so the graph holds for that size "
-                      "only.",
-                      "Expected for a static graph. To see it for other sizes, give those inputs in a "
-                      "`# fxlens:` directive; to make it size-independent, iterate over a size fixed at "
-                      "construction or use tensor ops (`torch.where`, batched ops) instead of Python control "
-                      "flow.", level="aten")
+    return Diagnostic(
+        span.line,
+        span.col,
+        span.end_line,
+        span.end_col,
+        "hint",
+        CATEGORY,
+        message,
+        "torch.export records one graph for the example inputs' sizes; a Python loop, `if` or "
+        "`assert` that reads a size is decided while tracing, so the graph holds for that size "
+        "only.",
+        "Expected for a static graph. To see it for other sizes, give those inputs in a "
+        "`# fxlens:` directive; to make it size-independent, iterate over a size fixed at "
+        "construction or use tensor ops (`torch.where`, batched ops) instead of Python control "
+        "flow.",
+        level="aten",
+    )

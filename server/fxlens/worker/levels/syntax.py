@@ -1,5 +1,6 @@
 """The analysed file's syntax, parsed once per file and shared by every class's levels: a check that parsed
 and walked the whole file for each class spent about 0.3 s a class on a 9,500-line file of 100 classes."""
+
 from __future__ import annotations
 
 import ast

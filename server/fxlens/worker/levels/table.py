@@ -4,10 +4,12 @@ Every entry point is `trace(example, path, lines, class_span, context) -> LevelR
 what one class's levels share while it is traced (dropped with the class), so a deeper level reuses
 the work of the ones above it instead of redoing it.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 from fxlens.report import DEEP_LEVELS, LEVELS, LevelResult, Span, in_trace_order
 from fxlens.worker.levels import aten as trace_aten
@@ -26,22 +28,22 @@ class ClassContext:
     levels: tuple[str, ...] = ()
     # what the caller keeps of each program the levels export (the trace child keeps warm-up recipes
     # for the next child): `describe_program(program, seconds)`, its results in `programs`
-    describe_program: Optional[Callable[[Any, float], Optional[dict]]] = None
-    programs: list[Optional[dict]] = field(default_factory=list)
+    describe_program: Callable[[Any, float], dict | None] | None = None
+    programs: list[dict | None] = field(default_factory=list)
     # the aten level's ExportedProgram (None: aten did not run, or failed)
     exported: Any = None
     # the fx and aten levels' results, once they ran
-    fx: Optional[LevelResult] = None
-    aten: Optional[LevelResult] = None
+    fx: LevelResult | None = None
+    aten: LevelResult | None = None
     # with free sizes: the aten level's forked process, holding the scaled program for core-aten
-    forked: Optional[ForkedCall] = None
+    forked: ForkedCall | None = None
     # time.monotonic() at which the worker stops the trace (None: no limit known)
-    deadline: Optional[float] = None
+    deadline: float | None = None
     # False: nothing shows this trace's shapes (`fxlens check`), so sizes are not named B and T, and an
     # export with scaled sizes runs only where it can find a specialisation hint (levels/size_probe.py)
     names: bool = True
     # the file's syntax, one for all its classes (levels/syntax.py); None: parsed for this class alone
-    syntax: Optional[FileSyntax] = None
+    syntax: FileSyntax | None = None
 
     def close(self) -> None:
         if self.forked is not None:
@@ -96,8 +98,14 @@ def _inductor(example: Any, path: str, lines: list[str], class_span: Span, conte
     return trace_inductor.run(example, path, lines, class_span, fx, deadline=context.deadline)
 
 
-TABLE: dict[str, Trace] = {"fx": _fx, "aten": _aten, "core-aten": _core_aten, "backward": _backward,
-                         "dynamo": _dynamo, "inductor": _inductor}
+TABLE: dict[str, Trace] = {
+    "fx": _fx,
+    "aten": _aten,
+    "core-aten": _core_aten,
+    "backward": _backward,
+    "dynamo": _dynamo,
+    "inductor": _inductor,
+}
 assert set(TABLE) <= set(LEVELS), "every traced level is described in report.LEVEL_INFO"
 
 
@@ -108,5 +116,7 @@ def asked(levels: list[str]) -> tuple[str, ...]:
 
 def split(levels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(cheap, deep): the levels every class gets first, and those traced once all of those are out."""
-    return (tuple(level for level in levels if level not in DEEP_LEVELS),
-            tuple(level for level in levels if level in DEEP_LEVELS))
+    return (
+        tuple(level for level in levels if level not in DEEP_LEVELS),
+        tuple(level for level in levels if level in DEEP_LEVELS),
+    )

@@ -1,7 +1,8 @@
 """Describe traced values (tensors, fake tensors, SymInts, tuples) as report data."""
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import torch
 
@@ -79,12 +80,15 @@ class SampledSizes:
         return a  # right for the example; no simple expression of B and T explains it
 
 
-def describe(value: Any, names: Any, other: Any = None) -> tuple[Optional[list], Optional[str], Optional[str]]:
+def describe(value: Any, names: Any, other: Any = None) -> tuple[list | None, str | None, str | None]:
     """(shape, dtype, value-text) of one traced value; `other` is its twin from the scaled run, if any."""
     if isinstance(value, torch.Tensor):
         twin = list(other.shape) if isinstance(other, torch.Tensor) and other.dim() == value.dim() else None
-        return ([names.dim(s, twin[i] if twin else None) for i, s in enumerate(value.shape)],
-                dtype_name(value.dtype), None)
+        return (
+            [names.dim(s, twin[i] if twin else None) for i, s in enumerate(value.shape)],
+            dtype_name(value.dtype),
+            None,
+        )
     if isinstance(value, torch.SymInt):
         return None, None, f"SymInt {_concrete(value)}"
     if isinstance(value, (torch.SymFloat, torch.SymBool)):

@@ -1,10 +1,10 @@
 """What the source says about each class: its span, its `# fxlens:` directive, where members are made."""
+
 from __future__ import annotations
 
 import ast
 import sys
 from dataclasses import dataclass, field
-from typing import Optional
 
 from fxlens import lines as line_model
 
@@ -17,13 +17,13 @@ class ClassSource:
     line: int  # the `class` line (1-based)
     end_line: int
     node: ast.ClassDef
-    directive: Optional[str] = None
-    directive_line: Optional[int] = None
+    directive: str | None = None
+    directive_line: int | None = None
     # attribute name -> line of `self.X = ...` / `register_buffer("X", ...)` in the class body
     member_lines: dict[str, int] = field(default_factory=dict)
 
 
-def directive_above(lines: list[str], first_line: int) -> tuple[Optional[str], Optional[int]]:
+def directive_above(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
     """The `# fxlens: expr` comment lines directly above line `first_line` (1-based), joined."""
     parts: list[str] = []
     index = first_line - 2
@@ -31,13 +31,13 @@ def directive_above(lines: list[str], first_line: int) -> tuple[Optional[str], O
     while index >= 0 and lines[index].strip().startswith("#"):
         stripped = lines[index].strip()
         if stripped.startswith(DIRECTIVE):
-            parts.insert(0, stripped[len(DIRECTIVE):].strip())
+            parts.insert(0, stripped[len(DIRECTIVE) :].strip())
             start = index + 1
         index -= 1
     return (" ".join(parts), start) if parts else (None, None)
 
 
-def directive_between(lines: list[str], first_line: int, class_line: int) -> tuple[Optional[str], Optional[int]]:
+def directive_between(lines: list[str], first_line: int, class_line: int) -> tuple[str | None, int | None]:
     """A `# fxlens:` comment among the decorators or between them and the `class` line."""
     for line in range(first_line + 1, class_line + 1):
         if lines[line - 1].strip().startswith(DIRECTIVE) and not lines[line - 2].strip().startswith(DIRECTIVE):
@@ -60,8 +60,11 @@ def _member_lines(cls: ast.ClassDef) -> dict[str, int]:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                        and target.value.id == "self"):
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
                     found.setdefault(target.attr, node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in ("register_buffer", "register_parameter", "add_module", "register_module"):
@@ -104,8 +107,11 @@ def the_ones_that_ran(sources: list[ClassSource], namespace: dict) -> list[Class
 
     def ran(source: ClassSource) -> bool:
         cls = namespace.get(source.name)
-        lines = [getattr(getattr(v, "__code__", None), "co_firstlineno", 0) for v in vars(cls).values()] \
-            if isinstance(cls, type) else []
+        lines = (
+            [getattr(getattr(v, "__code__", None), "co_firstlineno", 0) for v in vars(cls).values()]
+            if isinstance(cls, type)
+            else []
+        )
         return any(source.line <= line <= source.end_line for line in lines)
 
     chosen = {name: next((s for s in found if ran(s)), found[-1]) for name, found in by_name.items()}
@@ -122,15 +128,27 @@ def classes_in(tree: ast.Module, text: str) -> list[ClassSource]:
         directive, directive_line = directive_above(lines, first)
         if directive is None:
             directive, directive_line = directive_between(lines, first, node.lineno)
-        result.append(ClassSource(node.name, node.lineno, node.end_lineno or node.lineno, node,
-                                  directive, directive_line, _member_lines(node)))
+        result.append(
+            ClassSource(
+                node.name,
+                node.lineno,
+                node.end_lineno or node.lineno,
+                node,
+                directive,
+                directive_line,
+                _member_lines(node),
+            )
+        )
     return result
 
 
 def calls_to(tree: ast.Module, name: str) -> list[ast.Call]:
     """Every `name(...)` call in the file, wherever it is (a `__main__` block included)."""
-    return [node for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name]
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+    ]
 
 
 def qualnames_by_line(tree: ast.Module) -> dict[int, str]:

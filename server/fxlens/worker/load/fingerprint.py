@@ -17,6 +17,7 @@ by their text when it came from an open editor buffer that differs from the disk
 Anything that cannot be described (a repr that raises, a huge value) gives no fingerprint, and a
 class without one is always traced.
 """
+
 from __future__ import annotations
 
 import ast
@@ -27,8 +28,9 @@ import os
 import re
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 import torch
 from torch import nn
@@ -62,25 +64,30 @@ class CodeIndex:
     effects: list[str] = field(default_factory=list)
 
 
-def _segments(text: str) -> Callable[[ast.AST], Optional[str]]:
+def _segments(text: str) -> Callable[[ast.AST], str | None]:
     """`ast.get_source_segment(text, node)`, with the text split into lines once: ast splits it again on
     every call, which made a 9,000-line file's index take 7 s."""
     lines = line_model.keeping_ends(text)
 
-    def segment(node: ast.AST) -> Optional[str]:
+    def segment(node: ast.AST) -> str | None:
         start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
         col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
         if start is None or end is None or col is None or end_col is None or end > len(lines):
             return None
         if start == end:
             return lines[start - 1].encode()[col:end_col].decode()
-        return "".join([lines[start - 1].encode()[col:].decode(), *lines[start:end - 1],
-                        lines[end - 1].encode()[:end_col].decode()])
+        return "".join(
+            [
+                lines[start - 1].encode()[col:].decode(),
+                *lines[start : end - 1],
+                lines[end - 1].encode()[:end_col].decode(),
+            ]
+        )
 
     return segment
 
 
-def _assigned_names(stmt: ast.stmt) -> Optional[list[str]]:
+def _assigned_names(stmt: ast.stmt) -> list[str] | None:
     """The names an assignment to plain names binds (`x = `, `x: int = `, `x += `); None for any other statement."""
     if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         return None
@@ -147,8 +154,11 @@ def _describe(value: Any, depth: int = 0) -> Any:
         if value.device.type == "cpu" and not value.is_sparse:
             if value.numel() * value.element_size() > _MAX_TENSOR_BYTES:
                 raise Unfingerprintable("a large CPU tensor")
-            entry.append(value.detach().contiguous().numpy().tobytes().hex() if value.dtype != torch.bfloat16
-                         else repr(value.tolist()))
+            entry.append(
+                value.detach().contiguous().numpy().tobytes().hex()
+                if value.dtype != torch.bfloat16
+                else repr(value.tolist())
+            )
         return entry
     if isinstance(value, (torch.dtype, torch.device, torch.Size)):
         return str(value)
@@ -200,14 +210,19 @@ def _hooks(hooks: dict) -> list:
 
 def _module_state(path: str, module: nn.Module) -> list:
     cls = type(module)
-    return [path, cls.__module__, cls.__qualname__,
-            {k: _describe(v) for k, v in sorted(vars(module).items()) if k not in _MODULE_INTERNALS},
-            [[k, _describe(v)] for k, v in module._parameters.items()],
-            [[k, _describe(v), k in module._non_persistent_buffers_set] for k, v in module._buffers.items()],
-            _hooks(module._forward_pre_hooks), _hooks(module._forward_hooks)]
+    return [
+        path,
+        cls.__module__,
+        cls.__qualname__,
+        {k: _describe(v) for k, v in sorted(vars(module).items()) if k not in _MODULE_INTERNALS},
+        [[k, _describe(v)] for k, v in module._parameters.items()],
+        [[k, _describe(v), k in module._non_persistent_buffers_set] for k, v in module._buffers.items()],
+        _hooks(module._forward_pre_hooks),
+        _hooks(module._forward_hooks),
+    ]
 
 
-def _source_file(obj: Any) -> Optional[str]:
+def _source_file(obj: Any) -> str | None:
     if isinstance(obj, types.ModuleType):
         return getattr(obj, "__file__", None)
     try:
@@ -236,8 +251,11 @@ def _buffers_reached(files: set[str], path: str, torch_root: str) -> set[str]:
     served = {f for f in imports.served() if f != path}
     if not served - files:
         return set()
-    by_file = {os.path.abspath(module_file): m for m in list(sys.modules.values())
-               if isinstance(module_file := getattr(m, "__file__", None), str)}
+    by_file = {
+        os.path.abspath(module_file): m
+        for m in list(sys.modules.values())
+        if isinstance(module_file := getattr(m, "__file__", None), str)
+    }
     todo = [(f, by_file[f]) for f in files if f in by_file]  # (its file, a module)
     seen: set[int] = set()
     reached: set[str] = set()
@@ -252,11 +270,18 @@ def _buffers_reached(files: set[str], path: str, torch_root: str) -> set[str]:
             reached.add(file)
         for value in list(vars(module).values()):
             if not isinstance(value, types.ModuleType):
-                value = sys.modules.get(getattr(value, "__module__", None) or "") if isinstance(
-                    value, (type, types.FunctionType)) else None
+                value = (
+                    sys.modules.get(getattr(value, "__module__", None) or "")
+                    if isinstance(value, (type, types.FunctionType))
+                    else None
+                )
             value_file = getattr(value, "__file__", None)
-            if value is not None and id(value) not in seen and isinstance(value_file, str) \
-                    and not value_file.startswith(torch_root):
+            if (
+                value is not None
+                and id(value) not in seen
+                and isinstance(value_file, str)
+                and not value_file.startswith(torch_root)
+            ):
                 todo.append((os.path.abspath(value_file), value))
     return reached
 
@@ -274,7 +299,7 @@ def _file_state(file: str) -> list:
     return [file, stat.st_size, stat.st_mtime_ns] if stat is not None else [file, None]
 
 
-def _same_as_disk(file: str, text: str, stat: Optional[os.stat_result]) -> bool:
+def _same_as_disk(file: str, text: str, stat: os.stat_result | None) -> bool:
     encoded = text.encode("utf-8", errors="surrogatepass")
     if stat is None or stat.st_size != len(encoded):
         return False
@@ -291,29 +316,35 @@ class Subject:
 
     name: str
     instance: nn.Module
-    inputs: Optional[tuple]  # (args, kwargs) of its example call, None without one
-    dims: Optional[list]  # the example inputs' free dimensions
+    inputs: tuple | None  # (args, kwargs) of its example call, None without one
+    dims: list | None  # the example inputs' free dimensions
     build: Build
-    built_by: Optional[str]  # the parent class whose run built it, if any
+    built_by: str | None  # the parent class whose run built it, if any
 
 
-def fingerprint(subject: Subject, code: CodeIndex, namespace: dict, path: str) -> Optional[str]:
+def fingerprint(subject: Subject, code: CodeIndex, namespace: dict, path: str) -> str | None:
     """`namespace`: the file's module globals, where the names its code imports point."""
     name, instance, inputs, dims = subject.name, subject.instance, subject.inputs, subject.dims
     build, built_by = subject.build, subject.built_by
     try:
         definitions, foreign = _code_used(name, instance, code)
         imported = [namespace[n] for n in sorted(foreign) if n in namespace]
-        description = json.dumps([
-            name, sys.version, torch.__version__, code.effects, definitions,
-            _global_values([n for n, _ in definitions], namespace),
-            [_module_state(p, m) for p, m in instance.named_modules()],
-            _describe(inputs) if inputs is not None else None,
-            dims and [sorted(d.items()) if isinstance(d, dict) else d and [sorted(i.items()) for i in d]
-                      for d in dims],
-            [build.how, build.inputs_source, build.detail, build.device, build.tensors, built_by],
-            _other_files([type(m) for m in instance.modules()] + imported, path),
-        ])
+        description = json.dumps(
+            [
+                name,
+                sys.version,
+                torch.__version__,
+                code.effects,
+                definitions,
+                _global_values([n for n, _ in definitions], namespace),
+                [_module_state(p, m) for p, m in instance.named_modules()],
+                _describe(inputs) if inputs is not None else None,
+                dims
+                and [sorted(d.items()) if isinstance(d, dict) else d and [sorted(i.items()) for i in d] for d in dims],
+                [build.how, build.inputs_source, build.detail, build.device, build.tensors, built_by],
+                _other_files([type(m) for m in instance.modules()] + imported, path),
+            ]
+        )
     except Exception:  # noqa: BLE001  user reprs can raise anything: no fingerprint, the class is traced
         return None
     if len(description) > _MAX_DESCRIPTION:

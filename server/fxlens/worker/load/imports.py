@@ -7,6 +7,7 @@ hook serves the edited buffer for its own module name and every other open buffe
 ordinary path search finds: a package whose `__init__` imports the edited module imports it once,
 from the buffer, and an unsaved edit of `parts.py` is what `model.py` imports.
 """
+
 from __future__ import annotations
 
 import ast
@@ -18,9 +19,9 @@ import linecache
 import os
 import sys
 import types
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from fxlens import lines as line_model
 
@@ -35,8 +36,9 @@ def valid_roots(value: object) -> list[str]:
     """Importable folders: absolute path strings only, a bounded number (others are dropped)."""
     if not isinstance(value, list):
         return []
-    roots = [r for r in value if isinstance(r, str) and os.path.isabs(r) and 0 < len(r) <= MAX_PATH_CHARS
-             and "\0" not in r]
+    roots = [
+        r for r in value if isinstance(r, str) and os.path.isabs(r) and 0 < len(r) <= MAX_PATH_CHARS and "\0" not in r
+    ]
     return roots[:MAX_ROOTS]
 
 
@@ -48,8 +50,14 @@ def valid_buffers(value: object) -> dict[str, str]:
     for path, text in value.items():
         if len(buffers) == MAX_BUFFERS:
             break
-        if (isinstance(path, str) and isinstance(text, str) and os.path.isabs(path) and "\0" not in path
-                and len(path) <= MAX_PATH_CHARS and len(text) <= MAX_BUFFER_CHARS):
+        if (
+            isinstance(path, str)
+            and isinstance(text, str)
+            and os.path.isabs(path)
+            and "\0" not in path
+            and len(path) <= MAX_PATH_CHARS
+            and len(text) <= MAX_BUFFER_CHARS
+        ):
             buffers[path] = text
     return buffers
 
@@ -91,7 +99,7 @@ def search_roots(roots: list[str]) -> list[str]:
     return found
 
 
-def _inside(path: str, folder: str) -> Optional[list[str]]:
+def _inside(path: str, folder: str) -> list[str] | None:
     """The folder names leading from `folder` to `path`'s directory, or None when it is not inside."""
     relative = os.path.relpath(os.path.dirname(path), folder)
     if relative == os.curdir:
@@ -134,8 +142,13 @@ def make_importable(folders: list[str]) -> None:
 class BufferLoader(importlib.abc.InspectLoader):
     """Runs a buffer's text (or the code the execution policy left of it) as the module's source."""
 
-    def __init__(self, path: str, text: str, code: Optional[types.CodeType] = None,
-                 context: Callable[[], AbstractContextManager] = nullcontext) -> None:
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        code: types.CodeType | None = None,
+        context: Callable[[], AbstractContextManager] = nullcontext,
+    ) -> None:
         self.path, self.text, self.code, self.context = path, text, code, context
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
@@ -156,18 +169,18 @@ class BufferFinder(importlib.abc.MetaPathFinder):
 
     def __init__(self, own: Placement, own_loader: BufferLoader, buffers: dict[str, str]) -> None:
         self.own, self.own_loader = own, own_loader
-        self.buffers = {os.path.abspath(p): t for p, t in buffers.items()
-                        if os.path.abspath(p) != own_loader.path}
+        self.buffers = {os.path.abspath(p): t for p, t in buffers.items() if os.path.abspath(p) != own_loader.path}
         # a lookup that cannot end at a buffer skips the path search (it runs again after us)
         self.leaves = {_leaf(p) for p in self.buffers}
         # file -> the text it was imported from (fingerprints count these by text, not mtime)
         self.served: dict[str, str] = {own_loader.path: own_loader.text}
 
-    def find_spec(self, fullname: str, path=None, target=None) -> Optional[importlib.machinery.ModuleSpec]:
+    def find_spec(self, fullname: str, path=None, target=None) -> importlib.machinery.ModuleSpec | None:
         if fullname == self.own.name:
             locations = [os.path.dirname(self.own_loader.path)] if self.own.package else None
-            return importlib.util.spec_from_file_location(fullname, self.own_loader.path, loader=self.own_loader,
-                                                          submodule_search_locations=locations)
+            return importlib.util.spec_from_file_location(
+                fullname, self.own_loader.path, loader=self.own_loader, submodule_search_locations=locations
+            )
         if fullname.rpartition(".")[2] not in self.leaves:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
@@ -176,8 +189,12 @@ class BufferFinder(importlib.abc.MetaPathFinder):
             return None
         text = self.buffers[origin]
         self.served[origin] = text
-        return importlib.util.spec_from_file_location(fullname, origin, loader=BufferLoader(origin, text),
-                                                      submodule_search_locations=spec.submodule_search_locations)
+        return importlib.util.spec_from_file_location(
+            fullname,
+            origin,
+            loader=BufferLoader(origin, text),
+            submodule_search_locations=spec.submodule_search_locations,
+        )
 
 
 def _leaf(path: str) -> str:
@@ -214,7 +231,7 @@ def served() -> dict[str, str]:
     return {}
 
 
-def served_text(path: str) -> Optional[str]:
+def served_text(path: str) -> str | None:
     """The text the current load imported `path` from, when it came from a buffer."""
     return served().get(os.path.abspath(path))
 

@@ -1,11 +1,12 @@
 """Turn the editor buffer into a live Python module, running only what the execution policy allows."""
+
 from __future__ import annotations
 
 import ast
 import os
 import types
 from dataclasses import dataclass, field
-from typing import Optional, TypeGuard
+from typing import TypeGuard
 
 from fxlens import lines as line_model
 from fxlens.worker.load import imports
@@ -13,8 +14,17 @@ from fxlens.worker.load.package_init import StandIn, import_past_failing_inits
 from fxlens.worker.load.skipped_names import bound_names
 
 # Top-level statements that define things rather than do things.
-_DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-             ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Pass)
+_DEFINING = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.Pass,
+)
 
 
 @dataclass
@@ -73,7 +83,7 @@ def _is_docstring(stmt: ast.stmt) -> bool:
 
 def _describe(stmt: ast.stmt) -> str:
     if is_main_guard(stmt):
-        return "the `if __name__ == \"__main__\":` block"
+        return 'the `if __name__ == "__main__":` block'
     if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
         return "a top-level loop"
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -136,8 +146,14 @@ def _not_python(path: str, text: str, error: Exception) -> SyntaxError:
     return SyntaxError(f"the file is not Python source ({error})", (path, 1, 1, ""))
 
 
-def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None,
-         roots: Optional[list[str]] = None, buffers: Optional[dict[str, str]] = None) -> Loaded:
+def load(
+    path: str,
+    text: str,
+    execution: str,
+    tree: ast.Module | None = None,
+    roots: list[str] | None = None,
+    buffers: dict[str, str] | None = None,
+) -> Loaded:
     """Import the buffer as the module Python would name it (this runs in a disposable child).
 
     `execution` is "safe" (definitions only) or "full" (everything but `__main__`'s block, as an
@@ -166,6 +182,7 @@ def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None
     finder = imports.BufferFinder(where, own, buffers or {})
     imports.install(finder)
     seed_linecache(path, text)
+
     def by_path() -> imports.BufferFinder:
         alone = imports.Placement(imports.standalone_name(path), os.path.dirname(path))
         imports.make_importable([alone.root])
@@ -178,8 +195,9 @@ def load(path: str, text: str, execution: str, tree: Optional[ast.Module] = None
             raise
         # a module it imports does not parse (an unsaved buffer mid-edit): that is this file's import
         # failing at its import line, not a syntax error of this file
-        raise ImportError(f"{error.filename}:{error.lineno}: {type(error).__name__}: {error.msg}",
-                          path=error.filename) from error
+        raise ImportError(
+            f"{error.filename}:{error.lineno}: {type(error).__name__}: {error.msg}", path=error.filename
+        ) from error
     return Loaded(module, tree, skipped, stand_ins)
 
 
@@ -218,8 +236,13 @@ def module_like_classes(tree: ast.Module) -> set[str]:
                 continue
             for base in map(_dotted, cls.bases):
                 head, _, last = base.rpartition(".")
-                if (head in nn_aliases or head.startswith("torch.nn") or base in from_nn
-                        or last.endswith("Module") or base in found):
+                if (
+                    head in nn_aliases
+                    or head.startswith("torch.nn")
+                    or base in from_nn
+                    or last.endswith("Module")
+                    or base in found
+                ):
                     found.add(cls.name)
                     changed = True
                     break

@@ -9,6 +9,7 @@ is inside an ancestor `__init__` (the edited file never started running):
   right `__path__`, so `from .layers import X` still finds `pkg/layers.py`);
 and the load says so, naming the import chain that failed (`pkg/__init__.py:3 → predictor.py:9`).
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,8 +18,8 @@ import os
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from fxlens.report import Diagnostic
 from fxlens.worker.failures.classify import message_text
@@ -38,15 +39,17 @@ class StandIn:
     how: str  # "stand-in" | "by-path"
 
 
-def _failing_init(error: BaseException, own_path: str, placement: imports.Placement) -> Optional[tuple[str, list]]:
+def _failing_init(error: BaseException, own_path: str, placement: imports.Placement) -> tuple[str, list] | None:
     """(the ancestor package whose `__init__` raised, the traceback frames from there on), or None when
     the failure is not an ancestor's own: the edited file started running, or no ancestor raised."""
     frames = traceback.extract_tb(error.__traceback__)
     if any(os.path.abspath(f.filename) == own_path for f in frames):
         return None
     parts = placement.name.split(".")
-    ancestors = {os.path.join(placement.root, *parts[:depth], "__init__.py"): ".".join(parts[:depth])
-                 for depth in range(1, len(parts))}
+    ancestors = {
+        os.path.join(placement.root, *parts[:depth], "__init__.py"): ".".join(parts[:depth])
+        for depth in range(1, len(parts))
+    }
     for index, frame in enumerate(frames):
         package = ancestors.get(os.path.abspath(frame.filename))
         if package is not None:
@@ -71,8 +74,9 @@ def _stand_in(package: str, root: str) -> None:
         setattr(sys.modules[parent], leaf, module)
 
 
-def import_past_failing_inits(finder: imports.BufferFinder, relative: bool,
-                              by_path: Callable[[], imports.BufferFinder]) -> tuple[types.ModuleType, list[StandIn]]:
+def import_past_failing_inits(
+    finder: imports.BufferFinder, relative: bool, by_path: Callable[[], imports.BufferFinder]
+) -> tuple[types.ModuleType, list[StandIn]]:
     """Import the edited module; an ancestor `__init__` that raises is stood in for (`relative`: the
     file imports relatively) or the file is loaded by path instead (`by_path()` gives that finder).
     Raises the import's error when it is not an ancestor's own."""
@@ -81,7 +85,7 @@ def import_past_failing_inits(finder: imports.BufferFinder, relative: bool,
     for _ in range(MAX_STAND_INS):
         try:
             return imports.import_own(finder), stand_ins
-        except Exception as error:  # noqa: BLE001  re-raised below unless an ancestor __init__ raised it
+        except Exception as error:
             failing = _failing_init(error, own_path, finder.own)
             if failing is None:
                 raise
@@ -107,14 +111,28 @@ def stand_in_diagnostic(stand_in: StandIn, tree: ast.Module, lines: list[str]) -
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     col = len(text) - len(text.lstrip())
     if stand_in.how == "by-path":
-        done = ("fxlens loaded this file by its path, as `python FILE` would: it has no relative import, so it "
-                "needs nothing of its package")
+        done = (
+            "fxlens loaded this file by its path, as `python FILE` would: it has no relative import, so it "
+            "needs nothing of its package"
+        )
         fix = "Nothing to do for fxlens; to import the package itself, install what its `__init__` imports."
     else:
-        done = (f"fxlens stood in an empty package for `{stand_in.package}`, so this file's relative imports still "
-                f"find their modules")
-        fix = (f"Install what `{stand_in.package}/__init__.py` imports, or make that import optional "
-               "(inside a function, or `try: … except ImportError`).")
-    return Diagnostic(line, col, line, len(text.encode()), "information", "load",
-                      f"`{stand_in.package}/__init__.py` failed to import ({stand_in.chain}: {stand_in.error}); {done}",
-                      "Importing a module of a package runs the package's `__init__` first.", fix)
+        done = (
+            f"fxlens stood in an empty package for `{stand_in.package}`, so this file's relative imports still "
+            f"find their modules"
+        )
+        fix = (
+            f"Install what `{stand_in.package}/__init__.py` imports, or make that import optional "
+            "(inside a function, or `try: … except ImportError`)."
+        )
+    return Diagnostic(
+        line,
+        col,
+        line,
+        len(text.encode()),
+        "information",
+        "load",
+        f"`{stand_in.package}/__init__.py` failed to import ({stand_in.chain}: {stand_in.error}); {done}",
+        "Importing a module of a package runs the package's `__init__` first.",
+        fix,
+    )

@@ -5,11 +5,12 @@ call the policy does not run, and a class in a later cell needs it. The plain Na
 the name were missing from the code; the note names the statement (its `not-executed` hint is on its
 line) and what to do.
 """
+
 from __future__ import annotations
 
 import ast
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from fxlens.report import Diagnostic
 
@@ -39,7 +40,11 @@ def explain_skipped(diagnostic: Diagnostic, skipped: Sequence, execution: str) -
     if by is None:
         return
     diagnostic.message += f" (`{name}` is set by {by.what}, which fxlens did not run)"
-    diagnostic.explanation = (f"`{name}` is only assigned by {by.what}; the execution policy `{execution}` does not "
-                              "run it (see the not-executed hint on that statement).")
-    diagnostic.fix = (f"Assign `{name}` at the top level (assignments run), or pin the build with a "
-                      "`# fxlens:` directive that does not need it, or set fxlens.execution to `full`.")
+    diagnostic.explanation = (
+        f"`{name}` is only assigned by {by.what}; the execution policy `{execution}` does not "
+        "run it (see the not-executed hint on that statement)."
+    )
+    diagnostic.fix = (
+        f"Assign `{name}` at the top level (assignments run), or pin the build with a "
+        "`# fxlens:` directive that does not need it, or set fxlens.execution to `full`."
+    )

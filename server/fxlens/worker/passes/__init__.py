@@ -4,16 +4,18 @@
 The names and descriptions are pass_catalog.BUILTIN_PASSES (what the server lists without torch);
 runner.py runs a built-in and a user pass alike.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 import torch.fx as fx
 
 from fxlens.pass_catalog import BUILTIN_NAMES
 from fxlens.worker.passes import dead_code, fuse_linear_relu, quantize, relu_to_clamp
 
-Pass = Callable[[fx.GraphModule], Optional[fx.GraphModule]]
+Pass = Callable[[fx.GraphModule], fx.GraphModule | None]
 
 TABLE: dict[str, Pass] = {
     "dead-code": dead_code.run,

@@ -1,4 +1,5 @@
 """Dead-code elimination: torch.fx's own, nodes whose value nobody uses (impure ones are kept)."""
+
 from __future__ import annotations
 
 import torch.fx as fx

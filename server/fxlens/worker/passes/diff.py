@@ -1,19 +1,20 @@
 """Before → after: node counts by opcode, the nodes removed / added / retargeted / changed, the printouts' diff."""
+
 from __future__ import annotations
 
 import difflib
 import sys
 from collections import Counter
-from typing import Any, Optional
+from typing import Any
 
 import torch
 import torch.fx as fx
 
 from fxlens.pass_report import NodeChange
 from fxlens.report import OPCODES, Node
-from fxlens.worker.passes.provenance import replaced_names
 from fxlens.worker.levels.fx import nodes_of, target_text
 from fxlens.worker.levels.values import SampledSizes
+from fxlens.worker.passes.provenance import replaced_names
 
 
 def counts(gm: fx.GraphModule) -> dict[str, int]:
@@ -29,7 +30,12 @@ def report_nodes(gm: fx.GraphModule, lines_from: dict[str, Node]) -> list[Node]:
         known = lines_from.get(node.name)
         if node.line is None and known is not None and known.line is not None:
             node.function, node.line, node.col, node.end_line, node.end_col = (
-                known.function, known.line, known.col, known.end_line, known.end_col)
+                known.function,
+                known.line,
+                known.col,
+                known.end_line,
+                known.end_col,
+            )
     return nodes
 
 
@@ -69,7 +75,7 @@ def _tensors(value: Any) -> dict[str, Any]:
     return {"": value} if isinstance(value, torch.Tensor) else {}
 
 
-def _same(a: Any, b: Any) -> Optional[bool]:
+def _same(a: Any, b: Any) -> bool | None:
     """Whether two tensors hold the same values; None when that cannot be known (meta tensors)."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
@@ -100,9 +106,11 @@ def module_change(before: Any, after: Any, replaced: bool) -> str:
     "" when nothing did. Values are compared where they are real (a meta module has only shapes)."""
     old, new = _tensors(before), _tensors(after)
     same = {name: _same(old[name], new[name]) for name in old if name in new}
-    parts = [_names([n for n in new if n not in old], "added"),
-             _names([n or "value" for n, equal in same.items() if equal is False], "changed"),
-             _names([n for n in old if n not in new], "removed")]
+    parts = [
+        _names([n for n in new if n not in old], "added"),
+        _names([n or "value" for n, equal in same.items() if equal is False], "changed"),
+        _names([n for n in old if n not in new], "removed"),
+    ]
     said = "; ".join(p for p in parts if p)
     # another object whose values cannot be compared (meta) is said to be replaced; one equal to the old, not
     if replaced and (said or None in same.values()):
@@ -110,7 +118,7 @@ def module_change(before: Any, after: Any, replaced: bool) -> str:
     return said
 
 
-def changes(before: fx.GraphModule, after: fx.GraphModule, held: Optional[dict[str, Any]] = None) -> list[NodeChange]:
+def changes(before: fx.GraphModule, after: fx.GraphModule, held: dict[str, Any] | None = None) -> list[NodeChange]:
     """`held`: held_values of the graph module the pass ran on, taken before it ran."""
     old = {node.name: node for node in before.graph.nodes}
     new = {node.name: node for node in after.graph.nodes}
@@ -124,8 +132,11 @@ def changes(before: fx.GraphModule, after: fx.GraphModule, held: Optional[dict[s
             continue
         now_op, now_target = _what(after, new[name])
         if (now_op, now_target) != (op, target):
-            found.append(_spanned(NodeChange("retargeted", name, now_op, now_target, before=f"{op}[{target}]"),
-                                  old_nodes.get(name)))
+            found.append(
+                _spanned(
+                    NodeChange("retargeted", name, now_op, now_target, before=f"{op}[{target}]"), old_nodes.get(name)
+                )
+            )
         elif op in ("call_module", "get_attr") and new[name].target == node.target:
             now = _reached(after, new[name])
             replaced = held is not None and str(node.target) in held and held[str(node.target)] is not now
@@ -138,8 +149,9 @@ def changes(before: fx.GraphModule, after: fx.GraphModule, held: Optional[dict[s
         op, target = _what(after, node)
         sources = [n for n in replaced_names(node) if n in old]
         replaces, took = [n for n in sources if n not in new], [n for n in sources if n in new]
-        change = NodeChange("added", name, op, target, replaces=replaces, took_users_of=took,
-                            how="from_node" if sources else "name")
+        change = NodeChange(
+            "added", name, op, target, replaces=replaces, took_users_of=took, how="from_node" if sources else "name"
+        )
         # where the user's code made it: its own span, else that of what it replaces, else of its input
         # (an observer watches the value of the line before it)
         spanned = new_nodes.get(name)
@@ -152,6 +164,7 @@ def changes(before: fx.GraphModule, after: fx.GraphModule, held: Optional[dict[s
 
 
 def printout_diff(before: fx.GraphModule, after: fx.GraphModule) -> str:
-    lines = difflib.unified_diff(str(before.graph).splitlines(), str(after.graph).splitlines(),
-                                 "before", "after", lineterm="")
+    lines = difflib.unified_diff(
+        str(before.graph).splitlines(), str(after.graph).splitlines(), "before", "after", lineterm=""
+    )
     return "\n".join(lines)

@@ -5,6 +5,7 @@ The steps are the lesson's: insert the fused call, `replace_all_uses_with` it fo
 The fused module is torch's own `torch.ao.nn.intrinsic.LinearReLU` (what quantization fuses to), holding
 the very Linear: the same weights, the same arithmetic, so the outputs are equal bit for bit.
 """
+
 from __future__ import annotations
 
 import torch.fx as fx

@@ -5,13 +5,14 @@ and boolean inputs keep the example's values, or zeros / True where the example 
 an index of 0 is in range of any table), modules in eval mode (dropout off, batch norm on its running
 statistics), under torch.no_grad().
 """
+
 from __future__ import annotations
 
 import math
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten_with_path, keystr
+from torch.utils._pytree import keystr, tree_flatten_with_path
 
 from fxlens.pass_report import OutputCheck, Proof
 from fxlens.worker.levels.values import dtype_name
@@ -28,8 +29,11 @@ def draw(value: Any, generator: torch.Generator) -> Any:
             return torch.randn(tuple(value.shape), generator=generator).to(value.dtype)
         if value.device.type != "meta":
             return value.clone()
-        return torch.ones(tuple(value.shape), dtype=torch.bool) if value.dtype == torch.bool else \
-            torch.zeros(tuple(value.shape), dtype=value.dtype)
+        return (
+            torch.ones(tuple(value.shape), dtype=torch.bool)
+            if value.dtype == torch.bool
+            else torch.zeros(tuple(value.shape), dtype=value.dtype)
+        )
     if isinstance(value, tuple):
         return tuple(draw(item, generator) for item in value)
     if isinstance(value, list):
@@ -90,11 +94,22 @@ class _Leaf:
         return self.check
 
 
-def prove(original: torch.nn.Module, transformed: torch.nn.Module, inputs: tuple, quantization: bool,
-          draws: int = DRAWS, seed: int = SEED) -> Proof:
-    proof = Proof(draws=draws, seed=seed, rtol=RTOL, atol=ATOL,
-                  tensors=f"CPU: torch.randn at the example's sizes, seeds {seed}..{seed + draws - 1}; eval mode; "
-                          "torch.no_grad()")
+def prove(
+    original: torch.nn.Module,
+    transformed: torch.nn.Module,
+    inputs: tuple,
+    quantization: bool,
+    draws: int = DRAWS,
+    seed: int = SEED,
+) -> Proof:
+    proof = Proof(
+        draws=draws,
+        seed=seed,
+        rtol=RTOL,
+        atol=ATOL,
+        tensors=f"CPU: torch.randn at the example's sizes, seeds {seed}..{seed + draws - 1}; eval mode; "
+        "torch.no_grad()",
+    )
     leaves: list[_Leaf] = []
     original.eval()
     transformed.eval()
@@ -106,8 +121,9 @@ def prove(original: torch.nn.Module, transformed: torch.nn.Module, inputs: tuple
             after, _ = tree_flatten_with_path(transformed(*draw(inputs, torch.Generator().manual_seed(seed + index))))
             if len(before) != len(after):
                 proof.verdict = "changes results"
-                proof.first_difference = (f"draw {index}: the module returns {len(after)} values "
-                                          f"instead of {len(before)}")
+                proof.first_difference = (
+                    f"draw {index}: the module returns {len(after)} values instead of {len(before)}"
+                )
                 return proof
             if not leaves:
                 leaves = [_Leaf(i, keystr(path)) for i, (path, _) in enumerate(before)]
@@ -138,4 +154,3 @@ def not_run(why: str) -> Proof:
 def first_line(error: BaseException) -> str:
     text = str(error).strip().split("\n")[0]
     return f"{type(error).__name__}: {text}"[:300]
-

@@ -5,10 +5,11 @@ same hooks (create / erase / replace on the GraphModule) are registered here for
 node that took over another's users (`replace_all_uses_with`) names the node it replaces. A pass that
 returns a new GraphModule escapes the hooks: the diff then matches nodes by name and target.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import torch.fx as fx
 from torch.fx.traceback import NodeSource, NodeSourceAction

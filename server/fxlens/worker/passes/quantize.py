@@ -4,6 +4,7 @@ Both re-trace the module themselves and return a new GraphModule; the example in
 from the runner (`gm.meta["fxlens_example_inputs"]`). torch deprecates this API in favour of torchao's
 pt2e flow; its warnings are silenced here, the pass is still the one torch ships.
 """
+
 from __future__ import annotations
 
 import warnings

@@ -3,6 +3,7 @@
 A functional relu is retargeted in place (same node, new target); a method or module relu is a new
 call_function node that takes over its users (the old node is erased).
 """
+
 from __future__ import annotations
 
 import torch

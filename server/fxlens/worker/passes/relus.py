@@ -1,4 +1,5 @@
 """What counts as a relu in an fx graph: the four spellings symbolic_trace records."""
+
 from __future__ import annotations
 
 import torch

@@ -3,13 +3,15 @@ run the pass on a copy, diff before → after, then prove (or disprove) that the
 
 Runs in the disposable trace child (analysis/analyse.py hands it the built examples).
 """
+
 from __future__ import annotations
 
 import copy
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -19,9 +21,9 @@ from fxlens import pass_catalog
 from fxlens.messages import PassRequest
 from fxlens.pass_report import PassInfo, PassReport
 from fxlens.report import Diagnostic, Span
-from fxlens.worker.levels import fx as trace_fx
 from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.failures.limits import MAX_CPU_ELEMENTS
+from fxlens.worker.levels import fx as trace_fx
 from fxlens.worker.passes import TABLE, diff, proof, quantize, user
 from fxlens.worker.passes.provenance import recording
 
@@ -46,12 +48,15 @@ def info_for(request: PassRequest, model_path: str) -> PassInfo:
         return pass_catalog.builtin(name) or PassInfo(name, "builtin")
     path = os.path.abspath(request.path or model_path)
     text = request.text
-    found = (next((p for p in pass_catalog.user_passes(path, text) if p.name == name), None)
-             if isinstance(text, str) else None)
+    found = (
+        next((p for p in pass_catalog.user_passes(path, text) if p.name == name), None)
+        if isinstance(text, str)
+        else None
+    )
     return found or PassInfo(name, "user", path=path, line=1)
 
 
-def real_module(example: Any) -> tuple[Optional[torch.nn.Module], str]:
+def real_module(example: Any) -> tuple[torch.nn.Module | None, str]:
     """The instance with real CPU weights (its CPU rebuild when it was built on meta), or why there is none."""
     instance = example.instance
     tensors = [*instance.parameters(), *instance.buffers()]
@@ -59,8 +64,10 @@ def real_module(example: Any) -> tuple[Optional[torch.nn.Module], str]:
         return instance, ""
     elements = sum(t.numel() for t in tensors)
     if elements > MAX_CPU_ELEMENTS:
-        return None, (f"the module has {elements / 1e6:.0f} M parameter elements, too many to build on the CPU "
-                      f"for the proof (limit {MAX_CPU_ELEMENTS // 1_000_000} M)")
+        return None, (
+            f"the module has {elements / 1e6:.0f} M parameter elements, too many to build on the CPU "
+            f"for the proof (limit {MAX_CPU_ELEMENTS // 1_000_000} M)"
+        )
     if example.rebuild is None:
         return None, "fxlens cannot rebuild this instance on the CPU"
     try:
@@ -72,8 +79,7 @@ def real_module(example: Any) -> tuple[Optional[torch.nn.Module], str]:
 
 
 def _graph(module: torch.nn.Module, example: Any, path: str) -> fx.GraphModule:
-    concrete = (trace_fx.unpassed_constants(module, example.inputs, example.kwargs)
-                if example.inputs is not None else {})
+    concrete = trace_fx.unpassed_constants(module, example.inputs, example.kwargs) if example.inputs is not None else {}
     return trace_fx.trace(module, path, concrete)
 
 
@@ -92,14 +98,24 @@ def _resolve(info: PassInfo, target: Target, request: PassRequest) -> Callable:
 def run(request: PassRequest, target: Target) -> PassReport:
     started = time.perf_counter()
     info = info_for(request, target.path)
-    report = PassReport(info.name, info.kind, target.class_name, target.path, quantization=info.quantization,
-                        pass_path=info.path or target.path, pass_line=info.line or target.class_span.line)
+    report = PassReport(
+        info.name,
+        info.kind,
+        target.class_name,
+        target.path,
+        quantization=info.quantization,
+        pass_path=info.path or target.path,
+        pass_line=info.line or target.class_span.line,
+    )
     user_lines = _lines(request, target) if info.kind == "user" else target.lines
     where = user.def_span(info, user_lines) if info.kind == "user" else target.class_span
     example = target.example
     if info.kind == "builtin" and info.name not in TABLE:
-        report.diagnostics.append(user.diagnostic(where, "error", "pass-unknown", f"no built-in pass {info.name!r} "
-                                                  f"(built-ins: {', '.join(TABLE)})"))
+        report.diagnostics.append(
+            user.diagnostic(
+                where, "error", "pass-unknown", f"no built-in pass {info.name!r} (built-ins: {', '.join(TABLE)})"
+            )
+        )
         return _timed(report, started)
     if not hasattr(example, "instance"):
         report.diagnostics += _not_built(example, target)
@@ -116,8 +132,11 @@ def run(request: PassRequest, target: Target) -> PassReport:
     try:
         pass_fn = _resolve(info, target, request)
     except Exception as error:  # noqa: BLE001  the pass's file or factory raising: a diagnostic
-        report.diagnostics.append(user.raised(error, info, user_lines) if info.kind == "user" else
-                                  user.diagnostic(where, "error", "pass-error", proof.first_line(error)))
+        report.diagnostics.append(
+            user.raised(error, info, user_lines)
+            if info.kind == "user"
+            else user.diagnostic(where, "error", "pass-error", proof.first_line(error))
+        )
         return _timed(report, started)
     work = copy.deepcopy(original)
     if inputs is not None:
@@ -131,25 +150,44 @@ def run(request: PassRequest, target: Target) -> PassReport:
         return _timed(_before_only(report, original), started)
     result = work if returned is None else returned
     if not isinstance(result, fx.GraphModule):
-        report.diagnostics.append(user.diagnostic(where, "error", "pass-result", f"the pass returned a "
-                                  f"{type(result).__name__}, not a torch.fx.GraphModule (or None)",
-                                  fix="Return the GraphModule you changed, a new one, or None after changing `gm`."))
+        report.diagnostics.append(
+            user.diagnostic(
+                where,
+                "error",
+                "pass-result",
+                f"the pass returned a {type(result).__name__}, not a torch.fx.GraphModule (or None)",
+                fix="Return the GraphModule you changed, a new one, or None after changing `gm`.",
+            )
+        )
         return _timed(_before_only(report, original), started)
     try:
         result.graph.lint()
     except Exception as error:  # noqa: BLE001  the graph the pass left failing lint: a diagnostic
-        report.diagnostics.append(user.diagnostic(where, "error", "pass-lint", f"graph.lint() fails after the pass: "
-                                  f"{proof.first_line(error)}", "The graph the pass left is not well formed: "
-                                  "a node uses a value defined after it or erased, or its target does not exist.",
-                                  "Call `gm.graph.lint()` at the end of the pass to see where it breaks."))
+        report.diagnostics.append(
+            user.diagnostic(
+                where,
+                "error",
+                "pass-lint",
+                f"graph.lint() fails after the pass: {proof.first_line(error)}",
+                "The graph the pass left is not well formed: "
+                "a node uses a value defined after it or erased, or its target does not exist.",
+                "Call `gm.graph.lint()` at the end of the pass to see where it breaks.",
+            )
+        )
         return _timed(_before_only(report, original), started)
     result.recompile()
     _fill(report, original, result, held)
     report.ok = True
     if not report.changes and report.diff == "":
-        report.diagnostics.append(user.diagnostic(where, "hint", "pass-no-change", f"the pass `{info.name}` changes "
-                                  f"nothing in {target.class_name}'s graph", fix="Check what the pass matches: "
-                                  "print `gm.graph` to see the node ops and targets it meets."))
+        report.diagnostics.append(
+            user.diagnostic(
+                where,
+                "hint",
+                "pass-no-change",
+                f"the pass `{info.name}` changes nothing in {target.class_name}'s graph",
+                fix="Check what the pass matches: print `gm.graph` to see the node ops and targets it meets.",
+            )
+        )
     if module is None or inputs is None:
         report.proof = proof.not_run(why_not)
     else:
@@ -199,8 +237,18 @@ def _not_built(example: Any, target: Target) -> list[Diagnostic]:
     if isinstance(example, list):
         return list(example)
     span = whole_line(target.class_span.line, target.lines)
-    return [Diagnostic(span.line, span.col, span.end_line, span.end_col, "error", "construction",
-                       f"fxlens cannot build {target.class_name}: {example}", level="pass")]
+    return [
+        Diagnostic(
+            span.line,
+            span.col,
+            span.end_line,
+            span.end_col,
+            "error",
+            "construction",
+            f"fxlens cannot build {target.class_name}: {example}",
+            level="pass",
+        )
+    ]
 
 
 def _timed(report: PassReport, started: float) -> PassReport:

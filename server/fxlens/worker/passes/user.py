@@ -1,16 +1,18 @@
 """A user's `# fxlens: pass` function: found in its file's namespace, and its failures as diagnostics
 at the pass's own lines (the innermost frame of the pass's file, else its `def` line)."""
+
 from __future__ import annotations
 
 import ast
 import os
 import re
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from fxlens.pass_report import PassInfo
 from fxlens.report import Diagnostic, Span
-from fxlens.worker.load import loader
 from fxlens.worker.failures.classify import span_of, user_frames, whole_line
+from fxlens.worker.load import loader
 from fxlens.worker.passes.proof import first_line
 
 _ERASED_IN_USE = re.compile(r"Tried to erase Node (\S+) but it still had (\d+) users")
@@ -31,7 +33,7 @@ def load_file(path: str, text: str, execution: str) -> dict[str, Any]:
     return namespace
 
 
-def find(info: PassInfo, namespace: dict[str, Any]) -> Optional[Callable]:
+def find(info: PassInfo, namespace: dict[str, Any]) -> Callable | None:
     found = namespace.get(info.name)
     return found if callable(found) else None
 
@@ -40,10 +42,12 @@ def def_span(info: PassInfo, lines: list[str]) -> Span:
     return whole_line(info.line or 1, lines)
 
 
-def diagnostic(span: Span, severity: str, category: str, message: str, explanation: str = "",
-               fix: str = "") -> Diagnostic:
-    return Diagnostic(span.line, span.col, span.end_line, span.end_col, severity, category, message,
-                      explanation, fix, level="pass")
+def diagnostic(
+    span: Span, severity: str, category: str, message: str, explanation: str = "", fix: str = ""
+) -> Diagnostic:
+    return Diagnostic(
+        span.line, span.col, span.end_line, span.end_col, severity, category, message, explanation, fix, level="pass"
+    )
 
 
 def raised(error: BaseException, info: PassInfo, lines: list[str]) -> Diagnostic:
@@ -52,11 +56,21 @@ def raised(error: BaseException, info: PassInfo, lines: list[str]) -> Diagnostic
     span = span_of(*frames[-1], lines) if frames else def_span(info, lines)
     erased = _ERASED_IN_USE.search(str(error))
     if erased:
-        return diagnostic(span, "error", "pass-erased-used-node", first_line(error),
-                          f"`{erased.group(1)}` still had {erased.group(2)} user(s) when the pass erased it: "
-                          "the graph would read a value that no longer exists.",
-                          f"First `{erased.group(1)}.replace_all_uses_with(new_node)`, then erase it (or let "
-                          "`gm.graph.eliminate_dead_code()` drop it once nothing uses it).")
-    return diagnostic(span, "error", "pass-error", first_line(error),
-                      f"The pass `{info.name}` raised while rewriting the graph.",
-                      "Fix the pass; the traceback's innermost line in this file is marked.")
+        return diagnostic(
+            span,
+            "error",
+            "pass-erased-used-node",
+            first_line(error),
+            f"`{erased.group(1)}` still had {erased.group(2)} user(s) when the pass erased it: "
+            "the graph would read a value that no longer exists.",
+            f"First `{erased.group(1)}.replace_all_uses_with(new_node)`, then erase it (or let "
+            "`gm.graph.eliminate_dead_code()` drop it once nothing uses it).",
+        )
+    return diagnostic(
+        span,
+        "error",
+        "pass-error",
+        first_line(error),
+        f"The pass `{info.name}` raised while rewriting the graph.",
+        "Fix the pass; the traceback's innermost line in this file is marked.",
+    )

@@ -5,11 +5,12 @@ Everything it uses is bound when the child starts, before user code runs: a top-
 file descriptors it did not open (`os.closerange(3, 4096)`, daemon code) closes the channel too; the
 channel then opens the worker's end of the same pipe again, through /proc, and carries on.
 """
+
 from __future__ import annotations
 
 import json
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from fxlens.worker.failures.limits import MAX_EVENT_BYTES
 
@@ -40,7 +41,7 @@ class Channel:
         self._reconnect_if_closed()
         view = memoryview(data)
         while view:
-            view = view[self._write(self.fd, view):]
+            view = view[self._write(self.fd, view) :]
 
     def _reconnect_if_closed(self) -> None:
         try:

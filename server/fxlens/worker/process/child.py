@@ -4,6 +4,7 @@ Everything the child needs is bound before user code runs (the channel's encoder
 location sampler), so what the code does to its process (patches `json`, closes descriptors, replaces
 signal handlers, lowers its limits) can end the trace but not silence or mislead it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -13,14 +14,14 @@ import posix
 import resource
 import signal
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, NoReturn
+from typing import Any, NoReturn
 
 from fxlens import messages
-from fxlens.worker.process import postmortem
-from fxlens.worker.process import shield
-from fxlens.worker.process.child_location import ChildLocation
+from fxlens.worker.process import postmortem, shield
 from fxlens.worker.process.channel import Channel, EventTooLarge
+from fxlens.worker.process.child_location import ChildLocation
 from fxlens.worker.process.frame_room import with_room
 from fxlens.worker.process.prctl import adopt_orphans, death_signal_setter, die_with_parent, name_process
 
@@ -96,6 +97,7 @@ def _keep_faulthandler(location: ChildLocation) -> None:
     """In the child faulthandler is fxlens's (the user's stderr is /dev/null there): the code's
     `faulthandler.disable()` or `enable(file=...)` would only take away the stack of a crash, so they
     are noted instead of done."""
+
     def disable() -> None:
         location.note("faulthandler.disable() called")
 

@@ -7,13 +7,15 @@ mapping is neither: the worker made it before the fork, and the child's sampling
 innermost line of the user's file into it a few times a second, so the worker can still say which
 line a hung or crashed trace was running, whatever the code did to its process.
 """
+
 from __future__ import annotations
 
 import mmap
 import struct
 import sys
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 _SIZE = 4096
 # sequence (odd while writing), samples taken, innermost line of the user's file, class name length, and what
@@ -48,18 +50,19 @@ class ChildLocation:
 
     # -- the child's side ------------------------------------------------------------------------
 
-    def _write(self, line: Optional[int] = None, name: Optional[str] = None, sampled: bool = False,
-               state: int = _RUNNING) -> None:
+    def _write(
+        self, line: int | None = None, name: str | None = None, sampled: bool = False, state: int = _RUNNING
+    ) -> None:
         with self._lock:
             self._write_locked(line, name, sampled, state)
 
-    def _write_locked(self, line: Optional[int], name: Optional[str], sampled: bool, state: int) -> None:
+    def _write_locked(self, line: int | None, name: str | None, sampled: bool, state: int) -> None:
         seq, samples, old_line, length, _ = self._unpack(self.memory, 0)
         self._pack(self.memory, 0, seq + 1, samples, old_line, length, 0)  # odd: a reader retries
         if name is not None:
             data = name.encode("utf-8", "replace")[:_MAX_NAME]
             length = self._len(data)
-            self.memory[_NAME_AT:_NAME_AT + length] = data
+            self.memory[_NAME_AT : _NAME_AT + length] = data
         self._pack(self.memory, 0, seq + 2, samples + sampled, old_line if line is None else line, length, state)
 
     def at_class(self, name: str) -> None:
@@ -69,13 +72,13 @@ class ChildLocation:
     def note(self, text: str) -> None:
         """Something the code did that the worker should be able to tell (`RLIMIT_CPU set to (1, 1)`);
         notes add up, separated by "; "."""
-        size = self._min(int.from_bytes(self.memory[_NOTE_AT:_NOTE_AT + 4], "little"), _MAX_NOTE)
-        earlier = bytes(self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size])
+        size = self._min(int.from_bytes(self.memory[_NOTE_AT : _NOTE_AT + 4], "little"), _MAX_NOTE)
+        earlier = bytes(self.memory[_NOTE_AT + 4 : _NOTE_AT + 4 + size])
         data = ((earlier + b"; ") if earlier else b"") + text.encode("utf-8", "replace")
         data = data[:_MAX_NOTE]
         size = self._len(data)
-        self.memory[_NOTE_AT:_NOTE_AT + 4] = size.to_bytes(4, "little")
-        self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size] = data
+        self.memory[_NOTE_AT : _NOTE_AT + 4] = size.to_bytes(4, "little")
+        self.memory[_NOTE_AT + 4 : _NOTE_AT + 4 + size] = data
 
     def start_sampling(self, path: str) -> None:
         """A daemon thread that records the innermost line of `path` the main thread runs.
@@ -119,9 +122,9 @@ class ChildLocation:
         written; line 0 when unknown."""
         for _ in range(100):
             seq, samples, line, length, state = self._unpack(self.memory, 0)
-            name = bytes(self.memory[_NAME_AT:_NAME_AT + min(length, _MAX_NAME)])
+            name = bytes(self.memory[_NAME_AT : _NAME_AT + min(length, _MAX_NAME)])
             if seq % 2 == 0 and self._unpack(self.memory, 0)[0] == seq:
                 break
-        size = min(int.from_bytes(self.memory[_NOTE_AT:_NOTE_AT + 4], "little"), _MAX_NOTE)
-        note = bytes(self.memory[_NOTE_AT + 4:_NOTE_AT + 4 + size]).decode("utf-8", "replace")
+        size = min(int.from_bytes(self.memory[_NOTE_AT : _NOTE_AT + 4], "little"), _MAX_NOTE)
+        note = bytes(self.memory[_NOTE_AT + 4 : _NOTE_AT + 4 + size]).decode("utf-8", "replace")
         return name.decode("utf-8", "replace"), line, samples, note, STATES[state] if state < len(STATES) else "after"

@@ -12,11 +12,13 @@ child depends on the depth of each class's trace.
 `with_room(step, *args)` is `step(*args)` called from one frame that asks for a 256 KiB chunk and uses half
 of it, so the trace under it has about 15,000 words (hundreds of frames) before the next boundary.
 """
+
 from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # stack slots of the frame that holds the room: a frame just over 128 KiB gets a chunk of 256 KiB (chunk
 # sizes double from 16 KiB), the rest of which the frames called from it use

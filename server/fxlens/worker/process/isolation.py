@@ -3,23 +3,24 @@
 Everything a trace child does to its process (setsid, limits, patched `os._exit`, signal handlers)
 dies with it; the warm worker that forks it is never touched by user code.
 """
+
 from __future__ import annotations
 
 import os
 import signal
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
 
 from fxlens import messages, orphans
 from fxlens.worker.process import child
-from fxlens.worker.process.child_location import ChildLocation
 from fxlens.worker.process.child import ABORTED_STATUS, DEFAULT_MEMORY_MB
+from fxlens.worker.process.child_location import ChildLocation
 from fxlens.worker.process.prctl import adopt_orphans, die_with_parent, name_process
 
 # (kept importable from here: the worker calls them through this module)
-__all__ = ["adopt_orphans", "die_with_parent", "name_process", "DEFAULT_MEMORY_MB", "ABORTED_STATUS"]
+__all__ = ["ABORTED_STATUS", "DEFAULT_MEMORY_MB", "adopt_orphans", "die_with_parent", "name_process"]
 
 
 @dataclass
@@ -47,7 +48,7 @@ def _unlinked_file() -> int:
     return fd
 
 
-def fork_standby(private_fds: Iterable[int] = (), recipes: Iterable[dict] = (), mask: Optional[set] = None) -> Standby:
+def fork_standby(private_fds: Iterable[int] = (), recipes: Iterable[dict] = (), mask: set | None = None) -> Standby:
     """Fork a child that sets itself up, warms up on `recipes` (see warm_up.py), waits for a request,
     analyses it and exits.
 
@@ -71,8 +72,19 @@ def fork_standby(private_fds: Iterable[int] = (), recipes: Iterable[dict] = (), 
         return Standby(pid, events_read, request_write, dump_fd, rss_kb, location)
     mask = set() if mask is None else mask
     # --- in the child: never returns ---
-    child.run(child.Setup(events_write, request_read, dump_fd, (events_read, request_write, *private_fds), location,
-                          worker_pid, events_read, mask), recipes)
+    child.run(
+        child.Setup(
+            events_write,
+            request_read,
+            dump_fd,
+            (events_read, request_write, *private_fds),
+            location,
+            worker_pid,
+            events_read,
+            mask,
+        ),
+        recipes,
+    )
 
 
 def hand_over(standby: Standby, request: messages.TraceRequest) -> None:
@@ -80,7 +92,7 @@ def hand_over(standby: Standby, request: messages.TraceRequest) -> None:
     data = memoryview(messages.encode(request).encode())  # (a 5 MB text: no copy per 64 KB written)
     try:
         while data:
-            data = data[os.write(standby.request_fd, data):]
+            data = data[os.write(standby.request_fd, data) :]
     finally:
         os.close(standby.request_fd)
         standby.request_fd = -1
@@ -153,4 +165,3 @@ def worker_rss_kb() -> int:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
     except OSError:
         return 0
-

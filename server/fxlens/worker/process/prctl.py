@@ -1,10 +1,11 @@
 """Linux process attributes through prctl: the name `ps` shows, dying with the parent, adopting orphans."""
+
 from __future__ import annotations
 
 import ctypes
 import os
 import signal
-from typing import Callable
+from collections.abc import Callable
 
 from fxlens import orphans
 

@@ -9,6 +9,7 @@ audit hook when Python code aims them at fxlens's processes; what gets past that
 a shell the code starts) costs the server a restart, and the server's quarantine (engine/quarantine.py)
 keeps such a file from doing it again.
 """
+
 from __future__ import annotations
 
 import errno
@@ -17,11 +18,28 @@ import signal
 import sys
 
 # ending or stopping the process is their default; the faults (SIGSEGV, ...) are the process's own
-SHIELDED = frozenset(s for s in (
-    signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
-    signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGPIPE, signal.SIGTSTP, signal.SIGTTIN,
-    signal.SIGTTOU, signal.SIGXCPU, signal.SIGXFSZ, getattr(signal, "SIGPOLL", signal.SIGIO),
-    *range(signal.SIGRTMIN, signal.SIGRTMAX + 1)))
+SHIELDED = frozenset(
+    s
+    for s in (
+        signal.SIGTERM,
+        signal.SIGINT,
+        signal.SIGHUP,
+        signal.SIGQUIT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+        signal.SIGALRM,
+        signal.SIGVTALRM,
+        signal.SIGPROF,
+        signal.SIGPIPE,
+        signal.SIGTSTP,
+        signal.SIGTTIN,
+        signal.SIGTTOU,
+        signal.SIGXCPU,
+        signal.SIGXFSZ,
+        getattr(signal, "SIGPOLL", signal.SIGIO),
+        *range(signal.SIGRTMIN, signal.SIGRTMAX + 1),
+    )
+)
 # a stop request from outside fxlens's own process tree is still a stop request
 STOPPING = frozenset((signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT))
 _UNBLOCKABLE = (signal.SIGKILL, signal.SIGSTOP)
@@ -87,13 +105,20 @@ def refuse_signals_to(worker: int, server: int) -> None:
             return
         target, number = args[0], args[1]
         if event == "os.kill":
-            harmful = (target == -1 or target == server or (target < -1 and -target in groups)
-                       or (target == worker and number in _UNBLOCKABLE))
+            harmful = (
+                target == -1
+                or target == server
+                or (target < -1 and -target in groups)
+                or (target == worker and number in _UNBLOCKABLE)
+            )
         else:
             harmful = target in groups and target != own_group
         if harmful:
-            raise PermissionError(errno.EPERM, f"fxlens refused {event}({target}, {_name(number)}): it would stop "
-                                               "fxlens's own processes (the worker is this trace's parent)")
+            raise PermissionError(
+                errno.EPERM,
+                f"fxlens refused {event}({target}, {_name(number)}): it would stop "
+                "fxlens's own processes (the worker is this trace's parent)",
+            )
 
     sys.addaudithook(hook)
 

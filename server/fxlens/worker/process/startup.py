@@ -3,23 +3,22 @@
 Messages are JSON lines: requests on stdin, events on the original stdout (which user code can no
 longer reach: fd 1 is pointed at stderr before anything else runs).
 """
+
 from __future__ import annotations
 
 import gc
 import os
 import signal
 import sys
-from typing import Optional
 
 from fxlens import messages
-from fxlens.worker.process import isolation
-from fxlens.worker.process import shield
+from fxlens.worker.process import isolation, shield
 from fxlens.worker.process.warm import Worker
 
 MIN_TORCH = (2, 2)
 
 
-def _torch_problem() -> Optional[messages.Fatal]:
+def _torch_problem() -> messages.Fatal | None:
     """Why this interpreter cannot run fxlens's worker (a `fatal` event), or None when it can.
 
     The version is checked before anything else of torch is imported: an old torch fails those
@@ -28,20 +27,21 @@ def _torch_problem() -> Optional[messages.Fatal]:
     try:
         import torch
     except BaseException as error:  # noqa: BLE001  a broken install can raise anything, even SystemExit
-        return messages.Fatal(f"torch cannot be imported by {here}: {type(error).__name__}: {error}",
-                              f"Install it (`{here} -m pip install torch`) or set fxlens.python to an "
-                              "interpreter that has it.")
+        return messages.Fatal(
+            f"torch cannot be imported by {here}: {type(error).__name__}: {error}",
+            f"Install it (`{here} -m pip install torch`) or set fxlens.python to an interpreter that has it.",
+        )
     version = str(getattr(torch, "__version__", "unknown"))
     parts = version.split("+")[0].split(".")[:2]
     major_minor = tuple(int(p) for p in parts if p.isdigit())
     if len(major_minor) < 2 or major_minor < MIN_TORCH:
-        return messages.Fatal(f"torch {version} in {here} is too old for fxlens (it needs torch >= "
-                              f"{MIN_TORCH[0]}.{MIN_TORCH[1]})",
-                              f"Upgrade it: `{here} -m pip install -U torch`, or set fxlens.python to an "
-                              "interpreter with a newer torch.")
+        return messages.Fatal(
+            f"torch {version} in {here} is too old for fxlens (it needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]})",
+            f"Upgrade it: `{here} -m pip install -U torch`, or set fxlens.python to an interpreter with a newer torch.",
+        )
     try:
-        import torch.export  # noqa: F401  (children would each pay for these imports)
-        import torch.fx  # noqa: F401
+        import torch.export
+        import torch.fx
         from torch._subclasses import fake_tensor  # noqa: F401
         from torch.fx.experimental import symbolic_shapes  # noqa: F401
 
@@ -49,8 +49,10 @@ def _torch_problem() -> Optional[messages.Fatal]:
 
         _warm_up(torch)
     except BaseException as error:  # noqa: BLE001
-        return messages.Fatal(f"torch {version} in {here} does not work for fxlens: {type(error).__name__}: {error}",
-                              f"Reinstall it: `{here} -m pip install --force-reinstall torch`.")
+        return messages.Fatal(
+            f"torch {version} in {here} does not work for fxlens: {type(error).__name__}: {error}",
+            f"Reinstall it: `{here} -m pip install --force-reinstall torch`.",
+        )
     return None
 
 

@@ -6,11 +6,11 @@ loop ~10-40 ms per request (the trace, each on-demand level, each neighbour's tr
 request then names its texts by key (`text_key`, `buffer_keys`); one the worker no longer holds (a
 bounded store) is answered `unknown-text`, and the server sends that request again with its texts in it.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import replace
-from typing import Optional, Union
 
 from fxlens import messages
 
@@ -65,12 +65,12 @@ class Stdin:
     def __init__(self, store: TextStore) -> None:
         self.store = store
         self._data = bytearray()  # (deleting from its front is cheap: no copy of what follows)
-        self._frame: Optional[tuple[str, int]] = None  # the text whose bytes are being read
+        self._frame: tuple[str, int] | None = None  # the text whose bytes are being read
 
-    def feed(self, chunk: bytes) -> list[Union[messages.Request, messages.ProtocolError]]:
+    def feed(self, chunk: bytes) -> list[messages.Request | messages.ProtocolError]:
         """The requests `chunk` completes, in order (a line that is not one: a ProtocolError in its place)."""
         self._data += chunk
-        out: list[Union[messages.Request, messages.ProtocolError]] = []
+        out: list[messages.Request | messages.ProtocolError] = []
         while True:
             if self._frame is not None:
                 key, size = self._frame
@@ -88,7 +88,7 @@ class Stdin:
             if end < 0:
                 return out
             line = bytes(self._data[:end])
-            del self._data[:end + 1]
+            del self._data[: end + 1]
             if not line.strip():
                 continue
             try:

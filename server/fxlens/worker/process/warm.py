@@ -3,24 +3,24 @@
 Messages are JSON lines: requests on stdin, events on the original stdout (which user code can no
 longer reach: fd 1 is pointed at stderr before anything else runs).
 """
+
 from __future__ import annotations
 
 import os
 import selectors
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Any
 
 from fxlens import messages
 from fxlens.messages import with_job_id
 from fxlens.report import Diagnostic, FileReport, to_json
-from fxlens.worker.load import imports
-from fxlens.worker.process import isolation
-from fxlens.worker.process import postmortem
-from fxlens.worker.process import shield
-from fxlens.worker.process.texts import Stdin, TextStore, UnknownText
 from fxlens.worker.failures.limits import MAX_EVENT_BYTES as CHANNEL_LIMIT
+from fxlens.worker.load import imports
+from fxlens.worker.process import isolation, postmortem, shield
+from fxlens.worker.process.texts import Stdin, TextStore, UnknownText
 
 MAX_CHILDREN = 2
 DEFAULT_TIMEOUT = 60.0
@@ -52,12 +52,12 @@ class Job:
     deadline: float = 0.0
     dump_fd: int = -1
     done: bool = False
-    aborted: Optional[dict] = None  # the diagnostic a child sent before giving up
+    aborted: dict | None = None  # the diagnostic a child sent before giving up
     rss_at_fork_kb: int = 0
     recipes: list = field(default_factory=list)  # its exports' graphs, for warming up the next trace
     started: bool = False  # the child said it read the request: from here on, its death is the trace's
     attempt: int = 1
-    location: Optional[isolation.ChildLocation] = None
+    location: isolation.ChildLocation | None = None
     deaf: bool = False  # the child closed its channel (and may open it again): watched by polling
     # past its `done`, counting the classes' costs (`cost` events, then `end`): a new trace may take its place
     tail: bool = False
@@ -79,9 +79,13 @@ def normalise(request: messages.TraceRequest) -> messages.TraceRequest:
     imported (messages.TraceRequest already reads a value of the wrong kind as its default)."""
     if request.text is None:
         raise ValueError("a trace request needs its `text`")
-    return replace(request, timeout=_number(request.timeout, DEFAULT_TIMEOUT, 0.01, 7 * 86400.0),
-                   memory_mb=int(_number(request.memory_mb, isolation.DEFAULT_MEMORY_MB, 0, float(1 << 30))),
-                   roots=imports.valid_roots(request.roots), buffers=imports.valid_buffers(request.buffers))
+    return replace(
+        request,
+        timeout=_number(request.timeout, DEFAULT_TIMEOUT, 0.01, 7 * 86400.0),
+        memory_mb=int(_number(request.memory_mb, isolation.DEFAULT_MEMORY_MB, 0, float(1 << 30))),
+        roots=imports.valid_roots(request.roots),
+        buffers=imports.valid_buffers(request.buffers),
+    )
 
 
 def _worth_warming_up(recipes: list[dict]) -> list[dict]:
@@ -101,8 +105,13 @@ ChildHandler = Callable[[Job, Any, bytes], bool]
 
 
 class Worker:
-    def __init__(self, send: Callable[[messages.Event], None], write: Callable[[str], None], channel_fd: int = -1,
-                 mask: Optional[set] = None) -> None:
+    def __init__(
+        self,
+        send: Callable[[messages.Event], None],
+        write: Callable[[str], None],
+        channel_fd: int = -1,
+        mask: set | None = None,
+    ) -> None:
         self.send = send  # an event to the server
         self.write = write  # a line to the server, already JSON
         self.channel_fd = channel_fd
@@ -112,17 +121,26 @@ class Worker:
         self.running: dict[int, Job] = {}
         self.stdin = Stdin(TextStore())  # requests, and the texts they name by key
         self.stopping = False
-        self.standby: Optional[isolation.Standby] = None
+        self.standby: isolation.Standby | None = None
         # the graphs the next standby exports while it waits: the last finished trace's
         self.recipes: list[dict] = []
         self.on_request: dict[type, Callable] = {
-            messages.TraceRequest: self._queue, messages.Cancel: lambda request: self.cancel(request.id),
-            messages.Shutdown: self._shut_down, messages.Ping: lambda ping: self.send(messages.Pong(id=ping.id))}
+            messages.TraceRequest: self._queue,
+            messages.Cancel: lambda request: self.cancel(request.id),
+            messages.Shutdown: self._shut_down,
+            messages.Ping: lambda ping: self.send(messages.Pong(id=ping.id)),
+        }
         self.on_child_event: dict[type, ChildHandler] = {
-            messages.Aborted: self._child_aborted, messages.Started: self._child_started,
-            messages.WarmUpRecipe: self._child_warm_up_recipe, messages.ClassCost: self._child_cost,
-            messages.End: self._child_end, messages.Done: self._child_done,
-            messages.ClassTraced: self._relay, messages.Stage: self._relay, messages.PassDone: self._relay}
+            messages.Aborted: self._child_aborted,
+            messages.Started: self._child_started,
+            messages.WarmUpRecipe: self._child_warm_up_recipe,
+            messages.ClassCost: self._child_cost,
+            messages.End: self._child_end,
+            messages.Done: self._child_done,
+            messages.ClassTraced: self._relay,
+            messages.Stage: self._relay,
+            messages.PassDone: self._relay,
+        }
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -155,7 +173,7 @@ class Worker:
         """The worker's descriptors a new child must close: the channel, the other traces' pipes and dumps."""
         return [self.channel_fd, *(fd for j in self.running.values() for fd in (j.read_fd, j.dump_fd))]
 
-    def _prepare_standby(self) -> Optional[OSError]:
+    def _prepare_standby(self) -> OSError | None:
         """Fork the next standby unless there is one; the error if the fork failed (the next try is at the
         next trace: out of processes or memory is not forever)."""
         if self.standby is None and not self.stopping:
@@ -166,7 +184,7 @@ class Worker:
         return None
 
     def _start(self, job: Job) -> None:
-        error: Optional[OSError] = None
+        error: OSError | None = None
         for _ in range(2):  # a standby that died while waiting is replaced once
             error = self._prepare_standby() or error
             standby, self.standby = self.standby, None
@@ -180,7 +198,12 @@ class Worker:
                 self.recipes = []  # it may have died warming up on them: the next standby goes without
                 continue
             job.pid, job.read_fd, job.dump_fd, job.rss_at_fork_kb, job.location = (
-                standby.pid, standby.events_fd, standby.dump_fd, standby.rss_at_fork_kb, standby.location)
+                standby.pid,
+                standby.events_fd,
+                standby.dump_fd,
+                standby.rss_at_fork_kb,
+                standby.location,
+            )
             os.set_blocking(job.read_fd, False)
             job.deadline = time.monotonic() + (job.request.timeout or DEFAULT_TIMEOUT)
             self.running[job.id] = job
@@ -190,8 +213,16 @@ class Worker:
         self._answer_unstarted(job, f"fxlens could not start a trace process: {error or 'fork failed'}")
 
     def _answer_unstarted(self, job: Job, message: str) -> None:
-        diagnostic = Diagnostic(1, 0, 1, 0, "error", "crash", message,
-                                fix="Close other programs or lower the number of open files, then retrace.")
+        diagnostic = Diagnostic(
+            1,
+            0,
+            1,
+            0,
+            "error",
+            "crash",
+            message,
+            fix="Close other programs or lower the number of open files, then retrace.",
+        )
         report = FileReport(os.path.abspath(job.request.path), python=sys.version.split()[0], diagnostics=[diagnostic])
         self.send(messages.Done(report=to_json(report), id=job.id))
 
@@ -279,7 +310,7 @@ class Worker:
         self._finish(job, kill=True)
         return True
 
-    def _finish(self, job: Job, kill: bool, reason: Optional[str] = None) -> None:
+    def _finish(self, job: Job, kill: bool, reason: str | None = None) -> None:
         """Reap the child (and anything it spawned); if it died without a report, make one (or, when it
         died before it read the request, give the request to another child once)."""
         if kill and reason is not None:
@@ -301,8 +332,9 @@ class Worker:
                 self.queue.insert(0, Job(job.id, job.request, attempt=job.attempt + 1))
             else:
                 grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
-                diagnostic, working_on = postmortem.lost_child_diagnostic(job, reason, reaped.status, grown_kb,
-                                                                          dump_fd_gone)
+                diagnostic, working_on = postmortem.lost_child_diagnostic(
+                    job, reason, reaped.status, grown_kb, dump_fd_gone
+                )
                 self._after_lost_child(job, diagnostic, working_on)
         os.close(job.dump_fd)
         if job.location is not None:

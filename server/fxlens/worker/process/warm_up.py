@@ -17,6 +17,7 @@ pays a page copy the first time it writes to a page it shares with the worker, a
 every object it touches (reference counts): a first trace in a fresh fork runs its fx level at a third
 of the speed of a second one. The probe takes those copies while nobody waits.
 """
+
 from __future__ import annotations
 
 import linecache
@@ -24,8 +25,9 @@ import operator
 import select
 import sys
 import textwrap
+from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 import torch
 
@@ -73,8 +75,12 @@ class NoRecipe(Exception):
 def _tensor_spec(value: Any) -> dict:
     if not isinstance(value, torch.Tensor) or value.device.type not in _DEVICES or value.layout != torch.strided:
         raise NoRecipe("not a strided tensor on meta or the CPU")
-    return {"shape": [int(s) for s in value.shape], "stride": [int(s) for s in value.stride()],
-            "dtype": dtype_name(value.dtype), "requires_grad": bool(value.requires_grad)}
+    return {
+        "shape": [int(s) for s in value.shape],
+        "stride": [int(s) for s in value.stride()],
+        "dtype": dtype_name(value.dtype),
+        "requires_grad": bool(value.requires_grad),
+    }
 
 
 def _encode(value: Any) -> Any:
@@ -105,7 +111,7 @@ def _target(node: torch.fx.Node) -> str:
     raise NoRecipe(f"target {node.target}")
 
 
-def recipe(ep: Any, seconds: float) -> Optional[dict]:
+def recipe(ep: Any, seconds: float) -> dict | None:
     """The exported program's graph as plain data, or None when it has something a warm-up cannot
     rebuild (another namespace, a higher-order op, a tensor not on meta) or is too big to be worth it.
     Never raises: a warm-up is only a speed-up, and must not cost the trace its aten level."""
@@ -115,20 +121,26 @@ def recipe(ep: Any, seconds: float) -> Optional[dict]:
         return None
 
 
-def _recipe(ep: Any, seconds: float) -> Optional[dict]:
+def _recipe(ep: Any, seconds: float) -> dict | None:
     graph = ep.graph
     if len(graph.nodes) > MAX_NODES:
         return None
-    kinds = {spec.arg.name: spec.kind.name for spec in ep.graph_signature.input_specs
-             if hasattr(spec.arg, "name")}
+    kinds = {spec.arg.name: spec.kind.name for spec in ep.graph_signature.input_specs if hasattr(spec.arg, "name")}
     placeholders, nodes = [], []
     for node in graph.nodes:
         if node.op == "placeholder":
-            placeholders.append({"name": node.name, "kind": kinds.get(node.name, "USER_INPUT"),
-                                 **_tensor_spec(node.meta.get("val"))})
+            placeholders.append(
+                {"name": node.name, "kind": kinds.get(node.name, "USER_INPUT"), **_tensor_spec(node.meta.get("val"))}
+            )
         elif node.op == "call_function":
-            nodes.append({"name": node.name, "target": _target(node), "args": _encode(node.args),
-                          "kwargs": {key: _encode(value) for key, value in node.kwargs.items()}})
+            nodes.append(
+                {
+                    "name": node.name,
+                    "target": _target(node),
+                    "args": _encode(node.args),
+                    "kwargs": {key: _encode(value) for key, value in node.kwargs.items()},
+                }
+            )
         elif node.op == "output":
             nodes.append({"name": node.name, "target": "output", "args": _encode(node.args), "kwargs": {}})
         else:
@@ -138,6 +150,7 @@ def _recipe(ep: Any, seconds: float) -> Optional[dict]:
 
 # -- in the standby ------------------------------------------------------------------------------------
 
+
 def _torch_constant(name: Any, kind: type) -> Any:
     value = getattr(torch, name) if isinstance(name, str) else None
     if not isinstance(value, kind):
@@ -146,8 +159,9 @@ def _torch_constant(name: Any, kind: type) -> Any:
 
 
 def _meta_tensor(spec: dict) -> torch.Tensor:
-    return torch.empty_strided(spec["shape"], spec["stride"], dtype=_torch_constant(spec["dtype"], torch.dtype),
-                               device="meta")
+    return torch.empty_strided(
+        spec["shape"], spec["stride"], dtype=_torch_constant(spec["dtype"], torch.dtype), device="meta"
+    )
 
 
 def _decode(value: Any, env: dict[str, torch.fx.Node]) -> Any:
@@ -207,9 +221,9 @@ def _program(recipe: dict) -> tuple[torch.fx.GraphModule, tuple]:
 
 def _trace_probe() -> None:
     """fxlens's whole analysis of PROBE, leaving nothing behind that a trace could see."""
-    from fxlens.worker.load import imports
     from fxlens.messages import TraceRequest
     from fxlens.worker.analysis.analyse import Analysis
+    from fxlens.worker.load import imports
     from fxlens.worker.load.loader import module_name_for
 
     name, path = module_name_for(PROBE_PATH), list(sys.path)
@@ -242,6 +256,7 @@ def _warms(step: Callable[[], None]) -> bool:
 def warm_up(recipes: Iterable[dict], request_fd: int) -> int:
     """Export each recipe's graph, then trace the probe, until a request is waiting on `request_fd`
     (checked between steps); how many recipes were exported. Failures are skipped: a warm-up only warms."""
+
     def waiting() -> bool:
         return bool(select.select([request_fd], [], [], 0)[0])
 
