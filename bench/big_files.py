@@ -79,7 +79,7 @@ async def _one_file(session: Session, path: Path, rounds: int) -> dict:
             session.first_event(
                 "fxlens/reportChanged",
                 sent,
-                lambda p: p["uri"] == doc.uri and p["version"] == version and p["complete"],
+                lambda p, version=version: p["uri"] == doc.uri and p["version"] == version and p["complete"],
             )
             is None
         ):
@@ -87,7 +87,8 @@ async def _one_file(session: Session, path: Path, rounds: int) -> dict:
             through.append(seconds)
             answered += result is not None
             await asyncio.sleep(0)  # let the client's loop take the server's notifications
-        retraces.append(session.first_event("fxlens/reportChanged", sent, lambda p: p["version"] == version).at - sent)
+        retrace = session.first_event("fxlens/reportChanged", sent, lambda p, version=version: p["version"] == version)
+        retraces.append(retrace.at - sent)
     return {
         "lines": doc.text.count("\n") + 1,
         "chars": len(doc.text),

@@ -13,6 +13,7 @@ with free B and T (fxlens then also exports and decomposes scaled inputs in a fo
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -76,7 +77,7 @@ def main() -> None:
     )
     for sizes, dims in (("static", None), ("free B, T", free)):
         rows[f"reuse, {sizes}"] = (statistics.median(after_aten(dims) for _ in range(args.runs)), raw_reuse)
-        rows[f"alone, {sizes}"] = (median_seconds(lambda: level(dims, None), args.runs), raw_alone)
+        rows[f"alone, {sizes}"] = (median_seconds(functools.partial(level, dims, None), args.runs), raw_alone)
     dynamic = tuple({d: torch.export.Dim.AUTO for d in dims} for dims in free)
     raw_symbolic = median_seconds(
         lambda: torch.export.export(instance, inputs, dynamic_shapes=dynamic, strict=False).run_decompositions(),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import statistics
 import tempfile
@@ -55,7 +56,7 @@ async def main(model: str, rounds: int) -> dict:
                     session, doc = sessions[name], docs[name]
                     sent = session.change(doc, spec.edited(doc.text))
                     cheap = await session.until(
-                        lambda: _cheap_published(session, doc.uri, doc.version, sent),
+                        functools.partial(_cheap_published, session, doc.uri, doc.version, sent),
                         f"fx/aten of v{doc.version} ({name})",
                     )
                     complete = await session.report_complete(doc, after=sent)

@@ -10,6 +10,7 @@ node FLOPs with FlopCounterMode run directly on the module (meta tensors, as fxl
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -48,8 +49,8 @@ def main() -> None:
     out = {"model": args.model, "runs": args.runs, "flop_counter_total": counter.get_total_flops()}
     for level, program, level_s in (("aten", ep, export_s), ("core-aten", core, core_s)):
         nodes = [Node(n.name, n.op, str(n.target), len(n.users)) for n in program.graph.nodes]
-        flops_s = median_seconds(lambda: overloads.add_flops(program.graph, nodes), args.runs)
-        schemas_s = median_seconds(lambda: overloads.schemas(program.graph), args.runs)
+        flops_s = median_seconds(functools.partial(overloads.add_flops, program.graph, nodes), args.runs)
+        schemas_s = median_seconds(functools.partial(overloads.schemas, program.graph), args.runs)
         out[level] = {
             "nodes": len(nodes),
             "targets": len(overloads.schemas(program.graph)),

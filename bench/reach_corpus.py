@@ -229,7 +229,8 @@ PACKAGES = (
             Builder(
                 "ControlNetModel",
                 "m.ControlNetModel(in_channels=4, layers_per_block=1, block_out_channels=(16, 32), "
-                "down_block_types=('CrossAttnDownBlock2D', 'DownBlock2D'), cross_attention_dim=16, attention_head_dim=8, "
+                "down_block_types=('CrossAttnDownBlock2D', 'DownBlock2D'), cross_attention_dim=16, "
+                "attention_head_dim=8, "
                 "norm_num_groups=8, conditioning_embedding_out_channels=(8, 16))",
                 "(torch.randn(2, 4, 16, 16), torch.tensor([3, 7]), torch.randn(2, 6, 16), torch.randn(2, 3, 32, 32))",
             ),
@@ -324,7 +325,8 @@ PACKAGES = (
             Builder(
                 "TransformerWrapper(Decoder, rel_pos_bias, memory tokens)",
                 "m.TransformerWrapper(num_tokens=100, "
-                "max_seq_len=16, num_memory_tokens=2, attn_layers=m.Decoder(dim=32, depth=2, heads=4, rel_pos_bias=True, "
+                "max_seq_len=16, num_memory_tokens=2, attn_layers=m.Decoder(dim=32, depth=2, heads=4, "
+                "rel_pos_bias=True, "
                 "macaron=True, attn_talking_heads=True, pre_norm=False))",
                 IDS,
             ),

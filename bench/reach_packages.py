@@ -17,6 +17,7 @@ bench/RESULTS.md and bench/results/reach_packages.json.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -154,7 +155,7 @@ def measure_package(package, args, log) -> dict:
         runs[file] = cached(
             f"fxlens/{package.name}/{digest(file)}",
             key,
-            lambda: fxlens_run(file, args.timeout, args.python),
+            functools.partial(fxlens_run, file, args.timeout, args.python),
             args.fresh,
         )
     jobs = []
@@ -180,7 +181,7 @@ def measure_package(package, args, log) -> dict:
         rebuilt += cached(
             f"rebuild/{package.name}/{digest(file)}",
             digest(mine, version, pyver, BENCH_SOURCES),
-            lambda: rebuild_file(package, mine, args.python),
+            functools.partial(rebuild_file, package, mine, args.python),
             args.fresh,
         )
     return {"version": version, "truth": truth, "runs": runs, "rebuilt": rebuilt}

@@ -25,7 +25,7 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent / "tests" / "fixtures" / "repos"))
 import torch  # noqa: E402
 from reach_rebuild import error_text, serve  # noqa: E402
-from reach_rebuild import rebuild as rebuild_in
+from reach_rebuild import rebuild as rebuild_in  # noqa: E402
 from reference import CORPUS, ModelFile, envs  # noqa: E402
 from torch_nodes import fx_concrete_args  # noqa: E402
 

@@ -196,7 +196,8 @@ def markdown(r: dict) -> str:
             "## Scale (models on meta; full report = every class, fx + aten, with shapes)",
             "",
             "| model | fxlens full report | raw torch.export dynamic / static | ratio to dynamic | "
-            "nodes top class fx / aten (all classes) | worker peak RSS | raw export peak RSS | server RSS idle / after |",
+            "nodes top class fx / aten (all classes) | worker peak RSS | raw export peak RSS | "
+            "server RSS idle / after |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for key, s in r["scale"].items():
@@ -204,7 +205,8 @@ def markdown(r: dict) -> str:
             lines.append(
                 f"| {key} | {s['median_fxlens_s']:.2f} s | {s['median_raw_export_dynamic_s']:.2f} / "
                 f"{s['median_raw_export_static_s']:.2f} s | {s['ratio_to_dynamic_export']:.2f}× | "
-                f"{top.get('fx', '-')} / {top.get('aten', '-')} ({s['all_nodes']}) | {s['worker_peak_rss_mb']:.0f} MB | "
+                f"{top.get('fx', '-')} / {top.get('aten', '-')} ({s['all_nodes']}) | "
+                f"{s['worker_peak_rss_mb']:.0f} MB | "
                 f"{s['raw_export_dynamic_peak_rss_mb']:.0f} MB | {s['server_idle_rss_mb']:.0f} / "
                 f"{s['server_rss_after_report_mb']:.0f} MB |"
             )
@@ -257,8 +259,8 @@ def big_files_section(big: dict) -> list[str]:
         "## Hover after an edit in a big file (one-character incremental didChange, then hovers until "
         "the retrace is complete)",
         "",
-        "| file | lines / chars | first hover after the edit, median (max) | hovers through the retrace p50 / p99 / max ms "
-        "| answered | retrace median |",
+        "| file | lines / chars | first hover after the edit, median (max) | "
+        "hovers through the retrace p50 / p99 / max ms | answered | retrace median |",
         "|---|---|---|---|---|---|",
     ]
     for name, b in big.items():

@@ -1,5 +1,6 @@
 """Raw torch's node lists for one module and its inputs, in the terms the report uses: what fxlens's nodes
-are checked against (tests/worker/levels/test_engine_vs_torch.py, tests/worker/construction/test_real_repos.py, bench/reach.py).
+are checked against (tests/worker/levels/test_engine_vs_torch.py, tests/worker/construction/test_real_repos.py,
+bench/reach.py).
 
 A row is (name, op, target, num_users, line, shape, dtype): `line` is the innermost line of `path` in the
 node's stack trace, `shape`/`dtype` those of a single tensor value (None otherwise).

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 from fxlens.pass_report import PassReport, pass_from_json
 from fxlens.report import (
@@ -410,25 +410,25 @@ class End:
     id: int | None = wire(None, omit=True, check=_optional_int)
 
 
-Request = Union[TextHeader, TraceRequest, Cancel, Shutdown, Ping]
-Event = Union[
-    Ready,
-    Fatal,
-    RequestError,
-    UnknownText,
-    Pong,
-    Cancelled,
-    Started,
-    Aborted,
-    WarmUpRecipe,
-    ClassTraced,
-    Stage,
-    PassDone,
-    Done,
-    ClassCost,
-    End,
-]
-Message = Union[Request, Event]
+Request = TextHeader | TraceRequest | Cancel | Shutdown | Ping
+Event = (
+    Ready
+    | Fatal
+    | RequestError
+    | UnknownText
+    | Pong
+    | Cancelled
+    | Started
+    | Aborted
+    | WarmUpRecipe
+    | ClassTraced
+    | Stage
+    | PassDone
+    | Done
+    | ClassCost
+    | End
+)
+Message = Request | Event
 
 # what a trace child writes on its channel (anything else there is user code's)
 CHILD_EVENTS = (Started, Aborted, WarmUpRecipe, ClassTraced, Stage, PassDone, Done, ClassCost, End)
@@ -526,4 +526,4 @@ def child_event(line: bytes) -> Event | None:
 def with_job_id(job_id: int, line: bytes) -> str:
     """A child's event line, as child_event accepted it, with its job's id put first: relayed as the child
     wrote it, so that a class event of tens of KB is not turned into JSON a second time."""
-    return '{"id": %d, %s\n' % (job_id, line[1:].decode("ascii"))
+    return f'{{"id": {job_id:d}, {line[1:].decode("ascii")}\n'

@@ -72,7 +72,7 @@ def test_text_keeps_the_check_lines(formats):
     )
     assert lines[at + 1] == "    fx: TraceError: symbolically traced variables cannot be used as inputs to control flow"
     assert lines[at + 2].startswith("    aten: the branch depends on a value computed from the input (torch: ")
-    assert len([l for l in lines if l.startswith("tests/")]) == len(json.loads(formats["json"])["diagnostics"])
+    assert len([line for line in lines if line.startswith("tests/")]) == len(json.loads(formats["json"])["diagnostics"])
 
 
 def test_github_commands_parse_back_to_the_diagnostics(formats):

@@ -119,7 +119,8 @@ def test_prints_and_raw_writes_at_import_do_not_corrupt_the_report(tmp_path):
         "# fxlens: Noisy()(torch.randn(2, 3))\nclass Noisy(torch.nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        print('init')\n"
         "        self.fc = torch.nn.Linear(3, 3)\n\n"
-        "    def forward(self, x):\n        print('forward', flush=True)\n        os.write(1, b'{\"not\": \"json\"}\\n')\n"
+        "    def forward(self, x):\n        print('forward', flush=True)\n"
+        '        os.write(1, b\'{"not": "json"}\\n\')\n'
         "        return self.fc(x)\n"
     )
     run = fxlens("graph", str(noisy), "--json", "--class", "Noisy", "--level", "aten")

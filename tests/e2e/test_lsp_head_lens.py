@@ -90,7 +90,9 @@ async def test_vs_head_lens_follows_the_setting(client: LanguageClient, tmp_path
 
     while not await head_lens_in():  # the HEAD version is traced once, then the lenses are refreshed
         seen = client.fx.lens_refreshes
-        await client.fx.until(lambda: client.fx.lens_refreshes > seen, "a lens refresh with the HEAD baseline")
+        await client.fx.until(
+            lambda seen=seen: client.fx.lens_refreshes > seen, "a lens refresh with the HEAD baseline"
+        )
     # fx: + call_module out; aten: + 2 parameters and a linear — the largest change is shown
     assert titles == {5: "vs HEAD: +3 nodes"}
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"fxlens": {}}))

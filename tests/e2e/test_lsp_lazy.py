@@ -51,7 +51,7 @@ async def test_every_class_gets_fx_and_aten_and_their_diagnostics_before_any_dee
     seen = _arrivals(client, doc.uri)
     cheap = [i for i, what in enumerate(seen) if what[1:] and what[1] in ("fx", "aten") and what[0]]
     deep = [i for i, what in enumerate(seen) if what[1:] == ("backward",) and what[0]]
-    assert {seen[i] for i in cheap} == {(c, l) for c in ("Encoder", "Head") for l in ("fx", "aten")}
+    assert {seen[i] for i in cheap} == {(c, level) for c in ("Encoder", "Head") for level in ("fx", "aten")}
     assert {seen[i][0] for i in deep} == {"Encoder", "Head"}
     assert max(cheap) < min(deep)
     # the stage: every class has fx and aten (class None), and the diagnostics went out with it

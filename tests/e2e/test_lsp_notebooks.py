@@ -249,7 +249,7 @@ async def test_moving_cells_keeps_positions(client: LanguageClient, tmp_path):
     # the class cost comes after the trace: the lens compared is the one that has it
     while not any("FLOP" in title for _, title in titles(await head.lenses())):
         seen = len(client.fx.reports)
-        await client.fx.until(lambda: len(client.fx.reports) > seen, "Head's cost")
+        await client.fx.until(lambda seen=seen: len(client.fx.reports) > seen, "Head's cost")
     before = titles(await head.lenses())
     version = book.move(4, 2)  # Head goes above the config cell
     assert [c.uri for c in book.cells] == [imports.uri, notes.uri, head.uri, config_cell.uri, net.uri]

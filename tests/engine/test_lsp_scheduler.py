@@ -74,7 +74,9 @@ class Hooks:
         self.events.append(f"busy {active}")
 
 
-def make(options=TraceOptions()):
+def make(options: TraceOptions | None = None):
+    if options is None:
+        options = TraceOptions()
     client, hooks = FakeClient(), Hooks()
     return client, hooks, Scheduler(FakeSupervisor(client), hooks, lambda: options, debounce=0.01)
 

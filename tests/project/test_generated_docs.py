@@ -1,6 +1,6 @@
 """What scripts/generate.py writes agrees with what it is written from: VS Code's settings
-(vscode-client/package.json), docs/settings.md and the extension's README with lsp/settings.py's SETTINGS, docs/levels.md's table with
-report.LEVEL_INFO, docs/cli.md's command reference with the argparse parser."""
+(vscode-client/package.json), docs/settings.md and the extension's README with lsp/settings.py's SETTINGS,
+docs/levels.md's table with report.LEVEL_INFO, docs/cli.md's command reference with the argparse parser."""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ SOURCE = [
     "        z = torch.sigmoid(y) * y + 1",
     "        return torch.softmax(self.b(z), -1)",
 ]
+# inductor's wrapper as it writes it: each call on one line, as map_kernels reads it
 WRAPPER = """from torch._inductor.async_compile import AsyncCompile
 async_compile = AsyncCompile()
 
@@ -56,7 +57,7 @@ class Runner:
         # [Provenance debug handles] cpp_fused__softmax_1:4
         cpp_fused__softmax_1(buf2, buf3)
         return (buf3, )
-"""
+"""  # noqa: E501
 
 
 def _trace(line: int) -> str:

@@ -40,17 +40,9 @@ def line_of(stack_trace, path):
     return int(mine[-1]["line"]) if mine else None
 
 
-result = {}
-modules = {}
-for name, (path, expression, shape) in calls.items():
-    path = os.path.abspath(path)
-    if path not in modules:
-        modules[path] = load(path)
-    module = modules[path]
-    torch._dynamo.reset()
-    torch.manual_seed(0)
-    instance = eval(expression, vars(module))
-    x = torch.randn(*shape)
+def compiled_graphs(instance, x, path):
+    """Per graph inductor compiled for `instance(x)`, in compile order: its debug files and the lines in `path`
+    of the pre-grad graph's nodes."""
     debug = tempfile.mkdtemp(prefix="raw-inductor-")
     pre_lines = []
 
@@ -82,5 +74,18 @@ for name, (path, expression, shape) in calls.items():
         graphs.append({"mappings": mappings, "output_code": output_code})
     for graph, lines in zip(graphs, pre_lines):
         graph["pre_lines"] = lines
-    result[name] = graphs
+    return graphs
+
+
+result = {}
+modules = {}
+for name, (path, expression, shape) in calls.items():
+    path = os.path.abspath(path)
+    if path not in modules:
+        modules[path] = load(path)
+    module = modules[path]
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    instance = eval(expression, vars(module))
+    result[name] = compiled_graphs(instance, torch.randn(*shape), path)
 print(json.dumps(result))

@@ -31,7 +31,7 @@ def module():
 
 
 def _rows(nodes):
-    return [(n.name, n.op, n.target if isinstance(n.target, str) else n.target) for n in nodes]
+    return [(n.name, n.op, n.target) for n in nodes]
 
 
 def _torch_rows(graph: torch.fx.Graph):

@@ -40,14 +40,16 @@ FIXED = {
         WRAP_EINOPS,
         (
             "q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)",
-            "q, k, v = qkv\n        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), (q, k, v))",
+            "q, k, v = qkv\n        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), "
+            "(q, k, v))",
         ),
     ),
     "einops_unpacked_only": _fixed(
         "einops_vit",
         (
             "q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)",
-            "q, k, v = qkv\n        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), (q, k, v))",
+            "q, k, v = qkv\n        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), "
+            "(q, k, v))",
         ),
     ),
     "einops_layer_as_function": _fixed(

@@ -1,5 +1,6 @@
 """The fx level's record of submodule calls (LevelResult.scopes): each instance's class and the span of
-the line that called it, which the graph view's group boxes reveal. On the benchmarks' GPT-2-shaped decoder (bench/models/gpt2_small.py)."""
+the line that called it, which the graph view's group boxes reveal. On the benchmarks' GPT-2-shaped decoder
+(bench/models/gpt2_small.py)."""
 
 from __future__ import annotations
 

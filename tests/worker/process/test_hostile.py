@@ -171,7 +171,10 @@ async def test_syntax_error_while_typing(worker, tmp_path):
     await expect_recovery(worker, path, pid)
 
 
-NON_UTF8 = b'import torch.nn as nn\nLABEL = "caf\xe9"\n\n\nclass Latin(nn.Module):\n    def forward(self, x):\n        return x\n'
+NON_UTF8 = (
+    b'import torch.nn as nn\nLABEL = "caf\xe9"\n\n\n'
+    b"class Latin(nn.Module):\n    def forward(self, x):\n        return x\n"
+)
 
 
 async def test_non_utf8_bytes_decoded_with_replacement_still_trace(worker, tmp_path):

@@ -254,14 +254,10 @@ def options_for(
     names: dict | None = None,
 ) -> list[Option]:
     """Plausible values for one required parameter, best first; [] when nothing hints at one."""
-    nested_guess = lambda kind, required: guess(
-        kind,
-        required,
-        {},
-        Around(),  # noqa: E731
-        lambda args, kw: kind(*args, **kw),
-        nested=True,
-    )
+
+    def nested_guess(cls: type, required: list[inspect.Parameter]) -> Guessed:
+        return guess(cls, required, {}, Around(), lambda args, kw: cls(*args, **kw), nested=True)
+
     kind = kind_of(param.name)
     # a list of modules holds as many as a sibling count of that kind is guessed at (`experts` -> 4)
     count = _INT_VALUES[kind][0] if kind in _COUNTED else 2

@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from torch import nn
 
@@ -97,7 +97,7 @@ def _python_files(folder: str, own: str) -> Iterator[str]:
                 yield path
 
 
-Container = Optional[ast.ClassDef | ast.FunctionDef]
+Container = ast.ClassDef | ast.FunctionDef | None
 
 
 def _calls(tree: ast.Module) -> Iterator[tuple[ast.Call, ast.FunctionDef | None, Container]]:

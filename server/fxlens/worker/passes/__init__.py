@@ -8,7 +8,6 @@ runner.py runs a built-in and a user pass alike.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Optional
 
 import torch.fx as fx
 
