@@ -10,19 +10,59 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from fxlens.report import FileReport
 from fxlens.worker.construction import package_calls, package_parents, reproduce
-from torch_reference import analyse, aten_nodes, expected, first_call_of, load, rebuild, reported
+from torch_reference import analyse_together, aten_nodes, expected, first_call_of, load, rebuild, reported
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reach"
-
-
-def _analyse(path: Path, levels=("fx", "aten")):
-    return analyse([path], levels=levels)[path.stem]
+FX_ATEN = ("fx", "aten")
+# the files the tests below trace (under FIXTURES) and the levels each asks for
+TRACED = {
+    "forwards": ("forwards.py", FX_ATEN),
+    "aliased": ("aliased.py", ("fx",)),
+    "asks_for_gpu": ("asks_for_gpu.py", FX_ATEN),
+    "stacked": ("stacked.py", ("fx",)),
+    "configured": ("configured.py", FX_ATEN),
+    "volumes": ("volumes.py", FX_ATEN),
+    "wrapped": ("wrapped.py", FX_ATEN),
+    "history": ("history.py", FX_ATEN),
+    "signals": ("signals.py", FX_ATEN),
+    "stages": ("stages/blocks.py", FX_ATEN),
+    "frames": ("frames/blocks.py", FX_ATEN),
+    "speech": ("speech/blocks.py", ("aten",)),
+    "registered": ("registered.py", FX_ATEN),
+    "presets": ("presets/model.py", ("aten",)),
+}
+# files traced again at their aten level with another vocabulary size: the line that sets it
+SIZED = {"masked": "vocab_size: int = {}", "signals": "vocab: int = {}"}
+# 1,000 words: small enough for real CPU weights; 400,000 (102 M elements): over the CPU limit, CPU weights of
+# one value each
+VOCABS = (1000, 400_000)
 
 
 @pytest.fixture(scope="module")
-def forwards():
-    return _analyse(FIXTURES / "forwards.py")
+def sized(tmp_path_factory) -> dict[str, Path]:
+    """Each SIZED file at each of VOCABS, by "name-vocab", in a folder of its own (under its own name)."""
+    files = {}
+    for name, line in SIZED.items():
+        for vocab in VOCABS:
+            path = tmp_path_factory.mktemp(f"{name}-{vocab}") / f"{name}.py"
+            path.write_text((FIXTURES / f"{name}.py").read_text().replace(line.format(1000), line.format(vocab)))
+            files[f"{name}-{vocab}"] = path
+    return files
+
+
+@pytest.fixture(scope="module")
+def reports(sized) -> dict[str, FileReport]:
+    """Every file's report, traced by one worker before the first test that reads one (a worker per file
+    started an interpreter importing torch for each, and traced one file at a time)."""
+    files = {name: (FIXTURES / file, levels) for name, (file, levels) in TRACED.items()}
+    return analyse_together(files | {name: (path, ("aten",)) for name, path in sized.items()})
+
+
+@pytest.fixture(scope="module")
+def forwards(reports):
+    return reports["forwards"]
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +126,8 @@ def test_a_forward_that_only_measures_its_input_gets_a_small_float_tensor(forwar
     assert cls.levels["aten"].ok and len(cls.levels["aten"].nodes) == len(program.graph.nodes)
 
 
-def test_directives_see_the_files_namespace_plus_torch():
-    report = _analyse(FIXTURES / "aliased.py", levels=("fx",))
+def test_directives_see_the_files_namespace_plus_torch(reports):
+    report = reports["aliased"]
     scale = report.find_class("Scale")
     assert scale.build.how == "directive" and scale.levels["fx"].ok
     assert [spec.shape for spec in scale.build.inputs] == [[2, 5]]
@@ -99,13 +139,13 @@ def test_directives_see_the_files_namespace_plus_torch():
     )
 
 
-def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so():
+def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so(reports):
     path = FIXTURES / "asks_for_gpu.py"
     loaded = load(path)
     if not torch.cuda.is_available():  # what the user meets on this machine without fxlens
         with pytest.raises((AssertionError, RuntimeError)):
             loaded.OnGpu()
-    report = _analyse(path)
+    report = reports["asks_for_gpu"]
     lines = path.read_text().splitlines()
     asked = sorted(d.line for d in report.diagnostics if d.category == "default-device")
     if not torch.cuda.is_available():
@@ -129,11 +169,11 @@ def test_code_that_asks_for_a_missing_gpu_builds_and_runs_on_meta_and_says_so():
     ]
 
 
-def test_a_parents_line_that_only_calls_children_says_what_it_calls():
+def test_a_parents_line_that_only_calls_children_says_what_it_calls(reports):
     from fxlens.render.hover import hover_text
 
     path = FIXTURES / "stacked.py"
-    report = _analyse(path, levels=("fx",))
+    report = reports["stacked"]
     lines = path.read_text().splitlines()
     loaded = load(path)
     graph = torch.fx.symbolic_trace(loaded.Stack()).graph
@@ -158,8 +198,8 @@ def test_a_parents_line_that_only_calls_children_says_what_it_calls():
 
 
 @pytest.fixture(scope="module")
-def configured():
-    return _analyse(FIXTURES / "configured.py")
+def configured(reports):
+    return reports["configured"]
 
 
 @pytest.mark.parametrize("name", ["TinyEncoder", "TinySeq2Seq", "TimedBlock"])
@@ -197,8 +237,8 @@ def test_a_time_embedding_that_defaults_to_none_but_is_used_gets_a_value(configu
 
 
 @pytest.fixture(scope="module")
-def volumes():
-    return _analyse(FIXTURES / "volumes.py")
+def volumes(reports):
+    return reports["volumes"]
 
 
 @pytest.mark.parametrize(
@@ -229,8 +269,8 @@ def test_an_image_too_small_for_the_downsampling_is_guessed_larger_and_says_why(
 
 
 @pytest.fixture(scope="module")
-def wrapped():
-    return _analyse(FIXTURES / "wrapped.py")
+def wrapped(reports):
+    return reports["wrapped"]
 
 
 @pytest.mark.parametrize(
@@ -251,14 +291,10 @@ def test_wrappers_get_their_module_and_forwarded_arguments_and_trace_as_raw_torc
         assert reported(cls, level) == expected(FIXTURES / "wrapped.py", wrapped, cls, level)
 
 
-# 1,000 words: small enough for real CPU weights; 400,000 (102 M elements): CPU weights of one value each
-@pytest.mark.parametrize("vocab", [1000, 400_000])
-def test_children_receive_what_an_eager_run_of_their_parent_hands_them(tmp_path, vocab):
-    path = tmp_path / "masked.py"
-    path.write_text(
-        (FIXTURES / "masked.py").read_text().replace("vocab_size: int = 1000", f"vocab_size: int = {vocab}")
-    )
-    attention = _analyse(path, levels=("aten",)).find_class("SelfAttention")
+@pytest.mark.parametrize("vocab", VOCABS)
+def test_children_receive_what_an_eager_run_of_their_parent_hands_them(reports, sized, vocab):
+    path = sized[f"masked-{vocab}"]
+    attention = reports[f"masked-{vocab}"].find_class("SelfAttention")
     assert attention.built_by == "Decoder"
     # the meta device cannot read the positions; fake tensors would take the library's traced path (a 4-D mask)
     assert {spec.name: spec.value for spec in attention.build.inputs}["mask"] == "None"
@@ -271,9 +307,9 @@ def test_children_receive_what_an_eager_run_of_their_parent_hands_them(tmp_path,
     assert reported(attention, "aten") == aten_nodes(parent.blocks[0].attn, args, kwargs, path)
 
 
-def test_a_child_keeps_the_list_it_was_called_with_not_what_the_parent_appends_later():
+def test_a_child_keeps_the_list_it_was_called_with_not_what_the_parent_appends_later(reports):
     path = FIXTURES / "history.py"
-    report = _analyse(path)
+    report = reports["history"]
     mixer = report.find_class("Accumulate")
     assert mixer.built_by == "HistoryStack" and mixer.levels["aten"].ok
     # the first mixer sees the input alone; the stack appends three more states before its readout runs
@@ -281,9 +317,9 @@ def test_a_child_keeps_the_list_it_was_called_with_not_what_the_parent_appends_l
     assert reported(mixer, "aten") == expected(path, report, mixer, "aten")
 
 
-def test_a_forward_whose_error_names_the_length_it_expects_gets_that_length():
+def test_a_forward_whose_error_names_the_length_it_expects_gets_that_length(reports):
     path = FIXTURES / "signals.py"
-    report = _analyse(path)
+    report = reports["signals"]
     encoder = report.find_class("FeatureEncoder")
     (features,) = encoder.build.inputs
     assert features.shape == ["B", 16, 96]
@@ -293,11 +329,10 @@ def test_a_forward_whose_error_names_the_length_it_expects_gets_that_length():
 
 # 1,000 words: real CPU weights confirm the guess; 400,000 (over the CPU limit): the guess stands unconfirmed,
 # and the children are recorded on CPU weights of one value each
-@pytest.mark.parametrize("vocab", [1000, 400_000])
-def test_experts_multiplied_by_grouped_mm_get_inputs_and_export_as_raw_torch(tmp_path, vocab):
-    path = tmp_path / "signals.py"
-    path.write_text((FIXTURES / "signals.py").read_text().replace("vocab: int = 1000", f"vocab: int = {vocab}"))
-    report = _analyse(path, levels=("aten",))
+@pytest.mark.parametrize("vocab", VOCABS)
+def test_experts_multiplied_by_grouped_mm_get_inputs_and_export_as_raw_torch(reports, sized, vocab):
+    path = sized[f"signals-{vocab}"]
+    report = reports[f"signals-{vocab}"]
     model, experts = report.find_class("MixtureModel"), report.find_class("Experts")
     # the meta kernel of `_grouped_mm` wants bf16 where the CPU kernel takes float32: a limit of the device
     assert "cannot run `_grouped_mm` on float32" in model.build.tensors_reason
@@ -307,9 +342,9 @@ def test_experts_multiplied_by_grouped_mm_get_inputs_and_export_as_raw_torch(tmp
         assert reported(cls, "aten") == expected(path, report, cls, "aten")
 
 
-def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(monkeypatch):
+def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(reports, monkeypatch):
     path = FIXTURES / "stages" / "blocks.py"
-    report = _analyse(path)
+    report = reports["stages"]
     monkeypatch.syspath_prepend(str(FIXTURES))
     from stages.network import SmallUNet
 
@@ -329,11 +364,13 @@ def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(monk
         assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(instance, pinned, pinned_kwargs, path)
 
 
-def test_a_child_follows_its_parent_when_the_parent_is_traced_as_a_network_in_another_file_builds_it(monkeypatch):
+def test_a_child_follows_its_parent_when_the_parent_is_traced_as_a_network_in_another_file_builds_it(
+    reports, monkeypatch
+):
     """FrameBlock built alone (guessed channels, no inputs that run it) hands FrameMixer nothing; once
     FrameBlock is traced as VideoNet's instance, FrameMixer is that instance's mixer, with what it receives."""
     path = FIXTURES / "frames" / "blocks.py"
-    report = _analyse(path)
+    report = reports["frames"]
     monkeypatch.syspath_prepend(str(FIXTURES))
     from frames.network import VideoNet
 
@@ -348,11 +385,11 @@ def test_a_child_follows_its_parent_when_the_parent_is_traced_as_a_network_in_an
     assert reported(mixer, "aten") == aten_nodes(network.block.spatial, args, kwargs, path)
 
 
-def test_the_pinned_directive_gives_a_block_its_inputs_memory_layout(monkeypatch):
+def test_the_pinned_directive_gives_a_block_its_inputs_memory_layout(reports, monkeypatch):
     """The encoder hands its block a transposed view; the block's `.contiguous()` copies it, and torch
     records that copy only for a tensor that is not already dense, so the pin must keep the layout."""
     path = FIXTURES / "speech" / "blocks.py"
-    cls = _analyse(path, levels=("aten",)).find_class("ConvModule")
+    cls = reports["speech"].find_class("ConvModule")
     monkeypatch.syspath_prepend(str(FIXTURES))
     from speech.network import Encoder
 
@@ -382,9 +419,9 @@ def test_a_view_into_a_bigger_tensor_is_written_dense():
     assert reproduce.expression(torch.empty(6, 4)[:, :2]) == "torch.randn(6, 2)"
 
 
-def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it():
+def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it(reports):
     path = FIXTURES / "registered.py"
-    report = _analyse(path)
+    report = reports["registered"]
     cls = report.find_class("TokenClassifier")
     assert (cls.build.how, cls.build.detail) == (
         "call-in-file",
@@ -435,11 +472,11 @@ def test_reading_a_big_package_leaves_the_networks_their_whole_time_to_build(mon
     assert adopted["ConvModule"].build.detail.startswith("the `conv` instance built by Encoder()")
 
 
-def test_a_class_sized_only_by_a_classmethod_preset_of_another_file_is_built_by_it_not_guessed():
+def test_a_class_sized_only_by_a_classmethod_preset_of_another_file_is_built_by_it_not_guessed(reports):
     """`ModelArgs` has no defaults, so a config of guessed values would build Decoder; the package's own
     `load()` (through `Decoder.from_name("base")`) says how, and wins, its 12 layers shrunk to 2."""
     path = FIXTURES / "presets" / "model.py"
-    cls = _analyse(path, levels=("aten",)).find_class("Decoder")
+    cls = reports["presets"].find_class("Decoder")
     assert (cls.build.how, cls.build.detail) == ("found", "built by `load()` in presets/generate.py:8, n_layer 12 → 2")
     assert (
         cls.build.directive == "Decoder(ModelArgs(dim=96, n_layer=2, n_head=6, vocab_size=320))"

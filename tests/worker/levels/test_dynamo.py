@@ -12,41 +12,74 @@ from pathlib import Path
 
 import pytest
 import torch
+from background_run import BackgroundRun
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 
 ROOT = Path(__file__).resolve().parents[3]
 BREAKS = ROOT / "tests" / "fixtures" / "dynamo" / "breaks.py"
 SHAPES = {"Gate": [2, 3], "Scale": [2, 3], "Clean": [2, 3], "Twice": [2, 8]}
 REGISTRY = json.loads((Path(torch.__file__).parent / "_dynamo" / "graph_break_registry.json").read_text())
+FAILURES = ROOT / "tests" / "fixtures" / "models" / "failures.py"
+# the constructs every tracer is measured on (FACTS: "How each tracer fails on untraceable code")
+CONSTRUCTS = {
+    "DataDependentIf": [4, 8],
+    "LoopOverDim": [3, 8],
+    "UsesItem": [3, 8],
+    "UsesLen": [3, 8],
+    "AssertsShape": [2, 8],
+    "UsesNumpy": [2, 8],
+    "Encoder": [2, 5, 16],
+}
+FREE = ROOT / "tests" / "fixtures" / "dynamo" / "free_sizes.py"
+# each file fxlens traces below, and its levels
+TRACED = {"breaks": (BREAKS, ("dynamo",)), "failures": (FAILURES, ("dynamo",)), "free_sizes": (FREE, ("fx", "dynamo"))}
 
 
-def _analyse(path: Path, levels: tuple[str, ...]):
+@pytest.fixture(scope="module")
+def raw_runs(tmp_path_factory):
+    """torch._dynamo.explain run directly on BREAKS's and on FAILURES's classes, each in a fresh interpreter
+    (a clean dynamo state); started before fxlens's traces, beside which they run."""
+    runs = {
+        name: BackgroundRun(
+            [sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(path), json.dumps(shapes)],
+            tmp_path_factory.mktemp(f"raw-dynamo-{name}"),
+            timeout=300,
+        )
+        for name, path, shapes in (("breaks", BREAKS, SHAPES), ("failures", FAILURES, CONSTRUCTS))
+    }
+    yield runs
+    for run in runs.values():
+        run.stop()
+
+
+@pytest.fixture(scope="module")
+def reports(raw_runs):
+    """fxlens's report of each TRACED file, from one worker (one interpreter's start, not one a file)."""
+
     async def go():
         client = WorkerClient()
         await client.start()
         try:
-            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=levels))
+            return await asyncio.gather(
+                *(
+                    client.analyse(str(path), path.read_text(), TraceOptions(levels=levels))
+                    for path, levels in TRACED.values()
+                )
+            )
         finally:
             await client.stop()
 
-    return asyncio.run(go())
+    return dict(zip(TRACED, asyncio.run(go()), strict=True))
 
 
 @pytest.fixture(scope="module")
-def report():
-    return _analyse(BREAKS, ("dynamo",))
+def report(reports):
+    return reports["breaks"]
 
 
 @pytest.fixture(scope="module")
-def raw():
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(BREAKS), json.dumps(SHAPES)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
+def raw(raw_runs):
+    return raw_runs["breaks"].json()
 
 
 def _line(text: str) -> tuple[int, str]:
@@ -130,13 +163,26 @@ def test_a_child_used_twice_breaks_once_said_twice(report, raw):
 
 def test_cli_graph_and_check_at_the_dynamo_level():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    graph = subprocess.run(
-        [sys.executable, "-m", "fxlens", "graph", str(BREAKS), "--class", "Gate", "--level", "dynamo", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        env=env,
+    # the two commands at once, a core each
+    commands = {
+        "graph": ["graph", str(BREAKS), "--class", "Gate", "--level", "dynamo", "--json"],
+        "check": ["check", str(BREAKS), "--level", "dynamo"],
+    }
+    running = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", "fxlens", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
+        for name, args in commands.items()
+    }
+    outputs = {name: process.communicate(timeout=300) for name, process in running.items()}
+    graph, check = (
+        subprocess.CompletedProcess(process.args, process.returncode, *outputs[name])
+        for name, process in running.items()
     )
     assert graph.returncode == 0, graph.stderr
     data = json.loads(graph.stdout)
@@ -145,41 +191,13 @@ def test_cli_graph_and_check_at_the_dynamo_level():
     assert found["category"] == "graph-break" and found["gb_id"] == _registered("Data-dependent branching")[0]
     assert found["hints"] and found["line"] == _line("if y.sum() > 0:")[0]
     assert {n["graph"] for n in data["nodes"]} == {0, 1}
-    check = subprocess.run(
-        [sys.executable, "-m", "fxlens", "check", str(BREAKS), "--level", "dynamo"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        env=env,
-    )
     assert check.returncode == 0, check.stdout + check.stderr  # breaks are warnings
     assert f"breaks.py:{_line('if y.sum() > 0:')[0]}:" in check.stdout and "graph break" in check.stdout
 
 
-FAILURES = ROOT / "tests" / "fixtures" / "models" / "failures.py"
-# the constructs every tracer is measured on (FACTS: "How each tracer fails on untraceable code")
-CONSTRUCTS = {
-    "DataDependentIf": [4, 8],
-    "LoopOverDim": [3, 8],
-    "UsesItem": [3, 8],
-    "UsesLen": [3, 8],
-    "AssertsShape": [2, 8],
-    "UsesNumpy": [2, 8],
-    "Encoder": [2, 5, 16],
-}
-
-
 @pytest.fixture(scope="module")
-def constructs():
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "support" / "raw_dynamo.py"), str(FAILURES), json.dumps(CONSTRUCTS)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr
-    return _analyse(FAILURES, ("dynamo",)), json.loads(run.stdout)
+def constructs(reports, raw_runs):
+    return reports["failures"], raw_runs["failures"].json()
 
 
 @pytest.mark.parametrize("name", sorted(CONSTRUCTS))
@@ -193,12 +211,9 @@ def test_what_symbolic_trace_cannot_trace_breaks_where_explain_says(constructs, 
         assert result.graphs == raw[name]["graphs"]
 
 
-FREE = ROOT / "tests" / "fixtures" / "dynamo" / "free_sizes.py"
-
-
 @pytest.fixture(scope="module")
-def free_sizes():
-    return _analyse(FREE, ("fx", "dynamo"))
+def free_sizes(reports):
+    return reports["free_sizes"]
 
 
 def _computed(result) -> list:

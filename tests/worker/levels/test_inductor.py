@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +19,7 @@ from types import SimpleNamespace
 from unittest import mock
 
 import pytest
+from background_run import BackgroundRun
 from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
 from fxlens.render.kernels import kernels as kernels_of
@@ -54,8 +54,25 @@ def _torch_folder() -> str:
 
 
 @pytest.fixture(scope="module")
-def traced():
-    """fxlens's reports, and the order each trace's events arrived in (class events name their levels)."""
+def raw_run(tmp_path_factory):
+    """torch.compile run directly in a fresh interpreter, kernels built as torch builds them, cached in a
+    folder of the tests' own (kept between runs: built once per machine). Started before fxlens's traces (see
+    `traced`), beside which it runs."""
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": os.path.join(tempfile.gettempdir(), f"fxlens-test-inductor-raw-{os.getuid()}"),
+    }
+    calls = {name: [str(path), expression, shape] for name, (path, expression, shape) in CASES.items()}
+    command = [sys.executable, str(ROOT / "tests" / "support" / "raw_inductor.py"), json.dumps(calls)]
+    run = BackgroundRun(command, tmp_path_factory.mktemp("raw-inductor"), timeout=900, env=env)
+    yield run
+    run.stop()
+
+
+@pytest.fixture(scope="module")
+def traced(raw_run):
+    """fxlens's reports, and the order each trace's events arrived in (class events name their levels). One
+    trace at a time: raw torch's run, started first, takes the other core."""
 
     async def go():
         client = WorkerClient()
@@ -82,23 +99,8 @@ def traced():
 
 
 @pytest.fixture(scope="module")
-def raw():
-    """torch.compile run directly in a fresh interpreter, kernels built as torch builds them, cached in a
-    folder of the tests' own (kept between runs: built once per machine)."""
-    env = {
-        **os.environ,
-        "TORCHINDUCTOR_CACHE_DIR": os.path.join(tempfile.gettempdir(), f"fxlens-test-inductor-raw-{os.getuid()}"),
-    }
-    calls = {name: [str(path), expression, shape] for name, (path, expression, shape) in CASES.items()}
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "support" / "raw_inductor.py"), json.dumps(calls)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=env,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout)
+def raw(raw_run):
+    return raw_run.json()
 
 
 def _level(traced, name):
