@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fxlens_command import fxlens
@@ -47,6 +48,12 @@ def _diff(root: Path, *args: str) -> subprocess.CompletedProcess:
     return fxlens("diff", "--level", "fx", "--level", "dynamo", *args, cwd=root)
 
 
+def _diffs(root: Path, *runs: tuple[str, ...]) -> list[subprocess.CompletedProcess]:
+    """Several `fxlens diff` runs of the same tree state, each its own process, at once."""
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return list(pool.map(lambda args: _diff(root, *args), runs))
+
+
 def _net(data: dict) -> dict:
     (model,) = [f for f in data["files"] if f["path"] == "model.py"]
     return {c["class"]: c for c in model["classes"]}
@@ -70,7 +77,9 @@ def test_diff_lists_a_new_layer_and_a_new_break_and_gates(tmp_path):
     )
     layer = layer.replace("        x = self.fc(x)\n", "        x = self.fc(x)\n        x = self.fc2(x)\n")
     (root / "model.py").write_text(layer)
-    run = _diff(root, "--json", "--fail-on", "new-break", "--fail-on", "new-failure")
+    run, any_change = _diffs(
+        root, ("--json", "--fail-on", "new-break", "--fail-on", "new-failure"), ("--fail-on", "any-change")
+    )
     assert run.returncode == 0, run.stderr
     classes = _net(json.loads(run.stdout))
     assert classes["Untouched"]["status"] == "same"
@@ -81,13 +90,18 @@ def test_diff_lists_a_new_layer_and_a_new_break_and_gates(tmp_path):
     )  # Scale is traced through
     assert fx["added"] == [{"kind": "call_module", "target": "fc2", "line": 17, "text": "x = self.fc2(x)"}]
     assert fx["removed"] == [] and fx["new_failures"] == []  # the moved lines are not changes
-    assert _diff(root, "--fail-on", "any-change").returncode == 1
+    assert any_change.returncode == 1
 
     branch = layer.replace(
         "        x = self.fc2(x)\n", "        x = self.fc2(x)\n        if x.sum() > 0:\n            x = -x\n"
     )
     (root / "model.py").write_text(branch)
-    run = _diff(root, "--json", "--fail-on", "new-break")
+    run, markdown, unknown_ref = _diffs(
+        root,
+        ("--json", "--fail-on", "new-break"),
+        ("--format", "markdown", "--fail-on", "new-failure"),
+        ("no-such-ref",),
+    )
     assert run.returncode == 1, run.stderr
     levels = {level["level"]: level for level in _net(json.loads(run.stdout))["Net"]["levels"]}
     assert [(f["kind"], f["line"], f["text"]) for f in levels["fx"]["new_failures"]] == [
@@ -96,14 +110,11 @@ def test_diff_lists_a_new_layer_and_a_new_break_and_gates(tmp_path):
     assert [(b["kind"], b["line"]) for b in levels["dynamo"]["new_breaks"]] == [("graph-break", 18)]
     assert any(n["line"] == 17 and "linear" in n["target"] for n in levels["dynamo"]["added"])
 
-    markdown = _diff(root, "--format", "markdown", "--fail-on", "new-failure")
     assert markdown.returncode == 1
     assert "#### `model.py` · `Net`" in markdown.stdout and "+1 break" in markdown.stdout
     assert "new graph break (line 18, graph-break)" in markdown.stdout
     assert "`x = self.fc2(x)`" in markdown.stdout
-
-    # a ref git does not know is a usage error
-    assert _diff(root, "no-such-ref").returncode == 2
+    assert unknown_ref.returncode == 2  # a ref git does not know is a usage error
 
 
 def test_a_class_whose_file_did_not_change_is_compared_when_code_it_imports_did(tmp_path):

@@ -30,6 +30,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 TOKEN = uuid.uuid4().hex
 HANG_TIMEOUT = 5  # fxlens.timeoutSeconds for this module's server: hangs cost this much
 SLOW_TIMEOUT = 60  # for a case that is slow but ends (it must not be cut by the hang timeout)
+# for a case that hangs in its forward, reached at once (torch is already imported): no need to wait HANG_TIMEOUT
+HANG_CASE_TIMEOUT = 2
 GOOD = fixture_text("good.py")
 GOOD_LENS = "fx 5"  # the start of the class's summary lens (`fx 5 · aten 4`)
 # writes a marker when its trace has started, then hangs: only the first time, so a re-run succeeds
@@ -134,14 +136,15 @@ async def recovered(client: LanguageClient, doc: Doc, same_worker: bool = True) 
 )
 async def test_hostile_code_gets_a_diagnostic_at_its_line(client: LanguageClient, tmp_path, name, category):
     text = fixture_text(name)
-    slow = category == "recursion"  # 1,000 calls deep through torch.export: seconds on a loaded machine, no hang
-    if slow:
-        await _configure(client, timeoutSeconds=SLOW_TIMEOUT)
+    # recursion: 1,000 calls deep through torch.export, seconds on a loaded machine, no hang
+    timeout = {"recursion": SLOW_TIMEOUT, "timeout": HANG_CASE_TIMEOUT}.get(category)
+    if timeout:
+        await _configure(client, timeoutSeconds=timeout)
     try:
         doc = open_text(client, tmp_path / name, text)
         await doc.traced()
     finally:
-        if slow:
+        if timeout:
             await _configure(client)
     found = {(d.code, d.range.start.line) for d in errors(doc)}
     assert (category, hostile_line(text) - 1) in found, doc.diagnostics()

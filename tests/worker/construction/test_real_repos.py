@@ -50,16 +50,20 @@ def runs() -> dict:
         return dict(zip(FILES, pool.map(reach.fxlens_graph, FILES.values())))
 
 
-def _raw_torch(key: str, jobs: list) -> dict:
+def _raw_torch(files_jobs: dict) -> dict:
+    """file -> its rebuilds, from one raw-torch process (torch imported once, a forked child per file)."""
     done = subprocess.run(
         [sys.executable, str(RAW_TORCH)],
-        input=json.dumps({"file": key, "jobs": jobs}),
+        input=json.dumps({"files": files_jobs}),
         capture_output=True,
         text=True,
         timeout=900,
     )
-    assert done.returncode == 0, f"raw torch could not import {key}:\n{done.stderr[-3000:]}"
-    return json.loads(done.stdout)["rebuilds"]
+    assert done.returncode == 0, f"raw torch failed on {list(files_jobs)}:\n{done.stderr[-3000:]}"
+    answers = json.loads(done.stdout)
+    for key, answer in answers.items():
+        assert "error" not in answer, f"raw torch could not import {key}:\n{answer['error'][-3000:]}"
+    return {key: answer["rebuilds"] for key, answer in answers.items()}
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +84,14 @@ def rebuilt(runs) -> dict:
                 out[(key, name)] = None
         if jobs:
             files_jobs[key] = jobs
-    with ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:  # one raw-torch process per file
-        for key, rows in zip(files_jobs, pool.map(_raw_torch, files_jobs, files_jobs.values())):
-            out.update({(key, name): by_level for name, by_level in rows.items()})
+    # one raw-torch process per core, each given every n-th file
+    processes = max(2, os.cpu_count() or 1)
+    keys = list(files_jobs)
+    shares = [{key: files_jobs[key] for key in keys[first::processes]} for first in range(processes)]
+    with ThreadPoolExecutor(processes) as pool:
+        for answers in pool.map(_raw_torch, [share for share in shares if share]):
+            for key, rows in answers.items():
+                out.update({(key, name): by_level for name, by_level in rows.items()})
     return out
 
 
