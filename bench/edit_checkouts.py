@@ -24,15 +24,15 @@ from edits import WarmTorch
 from specs import MODELS, ROOT
 
 sys.path.insert(0, str(ROOT / "server"))
-from fxlens.engine import worker_client
+from fxlens.engine import worker_client, worker_start
 from fxlens.engine.scheduler import DEBOUNCE_SECONDS
 
 OPTIONS = worker_client.TraceOptions(levels=("fx", "aten"))
 
 
 async def _client(server: str) -> worker_client.WorkerClient:
-    """A worker started from `server`'s checkout (the client reads SERVER_DIR when it starts one)."""
-    worker_client.SERVER_DIR = server
+    """A worker started from `server`'s checkout (worker_start reads SERVER_DIR when it starts one)."""
+    worker_start.SERVER_DIR = server
     client = worker_client.WorkerClient()
     await client.start()
     return client

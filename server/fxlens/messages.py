@@ -4,22 +4,23 @@ Requests go down (server -> worker on its stdin, worker -> trace child on the ch
 told apart by their `type`; events come up (child -> worker -> server) and are told apart by their `event`.
 Each kind is one dataclass below, registered by its wire name in REQUESTS or EVENTS: `encode` writes one,
 `decode_request` / `decode_event` read one back, and a line that is not one becomes a ProtocolError (never a
-KeyError in the receiver). Receivers dispatch on the decoded class, from a table keyed by it.
+KeyError in the receiver). Receivers dispatch on the decoded class, from a table keyed by it. How a field
+crosses (its wire name, its default, the check of what was read) is said with wire_format.py's `wire()`.
 
 The reports themselves (`report.py`, `pass_report.py`) travel as their own versioned JSON inside the events:
 a class event is the one large message (15 KB a class), and the worker relays it as the child wrote it, so it
 is parsed into a ClassReport once, by the server (`ClassTraced.read`). Buffer texts cross as raw UTF-8 after
 a TextHeader line (engine/sent_texts.py -> worker/process/texts.py), not inside JSON.
 
-Shared by both sides: stdlib and report.py only, never torch, pygls or another fxlens package.
+Shared by both sides: stdlib and the shared top-level modules only (report.py, pass_report.py, wire_format.py),
+never torch, pygls or an fxlens package.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, get_args
 
 from fxlens.pass_report import PassReport, pass_from_json
 from fxlens.report import (
@@ -32,10 +33,28 @@ from fxlens.report import (
     file_from_json,
     to_json,
 )
+from fxlens.wire_format import (
+    Json,
+    integer,
+    json_object,
+    not_false,
+    number_or_none,
+    only_strings,
+    optional_integer,
+    optional_string,
+    parsed_by,
+    record_from_wire,
+    record_to_wire,
+    str_list_or_none,
+    str_or_none,
+    str_to_str,
+    string,
+    strings,
+    wire,
+)
 
 # raised when a message's meaning changes; the worker says its own in `ready`, and the server refuses another
 PROTOCOL_VERSION = 2
-Json = dict[str, Any]  # a message as json.loads gives it
 REQUEST_KEY = "type"
 EVENT_KEY = "event"
 EXECUTION_POLICIES = ("safe", "full", "off")
@@ -47,113 +66,6 @@ class ProtocolError(ValueError):
     def __init__(self, problem: str, job_id: int | None = None, kind: str = "") -> None:
         super().__init__(problem)
         self.problem, self.job_id, self.kind = problem, job_id, kind
-
-
-# -- how a field crosses -------------------------------------------------------------------------------
-
-Check = Callable[[Any], Any]  # the field's value as read from the wire -> its value (raises if unusable)
-
-
-def wire(
-    default: Any = MISSING, *, name: str = "", omit: bool = False, check: Check | None = None, factory: Any = MISSING
-) -> Any:
-    """A message field: its wire `name` when not the field's, `omit`ted from the line at its default, and the
-    `check` that turns what was read into the field's value (raising TypeError/ValueError/KeyError if it cannot)."""
-    metadata = {"name": name, "omit": omit, "check": check}
-    if factory is not MISSING:
-        return field(default_factory=factory, metadata=metadata)
-    return field(default=default, metadata=metadata)
-
-
-def _default(item: Any) -> Any:
-    if item.default is not MISSING:
-        return item.default
-    if item.default_factory is not MISSING:
-        return item.default_factory()
-    return MISSING
-
-
-def _to_wire(record: Any) -> Json:
-    out = {}
-    for item in fields(record):
-        value = getattr(record, item.name)
-        if item.metadata.get("omit") and value == _default(item):
-            continue
-        nested = hasattr(value, "__dataclass_fields__")
-        out[item.metadata.get("name") or item.name] = _to_wire(value) if nested else value
-    return out
-
-
-def _from_wire(cls: Any, data: Json) -> Any:
-    values = {}
-    for item in fields(cls):
-        key = item.metadata.get("name") or item.name
-        if key not in data:
-            if _default(item) is MISSING:
-                raise KeyError(f"no `{key}`")
-            continue
-        check = item.metadata.get("check")
-        values[item.name] = check(data[key]) if check is not None else data[key]
-    return cls(**values)
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{value!r} is not an integer")
-    return value
-
-
-def _optional_int(value: Any) -> int | None:
-    return None if value is None else _int(value)
-
-
-def _str(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{value!r} is not a string")
-    return value
-
-
-def _optional_str(value: Any) -> str | None:
-    return None if value is None else _str(value)
-
-
-def _strings(value: Any) -> list[str]:
-    if not isinstance(value, list):
-        raise TypeError(f"{value!r} is not a list")
-    return [str(item) for item in value]
-
-
-def _object(value: Any) -> Json:
-    if not isinstance(value, dict):
-        raise TypeError(f"{value!r} is not an object")
-    return value
-
-
-# lenient readings of a trace request's options: a value of the wrong kind means the default, never a crash
-def _number_or_none(value: Any) -> float | None:
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _not_false(value: Any) -> bool:
-    return value is not False
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _str_list_or_none(value: Any) -> list[str] | None:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
-
-
-def _only_strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, (list, tuple)) else []
-
-
-def _str_to_str(value: Any) -> dict[str, str]:
-    if not isinstance(value, dict):
-        return {}
-    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def _policy(value: Any) -> str:
@@ -169,12 +81,12 @@ class PassRequest:
 
     name: str = wire("", check=str)
     kind: str = wire("builtin", check=lambda v: "user" if v == "user" else "builtin")
-    path: str | None = wire(None, omit=True, check=_str_or_none)  # the pass's file (a user pass)
-    text: str | None = wire(None, omit=True, check=_str_or_none)
+    path: str | None = wire(None, omit=True, check=str_or_none)  # the pass's file (a user pass)
+    text: str | None = wire(None, omit=True, check=str_or_none)
 
 
 def _pass_request(value: Any) -> PassRequest | None:
-    return _from_wire(PassRequest, value) if isinstance(value, dict) else None
+    return record_from_wire(PassRequest, value) if isinstance(value, dict) else None
 
 
 @dataclass
@@ -182,8 +94,8 @@ class TextHeader:
     """The next `size` bytes on the worker's stdin are the UTF-8 text known from now on by `key`."""
 
     KIND: ClassVar[str] = "text"
-    key: str = wire(check=_str)
-    size: int = wire(name="bytes", check=_int)
+    key: str = wire(check=string)
+    size: int = wire(name="bytes", check=integer)
 
 
 @dataclass
@@ -192,24 +104,24 @@ class TraceRequest:
     them; the worker resolves them and hands the child the request with its texts in it, plus `failed`."""
 
     KIND: ClassVar[str] = "trace"
-    path: str = wire(check=_str)
-    id: int | None = wire(None, omit=True, check=_optional_int)
-    text: str | None = wire(None, omit=True, check=_optional_str)
-    text_key: str | None = wire(None, omit=True, check=_optional_str)
-    levels: list[str] = wire(factory=lambda: ["fx", "aten"], check=_only_strings)
+    path: str = wire(check=string)
+    id: int | None = wire(None, omit=True, check=optional_integer)
+    text: str | None = wire(None, omit=True, check=optional_string)
+    text_key: str | None = wire(None, omit=True, check=optional_string)
+    levels: list[str] = wire(factory=lambda: ["fx", "aten"], check=only_strings)
     execution: str = wire("safe", check=_policy)
-    timeout: float | None = wire(None, check=_number_or_none)  # seconds; the worker's default when None
-    memory_mb: float | None = wire(None, check=_number_or_none)
+    timeout: float | None = wire(None, check=number_or_none)  # seconds; the worker's default when None
+    memory_mb: float | None = wire(None, check=number_or_none)
     surface: str = wire("editor", check=lambda v: v if v in ("editor", "cli", "check") else "editor")
-    cost: bool = wire(True, check=_not_false)  # the class costs, counted after `done`
-    first: str | None = wire(None, check=_str_or_none)  # the class to trace first (the cursor's)
-    classes: list[str] | None = wire(None, check=_str_list_or_none)  # only these (None: all)
-    known: dict[str, str] = wire(factory=dict, check=_str_to_str)  # class -> fingerprint the server holds
+    cost: bool = wire(True, check=not_false)  # the class costs, counted after `done`
+    first: str | None = wire(None, check=str_or_none)  # the class to trace first (the cursor's)
+    classes: list[str] | None = wire(None, check=str_list_or_none)  # only these (None: all)
+    known: dict[str, str] = wire(factory=dict, check=str_to_str)  # class -> fingerprint the server holds
     roots: list[str] = wire(factory=list, check=lambda v: v if isinstance(v, list) else [])
     buffers: dict[str, str] = wire(factory=dict, check=lambda v: v if isinstance(v, dict) else {})
     buffer_keys: dict[str, str] | None = wire(None, omit=True, check=lambda v: v if isinstance(v, dict) else None)
-    notes: bool = wire(True, check=_not_false)  # the class notes on the first level (False: deeper levels only)
-    without_cost: list[str] = wire(factory=list, omit=True, check=_only_strings)  # held without their cost
+    notes: bool = wire(True, check=not_false)  # the class notes on the first level (False: deeper levels only)
+    without_cost: list[str] = wire(factory=list, omit=True, check=only_strings)  # held without their cost
     pass_request: PassRequest | None = wire(None, name="pass", omit=True, check=_pass_request)
     # worker -> child: class -> the diagnostic of its hang or crash in an earlier run of this request (left out)
     failed: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
@@ -218,7 +130,7 @@ class TraceRequest:
 @dataclass
 class Cancel:
     KIND: ClassVar[str] = "cancel"
-    id: int = wire(check=_int)
+    id: int = wire(check=integer)
 
 
 @dataclass
@@ -229,7 +141,7 @@ class Shutdown:
 @dataclass
 class Ping:
     KIND: ClassVar[str] = "ping"
-    id: int | None = wire(None, check=_optional_int)
+    id: int | None = wire(None, check=optional_integer)
 
 
 # -- events: trace child -> worker -> server ----------------------------------------------------------------
@@ -248,17 +160,9 @@ def _recipe(value: Any) -> Json:
 
 
 def _class_json(value: Any) -> Json:
-    data = _object(value)
-    _str(data["name"])  # the rest is read once, by the server (ClassTraced.read)
+    data = json_object(value)
+    string(data["name"])  # the rest is read once, by the server (ClassTraced.read)
     return data
-
-
-def _parsed_by(parse: Callable[[Any], Any]) -> Check:
-    def check(value: Any) -> Any:
-        parse(value)
-        return value
-
-    return check
 
 
 @dataclass
@@ -266,11 +170,11 @@ class Ready:
     """The worker's first line: torch imported, requests welcome."""
 
     KIND: ClassVar[str] = "ready"
-    pid: int = wire(check=_int)
-    executable: str = wire("", check=_str)
-    python: str = wire("", check=_str)
-    torch: str = wire("", check=_str)
-    protocol: int = wire(PROTOCOL_VERSION, check=_int)
+    pid: int = wire(check=integer)
+    executable: str = wire("", check=string)
+    python: str = wire("", check=string)
+    torch: str = wire("", check=string)
+    protocol: int = wire(PROTOCOL_VERSION, check=integer)
 
 
 @dataclass
@@ -278,8 +182,8 @@ class Fatal:
     """The worker's first and last line: this interpreter cannot run fxlens (no torch, too old)."""
 
     KIND: ClassVar[str] = "fatal"
-    message: str = wire(check=_str)
-    fix: str = wire("", check=_str)
+    message: str = wire(check=string)
+    fix: str = wire("", check=string)
 
 
 @dataclass
@@ -287,8 +191,8 @@ class RequestError:
     """A request the worker could not read: its job (when it named one) fails with this message."""
 
     KIND: ClassVar[str] = "error"
-    message: str = wire(check=_str)
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    message: str = wire(check=string)
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
 
 @dataclass
@@ -296,20 +200,20 @@ class UnknownText:
     """The worker no longer holds these texts: the server sends the request again with its texts in it."""
 
     KIND: ClassVar[str] = "unknown-text"
-    id: int | None = wire(None, check=_optional_int)
-    keys: list[str] = wire(factory=list, check=_strings)
+    id: int | None = wire(None, check=optional_integer)
+    keys: list[str] = wire(factory=list, check=strings)
 
 
 @dataclass
 class Pong:
     KIND: ClassVar[str] = "pong"
-    id: int | None = wire(None, check=_optional_int)
+    id: int | None = wire(None, check=optional_integer)
 
 
 @dataclass
 class Cancelled:
     KIND: ClassVar[str] = "cancelled"
-    id: int | None = wire(None, check=_optional_int)
+    id: int | None = wire(None, check=optional_integer)
 
 
 @dataclass
@@ -317,7 +221,7 @@ class Started:
     """The child read its request: from here on its death is the trace's (child -> worker only)."""
 
     KIND: ClassVar[str] = "started"
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
 
 @dataclass
@@ -325,8 +229,8 @@ class Aborted:
     """User code raised through the whole analysis; the diagnostic the worker reports (child -> worker only)."""
 
     KIND: ClassVar[str] = "aborted"
-    diagnostic: Json = wire(check=_parsed_by(lambda d: Diagnostic(**d)))
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    diagnostic: Json = wire(check=parsed_by(lambda d: Diagnostic(**d)))
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
 
 @dataclass
@@ -335,7 +239,7 @@ class WarmUpRecipe:
 
     KIND: ClassVar[str] = "warm-up-recipe"
     recipe: Json = wire(check=_recipe)
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
 
 @dataclass
@@ -344,7 +248,7 @@ class ClassTraced:
 
     KIND: ClassVar[str] = "class"
     report: Json = wire(name="class", check=_class_json)
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
     @classmethod
     def of(cls, report: ClassReport) -> ClassTraced:
@@ -359,8 +263,8 @@ class Stage:
     """Every class of the request has these (cheap) levels; the deeper ones follow."""
 
     KIND: ClassVar[str] = "stage"
-    levels: list[str] = wire(check=_strings)
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    levels: list[str] = wire(check=strings)
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
 
 @dataclass
@@ -368,8 +272,8 @@ class PassDone:
     """What the request's graph pass found (pass_report.PassReport's JSON)."""
 
     KIND: ClassVar[str] = "pass"
-    result: Json = wire(name="pass", check=_parsed_by(pass_from_json))
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    result: Json = wire(name="pass", check=parsed_by(pass_from_json))
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
     def read(self) -> PassReport:
         return pass_from_json(self.result)
@@ -380,9 +284,9 @@ class Done:
     """The file-level report (the classes came one event at a time); `costs`: the class costs follow, then End."""
 
     KIND: ClassVar[str] = "done"
-    report: Json = wire(check=_parsed_by(file_from_json))
+    report: Json = wire(check=parsed_by(file_from_json))
     costs: bool = wire(False, omit=True, check=lambda v: v is True)
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
     def read(self) -> FileReport:
         return file_from_json(self.report)
@@ -393,10 +297,10 @@ class ClassCost:
     """One class's cost, counted after `done`, for the fingerprint it was counted for."""
 
     KIND: ClassVar[str] = "cost"
-    class_name: str = wire(name="class", check=_str)
-    cost: Json = wire(check=_parsed_by(cost_from_json))
-    fingerprint: str | None = wire(None, check=_str_or_none)
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    class_name: str = wire(name="class", check=string)
+    cost: Json = wire(check=parsed_by(cost_from_json))
+    fingerprint: str | None = wire(None, check=str_or_none)
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
     def read(self) -> Cost:
         return cost_from_json(self.cost)
@@ -407,7 +311,7 @@ class End:
     """The request's child is gone: no more of its costs come."""
 
     KIND: ClassVar[str] = "end"
-    id: int | None = wire(None, omit=True, check=_optional_int)
+    id: int | None = wire(None, omit=True, check=optional_integer)
 
 
 Request = TextHeader | TraceRequest | Cancel | Shutdown | Ping
@@ -432,27 +336,9 @@ Message = Request | Event
 
 # what a trace child writes on its channel (anything else there is user code's)
 CHILD_EVENTS = (Started, Aborted, WarmUpRecipe, ClassTraced, Stage, PassDone, Done, ClassCost, End)
-REQUESTS: dict[str, type] = {cls.KIND: cls for cls in (TextHeader, TraceRequest, Cancel, Shutdown, Ping)}
-EVENTS: dict[str, type] = {
-    cls.KIND: cls
-    for cls in (
-        Ready,
-        Fatal,
-        RequestError,
-        UnknownText,
-        Pong,
-        Cancelled,
-        Started,
-        Aborted,
-        WarmUpRecipe,
-        ClassTraced,
-        Stage,
-        PassDone,
-        Done,
-        ClassCost,
-        End,
-    )
-}
+# each message's class by its wire name, in the unions' order
+REQUESTS: dict[str, type] = {cls.KIND: cls for cls in get_args(Request)}
+EVENTS: dict[str, type] = {cls.KIND: cls for cls in get_args(Event)}
 
 
 # -- the lines ---------------------------------------------------------------------------------------------
@@ -461,7 +347,7 @@ EVENTS: dict[str, type] = {
 def to_wire(message: Message) -> Json:
     """A message as the JSON object its line holds (`id` first, as the worker's relay writes it)."""
     key = REQUEST_KEY if type(message) in REQUESTS.values() else EVENT_KEY
-    data = _to_wire(message)
+    data = record_to_wire(message)
     head = {"id": data.pop("id")} if "id" in data else {}
     return {**head, key: type(message).KIND, **data}
 
@@ -487,7 +373,7 @@ def _read(line: bytes | str | Json, key: str, table: dict[str, type]) -> Any:
     if cls is None:
         raise ProtocolError(f"unknown {key} {kind!r}", job_id)
     try:
-        return _from_wire(cls, data)
+        return record_from_wire(cls, data)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ProtocolError(f"a malformed `{kind}` {key}: {error}", job_id, str(kind)) from None
 

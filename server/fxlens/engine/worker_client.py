@@ -1,53 +1,25 @@
-"""The server side of the worker: start it in the user's interpreter, send requests, collect reports."""
+"""The server side of the worker: start it (worker_start.py), send requests, collect reports."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import os
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from fxlens import messages, orphans
-from fxlens.cache_dirs import user_cache_dir
 from fxlens.engine.late_costs import LateCosts
 from fxlens.engine.quarantine import Quarantine
-from fxlens.engine.trace_options import Listeners, OnClass, OnStage, TraceAsk, TraceOptions
-from fxlens.pass_report import PassReport
-
-__all__ = ["Listeners", "TraceAsk", "TraceOptions", "WorkerClient", "WorkerProtocolError", "WorkerUnavailable"]
 from fxlens.engine.sent_texts import SentTexts
+from fxlens.engine.trace_options import Listeners, OnClass, OnStage, TraceAsk, TraceOptions
+from fxlens.engine.worker_start import WorkerUnavailable, exit_words, handshake, launch
+from fxlens.pass_report import PassReport
 from fxlens.report import ClassReport, FileReport, cost_from_json, ladder_sorted
 
-SERVER_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding the `fxlens` package
-# the worker keeps each event far below this (worker/failures/limits.py); a longer line is skipped, not fatal
-LINE_LIMIT = 1 << 26
-# a wrapper script may print a banner before it runs Python: this many lines before `ready` are skipped
-MAX_BANNER_LINES = 100
-# importing torch takes seconds; an interpreter that says nothing for this long is not fxlens's worker
-START_SECONDS = 180.0
-
-
-def _exit_words(code: int) -> str:
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"the worker was killed ({name})"
-    return f"the worker exited (status {code})"
-
-
-class WorkerUnavailable(Exception):
-    """The worker could not start: no such interpreter, no torch, torch too old."""
-
-    def __init__(self, message: str, fix: str = "") -> None:
-        super().__init__(message)
-        self.message, self.fix = message, fix
+__all__ = ["Listeners", "TraceAsk", "TraceOptions", "WorkerClient", "WorkerProtocolError", "WorkerUnavailable"]
 
 
 class WorkerProtocolError(WorkerUnavailable):
@@ -104,86 +76,11 @@ class WorkerClient:
         self.stderr_lines: list[str] = []
 
     async def start(self) -> messages.Ready:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [SERVER_DIR, env.get("PYTHONPATH")]))
-        # what torch compiles outside the inductor level (which has its own folder) stays in fxlens's cache folder,
-        # not in the `/tmp/torchinductor_<user>` every torch.compile on the machine shares
-        env["TORCHINDUCTOR_CACHE_DIR"] = user_cache_dir("torch", "TORCHINDUCTOR_CACHE_DIR")
-        try:
-            self.process = await asyncio.create_subprocess_exec(
-                self.python,
-                "-m",
-                "fxlens.worker",
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=env,
-                limit=1 << 26,
-            )
-        except (FileNotFoundError, PermissionError) as error:
-            raise WorkerUnavailable(
-                f"cannot run the interpreter {self.python!r}: {error.strerror}",
-                "Set fxlens.python to a Python interpreter that has torch installed.",
-            ) from error
+        self.process = await launch(self.python)
         self._stderr = asyncio.create_task(self._drain_stderr())
-        try:
-            first = await asyncio.wait_for(self._first_event(), START_SECONDS)
-        except BaseException as error:
-            # exactly one worker, or none: whatever went wrong, this process does not stay behind
-            if self.process.returncode is None:
-                self.process.kill()
-            await self.process.wait()
-            if isinstance(error, asyncio.TimeoutError):
-                raise WorkerUnavailable(
-                    f"{self.python} started but fxlens's worker did not answer within {START_SECONDS:g} s",
-                    "Set fxlens.python to a Python interpreter that has torch installed.",
-                ) from error
-            raise
-        if isinstance(first, messages.Fatal):
-            await self.process.wait()
-            raise WorkerUnavailable(first.message, first.fix)
-        if first.protocol != messages.PROTOCOL_VERSION:
-            self.process.kill()
-            await self.process.wait()
-            raise WorkerUnavailable(
-                f"the worker speaks protocol {first.protocol}, this server {messages.PROTOCOL_VERSION}",
-                "Reinstall fxlens: its server and worker differ.",
-            )
-        self.info = first
+        self.info = await handshake(self.process, self.python, self.stderr_lines)
         self._reader = asyncio.create_task(self._read_events())
-        return first
-
-    async def _first_event(self) -> messages.Ready | messages.Fatal:
-        """The worker's first message, past any banner a wrapper script prints before Python runs."""
-        assert self.process and self.process.stdout
-        banner: list[str] = []
-        while len(banner) <= MAX_BANNER_LINES:
-            try:
-                line = await self.process.stdout.readline()
-            except ValueError:  # one line longer than LINE_LIMIT: not the worker
-                line = b"?"
-            if not line:
-                await self.process.wait()
-                tail = "\n".join([*banner[-3:], *self.stderr_lines[-5:]])
-                raise WorkerUnavailable(
-                    f"the worker ({self.python}) exited at start: {tail or 'no output'}",
-                    "Check that this interpreter runs and has torch installed.",
-                )
-            try:
-                event: messages.Event | None = messages.decode_event(line)
-            except messages.ProtocolError:
-                event = None
-            if isinstance(event, (messages.Ready, messages.Fatal)):
-                if banner:
-                    self.stderr_lines.append(f"{self.python} printed before the worker started: {banner[:3]}")
-                return event
-            banner.append(line.decode(errors="replace").rstrip()[:200])
-        raise WorkerUnavailable(
-            f"{self.python} is not a plain Python interpreter: it printed "
-            f"{len(banner)} lines that are not fxlens's (first: {banner[0]!r})",
-            "Set fxlens.python to the Python executable itself (e.g. `.venv/bin/python`), "
-            "not a script that prints before running it.",
-        )
+        return self.info
 
     async def _drain_stderr(self) -> None:
         assert self.process and self.process.stderr
@@ -218,7 +115,7 @@ class WorkerClient:
                 self._requests[i] for i, (f, _, _) in self._pending.items() if i in self._requests and not f.done()
             ]
             if self.lost:
-                self.quarantine.record_death(self.lost, _exit_words(code))
+                self.quarantine.record_death(self.lost, exit_words(code))
             self._on_cost.clear()
             for job_id, (future, _, _) in self._pending.items():
                 if future.done():
@@ -230,7 +127,7 @@ class WorkerClient:
                 if held is not None:
                     future.set_result(held)
                 else:
-                    future.set_exception(WorkerUnavailable(_exit_words(code)))
+                    future.set_exception(WorkerUnavailable(exit_words(code)))
             self._deferred.clear()
             if self.on_exit is not None:
                 self.on_exit(code)

@@ -4,7 +4,7 @@
 MAX_CPU_ELEMENTS = 50_000_000
 
 # one event over the channel (a class's report a level at a time, or the file's): far above a
-# 5,000-node graph (≈ 3 MB), far below the server's line limit (worker_client.LINE_LIMIT)
+# 5,000-node graph (≈ 3 MB), far below the server's line limit (worker_start.LINE_LIMIT)
 MAX_EVENT_BYTES = 16 << 20
 # one text made from user values (a node as torch prints it, an exception's message, a value's repr)
 MAX_TEXT_CHARS = 4000
