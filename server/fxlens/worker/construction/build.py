@@ -17,7 +17,7 @@ from torch import nn
 
 from fxlens.report import Build, InputSpec
 from fxlens.worker.construction import guess_arguments as guessing
-from fxlens.worker.construction import main_block, module_arguments, package_calls
+from fxlens.worker.construction import main_block, module_arguments, package_calls, parameter_uses
 from fxlens.worker.levels.values import dtype_name
 from fxlens.worker.load.discover import ClassSource, calls_to
 
@@ -182,7 +182,7 @@ def build_alone(
     """
     namespace = module.__dict__
     name = cls.__name__
-    required = _required_params(cls) + guessing.forwarded(cls)
+    required = _required_params(cls) + parameter_uses.forwarded(cls)
     if not required:
         return on_device(device, cls), Build("no-arguments", device=device, directive=f"{name}()")
     kwargs: dict[str, Any] = {}
