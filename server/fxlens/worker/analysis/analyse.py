@@ -27,7 +27,7 @@ from fxlens.pass_report import pass_to_json
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
 from fxlens.worker.analysis.bounds import bound_diagnostic, bound_level
 from fxlens.worker.construction import build as building
-from fxlens.worker.construction import default_device, package_calls, reproduce
+from fxlens.worker.construction import default_device, package_index, reproduce
 from fxlens.worker.construction.children import builders_of
 from fxlens.worker.construction.classes import Building
 from fxlens.worker.construction.notes import class_notes
@@ -58,7 +58,7 @@ class Analysis(Building):
         # findings, never a shape: B and T are not named, levels/size_probe.py)
         self.surface = "cli" if request.surface in ("cli", "check") else "editor"
         self.names = request.surface != "check"
-        self.package_index = package_calls.Index()  # the calls of the class's package's other files (read once)
+        self.package_index = package_index.Index()  # the calls of the class's package's other files (read once)
         self.buffers = request.buffers  # other open buffers, path -> text: imported instead of the files
         self.text = request.text or ""
         self.lines = line_model.split(self.text)
