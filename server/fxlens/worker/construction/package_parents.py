@@ -22,7 +22,8 @@ from torch import nn
 from fxlens.report import Build
 from fxlens.worker.construction import build as building
 from fxlens.worker.construction import package_calls, package_index
-from fxlens.worker.construction.infer import guessed_params, infer_inputs, record_children
+from fxlens.worker.construction.infer import guessed_params, infer_inputs
+from fxlens.worker.construction.recording import record_children
 from fxlens.worker.levels import fx as trace_fx
 
 # how far up the chain of callers the networks are looked for, how many are built at most, and the time
