@@ -11,7 +11,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxlens.worker.construction import guess_inputs
+from fxlens.worker.construction import consumers, guess_inputs
 from fxlens.worker.levels import devices
 
 
@@ -75,7 +75,7 @@ def _runs_on_defaults(instance: nn.Module, start: str, rebuild: Callable[[], nn.
 
 
 def _options(instance: nn.Module, graph: fx.Graph | None, index: int, param: str) -> list[guess_inputs.Input]:
-    consumer = guess_inputs.first_consumer(graph, instance, param)
+    consumer = consumers.first_consumer(graph, instance, param)
     named = guess_inputs.labelled(guess_inputs.by_name(param, instance, consumer), f"by its name `{param}`")
     if named:
         return named
