@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from fxlens.worker.construction import guess_arguments as guess
+from fxlens.worker.construction import parameter_uses
 from torch_reference import FIXTURES, analyse, expected, rebuild, reported
 
 ROOT = FIXTURES.parents[2]
@@ -125,7 +126,7 @@ def _options(signature: str, body: str = "pass") -> dict[str, list]:
         for p in inspect.signature(namespace["C"]).parameters.values()
         if p.default is not inspect.Parameter.empty
     }
-    uses = guess.uses_in(guess.init_of(tree), [p.name for p in params])
+    uses = parameter_uses.uses_in(parameter_uses.init_of(tree), [p.name for p in params])
     return {p.name: [o.value for o in guess.options_for(p, uses[p.name], siblings, [])] for p in params}
 
 

@@ -16,7 +16,7 @@ import torch
 import torch.fx
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import ClassReport
-from fxlens.worker.construction import guess_inputs
+from fxlens.worker.construction import consumers, guess_inputs
 from fxlens.worker.construction.build import BATCH, SEQUENCE
 from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.levels import devices
@@ -214,7 +214,7 @@ def test_embedding_ids_are_in_range_deterministic_and_not_all_zero():
     with torch.device("meta"):
         lm = module.RecurrentLM()
     gm = trace_fx.trace(lm, str(FIXTURES / "recurrent_lm.py"))
-    consumer = guess_inputs.first_consumer(gm, lm, "tokens")
+    consumer = consumers.first_consumer(gm, lm, "tokens")
     (ids, *_), again = guess_inputs.by_layer(lm, consumer), guess_inputs.by_layer(lm, consumer)[0]
     values = guess_inputs.make(ids)
     assert values.dtype == torch.long and values.shape == (SEQUENCE, BATCH)

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 from fxlens.report import FileReport
-from fxlens.worker.construction import package_calls, package_parents, reproduce
+from fxlens.worker.construction import package_index, package_parents, reproduce
 from torch_reference import analyse_together, aten_nodes, expected, first_call_of, load, rebuild, reported
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reach"
@@ -454,20 +454,20 @@ def test_reading_a_big_package_leaves_the_networks_their_whole_time_to_build(mon
     # a package of hundreds of files takes seconds to read (diffusers: 10 s); the clock jumps past the
     # search's whole time while it is read, and the network that builds the block is still built and run
     clock = SimpleNamespace(now=0.0)
-    read = package_calls._read
+    read = package_index._read
 
     def slow_read(folder, own):
         found = read(folder, own)
         clock.now += 2 * package_parents.MAX_SECONDS
         return found
 
-    monkeypatch.setattr(package_calls, "_read", slow_read)
+    monkeypatch.setattr(package_index, "_read", slow_read)
     monkeypatch.setattr(package_parents, "time", SimpleNamespace(monotonic=lambda: clock.now))
     monkeypatch.syspath_prepend(str(FIXTURES))
     from speech.blocks import ConvModule
 
     adopted = package_parents.adopt(
-        package_calls.Index(), {"ConvModule": ConvModule}, str(FIXTURES / "speech" / "blocks.py"), [str(FIXTURES)]
+        package_index.Index(), {"ConvModule": ConvModule}, str(FIXTURES / "speech" / "blocks.py"), [str(FIXTURES)]
     )
     assert adopted["ConvModule"].build.detail.startswith("the `conv` instance built by Encoder()")
 

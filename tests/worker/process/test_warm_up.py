@@ -15,7 +15,7 @@ import torch
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.messages import child_event
 from fxlens.worker.levels.aten import export_example
-from fxlens.worker.process import warm as process
+from fxlens.worker.process import jobs
 from fxlens.worker.process.warm_up import _program, recipe, warm_up
 from torch import nn
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -156,9 +156,9 @@ def test_a_waiting_request_stops_the_warm_up():
 
 def test_the_worker_keeps_the_first_recipes_that_fit_in_the_warm_up_time():
     recipes = [{"name": name, "seconds": seconds} for name, seconds in (("a", 0.1), ("b", 0.1), ("c", 0.1), ("d", 0))]
-    assert [r["name"] for r in process._worth_warming_up(recipes)] == ["a", "b"]
-    assert process._worth_warming_up([{"seconds": 1.0}, {"seconds": 0.0}]) == []
-    assert len(process._worth_warming_up([{"seconds": 0.0}] * 100)) == process.MAX_RECIPES
+    assert [r["name"] for r in jobs.worth_warming_up(recipes)] == ["a", "b"]
+    assert jobs.worth_warming_up([{"seconds": 1.0}, {"seconds": 0.0}]) == []
+    assert len(jobs.worth_warming_up([{"seconds": 0.0}] * 100)) == jobs.MAX_RECIPES
 
 
 @pytest.mark.parametrize(

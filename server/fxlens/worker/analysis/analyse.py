@@ -18,16 +18,22 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
-from torch import nn
 
 from fxlens import lines as line_model
 from fxlens import messages
 from fxlens.outline import outline
 from fxlens.pass_report import pass_to_json
-from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Member, Span, to_json
+from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Span, to_json
 from fxlens.worker.analysis.bounds import bound_diagnostic, bound_level
+from fxlens.worker.analysis.class_reports import (
+    execution_off_report,
+    failed_report,
+    internal_failure,
+    members,
+    unbuilt_report,
+)
 from fxlens.worker.construction import build as building
-from fxlens.worker.construction import default_device, package_calls, reproduce
+from fxlens.worker.construction import default_device, package_index, reproduce
 from fxlens.worker.construction.children import builders_of
 from fxlens.worker.construction.classes import Building
 from fxlens.worker.construction.notes import class_notes
@@ -35,7 +41,7 @@ from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.levels.cost import class_cost
 from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.table import TABLE, ClassContext, asked, split
-from fxlens.worker.levels.values import dtype_name, free_sizes
+from fxlens.worker.levels.values import free_sizes
 from fxlens.worker.load import loader
 from fxlens.worker.load.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
 from fxlens.worker.load.fingerprint import CodeIndex, Subject, fingerprint, index_code
@@ -58,7 +64,7 @@ class Analysis(Building):
         # findings, never a shape: B and T are not named, levels/size_probe.py)
         self.surface = "cli" if request.surface in ("cli", "check") else "editor"
         self.names = request.surface != "check"
-        self.package_index = package_calls.Index()  # the calls of the class's package's other files (read once)
+        self.package_index = package_index.Index()  # the calls of the class's package's other files (read once)
         self.buffers = request.buffers  # other open buffers, path -> text: imported instead of the files
         self.text = request.text or ""
         self.lines = line_model.split(self.text)
@@ -243,22 +249,7 @@ class Analysis(Building):
             self.at_class("")
 
     def _emit_failed(self, source: ClassSource, emit: Emit) -> None:
-        """A class whose hang or crash ended an earlier run: its diagnostic is its result at every level."""
-        diagnostic = Diagnostic(**self.failed[source.name])
-        diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
-        if diagnostic.line == 0:  # where in the class is unknown: the class line
-            span = whole_line(source.line, self.lines)
-            diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
-                span.line,
-                span.col,
-                span.end_line,
-                span.end_col,
-            )
-        report = ClassReport(source.name, source.line, source.end_line)
-        for level in self.levels:
-            report.levels[level] = LevelResult(level, False, note=f"not traced: {diagnostic.message}")
-        report.levels[self.levels[0]].diagnostics.append(diagnostic)
-        emit(messages.ClassTraced.of(report))
+        emit(messages.ClassTraced.of(failed_report(source, self.failed[source.name], self.levels, self.lines)))
 
     def _without_execution(self, emit: Emit) -> FileReport:
         """`execution = off` (an untrusted workspace): read the classes from the syntax tree, run nothing."""
@@ -284,25 +275,7 @@ class Analysis(Building):
         for source in classes_in(tree, self.text):
             if source.name not in modules or (self.only is not None and source.name not in self.only):
                 continue
-            report = ClassReport(source.name, source.line, source.end_line)
-            for level in self.levels:
-                report.levels[level] = LevelResult(level, False, note="execution is off: no code ran")
-            span = whole_line(source.line, self.lines)
-            report.levels[self.levels[0]].diagnostics.append(
-                Diagnostic(
-                    span.line,
-                    span.col,
-                    span.end_line,
-                    span.end_col,
-                    "information",
-                    "execution-off",
-                    "fxlens.execution is `off` (e.g. an untrusted workspace): no code of this file ran, so "
-                    "there is no graph",
-                    fix="Trust the workspace or set fxlens.execution to `safe`.",
-                    level=self.levels[0],
-                    class_name=source.name,
-                )
-            )
+            report = execution_off_report(source, self.levels, self.lines)
             emit(messages.ClassTraced.of(report))
         return self.report
 
@@ -314,38 +287,15 @@ class Analysis(Building):
     def _trace_class(self, source: ClassSource, example: Any, hashed: str | None, emit: Emit) -> Started | None:
         """Trace one class's cheap levels, emitting its report a level at a time (each event carries the
         levels done since the last); what its deeper levels need, None when there is nothing to trace."""
-        report = ClassReport(source.name, source.line, source.end_line)
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
-            # a Diagnostic, a failing directive's [error, note at the directive], or why it cannot be built
-            diagnostics = (
-                example
-                if isinstance(example, list)
-                else [
-                    example
-                    if isinstance(example, Diagnostic)
-                    else Diagnostic(
-                        class_span.line,
-                        class_span.col,
-                        class_span.end_line,
-                        class_span.end_col,
-                        "error",
-                        "construction",
-                        f"fxlens cannot build {source.name}: {example}",
-                        "Without an instance there is nothing to trace.",
-                        f"Add a comment above the class: `# fxlens: {source.name}(...)(torch.randn(...))`.",
-                    )
-                ]
+            emit(
+                messages.ClassTraced.of(
+                    unbuilt_report(source, example, class_span, self.levels, self.skipped, self.execution)
+                )
             )
-            for diagnostic in diagnostics:
-                diagnostic.class_name, diagnostic.level = source.name, self.levels[0]
-                explain_skipped(diagnostic, self.skipped, self.execution)
-                bound_diagnostic(diagnostic)
-            for level in self.levels:
-                report.levels[level] = LevelResult(level, False, note=f"{source.name} was not built")
-            report.levels[self.levels[0]].diagnostics.extend(diagnostics)
-            emit(messages.ClassTraced.of(report))
             return None
+        report = ClassReport(source.name, source.line, source.end_line)
         report.fingerprint = hashed
         report.build = example.build
         report.built_by = example.parent
@@ -357,7 +307,7 @@ class Analysis(Building):
             if example.dims:
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
-        report.members = self._members(source, example.instance)
+        report.members = members(source, example.instance)
         context = ClassContext(
             tuple(self.levels), self.describe_program, deadline=self.deadline, names=self.names, syntax=self.syntax
         )
@@ -372,7 +322,7 @@ class Analysis(Building):
             try:
                 result = trace(example, self.path, self.lines, class_span, started.context)
             except Exception as error:  # noqa: BLE001  fxlens's own bug: said for this level, other classes trace on
-                result = LevelResult(level, False, diagnostics=[self._internal(error, level, class_span)])
+                result = LevelResult(level, False, diagnostics=[internal_failure(error, level, class_span)])
             bound_level(result)
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:
@@ -385,20 +335,6 @@ class Analysis(Building):
             started.results[level] = result
             emit(messages.ClassTraced.of(replace(report, levels={level: result})))
 
-    def _internal(self, error: Exception, level: str, span: Span) -> Diagnostic:
-        return Diagnostic(
-            span.line,
-            span.col,
-            span.end_line,
-            span.end_col,
-            "error",
-            "internal",
-            f"{type(error).__name__}: {error}",
-            "fxlens itself failed while tracing this level; this is a bug in fxlens.",
-            "Please report it with this file; other classes are not affected.",
-            level=level,
-        )
-
     def _reproducing(self, source: ClassSource, example: building.Example) -> str:
         """The `# fxlens:` expression that rebuilds this very example ("" for a parent's child)."""
         if example.parent:
@@ -406,25 +342,6 @@ class Analysis(Building):
         if example.build.how == "directive" and example.build.inputs_source == "directive":
             return source.directive or ""
         return reproduce.directive(example.build.directive, example.inputs, example.kwargs)
-
-    def _members(self, source: ClassSource, instance: nn.Module) -> list[Member]:
-        members = []
-        for name, child in instance.named_children():
-            members.append(Member(name, "module", type(child).__name__, line=source.member_lines.get(name)))
-        for kind, items in (("parameter", instance.named_parameters()), ("buffer", instance.named_buffers())):
-            for name, tensor in items:
-                owner = name.split(".")[0]
-                members.append(
-                    Member(
-                        name,
-                        kind,
-                        "Tensor",
-                        [int(s) for s in tensor.shape],
-                        dtype_name(tensor.dtype),
-                        line=source.member_lines.get(owner),
-                    )
-                )
-        return members
 
 
 @dataclass

@@ -17,7 +17,7 @@ from torch import nn
 
 from fxlens.report import Build, InputSpec
 from fxlens.worker.construction import guess_arguments as guessing
-from fxlens.worker.construction import main_block, module_arguments, package_calls
+from fxlens.worker.construction import main_block, module_arguments, package_calls, package_index, parameter_uses
 from fxlens.worker.levels.values import dtype_name
 from fxlens.worker.load.discover import ClassSource, calls_to
 
@@ -171,7 +171,7 @@ def build_alone(
     tree: ast.Module,
     device: str,
     roots: Sequence[str] = (),
-    index: package_calls.Index | None = None,
+    index: package_index.Index | None = None,
 ) -> tuple[nn.Module, Build]:
     """Construct `cls` with no arguments, a config object of defaults, the arguments of a call found in
     the file, a factory of the file, its `__main__` block, a call found in another file of its package
@@ -182,7 +182,7 @@ def build_alone(
     """
     namespace = module.__dict__
     name = cls.__name__
-    required = _required_params(cls) + guessing.forwarded(cls)
+    required = _required_params(cls) + parameter_uses.forwarded(cls)
     if not required:
         return on_device(device, cls), Build("no-arguments", device=device, directive=f"{name}()")
     kwargs: dict[str, Any] = {}
@@ -232,7 +232,7 @@ def build_alone(
             "call-in-file", detail=scripted.detail, device=device, directive=scripted.directive
         )
     found = package_calls.build_from_package(
-        index or package_calls.Index(), cls, module.__name__, source_path(module), list(roots), made_here, namespace
+        index or package_index.Index(), cls, module.__name__, source_path(module), list(roots), made_here, namespace
     )
     if found is not None:
         return found.instance, Build("found", detail=found.detail, device=device, directive=found.directive)

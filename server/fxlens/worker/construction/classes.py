@@ -13,10 +13,12 @@ from torch import nn
 
 from fxlens.report import Build, Diagnostic
 from fxlens.worker.construction import build as building
-from fxlens.worker.construction import package_calls, package_parents
+from fxlens.worker.construction import package_parents
 from fxlens.worker.construction.children import in_plain_words
-from fxlens.worker.construction.infer import Recorded, guessed_params, infer_inputs, record_children
+from fxlens.worker.construction.infer import guessed_params, infer_inputs
 from fxlens.worker.construction.notes import directive_column, directive_failed
+from fxlens.worker.construction.package_index import Index
+from fxlens.worker.construction.recording import Recorded, record_children
 from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.levels import fx as trace_fx
 from fxlens.worker.load import loader
@@ -31,7 +33,7 @@ class Building:
     lines: list[str]
     roots: list[str]
     namespace: dict[str, Any]
-    package_index: package_calls.Index
+    package_index: Index
     _at: Callable[..., Any]
 
     def _is_module(self, module: Any, source: ClassSource) -> bool:

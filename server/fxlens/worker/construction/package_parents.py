@@ -2,7 +2,7 @@
 file of the package, `blocks.py` beside `model.py`) is traced as the instance that network makes, built at
 its defaults, with what one run of the network hands it — as a user sees the block in their model.
 
-The networks are found by reading the package (package_calls.Index): the classes whose code calls the block,
+The networks are found by reading the package (package_index.Index): the classes whose code calls the block,
 directly or through the functions and classes that do (`get_up_block(...)` returning an `UpBlock` that
 builds an `Upsample`), nearest first."""
 
@@ -21,13 +21,14 @@ from torch import nn
 
 from fxlens.report import Build
 from fxlens.worker.construction import build as building
-from fxlens.worker.construction import package_calls
-from fxlens.worker.construction.infer import guessed_params, infer_inputs, record_children
+from fxlens.worker.construction import package_calls, package_index
+from fxlens.worker.construction.infer import guessed_params, infer_inputs
+from fxlens.worker.construction.recording import record_children
 from fxlens.worker.levels import fx as trace_fx
 
 # how far up the chain of callers the networks are looked for, how many are built at most, and the time
 # building and running them may add to a file's first result (reading the package is not counted: it is
-# read once per analysis, within package_calls's own file bounds, and a slow read must not starve the builds)
+# read once per analysis, within package_index's own file bounds, and a slow read must not starve the builds)
 MAX_DEPTH = 4
 MAX_NETWORKS = 6
 MAX_SECONDS = 20.0
@@ -39,7 +40,7 @@ class Network:
     name: str
 
 
-def networks_building(index: package_calls.Index, names: list[str], own_path: str) -> list[Network]:
+def networks_building(index: package_index.Index, names: list[str], own_path: str) -> list[Network]:
     """The classes of the package's other files whose code builds one of `names`, nearest first."""
     seen, frontier, found = set(names), list(names), []
     for _ in range(MAX_DEPTH):
@@ -66,12 +67,12 @@ def _at_defaults(cls: type) -> bool:
 
 
 def adopt(
-    index: package_calls.Index, wanted: dict[str, type], own_path: str, roots: list[str]
+    index: package_index.Index, wanted: dict[str, type], own_path: str, roots: list[str]
 ) -> dict[str, building.Example]:
     """Per class name of `wanted`: the first instance a network of another file builds, with the inputs a
     run of that network gave it (classes no network reached are left out)."""
     adopted: dict[str, building.Example] = {}
-    root = os.path.dirname(package_calls.package_folder(own_path))
+    root = os.path.dirname(package_index.package_folder(own_path))
     networks = networks_building(index, list(wanted), own_path)
     built, deadline = 0, time.monotonic() + MAX_SECONDS
     for network in networks:
