@@ -8,9 +8,6 @@ import asyncio
 import contextlib
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ import torch
 from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
 from fxlens.render.lens import class_lenses
+from fxlens_command import fxlens
 from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch.utils.flop_counter import FlopCounterMode
@@ -136,26 +134,11 @@ def test_a_gpt_at_its_inferred_sizes_costs_what_flop_counter_mode_counts():
 
 
 def test_cli_json_and_header_carry_the_cost():
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    run = subprocess.run(
-        [sys.executable, "-m", "fxlens", "graph", str(MLP), "--class", "MLP", "--level", "backward", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        env=env,
-    )
+    run = fxlens("graph", str(MLP), "--class", "MLP", "--level", "backward", "--json")
     assert run.returncode == 0, run.stderr
     cost = json.loads(run.stdout)["cost"]
     assert cost["parameters"] == 212 and cost["forward_flops"] == 1536 and cost["saved_bytes"] > 0
-    text = subprocess.run(
-        [sys.executable, "-m", "fxlens", "graph", str(MLP), "--class", "MLP", "--level", "aten"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        env=env,
-    ).stdout
+    text = fxlens("graph", str(MLP), "--class", "MLP", "--level", "aten").stdout
     assert text.splitlines()[1] == "cost: 212 params · 1.5 KFLOP fwd + 2.0 KFLOP bwd at the example size (x: (4, 8))"
 
 

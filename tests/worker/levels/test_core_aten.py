@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
+from fxlens_command import fxlens
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -127,17 +128,8 @@ def test_failing_export_is_classified_at_its_line(alone, ladder):
 
 def test_cli_graph_core_aten_json_is_the_documented_schema():
     import json
-    import os
-    import subprocess
 
-    run = subprocess.run(
-        [sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "core-aten", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
-    )
+    run = fxlens("graph", str(LADDER), "--class", "Net", "--level", "core-aten", "--json")
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
     assert (data["class"], data["level"], data["ok"]) == ("Net", "core-aten", True)
@@ -146,13 +138,6 @@ def test_cli_graph_core_aten_json_is_the_documented_schema():
     assert (
         addmm["shape"] == [2, 4] and addmm["overload"] == "default" and addmm["line"] == _line_of("return torch.relu")
     )
-    failing = subprocess.run(
-        [sys.executable, "-m", "fxlens", "check", str(LADDER), "--level", "core-aten"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
-    )
+    failing = fxlens("check", str(LADDER), "--level", "core-aten")
     assert failing.returncode == 1
     assert f"ladder.py:{_line_of('if x.sum() > 0:')}:" in failing.stdout and "(Gate, core-aten)" in failing.stdout

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from fxlens.render.graph_view import graph_payload
 from fxlens.render.hover import hover_text
 from fxlens.render.ladder import rung
 from fxlens.render.lens import class_lenses
+from fxlens_command import fxlens
 
 ROOT = Path(__file__).resolve().parents[3]
 LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
@@ -98,23 +97,8 @@ def test_lens_hover_graph_view_and_cli_show_the_rung(report):
     rows = {line.split()[0]: line for line in hover.splitlines() if line.split() and line.split()[0] in LEVELS}
     assert rows["fx"].endswith(ABOVE_MODULES) and rows["backward"].endswith(BELOW)
     assert graph_payload("file:///x", cls, "aten")["rung"] == BELOW
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    run = subprocess.run(
-        [sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "core-aten", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        env=env,
-    )
+    run = fxlens("graph", str(LADDER), "--class", "Net", "--level", "core-aten", "--json")
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["rung"] == BELOW
-    text = subprocess.run(
-        [sys.executable, "-m", "fxlens", "graph", str(LADDER), "--class", "Net", "--level", "fx"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        env=env,
-    ).stdout
+    text = fxlens("graph", str(LADDER), "--class", "Net", "--level", "fx").stdout
     assert f"rung: {ABOVE_MODULES} — 1 call_module node: submodules are still calls" in text

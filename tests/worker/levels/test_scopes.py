@@ -5,24 +5,16 @@ the line that called it, which the graph view's group boxes reveal. On the bench
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from fxlens_command import fxlens
 
 ROOT = Path(__file__).resolve().parents[3]
 GPT2 = ROOT / "bench" / "models" / "gpt2_small.py"
 
 
 def _fx_json() -> dict:
-    run = subprocess.run(
-        [sys.executable, "-m", "fxlens", "graph", str(GPT2), "--class", "GPT", "--level", "fx", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
-    )
+    run = fxlens("graph", str(GPT2), "--class", "GPT", "--level", "fx", "--json")
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 

@@ -4,13 +4,12 @@ folders and `fxlens.python` setting in the editor, the current directory and `--
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.lsp.settings import Settings
+from fxlens_command import fxlens
 
 ROOT = Path(__file__).resolve().parents[3]
 INITS = ROOT / "tests" / "fixtures" / "inits"
@@ -52,15 +51,7 @@ def test_the_editor_is_told_of_its_folders_and_its_setting_the_cli_of_its_direct
 
 
 def test_fxlens_graph_prints_the_clis_words():
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    run = subprocess.run(
-        [sys.executable, "-m", "fxlens", "graph", "uses_tools.py", "--level", "fx"],
-        cwd=INITS,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    run = fxlens("graph", "uses_tools.py", "--level", "fx", cwd=INITS)
     said = run.stdout + run.stderr
     assert "fix: fxlens imports your file as Python would from the current directory" in said, said
     assert "(`--python`)" in said and "fxlens.python" not in said and "workspace folders" not in said

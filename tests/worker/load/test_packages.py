@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 import pytest_asyncio
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import FileReport
+from fxlens_command import fxlens
 
 # the worker tests share one worker (and its event loop); the CLI tests run their own
 on_the_worker = pytest.mark.asyncio(loop_scope="module")
@@ -215,13 +214,6 @@ async def test_a_file_of_an_installed_package_traces_in_place(client):
     )
     (failure,) = cached.find_class("LlamaForCausalLM").levels["aten"].diagnostics
     assert failure.category == "unsupported-type" and "use_cache=False" in failure.fix
-
-
-def fxlens(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    return subprocess.run(
-        [sys.executable, "-m", "fxlens", *args], capture_output=True, text=True, cwd=cwd, env=environment, timeout=300
-    )
 
 
 def test_the_cli_imports_from_the_current_directory_and_its_src():
