@@ -120,20 +120,7 @@ class Analysis(Building):
             loaded = loader.load(self.path, self.text, self.execution, tree, self.roots, self.buffers)
             self.namespace = loaded.module.__dict__
         except SyntaxError as error:
-            line = error.lineno or 1
-            col = max((error.offset or 1) - 1, 0)
-            self.report.diagnostics.append(
-                Diagnostic(
-                    line,
-                    col,
-                    line,
-                    col + 1,
-                    "error",
-                    "syntax",
-                    f"SyntaxError: {error.msg}",
-                    "The file does not parse; fxlens keeps the last good result.",
-                )
-            )
+            self.report.diagnostics.append(syntax_diagnostic(error, error.lineno or 1))
             return self.report
         except BaseException as error:  # noqa: BLE001  anything the user's top level raises
             self.report.diagnostics.append(
@@ -257,19 +244,7 @@ class Analysis(Building):
             tree = loader.parse(self.path, self.text)
         except SyntaxError as error:
             line = min(max(error.lineno or 1, 1), max(len(self.lines), 1))
-            col = max((error.offset or 1) - 1, 0)
-            self.report.diagnostics.append(
-                Diagnostic(
-                    line,
-                    col,
-                    line,
-                    col + 1,
-                    "error",
-                    "syntax",
-                    f"SyntaxError: {error.msg}",
-                    "The file does not parse; fxlens keeps the last good result.",
-                )
-            )
+            self.report.diagnostics.append(syntax_diagnostic(error, line))
             return self.report
         modules = loader.module_like_classes(tree)
         for source in classes_in(tree, self.text):
@@ -354,3 +329,18 @@ class Started:
     class_span: Span
     context: ClassContext
     results: dict[str, LevelResult] = field(default_factory=dict)  # its levels traced so far
+
+
+def syntax_diagnostic(error: SyntaxError, line: int) -> Diagnostic:
+    """The diagnostic of a text that does not parse, at `line` and the column Python gives."""
+    col = max((error.offset or 1) - 1, 0)
+    return Diagnostic(
+        line,
+        col,
+        line,
+        col + 1,
+        "error",
+        "syntax",
+        f"SyntaxError: {error.msg}",
+        "The file does not parse; fxlens keeps the last good result.",
+    )
