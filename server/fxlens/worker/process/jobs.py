@@ -40,15 +40,12 @@ class Job:
     tail: bool = False
 
 
-def _number(value: object, default: float, low: float, high: float) -> float:
-    """A request option as a number, or its default when missing or nonsense (never a crash)."""
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+def _number(value: float | None, default: float, low: float, high: float) -> float:
+    """A request option within bounds, or its default when missing or nonsense (messages.TraceRequest has
+    already read a value of the wrong kind as None)."""
+    if value is None or value != value or value < low:  # missing, NaN, negative, zero
         return default
-    if number != number or number < low:  # NaN, negative, zero
-        return default
-    return min(number, high)  # "never" (inf, 1e300) is the largest sane value, not an overflow
+    return min(float(value), high)  # "never" (inf, 1e300) is the largest sane value, not an overflow
 
 
 def normalise(request: messages.TraceRequest) -> messages.TraceRequest:
