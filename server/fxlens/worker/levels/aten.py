@@ -19,7 +19,7 @@ from fxlens.report import LevelResult, Node, Span
 from fxlens.worker.failures.classify import classify, message_text, user_frames, whole_line
 from fxlens.worker.levels import devices, overloads, size_probe, specialise
 from fxlens.worker.levels.forked import ForkedCall, Lost
-from fxlens.worker.levels.fx import target_text
+from fxlens.worker.levels.fx import graph_node, target_text
 from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, plain_sizes, scale_up, twin_of
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -91,27 +91,13 @@ def _scope(node: torch.fx.Node) -> str:
 def nodes_of(ep: Any, path: str, lines: list[str], names: SampledSizes, twins: dict[str, Any]) -> list[Node]:
     result = []
     for n in ep.graph.nodes:
-        shape, dtype, value = describe(n.meta.get("val"), names, twins.get(n.name))
-        entry = Node(
-            name=n.name,
-            op=n.op,
-            target=target_text(n),
-            num_users=len(n.users),
-            users=[u.name for u in n.users],
-            text=n.format_node() or "",
-            shape=shape,
-            dtype=dtype,
-            value=value,
-            scope=_scope(n),
-        )
+        entry = graph_node(n, describe(n.meta.get("val"), names, twins.get(n.name)))
+        entry.scope = _scope(n)
         if isinstance(n.target, torch._ops.OpOverload):
             entry.overload = n.target._overloadname
-        where = (
-            innermost_user_line(n.meta.get("stack_trace", ""), path) if n.op not in ("placeholder", "output") else None
-        )
+        where = user_line_span(n, path, lines)
         if where:
-            function, line = where
-            span = whole_line(line, lines)
+            function, span = where
             entry.function, entry.line, entry.col, entry.end_line, entry.end_col = (
                 function,
                 span.line,
@@ -121,6 +107,18 @@ def nodes_of(ep: Any, path: str, lines: list[str], names: SampledSizes, twins: d
             )
         result.append(entry)
     return result
+
+
+def user_line_span(n: Any, path: str, lines: list[str]) -> tuple[str, Span] | None:
+    """The function and the whole line of `path` a node of an exported or captured graph came from (its stack
+    trace's innermost frame in the user's file); None for placeholders, outputs and nodes of torch's own code."""
+    if n.op in ("placeholder", "output"):
+        return None
+    where = innermost_user_line(n.meta.get("stack_trace", ""), path)
+    if where is None:
+        return None
+    function, line = where
+    return function, whole_line(line, lines)
 
 
 def _signature(ep: Any) -> list:

@@ -27,9 +27,9 @@ import torch
 from fxlens.report import Diagnostic, LevelResult, Node, Span
 from fxlens.worker.failures.classify import classify, message_text, whole_line
 from fxlens.worker.levels import devices, graph_breaks
-from fxlens.worker.levels.aten import innermost_user_line
+from fxlens.worker.levels.aten import user_line_span
 from fxlens.worker.levels.forked import ForkedCall, Lost
-from fxlens.worker.levels.fx import target_text
+from fxlens.worker.levels.fx import graph_node, target_text
 from fxlens.worker.levels.values import SampledSizes, describe, free_sizes, plain_sizes, scale_up, twin_of
 
 LEVEL = "dynamo"
@@ -145,27 +145,11 @@ def nodes_of(
     for index, graph_module in enumerate(graphs):
         twin = twins[index] if twins is not None and index < len(twins) else {}
         for n in graph_module.graph.nodes:
-            shape, dtype, text = describe(_value(n), names, twin.get(n.name))
-            entry = Node(
-                name=n.name,
-                op=n.op,
-                target=target_text(n),
-                num_users=len(n.users),
-                users=[u.name for u in n.users],
-                text=n.format_node() or "",
-                shape=shape,
-                dtype=dtype,
-                value=text,
-                graph=index,
-            )
-            where = (
-                innermost_user_line(n.meta.get("stack_trace", ""), path)
-                if n.op not in ("placeholder", "output")
-                else None
-            )
+            entry = graph_node(n, describe(_value(n), names, twin.get(n.name)))
+            entry.graph = index
+            where = user_line_span(n, path, lines)
             if where:
-                function, line = where
-                span = whole_line(line, lines)
+                function, span = where
                 entry.function, entry.line, entry.col, entry.end_line, entry.end_col = (
                     _function(function),
                     span.line,

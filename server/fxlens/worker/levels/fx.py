@@ -224,25 +224,31 @@ def target_text(node: fx.Node) -> str:
     return node._pretty_print_target(node.target)
 
 
+def graph_node(n: fx.Node, described: tuple[list | None, str | None, str | None]) -> Node:
+    """What every level reports of a node of its graph: name, opcode, target, users, torch's printout, and the
+    shape, dtype and text `describe` gave its value; the level adds where it came from."""
+    shape, dtype, value = described
+    return Node(
+        name=n.name,
+        op=n.op,
+        target=target_text(n),
+        num_users=len(n.users),
+        users=[u.name for u in n.users],
+        text=n.format_node() or "",
+        shape=shape,
+        dtype=dtype,
+        value=value,
+    )
+
+
 def nodes_of(graph: fx.Graph, values: dict[str, Any], names: SampledSizes, twins: dict[str, Any]) -> list[Node]:
     result = []
     for n in graph.nodes:
         source = n.meta.get("fxlens_source")
-        shape, dtype, value = (
-            describe(values[n.name], names, twins.get(n.name)) if n.name in values else (None, None, None)
+        entry = graph_node(
+            n, describe(values[n.name], names, twins.get(n.name)) if n.name in values else (None, None, None)
         )
-        entry = Node(
-            name=n.name,
-            op=n.op,
-            target=target_text(n),
-            num_users=len(n.users),
-            users=[u.name for u in n.users],
-            text=n.format_node() or "",
-            shape=shape,
-            dtype=dtype,
-            value=value,
-            scope=n.meta.get("fxlens_scope", ""),
-        )
+        entry.scope = n.meta.get("fxlens_scope", "")
         if isinstance(n.target, torch._ops.OpOverload):
             entry.overload = n.target._overloadname
         if source:
