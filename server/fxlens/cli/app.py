@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 
 from fxlens import orphans
-from fxlens.cli import check, graph, pass_cmd, serve
+from fxlens.cli import check, graph, mcp_cmd, pass_cmd, serve
 from fxlens.cli.files import CliError
 
 USAGE_ERROR = 2
@@ -34,6 +34,7 @@ def parser() -> argparse.ArgumentParser:
     check.register(sub, common)
     pass_cmd.register(sub, common)
     serve.register(sub)
+    mcp_cmd.register(sub)
     return root
 
 

@@ -1,0 +1,125 @@
+"""The tools, each a short handler: read the file (inside the roots), ask the engine, shape the answer.
+
+A tool answers with structured content and a short text, or with an error (`isError`) whose text names the
+line: a file that does not load, a class that does not exist, a level torch could not trace, a trace that
+hung or crashed. The server lives on through all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_types import CallToolResult, TextContent
+
+from fxlens.ci.findings import findings as file_findings
+from fxlens.lines import split
+from fxlens.mcp_server import results
+from fxlens.mcp_server.workspace import STOPPED, ToolProblem, Workspace
+from fxlens.report import DEEP_LEVELS, DEFAULT_LEVELS, LEVELS, ClassReport, FileReport
+
+DEFAULT_PAGE = 200  # nodes a graph answer holds at most, unless the call asks for another page size
+MOST_PAGE = 2000
+
+
+def answer(structured: Any, text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(structured))
+
+
+def refusal(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _stopped_text(report: FileReport) -> str | None:
+    """The trace hung, crashed or ran out of memory: where, in the words of the worker's postmortem."""
+    for d in report.all_diagnostics():
+        if d.severity == "error" and d.category in STOPPED:
+            where = f"{d.class_name}: " if d.class_name else ""
+            return f"{where}the trace did not end ({d.category}) at line {d.line}: {d.message}" + (
+                f" (fix: {d.fix})" if d.fix else ""
+            )
+    return None
+
+
+def _file_problem(report: FileReport) -> str | None:
+    """The file itself cannot be read or run: a syntax error, or a top level that raised with no class traced."""
+    for d in report.diagnostics:
+        if d.category == "syntax" or (d.category == "load" and d.severity == "error" and not report.classes):
+            return f"the file failed to {'parse' if d.category == 'syntax' else 'load'} at line {d.line}: " + (
+                d.message + (f" (fix: {d.fix})" if d.fix else "")
+            )
+    return None
+
+
+def _checked(report: FileReport) -> FileReport:
+    problem = _stopped_text(report) or _file_problem(report)
+    if problem:
+        raise ToolProblem(problem)
+    return report
+
+
+def _class(report: FileReport, name: str, path: str) -> ClassReport:
+    found = report.find_class(name)
+    if found is None:
+        names = ", ".join(report.module_classes or [c.name for c in report.classes]) or "none"
+        raise ToolProblem(f"no Module class {name!r} in {path} (it has: {names})")
+    return found
+
+
+async def list_modules(workspace: Workspace, path: str) -> CallToolResult:
+    source = workspace.source(path)
+    report = _checked(await workspace.report(source, workspace.options()))
+    result = results.list_modules(source.path, report)
+    return answer(result, results.list_modules_text(result))
+
+
+def _graph_levels(level: str) -> tuple[str, ...]:
+    if level not in LEVELS:
+        raise ToolProblem(f"no level {level!r}: the levels are {', '.join(LEVELS)}")
+    # a cheap level comes with the others (one trace answers list_modules and every class's graph); a deep
+    # one is traced alone, for the class asked about
+    return DEFAULT_LEVELS if level in DEFAULT_LEVELS else (level,)
+
+
+async def graph(
+    workspace: Workspace, path: str, class_name: str, level: str, page: tuple[int, int, str]
+) -> CallToolResult:
+    levels = _graph_levels(level)
+    offset, limit, _ = page
+    if offset < 0 or not 0 < limit <= MOST_PAGE:
+        raise ToolProblem(f"offset must be 0 or more and limit between 1 and {MOST_PAGE}")
+    source = workspace.source(path)
+    deep = level in DEEP_LEVELS
+    report = _checked(await workspace.report(source, workspace.options(levels), class_name if deep else None))
+    cls = _class(report, class_name, source.path)
+    result = cls.levels.get(level)
+    if result is None:
+        raise ToolProblem(f"{class_name} has no {level} level in this report")
+    if not result.ok:
+        failure = results.failure_text(result.diagnostics) or result.note
+        raise ToolProblem(f"{class_name}: the {level} level could not be traced: {failure}")
+    shaped = results.graph(source.path, source.text, cls, level, page)
+    return answer(shaped, results.graph_text(shaped))
+
+
+async def findings(workspace: Workspace, path: str) -> CallToolResult:
+    source = workspace.source(path)
+    # the options `fxlens check` traces with: the same findings, in the same words
+    report = await workspace.report(source, workspace.options(surface="check", cost=False))
+    found = file_findings(source.path, report.all_diagnostics(), split(source.text))
+    result = results.findings(source.path, found)
+    stopped = _stopped_text(report)
+    if stopped:
+        # the findings hold the stopped trace too; the error says the answer is partial
+        return CallToolResult(
+            content=[TextContent(type="text", text=stopped)], structured_content=dict(result), is_error=True
+        )
+    return answer(result, results.findings_text(result))
+
+
+async def guarded(call: Any) -> CallToolResult:
+    """A tool's answer, or its problem as an error result: nothing a tool meets ends the server."""
+    try:
+        result: CallToolResult = await call
+        return result
+    except ToolProblem as problem:
+        return refusal(str(problem))
