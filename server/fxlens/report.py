@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from fxlens.guard_report import FRAME_FIELDS, GUARD_FIELDS, CompiledFrame, Guard, frame_from_json
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -231,6 +233,8 @@ class LevelResult:
     # fx level: per submodule instance called ("h.3.attn"), its class and the span of the line that called
     # it: {"h.3.attn": {"class": "CausalSelfAttention", "line": 70, "col": 16, "end_line": 70, "end_col": 40}}
     scopes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # dynamo level: each frame torch.compile compiled for the call, with the guards it checks before reusing it
+    frames: list[CompiledFrame] = field(default_factory=list)
 
 
 @dataclass
@@ -296,7 +300,7 @@ class FileReport:
 _FIELD_NAMES = {
     cls: tuple(f.name for f in fields(cls))
     for cls in (Span, Node, Diagnostic, InputSpec, Build, Member, LevelResult, Cost, ClassReport, FileReport)
-}
+} | {Guard: GUARD_FIELDS, CompiledFrame: FRAME_FIELDS}
 
 
 def to_json(obj: Any) -> Any:
@@ -324,6 +328,7 @@ def level_from_json(data: dict[str, Any]) -> LevelResult:
     result = _build(LevelResult, data)
     result.nodes = [_build(Node, n) for n in data.get("nodes", [])]
     result.diagnostics = [_build(Diagnostic, d) for d in data.get("diagnostics", [])]
+    result.frames = [frame_from_json(f) for f in data.get("frames", [])]
     return result
 
 

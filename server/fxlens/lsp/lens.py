@@ -1,4 +1,5 @@
-"""textDocument/codeLens: node counts per level on each Module class, and the graph command."""
+"""textDocument/codeLens: node counts per level on each Module class, the graph command, and on `def forward`
+the guards of what torch.compile compiled."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from lsprotocol import types
 
 from fxlens.lsp.cells import CellCoords
 from fxlens.lsp.head_lens import head_lenses
+from fxlens.render.guards import lens_lines
 from fxlens.render.lens import class_lenses
 
 if TYPE_CHECKING:
@@ -37,4 +39,8 @@ def on_code_lens(ls: FxlensServer, params: types.CodeLensParams) -> list[types.C
                 arguments=[uri, cls.name, title.level],
             )
             lenses.append(types.CodeLens(range=where, command=command))
+        for line, guarded in lens_lines(cls).items():  # on `def forward`: its guards, counted
+            if coords.contains(line):
+                command = types.Command(title=guarded, command=SHOW_GRAPH, arguments=[uri, cls.name, "dynamo"])
+                lenses.append(types.CodeLens(range=coords.lsp_range(line, 0), command=command))
     return lenses + head_lenses(ls, doc, view)

@@ -11,6 +11,7 @@ from fxlens.render import nodes as q
 from fxlens.render.calls import call_text, calls_on_line
 from fxlens.render.causes import Cause, merge, plain
 from fxlens.render.graph_text import input_sources_text, inputs_text, shape_text, short_dtype, tensors_text, value_text
+from fxlens.render.guards import hover_lines as guard_lines
 from fxlens.render.ladder import rung
 from fxlens.render.lens import level_title, size_text
 from fxlens.report import COLUMN_LEVELS, LEVELS, OPCODES, ClassReport, FileReport, Member, Node
@@ -74,10 +75,18 @@ def hover_text(
         _class(out, cls)
     else:
         failed = _failures(out, report, line)
+        guarded = guard_lines(out.code, out.bold, cls, line)
         if cls is not None and any(m.line == line for m in cls.members):
             _members(out, cls, [m for m in cls.members if m.line == line])
-        elif not _line(out, report, cls, line, col) and not _child_calls(out, report, cls, line) and not failed:
+        elif (
+            not _line(out, report, cls, line, col)
+            and not _child_calls(out, report, cls, line)
+            and not failed
+            and not guarded
+        ):
             return None
+        for text in guarded:
+            out.line(text)
     if computing:
         out.line(f"{', '.join(computing)}: computing… hover again")
     return out.text()

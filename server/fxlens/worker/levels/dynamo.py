@@ -18,15 +18,16 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from unittest import mock
 
 import torch
 
+from fxlens.guard_report import CompiledFrame
 from fxlens.report import Diagnostic, LevelResult, Node, Span
 from fxlens.worker.failures.classify import classify, message_text, whole_line
-from fxlens.worker.levels import devices, graph_breaks
+from fxlens.worker.levels import devices, graph_breaks, guards
 from fxlens.worker.levels.aten import user_line_span
 from fxlens.worker.levels.forked import ForkedCall, Lost
 from fxlens.worker.levels.fx import graph_node, target_text
@@ -65,6 +66,8 @@ class Explained:
     graph_count: int
     reasons: list[Any]
     logged: graph_breaks.Logged
+    # each frame compiled, with its guards (read only when the caller names the user's file)
+    frames: list[CompiledFrame] = field(default_factory=list)
 
 
 @contextmanager
@@ -80,15 +83,19 @@ def no_function_modes() -> Iterator[None]:
             torch._C._push_on_torch_function_stack(mode)
 
 
-def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
+def explain(
+    module: torch.nn.Module, args: tuple, kwargs: dict, source: tuple[str, list[str]] | None = None
+) -> Explained:
     """torch._dynamo.explain's run, from a clean dynamo state (its caches would otherwise answer for an
     earlier version of the same code), keeping dynamo's list of every break reason, which explain's
-    closing reset empties, and the graph-break log."""
+    closing reset empties, and the graph-break log. `source` (the user's path and lines): the guards of
+    each compiled frame are read too, before that reset."""
     import torch._dynamo
     from torch._dynamo.backends.debugging import ExplainWithBackend
     from torch._dynamo.utils import graph_break_reasons
 
     backend = ExplainWithBackend("eager")
+    exported = guards.Exported()
     # as explain itself runs: its flag makes dynamo log every break, not only the first of a kind
     with (
         fresh_dynamo(),
@@ -96,9 +103,10 @@ def explain(module: torch.nn.Module, args: tuple, kwargs: dict) -> Explained:
         mock.patch("torch._dynamo.symbolic_convert.explain", True),
         no_function_modes(),
     ):
-        torch._dynamo.optimize(backend, nopython=False)(module)(*args, **kwargs)
+        torch._dynamo.optimize(backend, nopython=False, guard_export_fn=exported)(module)(*args, **kwargs)
         output = backend.output()
-        return Explained(output.graphs, output.graph_count, list(graph_break_reasons), logged)
+        frames = guards.compiled_frames(*source, exported) if source is not None else []
+        return Explained(output.graphs, output.graph_count, list(graph_break_reasons), logged, frames)
 
 
 @contextmanager
@@ -260,13 +268,15 @@ def _diagnostic(found: _Break) -> Diagnostic:
     )
 
 
-def _explained(example: Any, start: str, call: tuple | None = None) -> devices.Ran:
+def _explained(
+    example: Any, start: str, call: tuple | None = None, source: tuple[str, list[str]] | None = None
+) -> devices.Ran:
     """explain's run from `start` (meta, or real CPU tensors when the forward reads values), on the example's
     inputs or `call` (args, kwargs). A module too large for the CPU whose code only mixes in CPU tensors it
     makes (`torch.arange(T)`, no value read) runs on fake CPU tensors: measured on torch 2.13, their graphs
     and breaks are the real CPU run's."""
     call = call if call is not None else (example.inputs, example.kwargs)
-    step = lambda m, inputs: explain(m, *inputs)  # noqa: E731
+    step = lambda m, inputs: explain(m, inputs[0], inputs[1], source)  # noqa: E731
     try:
         return devices.run(step, example.instance, call, start, getattr(example, "rebuild", None), kinds=KINDS)
     except devices.MetaDeviceLimit as limit:
@@ -328,7 +338,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: LevelRe
     free = example.dims if example.dims and any(example.dims) else None
     scaled = _scaled_explained(example, start, free) if free else None
     try:
-        ran = _explained(example, start)
+        ran = _explained(example, start, source=(path, lines))
     except Exception as error:  # noqa: BLE001  the user's forward failing under dynamo: the level's diagnostic
         if scaled is not None:
             scaled.cancel()
@@ -355,4 +365,5 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, fx: LevelRe
         note,
         graphs=explained.graph_count,
         breaks=sum(b.count for b in found),
+        frames=explained.frames,
     )
