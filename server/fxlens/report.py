@@ -167,6 +167,8 @@ class Diagnostic:
     # a graph break's id in torch's graph-break registry (`GB0170`) and torch's hints for it
     gb_id: str | None = None
     hints: list[str] = field(default_factory=list)
+    # fxlens's own failure (category "internal"): the Python traceback, for the server log and a bug report
+    traceback: str | None = None
 
 
 @dataclass

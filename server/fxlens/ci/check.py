@@ -79,6 +79,12 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
     )
     check.add_argument("--no-cache", action="store_true", help="trace every file, keep nothing")
     check.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="under each internal error of fxlens, the Python traceback to send with a bug report",
+    )
+    check.add_argument(
         "--shard",
         metavar="K/N",
         help="check only the K-th of N stable parts of the files "
@@ -164,7 +170,7 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
         "warnings": sum(f.diagnostic.severity == "warning" for f in findings),
         "jobs": args.jobs,
     }
-    _emit(render(args.format, findings, summary), args.output)
+    _emit(render(args.format, findings, summary, verbose=args.verbose), args.output)
     if not files:
         print(f"fxlens: no Python file defining an nn.Module under {', '.join(args.paths)}", file=sys.stderr)
     cached = f" ({summary['cached']} from the cache)" if summary["cached"] else ""

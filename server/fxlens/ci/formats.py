@@ -23,15 +23,24 @@ def _level_texts(f: Finding) -> list[str]:
     return [related_text(part, len(cause.classes)) for part in cause.parts] if cause.merged else []
 
 
-def text_lines(findings: list[Finding]) -> list[str]:
+def text_lines(findings: list[Finding], verbose: bool = False) -> list[str]:
     """One line per finding, `path:line:col: severity: message [category] (Class, level)`; a merged
-    finding's levels follow, indented, so every line that starts with the path is one finding."""
+    finding's levels follow, indented, so every line that starts with the path is one finding. `verbose`:
+    fxlens's own failures are followed by their tracebacks, indented too."""
     lines = []
     for f in findings:
         where = f.whole.where()
         lines.append(diagnostic_line(f.path, f.diagnostic) + (f" ({where})" if where else ""))
         lines += [f"    {text}" for text in _level_texts(f)]
+        if verbose:
+            lines += [f"    {line}" for text in tracebacks(f) for line in text.rstrip("\n").split("\n")]
     return lines
+
+
+def tracebacks(f: Finding) -> list[str]:
+    """The distinct tracebacks of a finding's diagnostics (a merged cause has one per level)."""
+    found = [d.traceback for d in (f.diagnostic, *f.whole.parts) if d.traceback]
+    return list(dict.fromkeys(found))
 
 
 def _escape_data(text: str) -> str:
@@ -79,10 +88,10 @@ def json_document(findings: list[Finding], summary: dict[str, Any]) -> dict[str,
     return {"diagnostics": [_json(f) for f in findings], "summary": summary}
 
 
-def render(kind: str, findings: list[Finding], summary: dict[str, Any]) -> str:
+def render(kind: str, findings: list[Finding], summary: dict[str, Any], verbose: bool = False) -> str:
     if kind == "json":
         return json.dumps(json_document(findings, summary), indent=1)
     if kind == "sarif":
         return json.dumps(sarif_log(findings), indent=1)
-    lines = github_lines(findings) if kind == "github" else text_lines(findings)
+    lines = github_lines(findings) if kind == "github" else text_lines(findings, verbose)
     return "\n".join(lines)

@@ -12,7 +12,7 @@ from lsprotocol import types
 from fxlens.engine.documents import Document
 from fxlens.engine.worker_client import WorkerUnavailable
 from fxlens.lsp import diagnostics
-from fxlens.report import ClassReport
+from fxlens.report import ClassReport, Diagnostic
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -132,6 +132,9 @@ class EditorHooks:
 
     def class_done(self, doc: Document, report: ClassReport, levels: list[str]) -> None:
         self.progress.class_done(doc, report)
+        self._log_tracebacks(
+            doc, [d for level in levels if level in report.levels for d in report.levels[level].diagnostics]
+        )
         self._changed(doc, complete=False, cls=report.name, levels=levels)
 
     def stage_done(self, doc: Document, levels: list[str]) -> None:
@@ -146,6 +149,11 @@ class EditorHooks:
 
     def levels_added(self, doc: Document, name: str, levels: list[str]) -> None:
         """Levels computed on demand joined the report (the file's trace was complete before)."""
+        cls = doc.view().report.find_class(name)
+        if cls is not None:
+            self._log_tracebacks(
+                doc, [d for level in levels if level in cls.levels for d in cls.levels[level].diagnostics]
+            )
         diagnostics.publish(self.ls, doc)
         self._changed(doc, complete=True, cls=name, levels=levels)
 
@@ -153,6 +161,8 @@ class EditorHooks:
         self.progress.ended(doc)
 
     def finished(self, doc: Document) -> None:
+        if doc.last is not None:  # a file's own diagnostics: an analysis that ended before its classes did
+            self._log_tracebacks(doc, doc.last.report.diagnostics)
         diagnostics.publish(self.ls, doc)
         self._changed(doc, complete=True, levels=list(self.ls.settings.levels))
 
@@ -162,6 +172,16 @@ class EditorHooks:
             self.ls.window_log_message(
                 types.LogMessageParams(types.MessageType.Warning, f"fxlens: {doc.uri} not traced: {error.message}")
             )
+
+    def _log_tracebacks(self, doc: Document, found: list[Diagnostic]) -> None:
+        """fxlens's own failures go to the server log whole, traceback included: what a bug report needs."""
+        for d in found:
+            if d.traceback:
+                where = ", ".join(part for part in (d.class_name, d.level) if part)
+                text = f"fxlens: internal error in {doc.path}:{d.line}" + (f" ({where})" if where else "")
+                self.ls.window_log_message(
+                    types.LogMessageParams(types.MessageType.Error, f"{text}: {d.message}\n{d.traceback.rstrip()}")
+                )
 
     # -- refreshes -------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ with a note saying how much was left out; the graph itself is untouched.
 from __future__ import annotations
 
 from fxlens.report import Diagnostic, LevelResult
-from fxlens.worker.failures.limits import MAX_TEXT_CHARS, bounded
+from fxlens.worker.failures.limits import MAX_TEXT_CHARS, bounded, bounded_tail
 
 
 def bound_code(code: str) -> str:
@@ -22,6 +22,8 @@ def bound_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
     for name in ("message", "explanation", "fix"):
         setattr(diagnostic, name, bounded(getattr(diagnostic, name) or ""))
     diagnostic.hints = [bounded(hint) for hint in diagnostic.hints]
+    if diagnostic.traceback is not None:
+        diagnostic.traceback = bounded_tail(diagnostic.traceback)
     return diagnostic
 
 

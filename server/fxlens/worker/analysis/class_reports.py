@@ -11,7 +11,7 @@ from torch import nn
 
 from fxlens.report import ClassReport, Diagnostic, LevelResult, Member, Span
 from fxlens.worker.analysis.bounds import bound_diagnostic
-from fxlens.worker.failures.classify import whole_line
+from fxlens.worker.failures.classify import traceback_text, whole_line
 from fxlens.worker.levels.values import dtype_name
 from fxlens.worker.load import loader
 from fxlens.worker.load.discover import ClassSource
@@ -112,6 +112,7 @@ def internal_failure(error: Exception, level: str, span: Span) -> Diagnostic:
         "fxlens itself failed while tracing this level; this is a bug in fxlens.",
         "Please report it with this file; other classes are not affected.",
         level=level,
+        traceback=traceback_text(error),
     )
 
 

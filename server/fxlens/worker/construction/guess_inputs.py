@@ -6,6 +6,7 @@ table, masks of ones): fxlens runs it on meta, fake or CPU tensors (see levels/d
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,12 @@ class Guess:
     high: int = 1
     # where the guess comes from, as the user reads it ("first used by Linear"); not part of its identity
     why: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        # sizes are read off the user's layers, whose attributes may be numpy or other int-likes
+        # (`nn.Linear(np.prod(shape), 64)` works in torch); torch's own APIs want plain ints
+        object.__setattr__(self, "shape", tuple(operator.index(size) for size in self.shape))
+        object.__setattr__(self, "high", operator.index(self.high))
 
     def tensor(self) -> torch.Tensor:
         """The CPU tensor; a meta one when the CPU cannot hold it (only meta or fake tensors could run such a

@@ -104,6 +104,11 @@ def message_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
+def traceback_text(exc: BaseException) -> str:
+    """The whole traceback as Python prints it, causes included: what a bug report about fxlens needs."""
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
 _PACKAGE_DIRS = re.compile(r"[\\/](?:site|dist)-packages[\\/]")
 # torch's own machinery: tracing, export, dispatch, and the call path of every module
 _MACHINERY = {"fx", "export", "utils", "overrides", "nn/modules/module"}

@@ -15,3 +15,10 @@ def bounded(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def bounded_tail(text: str, limit: int = 4 * MAX_TEXT_CHARS) -> str:
+    """`text` cut to its last `limit` characters: a traceback's innermost frames are what tells."""
+    if len(text) <= limit:
+        return text
+    return f"({len(text) - limit:,} characters before)…{text[-limit:]}"

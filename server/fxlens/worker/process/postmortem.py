@@ -17,6 +17,7 @@ from typing import Any
 from fxlens import lines as line_model
 from fxlens import messages
 from fxlens.report import Diagnostic, FileReport, LevelResult, to_json
+from fxlens.worker.failures.limits import bounded_tail
 from fxlens.worker.process.child_location import SAMPLE_SECONDS
 
 __all__ = ["diagnostic_for_abort", "refine_event", "report_for_lost_child", "to_json", "too_large"]
@@ -131,7 +132,7 @@ def _whole_line(lines: list[str], line: int) -> tuple[int, int, int, int]:
 
 def diagnostic_for_abort(error: BaseException, request: messages.TraceRequest) -> dict:
     """In the child: the diagnostic for an exception that escaped the whole analysis."""
-    from fxlens.worker.failures.classify import innermost_user_frame, message_text, span_of
+    from fxlens.worker.failures.classify import innermost_user_frame, message_text, span_of, traceback_text
 
     path = os.path.abspath(request.path)
     lines = line_model.split(request.text or "")
@@ -153,7 +154,10 @@ def diagnostic_for_abort(error: BaseException, request: messages.TraceRequest) -
     message = message_text(error)
     if isinstance(error, SystemExit) and kind == "SystemExit":
         message = f"SystemExit (exit status {error.code!r}): the code under trace called sys.exit()"
-    return to_json(Diagnostic(*where, "error", category, message, explanation, fix))
+    diagnostic = Diagnostic(*where, "error", category, message, explanation, fix)
+    if category == "internal":
+        diagnostic.traceback = bounded_tail(traceback_text(error))
+    return to_json(diagnostic)
 
 
 _DUMP_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
