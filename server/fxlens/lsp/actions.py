@@ -1,6 +1,7 @@
 """textDocument/codeAction: "Pin these arguments as a `# fxlens:` directive" on a class fxlens built
-from guessed arguments. The edit inserts the directive above the class's decorators, so the next
-trace builds the class from it (`built: directive`) and the guess is no longer a guess."""
+from guessed arguments, and the drafted directive of a class without a graph (lsp/drafts.py). The
+edit inserts the directive above the class's decorators, so the next trace builds the class from it
+(`built: directive`) and the guess is no longer a guess."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from lsprotocol import types
 
 from fxlens.engine.parsing import cheap_parse
 from fxlens.lsp import passes
+from fxlens.lsp.drafts import directive_edit, draft_action
 from fxlens.outline import header_line
 from fxlens.report import ClassReport, FileReport
 
@@ -26,10 +28,7 @@ GUESSED = "guessed"  # the category of the hint that says a class was built from
 def _pin(
     doc: Document, cls: ClassReport, top: int, coords: Coords | CellCoords, uri: str, context: types.CodeActionContext
 ) -> types.CodeAction:
-    lines = doc.lines
-    line_text = lines[top - 1] if top <= len(lines) else ""
-    indent = line_text[: len(line_text) - len(line_text.lstrip())]
-    edit = types.TextEdit(range=coords.lsp_range(top, 0), new_text=f"{indent}# fxlens: {cls.build.directive}\n")
+    edit = directive_edit(doc, top, coords, cls.build.directive)
     class_line = coords.lsp_position(cls.line, 0).line
     hints = [d for d in context.diagnostics if d.code == GUESSED and d.range.start.line == class_line]
     return types.CodeAction(
@@ -63,18 +62,17 @@ def _pins(
     first: int,
     last: int,
 ) -> list[types.CodeAction]:
-    """A pin for each class built from guessed arguments whose header (decorators to `class` line) meets
-    lines first..last."""
+    """For each class whose header (decorators to `class` line) meets lines first..last: the drafted
+    directive of a class without a graph, or the pin of one built from guessed arguments."""
     tree = cheap_parse(doc.text)
     pins = []
     for cls in report.classes:
         top = header_line(doc.lines, cls.line, tree)
-        if (
-            cls.build.how == GUESSED
-            and cls.build.directive
-            and coords.contains(cls.line)
-            and top <= last
-            and first <= cls.line
-        ):
+        if not (coords.contains(cls.line) and top <= last and first <= cls.line):
+            continue
+        drafted = draft_action(doc, cls, top, coords, params.text_document.uri, params.context)
+        if drafted is not None:
+            pins.append(drafted)
+        elif cls.build.how == GUESSED and cls.build.directive:
             pins.append(_pin(doc, cls, top, coords, params.text_document.uri, params.context))
     return pins

@@ -10,6 +10,7 @@ from fxlens.render import cost, kernels
 from fxlens.render import nodes as q
 from fxlens.render.calls import call_text, calls_on_line
 from fxlens.render.causes import Cause, merge, plain
+from fxlens.render.draft import missing_lines
 from fxlens.render.graph_text import input_sources_text, inputs_text, shape_text, short_dtype, tensors_text, value_text
 from fxlens.render.guards import hover_lines as guard_lines
 from fxlens.render.ladder import rung
@@ -178,10 +179,15 @@ def _class(out: Out, cls: ClassReport) -> None:
         out.line(text)
     for level, result in cls.levels.items():
         if result.ok and (result.graphs is not None or level == "backward"):  # graphs, saved bytes
-            out.line(level_title(level, result))
+            out.line(level_title(level, result, cls))
         if not result.ok:
             first = result.diagnostics[0].message if result.diagnostics else result.note
-            out.line(f"{level_title(level, result)}" + (f": {first}" if first else ""))
+            out.line(f"{level_title(level, result, cls)}" + (f": {first}" if first else ""))
+    if cls.draft is not None:
+        head, *problem = missing_lines(cls.draft, out.markdown)
+        out.line(head)
+        for text in problem:
+            out.verbatim(text)
 
 
 # -- an __init__ line ----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from fxlens.render import kernels
 from fxlens.render.cost import cost_compact, flops_text
 from fxlens.render.ladder import rung
 from fxlens.render.nodes import opcode_counts
-from fxlens.report import ClassReport, LevelResult
+from fxlens.report import MISSING_WORDS, ClassReport, LevelResult
 from fxlens.units import bytes_text
 
 SHOW_GRAPH = "Show graph"
@@ -35,16 +35,33 @@ def _failure_line(result: LevelResult) -> int | None:
     return errors[0].line if errors else None
 
 
-def _failure_word(result: LevelResult) -> str:
+def missing(report: ClassReport | None) -> str:
+    """What leaves the class without a graph when that is no failure of its code ("" otherwise): not
+    built, no inputs for forward, or fxlens's guesses rejected (the drafted directive says which)."""
+    if report is None:
+        return ""
+    if report.draft is not None:
+        return MISSING_WORDS.get(report.draft.missing, "")
+    if report.build.how == "unbuilt":
+        return MISSING_WORDS["construction"]
+    return MISSING_WORDS["inputs"] if report.build.inputs_source == "none" else ""
+
+
+def _failure_word(result: LevelResult, report: ClassReport | None = None) -> str:
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors and errors[0].category in _STOPPED:
         return errors[0].category
-    return "cannot build" if any(d.category == "construction" for d in result.diagnostics) else "untraceable"
+    why = missing(report)
+    if (why and not errors) or any(d.category in ("construction", "placeholder") for d in errors):
+        # a level that never ran for want of an instance or inputs, or the build's own error: never
+        # "untraceable", which would blame the code for what fxlens lacks
+        return why or MISSING_WORDS["construction"]
+    return "untraceable"
 
 
-def level_title(level: str, result: LevelResult) -> str:
+def level_title(level: str, result: LevelResult, report: ClassReport | None = None) -> str:
     if not result.ok:
-        what = _failure_word(result)
+        what = _failure_word(result, report)
         line = _failure_line(result)
         return f"{level}: {what}" + (f" — line {line}" if line is not None else "")
     if kernels.is_kernel_level(result):
@@ -87,11 +104,11 @@ def _tooltip(result: LevelResult) -> str:
     return f"{position.name}: {position.why}"
 
 
-def short_level(level: str, result: LevelResult) -> str:
-    """One level in the summary lens: `fx 421`, `dynamo 2 breaks`, `fx untraceable, line 13`."""
+def short_level(level: str, result: LevelResult, report: ClassReport | None = None) -> str:
+    """One level in the summary lens: `fx 421`, `dynamo 2 breaks`, `fx untraceable, line 13`, `aten no inputs`."""
     if not result.ok:
         line = _failure_line(result)
-        return f"{level} {_failure_word(result)}" + (f", line {line}" if line is not None else "")
+        return f"{level} {_failure_word(result, report)}" + (f", line {line}" if line is not None else "")
     if kernels.is_kernel_level(result):
         return f"{level} {kernels.counts_text(result)}"
     if result.graphs is not None:
@@ -116,7 +133,7 @@ def summary_tooltip(report: ClassReport, levels: tuple[str, ...]) -> str:
         result = report.levels.get(level)
         if result is not None:
             rung_text = _tooltip(result)
-            lines.append(level_title(level, result) + (f" — {rung_text}" if rung_text else ""))
+            lines.append(level_title(level, result, report) + (f" — {rung_text}" if rung_text else ""))
     compact = cost_compact(report)
     if compact:
         lines.append(compact)
@@ -130,7 +147,7 @@ def class_lenses(report: ClassReport, levels: tuple[str, ...], stale: bool = Fal
     suffix = " (stale)" if stale else ""
     shown = [level for level in levels if level in report.levels]
     titles = [LensTitle(SHOW_GRAPH, "fx", f"Open the graph view of {report.name}")]
-    parts = [short_level(level, report.levels[level]) for level in shown]
+    parts = [short_level(level, report.levels[level], report) for level in shown]
     flops = _flops(report)
     if flops:
         parts.append(flops)

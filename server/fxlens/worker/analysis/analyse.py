@@ -34,6 +34,7 @@ from fxlens.worker.analysis.class_reports import (
 )
 from fxlens.worker.construction import build as building
 from fxlens.worker.construction import default_device, package_index, reproduce
+from fxlens.worker.construction import draft as drafts
 from fxlens.worker.construction.children import builders_of
 from fxlens.worker.construction.classes import Building
 from fxlens.worker.construction.notes import class_notes
@@ -264,11 +265,9 @@ class Analysis(Building):
         levels done since the last); what its deeper levels need, None when there is nothing to trace."""
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
-            emit(
-                messages.ClassTraced.of(
-                    unbuilt_report(source, example, class_span, self.levels, self.skipped, self.execution)
-                )
-            )
+            unbuilt = unbuilt_report(source, example, class_span, self.levels, self.skipped, self.execution)
+            unbuilt.draft = drafts.for_class(source, example, self.namespace)
+            emit(messages.ClassTraced.of(unbuilt))
             return None
         report = ClassReport(source.name, source.line, source.end_line)
         report.fingerprint = hashed
@@ -282,6 +281,7 @@ class Analysis(Building):
             if example.dims:
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
+        report.draft = drafts.for_class(source, example, self.namespace)
         report.members = members(source, example.instance)
         context = ClassContext(
             tuple(self.levels), self.describe_program, deadline=self.deadline, names=self.names, syntax=self.syntax
@@ -303,7 +303,7 @@ class Analysis(Building):
                 if node.line is not None:
                     node.function = self.functions.get(node.line, node.function)
             if level == self.levels[0] and self.notes:
-                result.diagnostics += class_notes(source, example, report.build, class_span)
+                result.diagnostics += class_notes(source, example, report.build, class_span, self.lines)
             for diagnostic in result.diagnostics:
                 diagnostic.class_name = source.name
                 explain_skipped(diagnostic, self.skipped, self.execution)

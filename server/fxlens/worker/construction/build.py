@@ -18,6 +18,7 @@ from torch import nn
 from fxlens.report import Build, InputSpec
 from fxlens.worker.construction import guess_arguments as guessing
 from fxlens.worker.construction import main_block, module_arguments, package_calls, package_index, parameter_uses
+from fxlens.worker.construction.placeholders import placeholders
 from fxlens.worker.levels.values import dtype_name
 from fxlens.worker.load.discover import ClassSource, calls_to
 
@@ -50,6 +51,8 @@ class Example:
     rebuild: Callable[[], nn.Module] | None = None
     # a child adopted without inputs: why its parent's run recorded none ("" otherwise)
     unrecorded: str = ""
+    # the placeholders (`FILL_x`) a drafted directive's inputs still hold: built, but no inputs yet
+    unfilled: list = field(default_factory=list)
 
     def flat(self) -> tuple:
         """Every input, positional then keyword: what `dims` is aligned with."""
@@ -270,6 +273,14 @@ def source_path(module: types.ModuleType) -> str:
     return module.__file__ or "<buffer>"
 
 
+class Unfilled(Exception):
+    """A drafted directive whose constructor still holds placeholders (`FILL_unit`): nothing to build yet."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(", ".join(names))
+        self.names = names
+
+
 class DirectiveFailed(Exception):
     """The directive's own expression raised: `stage` is "construction" or "inputs"."""
 
@@ -318,6 +329,8 @@ def from_directive(
     path = source_path(module)
     ctor, input_exprs, keywords = split_directive(source.directive or "", path, source.directive_line, column)
     namespace = directive_namespace(module)
+    if unfilled := placeholders(ctor):
+        raise Unfilled(unfilled)
     try:
         instance = on_device(device, lambda: evaluate(ctor, namespace, path))
     except Exception as error:
@@ -331,7 +344,8 @@ def from_directive(
     example = Example(
         instance, Build("directive", "none", detail=source.directive or "", device=device, directive=ast.unparse(ctor))
     )
-    if input_exprs is not None:
+    example.unfilled = placeholders([*(input_exprs or []), *(k.value for k in keywords)])
+    if input_exprs is not None and not example.unfilled:
         try:
             args = on_device(device, lambda: tuple(evaluate(e, namespace, path) for e in input_exprs))
             kwargs = on_device(device, lambda: {k.arg: evaluate(k.value, namespace, path) for k in keywords if k.arg})

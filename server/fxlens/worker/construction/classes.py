@@ -13,7 +13,7 @@ from torch import nn
 
 from fxlens.report import Build, Diagnostic
 from fxlens.worker.construction import build as building
-from fxlens.worker.construction import package_parents
+from fxlens.worker.construction import package_parents, placeholders
 from fxlens.worker.construction.children import in_plain_words
 from fxlens.worker.construction.infer import guessed_params, infer_inputs
 from fxlens.worker.construction.notes import directive_column, directive_failed
@@ -60,7 +60,7 @@ class Building:
             )
             source = pending.pop(0)
             example = done[source.name] = examples[source.name]
-            if example.inputs is None:
+            if example.inputs is None and not example.unfilled:  # a drafted directive's inputs are the user's to fill
                 self._at(source.name, self._infer, example)
             adopted = self._at(source.name, self._adopt_children, source.name, example, sources, examples)
             # a child adopted again, now with inputs, hands them on to its own children in turn
@@ -98,6 +98,9 @@ class Building:
         for device in ("meta", "cpu"):
             try:
                 example = self._construct(source, loaded, device)
+            except building.Unfilled as unfilled:
+                span = whole_line(source.directive_line or source.line, self.lines)
+                return [placeholders.unfilled(source.name, unfilled.names, "construction", span)]
             except building.CannotBuild as reason:
                 if source.directive:
                     return directive_failed(source, reason, "construction", self.path, self.lines)

@@ -4,6 +4,7 @@ build from guessed arguments, a child traced without the inputs its parent could
 from __future__ import annotations
 
 from fxlens.report import Build, Diagnostic, Span
+from fxlens.worker.construction import placeholders
 from fxlens.worker.construction.build import CannotBuild, Example
 from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.load.discover import DIRECTIVE, ClassSource
@@ -113,11 +114,16 @@ def unrecorded_hint(source: ClassSource, example: Example, span: Span) -> Diagno
     )
 
 
-def class_notes(source: ClassSource, example: Example, build: Build, span: Span) -> list[Diagnostic]:
-    """The hints on how the class was built, for the first level traced: no inputs (recorded or
-    guessed), guessed constructor arguments."""
+def class_notes(
+    source: ClassSource, example: Example, build: Build, span: Span, lines: list[str] | None = None
+) -> list[Diagnostic]:
+    """The hints on how the class was built, for the first level traced: a drafted directive's inputs
+    still to fill in, no inputs (recorded or guessed), guessed constructor arguments."""
     notes = []
-    if example.unrecorded and example.build.inputs_source != "parent":
+    if example.unfilled:
+        at = whole_line(source.directive_line, lines) if lines and source.directive_line else span
+        notes.append(placeholders.unfilled(source.name, example.unfilled, "inputs", at))
+    elif example.unrecorded and example.build.inputs_source != "parent":
         notes.append(unrecorded_hint(source, example, span))
     elif example.inputs is None:
         notes.append(_no_inputs_hint(source, example, span))

@@ -1,0 +1,45 @@
+"""textDocument/codeAction: "Draft a `# fxlens:` directive" on a class fxlens has no graph for (not built,
+no inputs, its guesses rejected). The edit inserts the directive the worker drafted (report.Draft, written
+out by render/draft.py) above the class's decorators: fxlens's best values, a `FILL_…` placeholder for each
+value it does not know, which the next trace's diagnostic names."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from fxlens.render.draft import action_title, directive_text
+from fxlens.report import ClassReport
+
+if TYPE_CHECKING:
+    from fxlens.engine.documents import Document
+    from fxlens.lsp.cells import CellCoords
+    from fxlens.lsp.positions import Coords
+
+# the categories of the diagnostics a draft answers: why there is no graph
+ANSWERS = ("inputs", "construction", "guessed")
+
+
+def directive_edit(doc: Document, top: int, coords: Coords | CellCoords, expression: str) -> types.TextEdit:
+    """`# fxlens: <expression>` inserted at report line `top`, indented as that line is."""
+    lines = doc.lines
+    line_text = lines[top - 1] if top <= len(lines) else ""
+    indent = line_text[: len(line_text) - len(line_text.lstrip())]
+    return types.TextEdit(range=coords.lsp_range(top, 0), new_text=f"{indent}# fxlens: {expression}\n")
+
+
+def draft_action(
+    doc: Document, cls: ClassReport, top: int, coords: Coords | CellCoords, uri: str, context: types.CodeActionContext
+) -> types.CodeAction | None:
+    if cls.draft is None:
+        return None
+    class_line = coords.lsp_position(cls.line, 0).line
+    answered = [d for d in context.diagnostics if d.code in ANSWERS and d.range.start.line == class_line]
+    return types.CodeAction(
+        title=action_title(cls.draft),
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=answered or None,
+        is_preferred=True,
+        edit=types.WorkspaceEdit(changes={uri: [directive_edit(doc, top, coords, directive_text(cls.draft))]}),
+    )
