@@ -31,12 +31,19 @@ CORPUS = (
 )
 BIG = "tests/fixtures/models/tiny_gpt.py"  # a graph larger than one page of PAGE nodes
 PAGE = 40
-TOOLS = {"list_modules", "graph", "findings"}
+TOOLS = {"list_modules", "graph", "findings", "run_pass", "kernels"}
+PASSES = ("relu-to-clamp", "relu_to_sigmoid")  # a built-in that keeps results, the file's own that changes them
+PASS_FILE = "tests/fixtures/passes/tinynet.py"
+KERNEL_FILE = "tests/fixtures/lsp/kernels.py"
 
 
 def _server() -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "fxlens", "mcp"], env={"PYTHONPATH": ENV["PYTHONPATH"]}, cwd=str(ROOT)
+        # (the SDK hands a server only a few variables of its own environment: the tests' cache folders are named)
+        command=sys.executable,
+        args=["-m", "fxlens", "mcp"],
+        env=ENV,
+        cwd=str(ROOT),
     )
 
 
@@ -60,7 +67,7 @@ async def _all_pages(client: Client, path: str, cls: str, level: str) -> dict[st
 
 
 async def _session() -> dict[str, Any]:
-    found: dict[str, Any] = {"modules": {}, "graphs": {}, "findings": {}, "errors": {}}
+    found: dict[str, Any] = {"modules": {}, "graphs": {}, "findings": {}, "errors": {}, "passes": {}}
     async with Client(_server(), read_timeout_seconds=300) as client:
         found["tools"] = (await client.list_tools()).tools
         for path in CORPUS:
@@ -79,10 +86,16 @@ async def _session() -> dict[str, Any]:
             "escape": ("list_modules", {"path": "../../etc/hostname"}),
             "missing": ("list_modules", {"path": "no/such/file.py"}),
             "class": ("graph", {"path": CORPUS[0], "class_name": "Nope"}),
+            "pass": ("run_pass", {"path": PASS_FILE, "class_name": "TinyNet", "pass_name": "no-such-pass"}),
             "untraceable": ("graph", {"path": "tests/fixtures/models/failures.py", "class_name": "DataDependentIf"}),
         }.items():
             result = await client.call_tool(*call)
             found["errors"][name] = (result.is_error, result.content[0].text)
+        for name in PASSES:
+            result = await client.call_tool("run_pass", {"path": PASS_FILE, "class_name": "TinyNet", "pass_name": name})
+            found["passes"][name] = (result.is_error, result.structured_content, result.content[0].text)
+        result = await client.call_tool("kernels", {"path": KERNEL_FILE, "class_name": "Gate"})
+        found["kernels"] = (result.is_error, result.structured_content, result.content[0].text)
         # the server lives on after every refusal
         again = await client.call_tool("list_modules", {"path": CORPUS[1]})
         found["after_errors"] = again.structured_content
@@ -99,6 +112,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     check_folder = tmp_path_factory.mktemp("check")
     check = [sys.executable, "-m", "fxlens", "check", "--format", "json", "--no-cache", "-j", "1", *CORPUS]
     checked = BackgroundRun(check, check_folder, timeout=600, env=ENV)
+    others = {}
+    for name in PASSES:
+        command = [sys.executable, "-m", "fxlens", "pass", PASS_FILE, "--class", "TinyNet", "--pass", name, "--json"]
+        others[name] = BackgroundRun(command, tmp_path_factory.mktemp("pass"), timeout=600, env=ENV)
+    command = [sys.executable, "-m", "fxlens", "graph", KERNEL_FILE, "--class", "Gate", "--level", "inductor", "--json"]
+    others["inductor"] = BackgroundRun(command, tmp_path_factory.mktemp("inductor"), timeout=600, env=ENV)
     try:
         found = asyncio.run(_session())
         graphs = {}
@@ -108,9 +127,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         checked.process.wait(timeout=checked.timeout)
         found["cli_graph"] = graphs
         found["cli_check"] = json.loads(checked.stdout.read_text())
+        for name, run in others.items():
+            run.process.wait(timeout=run.timeout)  # (`fxlens pass` exits 1 on a pass that changes results)
+            found[f"cli_{name}"] = json.loads(run.stdout.read_text())
         return found
     finally:
-        for run in [*background.values(), checked]:
+        for run in [*background.values(), checked, *others.values()]:
             run.stop()
 
 
@@ -219,3 +241,35 @@ def test_the_mcp_server_never_imports_torch():
     run = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "False"
+
+
+def test_run_pass_gives_the_counts_changes_and_verdict_of_fxlens_pass(runs):
+    for name in PASSES:
+        is_error, ours, text = runs["passes"][name]
+        theirs = runs[f"cli_{name}"]
+        assert not is_error, text
+        assert (ours["counts_before"], ours["counts_after"]) == (theirs["counts_before"], theirs["counts_after"])
+        assert ours["nodes_before"] == sum(theirs["counts_before"].values())
+        assert ours["verdict"] == theirs["proof"]["verdict"] and ours["draws"] == theirs["proof"]["draws"]
+        assert [(c["change"], c["name"], c["target"]) for c in ours["changes"]] == [
+            (c["change"], c["name"], c["target"]) for c in theirs["changes"]
+        ]
+        assert ours["diff"] == theirs["diff"]
+    assert runs["passes"]["relu-to-clamp"][1]["verdict"] == "equal"
+    changed = runs["passes"]["relu_to_sigmoid"]
+    assert changed[1]["verdict"] == "changes results" and "first difference" in changed[2]
+    assert changed[1]["kind"] == "user" and changed[1]["changes"][0]["before"] == "call_function[torch.relu]"
+    assert "no pass 'no-such-pass'" in runs["errors"]["pass"][1] and "relu-to-clamp" in runs["errors"]["pass"][1]
+
+
+def test_kernels_are_the_inductor_levels_kernels_with_their_lines(runs):
+    is_error, ours, text = runs["kernels"]
+    assert not is_error, text
+    theirs = [n for n in runs["cli_inductor"]["nodes"] if n["kernel"]]
+    assert ours["kernel_count"] == len(theirs) == len(ours["kernels"]) > 0
+    assert [(k["name"], k["kernel"], k["kind"], k["lines"], k["users"]) for k in ours["kernels"]] == [
+        (n["name"], n["target"], n["kernel"]["kind"], n["kernel"]["lines"], n["users"]) for n in theirs
+    ]
+    # the file's forward runs from line 13 to 15: every kernel computes ops of those lines
+    assert {line for k in ours["kernels"] for line in k["lines"]} <= {13, 14, 15}
+    assert any(k["kind"] == "fused" and len(k["lines"]) > 1 for k in ours["kernels"]), "nothing fused two lines"

@@ -125,6 +125,8 @@ class WorkerClient:
                     continue
                 held = self.quarantine.report_for(*self._requests[job_id]) if job_id in self._requests else None
                 if held is not None:
+                    # no trace that ended: `_result` must not clear the death count the held report is made from
+                    self._requests.pop(job_id, None)
                     future.set_result(held)
                 else:
                     future.set_exception(WorkerUnavailable(exit_words(code)))

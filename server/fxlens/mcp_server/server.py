@@ -16,8 +16,9 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from fxlens import __version__ as VERSION
-from fxlens.mcp_server import results, tools
+from fxlens.mcp_server import deep_results, results, tools
 from fxlens.mcp_server.workspace import Policy, Workspace
+from fxlens.pass_catalog import BUILTIN_NAMES
 from fxlens.report import LEVELS
 
 LevelName = Literal["fx", "dynamo", "aten", "core-aten", "backward", "inductor"]
@@ -89,6 +90,28 @@ def build(policy: Policy) -> MCPServer[Any]:
     )
     async def findings(path: Path) -> Annotated[CallToolResult, results.FindingsResult]:
         return await tools.guarded(tools.findings(workspace, path))
+
+    @server.tool(
+        description="Run a graph pass on a class's fx graph, on a copy: node counts before and after, the nodes it "
+        "changed, and the proof (both modules run on the same seeded inputs): equal, close, changes results. "
+        f"Built-in passes: {', '.join(BUILTIN_NAMES)}; or a function of the file marked `# fxlens: pass`.",
+        annotations=_READ,
+    )
+    async def run_pass(
+        path: Path,
+        class_name: ClassName,
+        pass_name: Annotated[str, Field(description="a built-in pass or a `# fxlens: pass` function of the file")],
+    ) -> Annotated[CallToolResult, deep_results.PassResult]:
+        return await tools.guarded(tools.run_pass(workspace, path, class_name, pass_name))
+
+    @server.tool(
+        description="The kernels torch.compile (inductor) makes of a class's forward on this machine: each "
+        "generated kernel, library call and fallback, with the ATen ops it computes and the source lines it "
+        "fuses. Compiles: seconds per class.",
+        annotations=_READ,
+    )
+    async def kernels(path: Path, class_name: ClassName) -> Annotated[CallToolResult, deep_results.KernelsResult]:
+        return await tools.guarded(tools.kernels(workspace, path, class_name))
 
     return server
 

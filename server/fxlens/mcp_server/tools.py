@@ -13,8 +13,11 @@ from mcp_types import CallToolResult, TextContent
 
 from fxlens.ci.findings import findings as file_findings
 from fxlens.lines import split
-from fxlens.mcp_server import results
-from fxlens.mcp_server.workspace import STOPPED, ToolProblem, Workspace
+from fxlens.mcp_server import deep_results, results
+from fxlens.mcp_server.workspace import LOG, STOPPED, ToolProblem, Workspace
+from fxlens.messages import PassRequest
+from fxlens.pass_catalog import all_passes, builtin, user_passes
+from fxlens.render.kernels import LEVEL as KERNEL_LEVEL
 from fxlens.report import DEEP_LEVELS, DEFAULT_LEVELS, LEVELS, ClassReport, FileReport
 
 DEFAULT_PAGE = 200  # nodes a graph answer holds at most, unless the call asks for another page size
@@ -116,6 +119,44 @@ async def findings(workspace: Workspace, path: str) -> CallToolResult:
     return answer(result, results.findings_text(result))
 
 
+def _pass_request(path: str, text: str, name: str) -> PassRequest:
+    if builtin(name):
+        return PassRequest(name, "builtin")
+    if any(p.name == name for p in user_passes(path, text)):
+        return PassRequest(name, "user", path, text)
+    names = ", ".join(p.name for p in all_passes(path, text))
+    raise ToolProblem(
+        f"no pass {name!r} (there are: {names}); a function of the file becomes one with a `# fxlens: pass` "
+        "comment above its `def`"
+    )
+
+
+async def run_pass(workspace: Workspace, path: str, class_name: str, pass_name: str) -> CallToolResult:
+    source = workspace.source(path)
+    report, found = await workspace.run_pass(source, class_name, _pass_request(source.path, source.text, pass_name))
+    _checked(report)
+    if found is None:
+        _class(report, class_name, source.path)
+        raise ToolProblem(f"{pass_name} did not run: {results.failure_text(report.all_diagnostics()) or 'no report'}")
+    if not found.ok:
+        raise ToolProblem(
+            f"{pass_name} on {class_name} failed: {results.failure_text(found.diagnostics) or 'no graph came back'}"
+        )
+    return answer(deep_results.pass_result(found), deep_results.pass_text(found))
+
+
+async def kernels(workspace: Workspace, path: str, class_name: str) -> CallToolResult:
+    source = workspace.source(path)
+    report = _checked(await workspace.report(source, workspace.options((KERNEL_LEVEL,)), class_name))
+    cls = _class(report, class_name, source.path)
+    result = cls.levels.get(KERNEL_LEVEL)
+    if result is None or not result.ok:
+        failure = (results.failure_text(result.diagnostics) or result.note) if result else "not traced"
+        raise ToolProblem(f"{class_name}: torch.compile's kernels could not be made: {failure}")
+    shaped = deep_results.kernels_result(source.path, cls, result)
+    return answer(shaped, deep_results.kernels_text(shaped))
+
+
 async def guarded(call: Any) -> CallToolResult:
     """A tool's answer, or its problem as an error result: nothing a tool meets ends the server."""
     try:
@@ -123,3 +164,6 @@ async def guarded(call: Any) -> CallToolResult:
         return result
     except ToolProblem as problem:
         return refusal(str(problem))
+    except Exception as error:  # noqa: BLE001  a bug of ours is an answer too, with its words, never a lost server
+        LOG.exception("a tool call failed")
+        return refusal(f"fxlens could not answer: {type(error).__name__}: {error}")

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
@@ -19,6 +21,7 @@ from fxlens.pass_report import PassReport
 from fxlens.report import DEFAULT_LEVELS, FileReport
 
 LOG = logging.getLogger("fxlens.mcp")
+_T = TypeVar("_T")
 # reports kept for unchanged texts: an agent asks list_modules, then graph, then findings of one file
 KEPT_REPORTS = 16
 
@@ -138,29 +141,38 @@ class Workspace:
         if held is not None:
             return held
         classes = (cls,) if cls is not None else None
-        client = await self._client()
-        try:
-            report = await client.analyse(
-                source.path,
-                source.text,
-                options,
-                classes=list(classes) if classes else None,
-                roots=list(self.policy.roots),
-            )
-        except WorkerUnavailable as error:
-            raise ToolProblem(_worker_words(error)) from error
+
+        def trace(client: WorkerClient) -> Awaitable[FileReport]:
+            only = list(classes) if classes else None
+            return client.analyse(source.path, source.text, options, classes=only, roots=list(self.policy.roots))
+
+        report = await self._on_worker(source, trace)
         if not stopped(report):  # a hang may have been the machine's load: the next call tries again
             self.reports.keep(source, options, classes, report)
         return report
 
     async def run_pass(self, source: Source, cls: str, request: PassRequest) -> tuple[FileReport, PassReport | None]:
+        def run(client: WorkerClient) -> Awaitable[tuple[FileReport, PassReport | None]]:
+            options = self.options(("fx",))
+            return client.run_pass(source.path, source.text, options, cls, request, roots=list(self.policy.roots))
+
+        return await self._on_worker(source, run)
+
+    async def _on_worker(self, source: Source, call: Callable[[WorkerClient], Awaitable[_T]]) -> _T:
+        """`call` on the warm worker. A worker that dies under it is restarted by the supervisor and the call
+        runs once more, as the editor traces a file again: a second death holds the file back (the engine's
+        quarantine), whose report says so; a death that was not the file's own answers the second time."""
         client = await self._client()
         try:
-            return await client.run_pass(
-                source.path, source.text, self.options(("fx",)), cls, request, roots=list(self.policy.roots)
-            )
+            return await call(client)
         except WorkerUnavailable as error:
-            raise ToolProblem(_worker_words(error)) from error
+            if client.alive:  # (the worker answered what it could not read: no death, no second try)
+                raise ToolProblem(_stopped_worker(source, error)) from error
+            LOG.warning("the worker died while tracing %s (%s): tracing it once more", source.path, error.message)
+        try:
+            return await call(await self._client())
+        except WorkerUnavailable as error:
+            raise ToolProblem(_stopped_worker(source, error)) from error
 
     async def _client(self) -> WorkerClient:
         try:
@@ -176,6 +188,10 @@ STOPPED = ("timeout", "crash", "exit", "memory", "interrupt")
 
 def stopped(report: FileReport) -> bool:
     return any(d.severity == "error" and d.category in STOPPED for d in report.all_diagnostics())
+
+
+def _stopped_worker(source: Source, error: WorkerUnavailable) -> str:
+    return f"the worker stopped while tracing {source.path}: {_worker_words(error)}"
 
 
 def _worker_words(error: WorkerUnavailable) -> str:
