@@ -11,7 +11,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxlens.worker.construction import consumers, guess_inputs
+from fxlens.worker.construction import consumers, guess_inputs, solve_shapes
 from fxlens.worker.levels import devices
 
 
@@ -187,6 +187,8 @@ def _first_that_runs(
     rebuild: Callable[[], nn.Module] | None,
 ) -> Inferred:
     found = _first_rank_that_runs(instance, params, per_param, start, rebuild)
+    if found.inputs is None and found.error is not None and not _none_used(found.error):
+        found = _solved(instance, params, per_param, start, rebuild) or found
     too_small = any(text in str(found.error) for text in _TOO_SMALL)
     for side in _LARGER_SIDES if too_small else _COMMON_SIDES:
         if found.inputs is not None or not (too_small or any(text in str(found.error) for text in _NOT_ITS_SIDE)):
@@ -212,6 +214,39 @@ def _first_that_runs(
 
 
 _MAX_CHOICES = 24
+# the guesses whose sizes are solved when none ran as guessed (each costs a few symbolic fake runs)
+_SOLVED_CHOICES = 4
+
+
+def _solved(
+    instance: nn.Module,
+    params: list[str],
+    per_param: list[list[guess_inputs.Input]],
+    start: str,
+    rebuild: Callable[[], nn.Module] | None,
+) -> Inferred | None:
+    """The first guesses whose sizes forward's own checks pin (solve_shapes.py), run as any guess is."""
+    positional, uncached = _split(instance, params)
+
+    def call(module: nn.Module, made: tuple) -> None:
+        module(*made[:positional], **dict(zip(params[positional:], made[positional:])), **uncached)
+
+    for chosen in _choices(per_param)[:_SOLVED_CHOICES]:
+        solved = solve_shapes.solve(instance, chosen, call)
+        if solved is None:
+            continue
+        found = _first_rank_that_runs(instance, params, [[value] for value in solved.values], start, rebuild)
+        if found.inputs is not None:
+            return found
+    return None
+
+
+def _split(instance: nn.Module, params: list[str]) -> tuple[int, dict]:
+    """How many of `params` go by position (the leading ones in forward's own order; the others, keyword-only
+    ones or a decoder's input after skipped optional ones, by name), and the `use_cache=False` to add."""
+    order = _parameters(instance)
+    positional = next((i for i, p in enumerate(params) if i >= len(order) or order[i] != p), len(params))
+    return positional, _without_cache(instance)
 
 
 def _choices(per_param: list[list[guess_inputs.Input]]) -> list[list[guess_inputs.Input]]:
@@ -242,11 +277,7 @@ def _first_rank_that_runs(
     start: str,
     rebuild: Callable[[], nn.Module] | None,
 ) -> Inferred:
-    # the leading parameters in forward's own order go by position, the others (keyword-only ones, a
-    # decoder's input after skipped optional ones) by name
-    order = _parameters(instance)
-    positional = next((i for i, p in enumerate(params) if i >= len(order) or order[i] != p), len(params))
-    uncached = _without_cache(instance)
+    positional, uncached = _split(instance, params)
     last_error: BaseException | None = None
     unconfirmed: Inferred | None = None
     for chosen in _choices(per_param):

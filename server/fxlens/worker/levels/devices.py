@@ -300,6 +300,11 @@ def _fake_state(mode: Any, state: dict[str, torch.Tensor], device: str) -> dict[
     return fakes
 
 
+def fake_state(mode: Any, module: nn.Module, device: str = "cpu") -> dict[str, torch.Tensor]:
+    """The module's parameters and buffers as fake tensors of `mode` (to swap in with `_reparametrize_module`)."""
+    return _fake_state(mode, _state(module), device)
+
+
 def _fake(mode: Any, tensor: torch.Tensor, device: str = "cpu") -> torch.Tensor:
     """A fake tensor made from a meta one, on the CPU unless `device` says otherwise (tensors the code
     makes itself are CPU ones)."""

@@ -1,0 +1,336 @@
+"""Input sizes solved from the model's own checks instead of searched.
+
+Every size of every tensor input becomes an unbacked symbol of torch's ShapeEnv (the machinery behind
+export's dynamic shapes): a size with no example value. Forward runs once on fake tensors and each check the
+model makes on a size (a Linear's `in_features`, a `view`, a positional table's length, a `cat`) is recorded,
+not decided: torch keeps it as a runtime assertion, or pins the size outright (`Eq(u1, 3)` for a
+convolution's channels). A check Python itself must decide (an `assert`, an `if` on a size) stops the run
+with the condition: it is assumed and the run starts again. Small sizes that satisfy every recorded check are
+then chosen. Only fake tensors: no memory is spent on a guess.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import operator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+import sympy  # type: ignore[import-untyped]  # torch's own dependency: its symbolic sizes are sympy
+import torch
+from torch import nn
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
+from torch.nn.utils.stateless import _reparametrize_module
+
+from fxlens.worker.construction.guess_inputs import Guess, Input
+from fxlens.worker.levels import devices
+
+# a size is (input index, index inside a tuple input, dim)
+Key = tuple[int, int, int]
+
+# runs with one more assumed condition each (an `assert`, an `if` on a size)
+_ROUNDS = 8
+_SMALLEST_SIZE, _LARGEST_SIZE = 2, 4096
+# the most elements one solved input may have (a 3×224×224 image is 150 k; a real CPU run of it stays small)
+_LARGEST_INPUT = 1 << 22
+
+
+@dataclass
+class Run:
+    """One fake run: its error (None: forward ran), the checks it recorded on the sizes (as conditions on our
+    symbols), and the condition Python had to decide, when that stopped it."""
+
+    error: BaseException | None
+    checks: list[sympy.Basic]
+    undecided: sympy.Basic | None = None
+
+
+def _leaves(value: Input) -> list[Guess]:
+    return list(value) if isinstance(value, tuple) else [value]
+
+
+def _sizes(chosen: list[Input]) -> dict[Key, int]:
+    return {
+        (i, j, d): size
+        for i, value in enumerate(chosen)
+        for j, guess in enumerate(_leaves(value))
+        for d, size in enumerate(guess.shape)
+    }
+
+
+def _symbol(key: Key) -> sympy.Symbol:
+    return sympy.Symbol("v{}_{}_{}".format(*key), integer=True, positive=True)
+
+
+def _key(symbol: sympy.Symbol) -> Key:
+    i, j, d = symbol.name[1:].split("_")
+    return int(i), int(j), int(d)
+
+
+def _symbolic_inputs(env: ShapeEnv, mode: FakeTensorMode, chosen: list[Input], assumed: list[sympy.Basic]) -> tuple:
+    """Fake CPU tensors whose sizes are unbacked symbols (each at least 2: a size of 1 broadcasts), the
+    assumed conditions checked on them, and {torch's symbol: ours}."""
+    names: dict[sympy.Symbol, sympy.Symbol] = {}
+    ours: dict[Key, Any] = {}
+
+    def size(key: Key) -> Any:
+        value = env.create_unbacked_symint()
+        torch._check(value >= _SMALLEST_SIZE)
+        torch._check(value <= _LARGEST_SIZE)
+        names[value.node.expr] = _symbol(key)
+        ours[key] = value
+        return value
+
+    made = []
+    with mode:
+        for i, value in enumerate(chosen):
+            tensors = [
+                torch.empty([size((i, j, d)) for d in range(len(g.shape))], dtype=g.dtype)
+                for j, g in enumerate(_leaves(value))
+            ]
+            made.append(tuple(tensors) if isinstance(value, tuple) else tensors[0])
+        for condition in assumed:
+            _check_on(condition, ours)
+    return tuple(made), names
+
+
+_RELATIONS: dict[type, Callable[[Any, Any], Any]] = {
+    sympy.Eq: operator.eq,
+    sympy.Ne: operator.ne,
+    sympy.Lt: operator.lt,
+    sympy.Le: operator.le,
+    sympy.Gt: operator.gt,
+    sympy.Ge: operator.ge,
+}
+
+
+def _check_on(condition: sympy.Basic, ours: dict[Key, Any]) -> None:
+    """`torch._check` of a condition on our symbols, on this run's sizes (each side of a relation computed
+    with the SymInts, a conjunction as its parts)."""
+    if isinstance(condition, sympy.And):
+        for part in condition.args:
+            _check_on(part, ours)
+        return
+    relation = _RELATIONS.get(type(condition))
+    if relation is None:
+        return  # no relation torch can take: the solved sizes are checked by the confirming run all the same
+    left, right = (_value_on(side, ours) for side in condition.args)
+    torch._check(relation(left, right))
+
+
+def _value_on(expr: sympy.Basic, ours: dict[Key, Any]) -> Any:
+    symbols = sorted(expr.free_symbols, key=lambda s: s.name)
+    function = sympy.lambdify(symbols, expr, modules=[_SYM_FUNCTIONS, "math"])
+    return function(*(ours[_key(s)] for s in symbols))
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Fake tensors log every failed meta kernel as an error: a rejected guess is expected here."""
+    logger = logging.getLogger("torch._subclasses.fake_tensor")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+Call = Callable[[nn.Module, tuple], Any]
+
+
+def _fake_run(instance: nn.Module, chosen: list[Input], assumed: list[sympy.Basic], call: Call) -> Run:
+    env = ShapeEnv()
+    mode = FakeTensorMode(shape_env=env, allow_non_fake_inputs=True)
+    fakes = devices.fake_state(mode, instance)
+    made, names = _symbolic_inputs(env, mode, chosen, assumed)
+    error: BaseException | None = None
+    try:
+        with _quiet(), _reparametrize_module(instance, fakes), mode, torch.no_grad():
+            call(instance, made)
+    except Exception as raised:  # noqa: BLE001  the user's forward rejecting these sizes is what is read
+        error = raised
+    ours = set(names.values())
+    recorded = [
+        *(sympy.Eq(names[s], v.xreplace(names)) for s, v in env.replacements.items() if s in names),
+        *(a.expr.xreplace(names) for asserts in env.deferred_runtime_asserts.values() for a in asserts),
+    ]
+    undecided = None
+    if isinstance(error, GuardOnDataDependentSymNode):
+        cond = error.cond.xreplace(names)
+        undecided = cond if cond.free_symbols and cond.free_symbols <= ours else None
+    return Run(error, [c for c in recorded if c.free_symbols and c.free_symbols <= ours], undecided)
+
+
+def _assumed(condition: sympy.Basic) -> sympy.Basic:
+    """What to assume of a condition Python decides: that it holds (an `assert`, an `if` written for the
+    sizes the model takes), except a size of exactly 0 or 1, which only an edge case asks about."""
+    if isinstance(condition, sympy.Eq) and any(side in (sympy.Integer(0), sympy.Integer(1)) for side in condition.args):
+        return sympy.Not(condition)
+    return condition
+
+
+_SYM_FUNCTIONS = {
+    "FloorDiv": operator.floordiv,
+    "CleanDiv": operator.floordiv,
+    "PythonMod": operator.mod,
+    "Mod": operator.mod,
+    "Max": torch.sym_max,
+    "Min": torch.sym_min,
+}
+_FUNCTIONS = {
+    "FloorDiv": operator.floordiv,
+    "CleanDiv": operator.floordiv,
+    "PythonMod": operator.mod,
+    "Mod": operator.mod,
+    "Max": max,
+    "Min": min,
+    "CeilToInt": math.ceil,
+    "FloorToInt": math.floor,
+    "TruncToInt": math.trunc,
+    "IntTrueDiv": operator.truediv,
+    "ToFloat": float,
+}
+
+
+@dataclass
+class _Check:
+    """A guard as a fast Python function of its sizes (sympy's substitution when it cannot be one)."""
+
+    expr: sympy.Basic
+    keys: list[Key]
+    function: Callable[..., Any] | None
+
+    @staticmethod
+    def of(expr: sympy.Basic) -> _Check:
+        symbols = sorted(expr.free_symbols, key=lambda s: s.name)
+        try:
+            function = sympy.lambdify(symbols, expr, modules=[_FUNCTIONS, "math"])
+        except Exception:  # noqa: BLE001  a function sympy cannot print: substitution does it, slower
+            function = None
+        return _Check(expr, [_key(s) for s in symbols], function)
+
+    def holds(self, sizes: dict[Key, int]) -> bool:
+        values = [sizes[key] for key in self.keys]
+        if self.function is not None:
+            try:
+                return bool(self.function(*values))
+            except Exception:  # noqa: BLE001  a function lambdify spelled wrongly: substitution is exact
+                self.function = None
+        result = self.expr.xreplace({_symbol(k): sympy.Integer(v) for k, v in zip(self.keys, values)})
+        return result is sympy.true
+
+
+def _candidates(condition: sympy.Basic) -> list[int]:
+    """Sizes to try, smallest first: powers of two and the divisors of the numbers the check names (a
+    Linear's 512, a table's 197), then every size up to the largest."""
+    numbers = {abs(int(n)) for n in condition.atoms(sympy.Integer) if 1 < abs(int(n)) <= _LARGEST_SIZE * 4}
+    preferred = {2**k for k in range(1, 13)} | {d for n in numbers for d in _divisors(n)} | numbers
+    preferred = {v for v in preferred if _SMALLEST_SIZE <= v <= _LARGEST_SIZE}
+    return sorted(preferred) + [v for v in range(_SMALLEST_SIZE, _LARGEST_SIZE + 1) if v not in preferred]
+
+
+def _divisors(n: int) -> set[int]:
+    return {d for k in range(1, math.isqrt(n) + 1) if n % k == 0 for d in (k, n // k)}
+
+
+def _groups(keys: set[Key], sizes: dict[Key, int], batch: set[Key]) -> list[list[Key]]:
+    """The sizes to change together: an input's dims of equal size (an image's height and width) first, then
+    each alone; named sizes (the batch) last."""
+    tied: dict[tuple[int, int, int], list[Key]] = {}
+    for key in sorted(keys):
+        tied.setdefault((key[0], key[1], sizes[key]), []).append(key)
+    groups = [g for g in tied.values() if len(g) > 1] + [[k] for k in sorted(keys)]
+    return sorted(groups, key=lambda g: any(k in batch for k in g))
+
+
+def _fits(sizes: dict[Key, int]) -> bool:
+    per_input: dict[tuple[int, int], int] = {}
+    for (i, j, _), size in sizes.items():
+        per_input[(i, j)] = per_input.get((i, j), 1) * size
+    return all(count <= _LARGEST_INPUT for count in per_input.values())
+
+
+def _satisfy(sizes: dict[Key, int], checks: list[_Check], named: set[Key]) -> dict[Key, int] | None:
+    """Sizes where every check holds, from the guessed ones: check by check, one group of sizes changed to the
+    smallest value that satisfies it while every check that held still does."""
+    for _ in range(len(checks) + 1):
+        failing = next((check for check in checks if not check.holds(sizes)), None)
+        if failing is None:
+            return sizes
+        held = [check for check in checks if check is not failing and check.holds(sizes)]
+        sizes_now = sizes
+        for group in _groups(set(failing.keys), sizes, named):
+            found = next(
+                (
+                    trial
+                    for value in _candidates(failing.expr)
+                    if failing.holds(trial := {**sizes, **dict.fromkeys(group, value)})
+                    and all(check.holds(trial) for check in held)
+                    and _fits(trial)
+                ),
+                None,
+            )
+            if found is not None:
+                sizes = found
+                break
+        if sizes is sizes_now:
+            return None
+    return None
+
+
+def _free(key: Key, sizes: dict[Key, int], checks: list[_Check]) -> bool:
+    """Whether the size may grow without breaking a check (a batch the model does not pin)."""
+    return all(
+        all(check.holds({**sizes, key: value}) for check in checks) for value in (sizes[key] + 1, 2 * sizes[key])
+    )
+
+
+@dataclass
+class Solved:
+    """The guesses resized, and the sizes a check pinned (no longer free)."""
+
+    values: list[Input]
+    pinned: set[Key]
+
+
+def solve(instance: nn.Module, chosen: list[Input], call: Call) -> Solved | None:
+    """Sizes for `chosen` (one guess per input: ranks, dtypes and first sizes) that forward's checks accept,
+    on fake tensors; None when the guessed sizes already satisfy them, or nothing does."""
+    assumed: list[sympy.Basic] = []
+    for _ in range(_ROUNDS):
+        run = _fake_run(instance, chosen, assumed, call)
+        if run.undecided is None or run.undecided in assumed:
+            break
+        assumed.append(_assumed(run.undecided))
+    if run.error is not None:
+        return None
+    checks = [_Check.of(condition) for condition in (*run.checks, *assumed)]
+    guessed = _sizes(chosen)
+    named = {(i, j, d) for i, v in enumerate(chosen) for j, g in enumerate(_leaves(v)) for d in g.dims}
+    sizes = _satisfy(guessed, checks, named)
+    if sizes is None or sizes == guessed:
+        return None
+    pinned = {key for key in named if not _free(key, sizes, checks)}
+    return Solved(_resized(chosen, sizes, pinned), pinned)
+
+
+def _resized(chosen: list[Input], sizes: dict[Key, int], pinned: set[Key]) -> list[Input]:
+    def one(i: int, j: int, guess: Guess) -> Guess:
+        shape = tuple(sizes[(i, j, d)] for d in range(len(guess.shape)))
+        changed = {d for d, (a, b) in enumerate(zip(shape, guess.shape)) if a != b}
+        dims = {d: name for d, name in guess.dims.items() if d not in changed and (i, j, d) not in pinned}
+        if shape == guess.shape:
+            return replace(guess, dims=dims)
+        why = f"{guess.why}; sizes {shape} solved from forward's own checks"
+        return replace(guess, shape=shape, dims=dims, why=why.lstrip("; "))
+
+    resized: list[Input] = []
+    for i, value in enumerate(chosen):
+        leaves = [one(i, j, guess) for j, guess in enumerate(_leaves(value))]
+        resized.append(tuple(leaves) if isinstance(value, tuple) else leaves[0])
+    return resized

@@ -1,0 +1,100 @@
+"""Input sizes solved from the model's own checks (worker/construction/solve_shapes.py): a classifier head
+after fixed pooling, a `view` of a fixed size, a positional table, an `assert` on the channels. Each class
+gets the sizes its layers pin, and its graphs equal raw torch's on inputs of those sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from fxlens.worker.construction import solve_shapes
+from fxlens.worker.construction.guess_inputs import Guess
+from torch_reference import analyse, expected, load, reported
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "solved"
+IMAGES = FIXTURES / "small_images.py"
+
+
+@pytest.fixture(scope="module")
+def images():
+    return analyse([IMAGES], levels=("fx", "aten"))["small_images"]
+
+
+@pytest.fixture(scope="module")
+def module():
+    return load(IMAGES)
+
+
+def _call(instance, made):
+    return instance(*made)
+
+
+# the input each class's own layers allow: (class, its input's shape, B free)
+SOLVED = [
+    ("CifarResNet", ["B", 3, 32, 32]),  # Linear(512) after three halvings and a fixed 4x4 pooling
+    ("LeNet", ["B", 3, 32, 32]),  # Linear(16 * 5 * 5) after two 5x5 convolutions and two poolings
+    ("ConvEncoder", ["B", 3, 64, 64]),  # four stride-2 convolutions, then Linear(256 * 16)
+    ("PatchTokenizer", ["B", 256]),  # `x.view(B, 16, 16)`
+    ("TinyViT", ["B", 3, 32, 32]),  # a positional table for 8x8 patches and a class token
+]
+
+
+@pytest.mark.parametrize(("name", "shape"), SOLVED)
+def test_sizes_the_layers_pin_are_solved_and_both_graphs_equal_raw_torchs(images, name, shape):
+    cls = images.find_class(name)
+    [spec] = cls.build.inputs
+    assert (spec.shape, spec.dtype) == (shape, "float32")
+    assert spec.source.endswith("solved from forward's own checks"), spec.source
+    for level in ("fx", "aten"):
+        assert cls.levels[level].ok, (level, cls.levels[level].diagnostics)
+        assert reported(cls, level) == expected(IMAGES, images, cls, level), level
+
+
+def test_the_solved_sizes_are_the_only_small_ones_raw_torch_accepts(module):
+    """The guessed 16x16 picture fails in torch itself, the solved 32x32 one runs, and 28x28 (a size no
+    check allows) fails: the solution is the model's, not a side tried until one ran."""
+    with torch.device("meta"):
+        net = module.LeNet()
+    for side, runs in ((16, False), (28, False), (32, True)):
+        try:
+            net(torch.empty(2, 3, side, side, device="meta"))
+        except RuntimeError:
+            assert not runs, side
+        else:
+            assert runs, side
+
+
+def test_an_assert_on_the_channels_is_assumed_and_solved(module):
+    with torch.device("meta"):
+        gate = module.ChannelGate(channels=6)
+    solved = solve_shapes.solve(gate, [Guess((2, 3, 16, 16), dims={0: "B"})], _call)
+    assert solved is not None
+    [value] = solved.values
+    assert value.shape == (2, 6, 16, 16) and value.dims == {0: "B"}
+    gate(torch.empty(value.shape, device="meta"))  # torch agrees
+
+
+def test_a_size_the_model_pins_loses_its_free_name(module):
+    """A sequence length fixed by a positional table is no free `T` any more (export would reject it as
+    dynamic); the batch stays free."""
+    with torch.device("meta"):
+        vit = module.TinyViT()
+    tokens = Guess((2, 8, 48), dims={0: "B", 1: "T"})
+
+    def blocks_then_head(instance, made):  # the transformer part alone: tokens plus positions
+        (x,) = made
+        return instance.head(instance.blocks(x + instance.pos_embedding)[:, 0])
+
+    solved = solve_shapes.solve(vit, [tokens], blocks_then_head)
+    assert solved is not None
+    [value] = solved.values
+    assert value.shape == (2, 65, 48) and value.dims == {0: "B"}
+
+
+def test_sizes_that_already_run_and_checks_nothing_satisfies_give_no_solution(module):
+    with torch.device("meta"):
+        net = module.LeNet()
+    assert solve_shapes.solve(net, [Guess((2, 3, 32, 32), dims={0: "B"})], _call) is None
+    # three channels are required by the first convolution: a one-channel guess of rank 2 cannot be fixed
+    assert solve_shapes.solve(net, [Guess((2, 5), dims={0: "B"})], _call) is None
