@@ -14,11 +14,17 @@ from torch_reference import analyse, expected, load, reported
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "solved"
 IMAGES = FIXTURES / "small_images.py"
+SHOWN = FIXTURES / "shown_sizes.py"
 
 
 @pytest.fixture(scope="module")
-def images():
-    return analyse([IMAGES], levels=("fx", "aten"))["small_images"]
+def reports():
+    return analyse([IMAGES, SHOWN], levels=("fx", "aten"))
+
+
+@pytest.fixture(scope="module")
+def images(reports):
+    return reports["small_images"]
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +104,27 @@ def test_sizes_that_already_run_and_checks_nothing_satisfies_give_no_solution(mo
     assert solve_shapes.solve(net, [Guess((2, 3, 32, 32), dims={0: "B"})], _call) is None
     # three channels are required by the first convolution: a one-channel guess of rank 2 cannot be fixed
     assert solve_shapes.solve(net, [Guess((2, 5), dims={0: "B"})], _call) is None
+
+
+# sizes the file's own code hands to a class that takes any size: (class, input shape, dtype, where it is read)
+SHOWN_SIZES = [
+    # the docstring's example (`torch.randn(1, 1, 48, 48)`) before the `__main__` block's 96x96; a batch of 1 is B
+    ("TinyUNet", ["B", 1, 48, 48], "float32", "as its docstring calls it: `torch.randn(1, 1, 48, 48)`"),
+    # a `test()` function's `torch.randint(0, 100, (4, 12))`, handed to the instance through a name
+    (
+        "TokenClassifier",
+        [4, 12],
+        "int64",
+        "as the file's code calls it: `torch.randint(0, 100, (4, 12))` (line 61)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "shape", "dtype", "source"), SHOWN_SIZES)
+def test_sizes_the_files_code_shows_come_first_and_both_graphs_equal_raw_torchs(reports, name, shape, dtype, source):
+    cls = reports["shown_sizes"].find_class(name)
+    [spec] = cls.build.inputs
+    assert (spec.shape, spec.dtype, spec.source) == (shape, dtype, source)
+    for level in ("fx", "aten"):
+        assert cls.levels[level].ok, (level, cls.levels[level].diagnostics)
+        assert reported(cls, level) == expected(SHOWN, reports["shown_sizes"], cls, level), level

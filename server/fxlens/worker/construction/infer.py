@@ -11,7 +11,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxlens.worker.construction import consumers, guess_inputs, solve_shapes
+from fxlens.worker.construction import code_sizes, consumers, guess_inputs, solve_shapes
 from fxlens.worker.levels import devices
 
 
@@ -123,9 +123,13 @@ def infer_inputs(
         if not params:
             return Inferred((), [])
     per_param: list[list[guess_inputs.Input]] = []
+    # what the file's own code hands to the class comes first (positional inputs, in forward's order)
+    in_code = code_sizes.inputs_in_code(type(instance)) or []
     for index, param in enumerate(params):
         options = _options(instance, graph, index, param)
-        per_param.append(options or guess_inputs.unconsumed(per_param[0] if per_param else [], param, params[0]))
+        options = options or guess_inputs.unconsumed(per_param[0] if per_param else [], param, params[0])
+        read = in_code[index] if index < len(in_code) else None
+        per_param.append([read, *options] if read is not None else options)
     found = _first_that_runs(instance, params, per_param, start, rebuild)
     # a parameter that defaults to None but that forward uses all the same (`temb=None` of a block whose
     # layers were built for a time embedding): given a value, one at a time, while the error is a None's
