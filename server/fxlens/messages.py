@@ -123,6 +123,8 @@ class TraceRequest:
     notes: bool = wire(True, check=not_false)  # the class notes on the first level (False: deeper levels only)
     without_cost: list[str] = wire(factory=list, omit=True, check=only_strings)  # held without their cost
     pass_request: PassRequest | None = wire(None, name="pass", omit=True, check=_pass_request)
+    # rewrites of the findings, each proven on a copy of the buffer (worker/fixes), in the class reports
+    fixes: bool = wire(False, omit=True, check=lambda v: v is True)
     # worker -> child: class -> the diagnostic of its hang or crash in an earlier run of this request (left out)
     failed: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
 

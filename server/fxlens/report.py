@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from fxlens.fix_report import FIX_CLASSES, Fix, fix_from_json
 from fxlens.guard_report import FRAME_FIELDS, GUARD_FIELDS, CompiledFrame, Guard, frame_from_json
 
 if TYPE_CHECKING:
@@ -329,6 +330,8 @@ class ClassReport:
     cost: Cost | None = None
     # for a class fxlens has no graph for (not built, or no inputs): the directive it offers (None: it has one)
     draft: Draft | None = None
+    # rewrites of its findings and their proofs (fix_report.py), when the request asked for fixes
+    fixes: list[Fix] = field(default_factory=list)
 
     def diagnostics(self) -> list[Diagnostic]:
         return [d for result in self.levels.values() for d in result.diagnostics]
@@ -371,6 +374,7 @@ _FIELD_NAMES = {
         FileReport,
         Draft,
         DraftValue,
+        *FIX_CLASSES,
     )
 } | {Guard: GUARD_FIELDS, CompiledFrame: FRAME_FIELDS}
 
@@ -421,6 +425,7 @@ def class_from_json(data: dict[str, Any]) -> ClassReport:
     report.levels = {k: level_from_json(v) for k, v in data.get("levels", {}).items()}
     report.cost = cost_from_json(data["cost"]) if data.get("cost") else None
     report.draft = draft_from_json(data["draft"]) if data.get("draft") else None
+    report.fixes = [fix_from_json(f) for f in data.get("fixes", [])]
     return report
 
 

@@ -14,7 +14,16 @@ from pathlib import Path
 SERVER = Path(__file__).resolve().parents[2] / "server"
 
 # the worker's stages, top to bottom: a stage imports only stages below it (equal ranks: never each other)
-WORKER_STAGES = {"process": 5, "analysis": 4, "passes": 3, "construction": 2, "levels": 1, "load": 1, "failures": 0}
+WORKER_STAGES = {
+    "process": 6,
+    "analysis": 5,
+    "fixes": 4,
+    "passes": 3,
+    "construction": 2,
+    "levels": 1,
+    "load": 1,
+    "failures": 0,
+}
 
 
 @dataclass

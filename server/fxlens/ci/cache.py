@@ -141,7 +141,14 @@ def cache_key(path: str, text: str, workspace: str, options: TraceOptions, pytho
         "fxlens": code,
         "torch": torch,
         "python": os.path.realpath(python),
-        "options": [list(options.levels), options.execution, options.timeout, options.memory_mb, options.surface],
+        "options": [
+            list(options.levels),
+            options.execution,
+            options.timeout,
+            options.memory_mb,
+            options.surface,
+            options.fixes,
+        ],
     }
     return _digest(json.dumps(material, sort_keys=True).encode())
 

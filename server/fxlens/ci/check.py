@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from fxlens.ci import fixing
 from fxlens.ci.cache import CheckCache, cache_key, default_cache_dir, fxlens_code, torch_version
 from fxlens.ci.findings import Finding
 from fxlens.ci.findings import findings as file_findings
@@ -18,6 +19,7 @@ from fxlens.ci.formats import FORMATS, render
 from fxlens.ci.parallel import default_jobs, trace_all
 from fxlens.ci.shards import parse_shard, read_costs, record_costs, split
 from fxlens.ci.tree import files_to_check
+from fxlens.engine.fixes import explained
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
 from fxlens.report import DEFAULT_LEVELS, LEVELS, FileReport, in_ladder_order
 
@@ -90,6 +92,7 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
         help="check only the K-th of N stable parts of the files "
         "(split by path hash, or balanced by the cache's recorded costs); join them with `fxlens merge`",
     )
+    fixing.add_arguments(check)
 
 
 def _read(path: str) -> str:
@@ -118,7 +121,10 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
     # surface "check": the fixes' words are the CLI's, and no shape is shown, so the worker names no size B or T
     # and exports grown sizes only where a specialisation hint could come of it (worker/levels/size_probe.py)
-    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout, surface="check", cost=False)
+    fixes = args.fix or args.diff
+    options = TraceOptions(
+        levels=levels, execution=args.execution, timeout=args.timeout, surface="check", cost=False, fixes=fixes
+    )
     workspace = os.getcwd()
     files = files_to_check(args.paths, args.exclude, workspace)
     cache = CheckCache(None if args.no_cache else args.cache_dir)
@@ -158,6 +164,16 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
         },
     )
     reports.update(traced)
+    if args.diff:
+        count = fixing.print_diffs(texts, reports)
+        print(f"{len(files)} file(s) checked, {count} proven fix(es) shown, nothing written", file=sys.stderr)
+        return 1 if count else 0
+    applied = 0
+    if args.fix:
+        reports, applied = fixing.apply_in_place(texts, reports)
+        texts = {path: _read(path) for path in files}
+    elif fixes:
+        reports = {path: explained(report) for path, report in reports.items()}
     findings: list[Finding] = []
     for path in files:
         findings += file_findings(os.path.relpath(path), reports[path].all_diagnostics(), texts[path].split("\n"))
@@ -174,7 +190,8 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     if not files:
         print(f"fxlens: no Python file defining an nn.Module under {', '.join(args.paths)}", file=sys.stderr)
     cached = f" ({summary['cached']} from the cache)" if summary["cached"] else ""
-    print(f"{len(files)} file(s) checked{cached}, {errors} error(s)", file=sys.stderr)
+    fixed = f", {applied} fixed" if args.fix else ""
+    print(f"{len(files)} file(s) checked{cached}, {errors} error(s){fixed}", file=sys.stderr)
     return 1 if errors else 0
 
 

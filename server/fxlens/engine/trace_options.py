@@ -20,6 +20,8 @@ class TraceOptions:
     # the class cost (parameters, FLOPs forward and backward: FlopCounterMode runs the class once more),
     # for callers that show it (lenses, hovers, `fxlens graph`); `fxlens check` and `diff` never do
     cost: bool = True
+    # the findings' rewrites, each proven on a copy of the buffer (`fxlens check --fix`, the quick fixes)
+    fixes: bool = False
 
 
 OnClass = Callable[[ClassReport], None]

@@ -199,6 +199,7 @@ class WorkerClient:
         earlier = classes.get(fresh.name)
         if earlier is not None:
             fresh.levels = ladder_sorted({**earlier.levels, **fresh.levels})
+            fresh.fixes = fresh.fixes or earlier.fixes  # (proven once every level is out: the class's last event)
         classes[fresh.name] = fresh
         if on_class is not None:
             on_class(fresh)
@@ -302,6 +303,7 @@ class WorkerClient:
             buffers={os.path.abspath(p): t for p, t in ask.buffers.items()},
             notes=ask.notes,
             without_cost=list(ask.without_cost),
+            fixes=options.fixes,
         )
 
     def _start_job(self, request: messages.TraceRequest, on_class: OnClass | None) -> tuple[int, Awaitable[FileReport]]:

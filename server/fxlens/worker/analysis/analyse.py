@@ -60,6 +60,7 @@ class Analysis(Building):
         self.deadline = time.monotonic() + request.timeout if request.timeout else None
         # a graph pass to run on the one class asked for (worker/passes): instead of tracing the levels
         self.pass_request = request.pass_request
+        self.fixes = request.fixes  # each finding's rewrite, proven on a copy of the buffer (worker/fixes)
         self.roots = request.roots  # importable folders (workspace folders)
         # "editor" | "cli": whose words a fix uses ("check": `fxlens check`, read in a terminal and showing only
         # findings, never a shape: B and T are not named, levels/size_probe.py)
@@ -186,6 +187,9 @@ class Analysis(Building):
                 emit(messages.Stage(list(self.cheap)))
             for one in started:
                 self._at(one.source.name, self._trace_levels, one, self.deep, emit)
+        if self.fixes:  # after every level: a proof loads the edited copy as the module for a while
+            for one in started:
+                self._at(one.source.name, self._fix, one, loaded.tree, emit)
         for one in started:
             one.context.close()
         if self.cost:  # counted after `done` (emit_costs): FLOPs run forward and backward once more
@@ -309,6 +313,15 @@ class Analysis(Building):
                 explain_skipped(diagnostic, self.skipped, self.execution)
             started.results[level] = result
             emit(messages.ClassTraced.of(replace(report, levels={level: result})))
+
+    def _fix(self, started: Started, tree: Any, emit: Emit) -> None:
+        from fxlens.worker.fixes.find import fixes_for  # (its proofs import nothing until a class has findings)
+        from fxlens.worker.fixes.proof import ClassUnderFix, FileUnderFix
+
+        file = FileUnderFix(self.path, self.text, self.namespace, self.execution, self.roots, self.buffers)
+        found = fixes_for(file, ClassUnderFix(started.source.name, started.example, started.results), tree)
+        if found:
+            emit(messages.ClassTraced.of(replace(started.report, levels={}, fixes=found)))
 
     def _reproducing(self, source: ClassSource, example: building.Example) -> str:
         """The `# fxlens:` expression that rebuilds this very example ("" for a parent's child)."""

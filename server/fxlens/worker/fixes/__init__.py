@@ -1,0 +1,33 @@
+"""Fixes that prove themselves: one module per rewrite of a finding, registered in TABLE below, and the proof
+each rewrite must pass before it is offered (proof.py: the finding gone at its level, no new one, outputs and
+module state unchanged on three inputs, outputs.py).
+
+Rewrites are tried in TABLE's order on each finding; the first that recognises the site proposes edits (or
+declines, saying why no rewrite keeps the semantics). `find.fixes_for` runs them for one traced class.
+
+May import: passes (the proof's draws, the CPU rebuild), levels, load, failures, and the shared modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fxlens.worker.fixes import builtin_ops, guard, item, where
+from fxlens.worker.fixes.sites import Declined, Rewrite, Site
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    applies: Callable[[Site], bool]  # the finding is of a kind this rewrite knows
+    propose: Callable[[Site], Rewrite | Declined | None]  # None: not this rewrite's site
+
+
+# builtin min/max first: the `if` a comparison inside them raises is theirs, not an `if` of the user's
+TABLE: tuple[Entry, ...] = (
+    Entry("builtin-op", builtin_ops.applies, builtin_ops.propose),
+    Entry("skip-while-compiling", guard.applies, guard.propose),
+    Entry("keep-tensor", item.applies, item.propose),
+    Entry("torch-where", where.applies, where.propose),
+)

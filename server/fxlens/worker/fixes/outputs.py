@@ -1,0 +1,146 @@
+"""The second half of a fix's proof: the original and the fixed module run on the same inputs, compared.
+
+Inputs: the traced example's own values where they are real CPU tensors (else a draw at its sizes, seed 0),
+then two seeded draws (passes/proof.py's `draw`: torch.randn at the example's sizes). Modes: eval, and train
+too where the original's outputs differ between them (dropout, batch norm); the global RNG is seeded alike
+before each call, so dropout draws the same mask for both. After every call the two modules' state (parameters,
+buffers, plain attributes of every submodule) must be equal, and so must what the call printed and warned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from fxlens.worker.passes.proof import ATOL, RTOL, draw, first_line
+
+SEEDS = (0, 1, 2)
+_PLAIN = (int, float, str, bool, type(None))
+
+
+@dataclass
+class Compared:
+    failed: str = ""
+    inputs: int = 0
+    modes: tuple[str, ...] = ("eval",)
+    outputs: str = "equal"  # "equal" | "close"
+    max_abs_diff: float = 0.0
+    state_equal: bool = True
+    printed_equal: bool = True
+
+
+def _real(value: Any) -> bool:
+    leaves, _ = tree_flatten(value)
+    return all(type(t) is torch.Tensor and t.device.type == "cpu" for t in leaves if isinstance(t, torch.Tensor))
+
+
+def input_sets(example: Any) -> list[tuple[tuple, dict]]:
+    """(args, kwargs) per run: the example's own values when they are real, then seeded draws."""
+    given = (tuple(example.inputs or ()), dict(example.kwargs))
+    sets = [given if _real(given) else draw(given, torch.Generator().manual_seed(SEEDS[0]))]
+    sets += [draw(given, torch.Generator().manual_seed(seed)) for seed in SEEDS[1:]]
+    return sets
+
+
+def _call(module: torch.nn.Module, args: tuple, kwargs: dict, seed: int) -> tuple[Any, str]:
+    """What the call returns, and what it printed and warned."""
+    printed = io.StringIO()
+    with torch.no_grad(), contextlib.redirect_stdout(printed), warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        torch.manual_seed(seed)
+        out = module(*args, **kwargs)
+    return out, printed.getvalue() + "".join(f"{w.category.__name__}: {w.message}\n" for w in warned)
+
+
+def state_of(module: torch.nn.Module) -> dict[str, Any]:
+    state: dict[str, Any] = dict(module.state_dict(keep_vars=False))
+    for name, sub in module.named_modules():
+        for key, value in vars(sub).items():
+            if isinstance(value, _PLAIN) or (isinstance(value, tuple) and all(isinstance(v, _PLAIN) for v in value)):
+                state[f"{name}.{key}" if name else key] = value
+    return state
+
+
+def _same_state(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """ "" when equal, else the first entry that differs."""
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        same = torch.equal(x, y) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) else x == y
+        if not same:
+            return key
+    return ""
+
+
+def _diff(a: Any, b: Any) -> tuple[str, float]:
+    """("equal" | "close" | why they differ, max |diff|)."""
+    left, right = tree_flatten(a)[0], tree_flatten(b)[0]
+    if len(left) != len(right):
+        return f"it returns {len(right)} values instead of {len(left)}", math.inf
+    verdict, largest = "equal", 0.0
+    for index, (x, y) in enumerate(zip(left, right)):
+        if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
+            x, y = torch.as_tensor(x) if isinstance(y, torch.Tensor) else x, y
+            if not isinstance(x, torch.Tensor):
+                if x != y:
+                    return f"output {index}: {x!r:.40} instead of {y!r:.40}", math.inf
+                continue
+        if x.shape != y.shape:
+            return f"output {index}: shape {tuple(y.shape)} instead of {tuple(x.shape)}", math.inf
+        if torch.equal(x, y):
+            continue
+        error = float((x.double() - y.double()).abs().nan_to_num(0.0).max()) if x.numel() else 0.0
+        largest = max(largest, error)
+        if not torch.allclose(x.double(), y.double(), rtol=RTOL, atol=ATOL, equal_nan=True):
+            return f"output {index}: max |diff| {error:.3g}", error
+        verdict = "close"
+    return verdict, largest
+
+
+def compare(original: torch.nn.Module, fixed: torch.nn.Module, example: Any) -> Compared:
+    result = Compared()
+    sets = input_sets(example)
+    try:
+        probe = copy.deepcopy(original)  # (a train run moves running statistics: the compared pair stays as built)
+        evaluated, _ = _call(probe.eval(), *sets[0], SEEDS[0])
+        trained, _ = _call(probe.train(), *sets[0], SEEDS[0])
+    except Exception as error:  # noqa: BLE001  the user's forward on real tensors: the proof cannot run
+        result.failed = f"the original module does not run on CPU tensors ({first_line(error)})"
+        return result
+    result.modes = ("eval", "train") if _diff(evaluated, trained)[0] != "equal" else ("eval",)
+    for mode in result.modes:
+        original.train(mode == "train")
+        fixed.train(mode == "train")
+        for index, (args, kwargs) in enumerate(sets):
+            seed = SEEDS[index]
+            before, said = _call(original, args, kwargs, seed)
+            try:
+                after, said_fixed = _call(fixed, args, kwargs, seed)
+            except Exception as error:  # noqa: BLE001  the fixed code raising is the verdict
+                result.failed = f"the fixed module raises on input {index + 1} ({mode}): {first_line(error)}"
+                return result
+            verdict, largest = _diff(before, after)
+            result.max_abs_diff = max(result.max_abs_diff, largest if math.isfinite(largest) else 0.0)
+            if verdict not in ("equal", "close"):
+                result.failed = f"outputs differ on input {index + 1} ({mode}): {verdict}"
+                return result
+            if verdict == "close":
+                result.outputs = "close"
+            changed = _same_state(state_of(original), state_of(fixed))
+            if changed:
+                result.state_equal = False
+                result.failed = f"module state differs after input {index + 1} ({mode}): `{changed}`"
+                return result
+            if said != said_fixed:
+                result.printed_equal = False
+                result.failed = f"what the call prints or warns differs on input {index + 1} ({mode})"
+                return result
+    result.inputs = len(sets)
+    return result
