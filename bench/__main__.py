@@ -45,6 +45,11 @@ BENCHMARKS = {
         "reach_packages.py",
         "classes of pip-installed model files fxlens shows a graph for, against raw torch (fx ≥ 90 %, aten ≥ 80 %)",
     ),
+    "reach-research": Benchmark(
+        "reach_research.py",
+        "classes of tests/fixtures/research (research-style code) fxlens shows a graph for, against raw torch, "
+        "with per-file time and peak memory and what each mechanism won (fx ≥ 90 %, aten ≥ 90 %)",
+    ),
     "graph-view-reports": Benchmark(
         "graph_view_reports.py",
         "writes the graph view's payloads of the bench models (graph-view's input), with --time their render time",

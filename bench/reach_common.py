@@ -44,20 +44,25 @@ def fxlens_json(
         text=True,
         timeout=timeout,
     )
+    return graph_result(done.returncode, done.stdout, done.stderr)
+
+
+def graph_result(exit_code: int, stdout: str, stderr: str) -> dict:
+    """What one `fxlens graph --json` run said: its class objects, load problems, exit and stderr's end."""
     objects = []
-    if done.stdout.strip():
+    if stdout.strip():
         try:
-            parsed = json.loads(done.stdout)
+            parsed = json.loads(stdout)
             objects = parsed if isinstance(parsed, list) else [parsed]
         except json.JSONDecodeError:
             pass
-    load = [line.strip() for line in done.stderr.splitlines() if line.rstrip().endswith("[load]")]
+    load = [line.strip() for line in stderr.splitlines() if line.rstrip().endswith("[load]")]
     load += [f"{d['line']}: {d['message']}" for o in objects for d in o["diagnostics"] if d["category"] == "load"]
     return {
-        "exit": done.returncode,
+        "exit": exit_code,
         "objects": objects,
         "load": sorted(set(load)),
-        "stderr": done.stderr.strip()[-2000:],
+        "stderr": stderr.strip()[-2000:],
     }
 
 

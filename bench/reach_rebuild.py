@@ -103,7 +103,18 @@ def elements_on_meta(recipe: dict, scope: dict) -> int:
         module = build(_root(recipe), scope, "meta")[0]
     except Exception:  # noqa: BLE001 - unknown size: not a reason to skip the CPU
         return 0
-    return sum(t.numel() for t in [*module.parameters(), *module.buffers()])
+    # a lazy layer's parameters have no size before the first forward: they count for nothing here
+    tensors = [*module.parameters(), *module.buffers()]
+    return sum(t.numel() for t in tensors if not isinstance(t, torch.nn.parameter.UninitializedTensorMixin))
+
+
+def _materialise_lazy(instance: torch.nn.Module, args: tuple, kwargs: dict) -> None:
+    """A module with lazy layers (`nn.LazyLinear`) gets its shapes from one forward, as its user's first call
+    gives them; export cannot trace it before."""
+    lazy = [*instance.parameters(), *instance.buffers()]
+    if (args or kwargs) and any(isinstance(t, torch.nn.parameter.UninitializedTensorMixin) for t in lazy):
+        with torch.no_grad():
+            instance(*args, **kwargs)
 
 
 def rebuild(job: dict, scope: dict, path: str) -> dict:
@@ -128,6 +139,7 @@ def rebuild(job: dict, scope: dict, path: str) -> dict:
             try:
                 torch.manual_seed(0)
                 instance, args, kwargs = build(job["recipe"], scope, device)
+                _materialise_lazy(instance, args, kwargs)
                 positional = _positional(instance, args, kwargs)
                 if level == "fx":
                     rows = fx_rows(instance, positional, path, partial, fx_concrete_args(instance, args, kwargs))

@@ -29,6 +29,7 @@ MAX_WORKERS = 4
 # them rather than after them. By file name: the folder a test file sits in may change.
 LONGEST_FIRST = (
     "test_real_repos.py",
+    "test_research_corpus.py",
     "test_packages.py",
     "test_readme_setup.py",
     "test_reach_packages.py",
