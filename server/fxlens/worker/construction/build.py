@@ -16,8 +16,15 @@ import torch
 from torch import nn
 
 from fxlens.report import Build, InputSpec
+from fxlens.worker.construction import (
+    attribute_bags,
+    main_block,
+    module_arguments,
+    package_calls,
+    package_index,
+    parameter_uses,
+)
 from fxlens.worker.construction import guess_arguments as guessing
-from fxlens.worker.construction import main_block, module_arguments, package_calls, package_index, parameter_uses
 from fxlens.worker.construction.placeholders import placeholders
 from fxlens.worker.levels.values import dtype_name
 from fxlens.worker.load.discover import ClassSource, calls_to
@@ -247,17 +254,18 @@ def build_alone(
     fixed = {k: module_arguments.Option(v, spelling) for k, v in kwargs.items() if (spelling := spelled[k])}
     try:
         around = guessing.Around(_file_modules(module) + _package_modules(module), source.node, namespace)
-        made = guessing.guess(
-            cls,
-            required,
-            fixed,
-            around,
-            lambda args, kw: on_device(
-                device,
-                lambda: cls(*map(module_arguments.made, args), **{k: module_arguments.made(v) for k, v in kw.items()}),
-            ),
+        made_by = lambda args, kw: on_device(  # noqa: E731
+            device,
+            lambda: cls(*map(module_arguments.made, args), **{k: module_arguments.made(v) for k, v in kw.items()}),
         )
+        made = guessing.guess(cls, required, fixed, around, made_by)
     except guessing.NoGuess as reason:
+        # where guessing found nothing: a parameter that is a bag of settings (`configs.d_model`)
+        bagged = attribute_bags.guess_with_bags(
+            cls, required, fixed, around, made_by, (tree, source_path(module), list(roots))
+        )
+        if bagged is not None:
+            return bagged[0].instance, Build("guessed", detail=bagged[1], device=device, directive=bagged[0].expression)
         missing = [f"`{p.name}`" for p in required if p.name not in kwargs]
         listed = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
         them = "it" if len(missing) == 1 else "them"

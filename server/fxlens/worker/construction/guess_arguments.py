@@ -17,6 +17,7 @@ from typing import Any
 
 from torch import nn
 
+from fxlens.worker.construction import constraints
 from fxlens.worker.construction.module_arguments import Option, is_module_class, module_options
 from fxlens.worker.construction.parameter_uses import Use, forwarded, init_of, uses_in
 
@@ -162,8 +163,10 @@ def options_for(
     classes: list[type],
     nested: bool = False,
     names: dict | None = None,
+    convolutional: bool = False,
 ) -> list[Option]:
-    """Plausible values for one required parameter, best first; [] when nothing hints at one."""
+    """Plausible values for one required parameter, best first; [] when nothing hints at one.
+    `convolutional`: the class convolves (a norm class it takes is a BatchNorm2d before a LayerNorm)."""
 
     def nested_guess(cls: type, required: list[inspect.Parameter]) -> Guessed:
         return guess(cls, required, {}, Around(), lambda args, kw: cls(*args, **kw), nested=True)
@@ -190,7 +193,12 @@ def options_for(
     ):
         ranked = [c for c in classes if all(hasattr(c, a) for a in use.attributes)]
         ranked.sort(key=lambda c: not (parts & set(words(c.__name__))))
-        return [Option(c, c.__name__) for c in ranked[:3]]
+        fitting = [c for c in ranked if parts & set(words(c.__name__))]
+        offered = [c for c in _torch_classes(parts, convolutional) if all(hasattr(c, a) for a in use.attributes)]
+        options = [Option(c, c.__name__) for c in fitting]
+        options += [Option(c, f"torch.nn.{c.__name__}") for c in offered]
+        options += [Option(c, c.__name__) for c in ranked if c not in fitting]
+        return options[:3]
     if re.search(r"\b(List|list|Sequence|Tuple|tuple|Iterable)\b", annotation) or use.iterated or use.indexed >= 0:
         return _list_options(kind, use, param.name)
     if re.search(r"\bfloat\b", annotation) or kind in ("rate", "eps"):
@@ -210,6 +218,16 @@ def options_for(
     if not values and (re.search(r"\bint\b", annotation) or use.numeric):
         values = [8, _DIM]
     return _literal_options(values)
+
+
+def _torch_classes(parts: set[str], convolutional: bool) -> list[type]:
+    """What torch.nn offers a parameter that takes a norm or an activation class (`norm_layer`, `act_layer`)
+    and that no class of the file fits by name."""
+    if parts & {"norm", "normalization", "normalisation", "bn"}:
+        return [nn.BatchNorm2d, nn.LayerNorm] if convolutional else [nn.LayerNorm, nn.BatchNorm2d]
+    if parts & {"act", "activation", "nonlinearity"}:
+        return [nn.GELU, nn.ReLU]
+    return []
 
 
 def _fit_heads(combo: dict[str, Option], kinds: dict[str, str | None], siblings: dict[str, Any]) -> None:
@@ -306,38 +324,80 @@ def guess(
     uses = uses_in(init_of(around.class_node), [p.name for p in required])
     classes = [c for c in around.file_classes if c is not cls and satisfiable(c)]
     names = around.names
+    convolutional = around.class_node is not None and "Conv" in ast.unparse(around.class_node)
     options: dict[str, list[Option]] = {}
     for param in required:
         choices = (
             [fixed[param.name]]
             if param.name in fixed
-            else options_for(param, uses[param.name], siblings, classes, nested, names)
+            else options_for(param, uses[param.name], siblings, classes, nested, names, convolutional)
         )
         if not choices:
             raise NoGuess(f"nothing says what `{param.name}` is")
         options[param.name] = choices
     kinds = {name: kind_of(name) for name in options}
+    positional = [p.name for p in required if p.kind == p.POSITIONAL_ONLY]
     last: BaseException | None = None
+    first: dict[str, Option] | None = None
     for count, combo in enumerate(combinations(options)):
         if count >= MAX_BUILDS:
             break
         _fit_heads(combo, kinds, siblings)
         _fit_groups(combo, kinds, siblings)
-        positional = [p.name for p in required if p.kind == p.POSITIONAL_ONLY]
-        args = [combo[n].value for n in positional]
-        kwargs = {n: o.value for n, o in combo.items() if n not in positional}
-        try:
-            instance = build(args, kwargs)
-        except Exception as error:  # noqa: BLE001  the user's constructor rejecting a guess is expected
-            last = error
-            continue
-        texts = {n: o.text for n, o in combo.items()}
-        spelled = [texts[n] for n in positional] + [f"{n}={t}" for n, t in texts.items() if n not in positional]
-        return Guessed(instance, texts, f"{cls.__name__}({', '.join(spelled)})", tuple(args), kwargs)
+        first = first or combo
+        made, error = _built(cls, combo, positional, build)
+        if made is not None:
+            return made
+        last = error if error is not None else last
+    # what the best guess's errors say it must satisfy, solved (only where every guess failed)
+    solved = _solved(cls, first, [p.name for p in required if p.name not in fixed], positional, build)
+    if solved is not None:
+        return solved
     named = _named_by(last, [*signature.parameters.values(), *forwarded(cls, required=False)], options)
     if named is not None and retries:  # `depth` must be passed in: the error names what it wants
         return guess(cls, [*required, named], fixed, around, build, nested, retries - 1)
     raise NoGuess(f"no guess built it (last: {type(last).__name__}: {last})" if last else "no guess built it")
+
+
+def _built(
+    cls: type, combo: dict[str, Option], positional: list[str], build: Any
+) -> tuple[Guessed | None, BaseException | None]:
+    """The instance `combo` builds, or the error the constructor raised."""
+    args = [combo[n].value for n in positional]
+    kwargs = {n: o.value for n, o in combo.items() if n not in positional}
+    try:
+        instance = build(args, kwargs)
+    except Exception as error:  # noqa: BLE001  the user's constructor rejecting a guess is expected
+        return None, error
+    texts = {n: o.text for n, o in combo.items()}
+    spelled = [texts[n] for n in positional] + [f"{n}={t}" for n, t in texts.items() if n not in positional]
+    return Guessed(instance, texts, f"{cls.__name__}({', '.join(spelled)})", tuple(args), kwargs), None
+
+
+def _solved(
+    cls: type, combo: dict[str, Option] | None, chosen: list[str], positional: list[str], build: Any
+) -> Guessed | None:
+    """`combo` with its values changed, check after check, to satisfy what the constructor's errors ask
+    (constraints.py); None when an error says nothing fxlens can solve."""
+    if combo is None:
+        return None
+    combo = dict(combo)
+    kinds = {name: kind_of(name) for name in chosen}
+    for _ in range(constraints.MAX_REPAIRS):
+        made, error = _built(cls, combo, positional, build)
+        if made is not None or error is None:
+            return made
+        try:
+            constraint = constraints.from_error(error)
+            changed = (
+                constraints.satisfied(constraint, {n: o.value for n, o in combo.items()}, kinds) if constraint else {}
+            )
+        except Exception:  # noqa: BLE001 - reading the check failed: the guess stays unsolved
+            return None
+        if not changed or all(combo[n].value == v for n, v in changed.items()):
+            return None
+        combo.update({n: Option(v, repr(v)) for n, v in changed.items()})
+    return None
 
 
 def _named_by(error: BaseException | None, params: list[inspect.Parameter], given: dict) -> inspect.Parameter | None:

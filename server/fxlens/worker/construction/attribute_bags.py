@@ -1,0 +1,288 @@
+"""A constructor parameter that is a bag of settings (`configs.d_model`, `args.n_heads`, `cfg["dim"]`),
+built when guessing found nothing for it.
+
+Its values come, in order, from the defaults the repository's scripts declare to argparse
+(script_defaults.py), and last from a recording object: every attribute the class's file reads from
+the bag and none of those declares is answered with a value inferred from how the file uses it (its
+name, a comparison with a string, arithmetic), and so is any the constructor reads at run time. Layer
+counts shrink to 2. The label names each value's source; the directive spells the bag as a plain
+`argparse.Namespace` (or dict) of the values read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import inspect
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fxlens.worker.construction import guess_arguments as guessing
+from fxlens.worker.construction import script_defaults
+from fxlens.worker.construction.module_arguments import Option
+from fxlens.worker.construction.package_calls import SHRUNK_LAYERS
+from fxlens.worker.construction.parameter_uses import Use, uses_in
+
+# names a settings bag goes by when the file reads nothing from it itself (it hands it to its children)
+BAG_NAMES = {"configs", "config", "cfg", "conf", "args", "opt", "opts", "hparams", "hp", "params", "settings"}
+INFERRED = "inferred from its use"
+
+
+@dataclass
+class Sources:
+    """Where each value of one bag came from: {value name: source}, and what shrank."""
+
+    of: dict[str, str] = field(default_factory=dict)
+    shrunk: list[str] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)  # every name read, in order
+
+
+class RecordingNamespace(argparse.Namespace):
+    """argparse's Namespace of the values found; a name none of them holds is answered by `answer` (None:
+    AttributeError, as argparse's own would raise) and kept, and every name read is recorded."""
+
+    __slots__ = ("_answer", "_sources")
+
+    def __init__(self, values: dict[str, Any], answer: Callable[[str], Any], sources: Sources) -> None:
+        super().__init__(**values)
+        object.__setattr__(self, "_answer", answer)
+        object.__setattr__(self, "_sources", sources)
+
+    def __getattribute__(self, name: str) -> Any:
+        if not name.startswith("_"):
+            read = object.__getattribute__(self, "_sources").read
+            if name not in read:
+                read.append(name)
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = object.__getattribute__(self, "_answer")(name)
+        if value is None:
+            raise AttributeError(f"'Namespace' object has no attribute '{name}'")
+        object.__getattribute__(self, "_sources").of[name] = INFERRED
+        setattr(self, name, value)
+        return value
+
+
+class RecordingDict(dict):
+    """A dict of the values found; a missing key is answered like RecordingNamespace's attributes."""
+
+    def __init__(self, values: dict[str, Any], answer: Callable[[str], Any], sources: Sources) -> None:
+        super().__init__(values)
+        self._answer, self._sources = answer, sources
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str) and key not in self._sources.read:
+            self._sources.read.append(key)
+        return super().__getitem__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def __missing__(self, key: Any) -> Any:
+        value = self._answer(key) if isinstance(key, str) else None
+        if value is None:
+            raise KeyError(key)
+        self._sources.of[key] = INFERRED
+        self[key] = value
+        return value
+
+
+@dataclass
+class Reads:
+    """What the class's file reads from one parameter: attribute names, or string keys (a dict)."""
+
+    names: list[str] = field(default_factory=list)
+    keyed: bool = False
+    uses: dict[str, Use] = field(default_factory=dict)
+
+
+def bag_reads(tree: ast.Module, class_node: ast.ClassDef | None, params: list[inspect.Parameter]) -> dict[str, Reads]:
+    """The required parameters used as bags of settings, each with what the file reads from it (as
+    `name.x`, `self.name.x`, `name["x"]`, `name.get("x")`); a parameter named like a bag (`configs`)
+    that the file reads nothing from counts too (it is handed on to children)."""
+    init = next(
+        (n for n in (class_node.body if class_node else []) if isinstance(n, ast.FunctionDef) and n.name == "__init__"),
+        None,
+    )
+    found: dict[str, Reads] = {}
+    for param in params:
+        if param.annotation is not inspect.Parameter.empty and not isinstance(param.annotation, str):
+            continue  # an annotated parameter says what it is: not a bag fxlens makes up
+        reads = _reads(tree, param.name)
+        called = init is not None and uses_in(init, [param.name])[param.name].called
+        if not called and (reads.names or param.name.lower() in BAG_NAMES):
+            found[param.name] = reads
+    return found
+
+
+def _reads(tree: ast.Module, name: str) -> Reads:
+    """The attributes or keys read from `name` (or `self.name`), and how the file uses each (parameter_uses
+    reads a copy of the file in which each `name.x` is one name)."""
+
+    def owner(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id == name) or (
+            isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
+        )
+
+    reads = Reads()
+
+    class Flatten(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            if owner(node.value) and not node.attr.startswith("_") and node.attr not in ("get", "items", "keys"):
+                reads.names.append(node.attr) if node.attr not in reads.names else None
+                return ast.copy_location(ast.Name(f"{name}.{node.attr}", ast.Load()), node)
+            return self.generic_visit(node)
+
+        def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+            key = node.slice
+            if owner(node.value) and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                reads.keyed = True
+                reads.names.append(key.value) if key.value not in reads.names else None
+                return ast.copy_location(ast.Name(f"{name}.{key.value}", ast.Load()), node)
+            return self.generic_visit(node)
+
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "get"
+                and owner(func.value)
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                reads.keyed = True
+                key = node.args[0].value
+                reads.names.append(key) if key not in reads.names else None
+                return ast.copy_location(ast.Name(f"{name}.{key}", ast.Load()), node)
+            return self.generic_visit(node)
+
+    flat = Flatten().visit(copy.deepcopy(tree))
+    uses = uses_in(flat, [f"{name}.{attr}" for attr in reads.names])
+    reads.uses = {attr: uses[f"{name}.{attr}"] for attr in reads.names}
+    return reads
+
+
+def bag_options(
+    reads: dict[str, Reads], path: str, roots: list[str], infer: Callable[[str, Use], Any]
+) -> tuple[dict[str, Option], dict[str, Sources]]:
+    """One bag per parameter of `reads`: its values from the best script's argparse defaults, the rest
+    inferred (`infer(name, use)`, None when nothing hints at a value); with each bag's Sources."""
+    options: dict[str, Option] = {}
+    labels: dict[str, Sources] = {}
+    folder = script_defaults.repository_folder(path, roots)
+    found = script_defaults.scripts(folder)
+    for param, read in reads.items():
+        sources = Sources()
+        values: dict[str, Any] = {}
+        best = _best_script(found, read.names)
+        if best is not None:
+            where = os.path.relpath(best.path, folder)
+            for key, value in best.defaults.items():
+                values[key] = _shrunk(key, value, sources)
+                sources.of[key] = f"the argparse defaults of {where}"
+        for name in read.names:
+            if name not in values:
+                value = infer(name, read.uses.get(name, Use()))
+                if value is not None:
+                    values[name], sources.of[name] = value, INFERRED
+
+        def answer(name: str, read: Reads = read) -> Any:
+            return infer(name, read.uses.get(name, Use()))
+
+        bag: Any = (RecordingDict if read.keyed else RecordingNamespace)(values, answer, sources)
+        options[param] = Option(bag, param)
+        labels[param] = sources
+    return options, labels
+
+
+def _best_script(found: list[script_defaults.Script], names: list[str]) -> script_defaults.Script | None:
+    """The script declaring most of the names read (a bag handed on whole: the script declaring most)."""
+    if not found:
+        return None
+    wanted = set(names)
+    score = lambda s: (len(wanted & set(s.defaults)) if wanted else len(s.defaults), -s.path.count(os.sep))  # noqa: E731
+    best = max(found, key=score)
+    return best if not wanted or wanted & set(best.defaults) else None
+
+
+def _shrunk(name: str, value: Any, sources: Sources) -> Any:
+    if (
+        guessing.kind_of(name) == "depth"
+        and isinstance(value, int)
+        and not isinstance(value, bool)
+        and value > SHRUNK_LAYERS
+    ):
+        sources.shrunk.append(f"{name} {value} → {SHRUNK_LAYERS}")
+        return SHRUNK_LAYERS
+    return value
+
+
+def spelled(bag: Any, sources: Sources, names: dict) -> str:
+    """The bag as the class's file evaluates it: the values read, as an `argparse.Namespace` or a dict."""
+    values = dict(bag) if isinstance(bag, dict) else vars(bag)
+    read = {k: values[k] for k in sources.read if k in values}
+    if isinstance(bag, dict):
+        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in read.items()) + "}"
+    namespace = "argparse.Namespace" if names.get("argparse") is argparse else "__import__('argparse').Namespace"
+    return f"{namespace}({', '.join(f'{k}={v!r}' for k, v in read.items())})"
+
+
+def label(param: str, sources: Sources) -> str:
+    """`configs: d_model, n_heads from the argparse defaults of run.py (e_layers 3 → 2); c_out inferred`."""
+    by_source: dict[str, list[str]] = {}
+    for name in sources.read:
+        if name in sources.of:
+            by_source.setdefault(sources.of[name], []).append(name)
+    parts = [
+        f"{', '.join(names)} {'' if source == INFERRED else 'from '}{source}" for source, names in by_source.items()
+    ]
+    shrank = [change for change in sources.shrunk if change.split(" ")[0] in sources.read]
+    shrunk = f" ({', '.join(shrank)})" if shrank else ""
+    return f"{param}: {'; '.join(parts)}{shrunk}"
+
+
+def inferred(name: str, use: Use) -> Any:
+    """A value for a setting nothing declares, from its name and how the file uses it; None: no hint."""
+    if not name.isidentifier():
+        return None
+    if use.truth and not use.numeric:
+        return False  # a switch (`if args.mix_channels`): off, the plainer model
+    param = inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    options = guessing.options_for(param, use, {}, [], nested=True)
+    return options[0].value if options else None
+
+
+def guess_with_bags(
+    cls: type,
+    required: list[inspect.Parameter],
+    fixed: dict[str, Option],
+    around: guessing.Around,
+    build: Callable[[list, dict], Any],
+    where: tuple[ast.Module, str, list[str]],
+) -> tuple[guessing.Guessed, str] | None:
+    """`cls` built with a bag for each of its bag parameters (the rest guessed as before), and the label
+    saying where each value came from; None when it has none, or it still does not build. `where`: the
+    class's file's tree, its path and the workspace roots."""
+    tree, path, roots = where
+    try:
+        reads = bag_reads(tree, around.class_node, [p for p in required if p.name not in fixed])
+        if not reads:
+            return None
+        bags, sources = bag_options(reads, path, roots, inferred)
+        made = guessing.guess(cls, required, {**fixed, **bags}, around, build)
+    except Exception:  # noqa: BLE001 - NoGuess, or reading the repository failed: the class stays as it was
+        return None
+    names = around.names or {}
+    for param, option in bags.items():
+        text = spelled(option.value, sources[param], names)
+        made.arguments[param] = text
+        made.expression = made.expression.replace(f"{param}={param}", f"{param}={text}", 1)
+    others = [f"{k}={v}" for k, v in made.arguments.items() if k not in bags]
+    return made, "; ".join([*(label(p, sources[p]) for p in bags), *([", ".join(others)] if others else [])])
