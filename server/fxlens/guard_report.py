@@ -64,12 +64,45 @@ class CompiledFrame:
         return len(self.guards) + self.cut
 
 
+@dataclass
+class DynamicProof:
+    """The module compiled at the example's sizes and at its varying sizes grown (B doubled, T tripled), on
+    real CPU tensors: how many frames the second size compiled again as the user compiles it, with
+    `dynamic=True` and with `torch._dynamo.mark_dynamic` (dynamo's own counter), and the outputs against eager."""
+
+    # the inputs and sizes that vary: [["x", [0]]] (input x, its size 0), as mark_dynamic takes them
+    marks: list[list[Any]] = field(default_factory=list)
+    # those sizes in each of the two calls: [[[4]], [[8]]]
+    sizes: list[list[list[int]]] = field(default_factory=list)
+    static_recompiles: int | None = None
+    dynamic_recompiles: int | None = None
+    marked_recompiles: int | None = None
+    marked_error: str = ""  # why torch refused mark_dynamic (the model fixes that size)
+    # the dynamic=True outputs at both sizes against eager's: "equal", "close (rtol=…, atol=…)", "differ"
+    outputs: str = ""
+    error: str = ""  # why there is no proof (the forward fails at the grown size: the model fixes it)
+
+    def proven(self) -> bool:
+        """dynamic=True compiles once for both sizes where the static compile compiled twice, outputs kept."""
+        return (
+            not self.error
+            and bool(self.static_recompiles)
+            and self.dynamic_recompiles == 0
+            and (self.outputs == "equal" or self.outputs.startswith("close"))
+        )
+
+
 GUARD_FIELDS = tuple(f.name for f in fields(Guard))
 FRAME_FIELDS = tuple(f.name for f in fields(CompiledFrame))
+PROOF_FIELDS = tuple(f.name for f in fields(DynamicProof))
 
 
 def _known(names: tuple[str, ...], data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k in names}
+
+
+def proof_from_json(data: object) -> DynamicProof | None:
+    return DynamicProof(**_known(PROOF_FIELDS, data)) if isinstance(data, dict) else None
 
 
 def frame_from_json(data: dict[str, Any]) -> CompiledFrame:

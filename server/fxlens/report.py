@@ -11,7 +11,16 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from fxlens.fix_report import FIX_CLASSES, Fix, fix_from_json
-from fxlens.guard_report import FRAME_FIELDS, GUARD_FIELDS, CompiledFrame, Guard, frame_from_json
+from fxlens.guard_report import (
+    FRAME_FIELDS,
+    GUARD_FIELDS,
+    PROOF_FIELDS,
+    CompiledFrame,
+    DynamicProof,
+    Guard,
+    frame_from_json,
+    proof_from_json,
+)
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -293,6 +302,8 @@ class LevelResult:
     scopes: dict[str, dict[str, Any]] = field(default_factory=dict)
     # dynamo level: each frame torch.compile compiled for the call, with the guards it checks before reusing it
     frames: list[CompiledFrame] = field(default_factory=list)
+    # dynamo level: whether its varying sizes can vary without compiling again, run (worker/levels/recompiles.py)
+    dynamic: DynamicProof | None = None
 
 
 @dataclass
@@ -376,7 +387,7 @@ _FIELD_NAMES = {
         DraftValue,
         *FIX_CLASSES,
     )
-} | {Guard: GUARD_FIELDS, CompiledFrame: FRAME_FIELDS}
+} | {Guard: GUARD_FIELDS, CompiledFrame: FRAME_FIELDS, DynamicProof: PROOF_FIELDS}
 
 
 def to_json(obj: Any) -> Any:
@@ -405,6 +416,7 @@ def level_from_json(data: dict[str, Any]) -> LevelResult:
     result.nodes = [_build(Node, n) for n in data.get("nodes", [])]
     result.diagnostics = [_build(Diagnostic, d) for d in data.get("diagnostics", [])]
     result.frames = [frame_from_json(f) for f in data.get("frames", [])]
+    result.dynamic = proof_from_json(data.get("dynamic"))
     return result
 
 

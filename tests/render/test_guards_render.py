@@ -1,8 +1,8 @@
 """The dynamo level's guards as the server renders them: the lens on `def forward`, the hover on `forward`
 and on a line, from guards as the worker reports them (their code as torch's guard log prints it)."""
 
-from fxlens.guard_report import CompiledFrame, Guard
-from fxlens.render.guards import hover_lines, lens_lines
+from fxlens.guard_report import CompiledFrame, DynamicProof, Guard
+from fxlens.render.guards import hover_lines, lens_lines, proof_title
 from fxlens.render.hover import hover_text
 from fxlens.report import ClassReport, FileReport, LevelResult, class_from_json, to_json
 
@@ -77,3 +77,18 @@ def test_the_hover_on_a_line_has_only_that_lines_guards_and_survives_the_wire():
     assert text is not None and "**dynamo guards** from this line: 2 (1 on torch's own objects and types)" in text
     assert "`self.on` is True" in text and "`k`" not in text
     assert hover_text(report, 18, 0) is None  # no guard, no node: nothing to say
+
+
+def test_the_proof_reads_as_numbers_in_the_hover_and_the_action_title():
+    proof = DynamicProof([["x", [0]]], [[[4]], [[8]]], 1, 0, 0, "", "equal")
+    cls = _class()
+    cls.levels["dynamo"].dynamic = proof
+    text = "\n".join(hover_lines(lambda s: f"`{s}`", lambda s: f"**{s}**", cls, DEF))
+    assert "sizes that vary: x.shape[0] 4 → 8" in text and "1 recompile" in text
+    assert "`torch._dynamo.mark_dynamic(x, 0)` before the call: 0 recompiles" in text
+    assert proof.proven()
+    assert proof_title(proof) == (
+        "Compile with dynamic=True — recompiles 1 → 0 across x.shape[0] 4 → 8, outputs equal to eager on 2 sizes"
+    )
+    assert not DynamicProof([["x", [0]]], [[[4]], [[8]]], 1, 0, 0, "", "differ").proven()
+    assert not DynamicProof([["x", [0]]], error="RuntimeError: shape '[2, 12]' is invalid").proven()

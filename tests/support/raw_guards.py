@@ -1,6 +1,8 @@
 """Raw torch.compile on a fixture's classes, in a fresh interpreter, with torch's own guard log on (the
 `guards` artifact: the tree of checks of every frame dynamo compiles, as torch prints it). What fxlens's
-guards are compared with. Prints JSON: per class, one list of `[kind, code]` lines per compiled frame."""
+guards are compared with. Prints JSON: per class, one list of `[kind, code]` lines per compiled frame; for a
+class whose call says `grown` (its input at another size), how many times torch.compile compiled its forward
+again for that size (the cache entries on forward's code, less one), as compiled and with dynamic=True."""
 
 import importlib.util
 import json
@@ -10,6 +12,7 @@ import sys
 import torch
 import torch._dynamo
 import torch._logging
+from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 
 path, calls = sys.argv[1], json.loads(sys.argv[2])  # {class: {"args": [[4, 16], 2], "device": "meta"}}
 spec = importlib.util.spec_from_file_location("raw_fixture", path)
@@ -53,5 +56,13 @@ for name, call in calls.items():
     built = built.to(call["device"])
     args = [a.to(call["device"]) if isinstance(a, torch.Tensor) else a for a in args]
     torch.compile(built, backend="eager")(*args)
-    result[name] = [leaves(tree) for tree in trees.trees]
+    result[name] = {"trees": [leaves(tree) for tree in trees.trees]}
+    if "grown" in call:
+        grown = [torch.randn(*a) if isinstance(a, list) else a for a in call["grown"]]
+        for how, options in (("static", {}), ("dynamic", {"dynamic": True})):
+            torch._dynamo.reset()
+            compiled = torch.compile(eval(call["build"], vars(module)), backend="eager", **options)  # on the CPU
+            compiled(*[torch.randn(*a) if isinstance(a, list) else a for a in call["args"]])
+            compiled(*grown)
+            result[name][how] = len(_debug_get_cache_entry_list(type(built).forward)) - 1
 print(json.dumps(result))

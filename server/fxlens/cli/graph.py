@@ -68,6 +68,8 @@ LevelJson = TypedDict(
         "cost": dict[str, Any] | None,
         "rung": str | None,
         "scopes": dict[str, dict[str, Any]],
+        "frames": list[dict[str, Any]],
+        "dynamic": dict[str, Any] | None,
     },
 )
 
@@ -145,6 +147,8 @@ def level_json(report: ClassReport, level: str) -> LevelJson:
         "cost": to_json(report.cost),
         "rung": rung(result).name if result.ok else None,
         "scopes": result.scopes,
+        "frames": [to_json(frame) for frame in result.frames],
+        "dynamic": to_json(result.dynamic),
     }
 
 

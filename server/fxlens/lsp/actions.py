@@ -1,7 +1,8 @@
 """textDocument/codeAction: "Pin these arguments as a `# fxlens:` directive" on a class fxlens built
 from guessed arguments, and the drafted directive of a class without a graph (lsp/drafts.py). The
 edit inserts the directive above the class's decorators, so the next trace builds the class from it
-(`built: directive`) and the guess is no longer a guess."""
+(`built: directive`) and the guess is no longer a guess. Beside them, the graph passes' actions
+(lsp/passes.py) and "Compile with dynamic=True" where it is proven (lsp/dynamic_action.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from fxlens.engine.parsing import cheap_parse
-from fxlens.lsp import passes
+from fxlens.lsp import dynamic_action, passes
 from fxlens.lsp.drafts import directive_edit, draft_action
 from fxlens.outline import header_line
 from fxlens.report import ClassReport, FileReport
@@ -51,7 +52,11 @@ def on_code_action(ls: FxlensServer, params: types.CodeActionParams) -> list[typ
     coords = ls.coords(doc, uri)
     first, _ = coords.report_position(params.range.start)
     last, _ = coords.report_position(params.range.end)
-    return _pins(doc, view.report, coords, params, first, last) + passes.actions(ls, doc, first, last)
+    return (
+        _pins(doc, view.report, coords, params, first, last)
+        + passes.actions(ls, doc, first, last)
+        + dynamic_action.actions(doc, view.report, coords, uri, first, last)
+    )
 
 
 def _pins(

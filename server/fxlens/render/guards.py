@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fxlens.guard_report import CompiledFrame, Guard
+from fxlens.guard_report import CompiledFrame, DynamicProof, Guard
 from fxlens.report import ClassReport, LevelResult
 
 LEVEL = "dynamo"
@@ -131,7 +131,9 @@ def hover_lines(code: Style, bold: Style, cls: ClassReport | None, line: int) ->
     at_def = [frame for frame in frames if frame.line == line]
     if at_def:
         functions = {frame.function for frame in at_def}
-        return _summary(code, bold, [frame for frame in frames if frame.function in functions])
+        proof = cls.levels[LEVEL].dynamic if cls is not None else None
+        said_proof = proof_lines(code, proof) if proof is not None else []
+        return _summary(code, bold, [frame for frame in frames if frame.function in functions]) + said_proof
     made = [(frame, g) for frame in frames for g in frame.guards if g.line == line]
     if not made:
         return []
@@ -173,3 +175,53 @@ def _summary(code: Style, bold: Style, frames: list[CompiledFrame]) -> list[str]
             + ")"
         )
     return out
+
+
+def marks_text(proof: DynamicProof) -> str:
+    """`torch._dynamo.mark_dynamic(x, 0)`, one call per input, as the user writes it before calling."""
+    return "; ".join(
+        f"torch._dynamo.mark_dynamic({name}, {dims[0] if len(dims) == 1 else dims})" for name, dims in proof.marks
+    )
+
+
+def sizes_text(proof: DynamicProof) -> str:
+    """`x.shape[0] 4 → 8`: each varying size, at the example and grown."""
+    first, second = [*proof.sizes, [], []][:2]
+    parts = []
+    for index, (name, dims) in enumerate(proof.marks):
+        for position, dim in enumerate(dims):
+            before = first[index][position] if index < len(first) and position < len(first[index]) else "?"
+            after = second[index][position] if index < len(second) and position < len(second[index]) else "?"
+            parts.append(f"{name}.shape[{dim}] {before} → {after}")
+    return ", ".join(parts)
+
+
+def proof_title(proof: DynamicProof) -> str:
+    """The code action's title: what it does and its proof, in numbers."""
+    return (
+        f"Compile with dynamic=True — recompiles {proof.static_recompiles} → {proof.dynamic_recompiles} "
+        f"across {sizes_text(proof)}, outputs {proof.outputs.split(' (')[0]} to eager on 2 sizes"
+    )
+
+
+def proof_lines(code: Style, proof: DynamicProof) -> list[str]:
+    """What running it at two sizes showed (worker/levels/recompiles.py), for the hover on `forward`."""
+    if not proof.marks:
+        return [f"no proof that its sizes can vary: {proof.error}"] if proof.error else []
+    if proof.error:
+        named = ", ".join(f"{name}.shape[{dim}]" for name, dims in proof.marks for dim in dims)
+        return [f"sizes that would vary ({named}) cannot: run at a larger size, {proof.error}"]
+    sizes = sizes_text(proof)
+    lines = [
+        f"sizes that vary: {sizes} (run on both, as compiled, on CPU) — as compiled, the second size compiles "
+        f"again: {proof.static_recompiles} recompile{'s' if proof.static_recompiles != 1 else ''}"
+    ]
+    lines.append(
+        f"- with {code('torch.compile(..., dynamic=True)')}: {proof.dynamic_recompiles} recompiles, outputs "
+        f"{proof.outputs} to eager at both sizes"
+    )
+    if proof.marked_recompiles is not None:
+        lines.append(f"- with {code(marks_text(proof))} before the call: {proof.marked_recompiles} recompiles")
+    elif proof.marked_error:
+        lines.append(f"- torch refuses {code(marks_text(proof))}: {proof.marked_error}")
+    return ["\n".join(lines)]

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 GUARDED = ROOT / "tests" / "fixtures" / "lsp" / "guarded.py"
 # as the fixture's directives build and call them, on the tensors fxlens runs each on (its report says which)
 CALLS = {
-    "Blend": {"build": "Blend(16, 8)", "args": [[4, 16], 2], "device": "meta"},
+    "Blend": {"build": "Blend(16, 8)", "args": [[4, 16], 2], "device": "meta", "grown": [[8, 16], 2]},
     "Recentre": {"build": "Recentre()", "args": [[3, 5]], "device": "cpu"},
 }
 
@@ -65,7 +65,7 @@ def test_every_guard_of_every_compiled_frame_is_torchs(report, raw, name):
     cls = report.find_class(name)
     assert cls.build.tensors == CALLS[name]["device"]
     result = cls.levels["dynamo"]
-    theirs = [[[kind, _same_process_free(code)] for kind, code in tree] for tree in raw.json()[name]]
+    theirs = [[[kind, _same_process_free(code)] for kind, code in tree] for tree in raw.json()[name]["trees"]]
     assert [_checks(frame) for frame in result.frames] == theirs
     assert all(frame.cut == 0 for frame in result.frames)
 
@@ -97,3 +97,18 @@ def test_guards_say_the_values_shapes_and_lines_torch_assumed(report):
     assert (repeats.role, repeats.value, repeats.line) == ("input", "2", _line("return y.repeat(1, repeats)"))
     [state] = [g for g in frame.guards if g.kind == "GLOBAL_STATE"]
     assert state.state["grad_mode"] is True and state.state["default_dtype_name"] == "float32"
+
+
+def test_the_recompile_proof_counts_what_torch_compiles_again_at_a_second_batch_size(report, raw):
+    proof = report.find_class("Blend").levels["dynamo"].dynamic
+    theirs = raw.json()["Blend"]
+    assert (proof.marks, proof.sizes) == ([["x", [0]]], [[[4]], [[8]]])  # the batch, doubled
+    assert (proof.static_recompiles, proof.dynamic_recompiles) == (theirs["static"], theirs["dynamic"]) == (1, 0)
+    assert proof.marked_recompiles == 0 and proof.outputs == "equal"
+    assert proof.proven()
+
+
+def test_a_size_the_model_fixes_is_not_proven_and_says_why(report):
+    proof = report.find_class("Pairs").levels["dynamo"].dynamic
+    assert not proof.proven()
+    assert "shape '[2, 12]' is invalid for input of size 48" in proof.error

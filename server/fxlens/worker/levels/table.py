@@ -18,6 +18,7 @@ from fxlens.worker.levels import core_aten as trace_core_aten
 from fxlens.worker.levels import dynamo as trace_dynamo
 from fxlens.worker.levels import fx as trace_fx
 from fxlens.worker.levels import inductor as trace_inductor
+from fxlens.worker.levels import recompiles
 from fxlens.worker.levels.forked import ForkedCall
 from fxlens.worker.levels.syntax import FileSyntax
 
@@ -89,7 +90,13 @@ def _dynamo(example: Any, path: str, lines: list[str], class_span: Span, context
     # what the fx level found decides the tensors dynamo runs on (ms, where dynamo takes seconds): traced
     # here, unreported, when this trace did not ask for it (a deeper level computed on demand)
     fx = context.fx or trace_fx.run(example, path, lines, class_span, context.syntax)
-    return trace_dynamo.run(example, path, lines, class_span, fx)
+    proof = recompiles.start(example, [spec.name for spec in example.build.inputs])  # beside the level's run
+    result = trace_dynamo.run(example, path, lines, class_span, fx)
+    if result.ok:
+        result.dynamic = recompiles.finish(proof)
+    elif proof is not None:
+        proof.cancel()
+    return result
 
 
 def _inductor(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
