@@ -135,3 +135,39 @@ def test_execution_off_traces_nothing_and_says_so(tmp_path):
     assert [c["name"] for c in listed["classes"]] == ["Block", "Deeper", "Bare"]
     assert all(not s["ok"] and "execution" in s["failure"] for c in listed["classes"] for s in c["levels"])
     assert not marker.exists() and os.listdir(tmp_path) == ["model.py"]
+
+
+HELPER = "import torch\nfrom torch import nn\n\n\ndef block():\n    return nn.Sequential({layers})\n"
+MODEL = """import torch
+from torch import nn
+
+from helper import block
+
+
+# fxlens: Model()(torch.randn(2, 4))
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = block()
+
+    def forward(self, x):
+        return self.body(x)
+"""
+
+
+def test_an_edit_of_a_module_the_file_imports_is_traced_again(tmp_path):
+    """The server keeps the reports of unchanged files: one whose imported helper changed is not unchanged."""
+    (tmp_path / "model.py").write_text(MODEL)
+    helper = tmp_path / "helper.py"
+
+    async def go() -> list[int]:
+        counts = []
+        async with Client(_server(tmp_path, uuid.uuid4().hex), read_timeout_seconds=120) as client:
+            for layers in ("nn.Linear(4, 4)", "nn.Linear(4, 4), nn.ReLU()", "nn.Linear(4, 4), nn.ReLU()"):
+                helper.write_text(HELPER.format(layers=layers))
+                result = await client.call_tool("graph", {"path": "model.py", "class_name": "Model", "level": "aten"})
+                counts.append(result.structured_content["node_count"])
+        return counts
+
+    one, two, again = asyncio.run(go())
+    assert two == one + 1 and again == two  # the ReLU's node; the same files, the same answer

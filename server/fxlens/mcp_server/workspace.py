@@ -12,8 +12,10 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TypeVar
 
+from fxlens.ci.cache import workspace_imports
 from fxlens.engine.supervisor import Supervisor
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
 from fxlens.messages import PassRequest
@@ -50,10 +52,21 @@ class Source:
 
     path: str  # absolute, symlinks resolved
     text: str
+    root: str = ""  # the workspace root it is in
 
-    @property
+    @cached_property
     def digest(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()
+        """What a kept report of this file depends on: its text and the texts of the workspace files it
+        imports, to any depth (`fxlens check`'s cache reads the same), so that an edit of a helper module
+        the agent made is traced again."""
+        digest = hashlib.sha256(self.text.encode())
+        for imported in workspace_imports(self.path, self.root or os.path.dirname(self.path)):
+            try:
+                with open(imported, "rb") as handle:
+                    digest.update(imported.encode() + b"\0" + hashlib.sha256(handle.read()).digest())
+            except OSError:
+                digest.update(imported.encode() + b"\0gone")
+        return digest.hexdigest()
 
 
 @dataclass
@@ -124,8 +137,9 @@ class Workspace:
             )
         if not os.path.isfile(full):
             raise ToolProblem(f"no such file: {full}")
+        root = next(root for root in self.policy.roots if inside(full, root))
         with open(full, "rb") as handle:
-            return Source(full, handle.read().decode("utf-8", errors="replace"))
+            return Source(full, handle.read().decode("utf-8", errors="replace"), root)
 
     def options(
         self, levels: tuple[str, ...] = DEFAULT_LEVELS, surface: str = "cli", cost: bool = True
