@@ -31,7 +31,7 @@ CORPUS = (
 )
 BIG = "tests/fixtures/models/tiny_gpt.py"  # a graph larger than one page of PAGE nodes
 PAGE = 40
-TOOLS = {"list_modules", "graph", "findings", "run_pass", "kernels"}
+TOOLS = {"list_modules", "graph", "findings", "run_pass", "kernels", "fixes", "apply_fix"}
 PASSES = ("relu-to-clamp", "relu_to_sigmoid")  # a built-in that keeps results, the file's own that changes them
 PASS_FILE = "tests/fixtures/passes/tinynet.py"
 KERNEL_FILE = "tests/fixtures/lsp/kernels.py"

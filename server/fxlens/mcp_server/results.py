@@ -160,7 +160,7 @@ def list_modules_text(result: ListModulesResult) -> str:
     return "\n".join([head, *(one(m) for m in classes)])
 
 
-def _column(lines: list[str], line: int | None, byte_col: int | None) -> int | None:
+def column(lines: list[str], line: int | None, byte_col: int | None) -> int | None:
     if line is None or byte_col is None:
         return None
     text = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -179,7 +179,7 @@ def node_info(index: int, node: Node, lines: list[str]) -> NodeInfo:
         "value": node.value,
         "users": list(node.users),
         "line": node.line,
-        "column": _column(lines, node.line, node.col),
+        "column": column(lines, node.line, node.col),
         "function": node.function,
         "module": node.scope,
     }

@@ -16,7 +16,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from fxlens import __version__ as VERSION
-from fxlens.mcp_server import deep_results, results, tools
+from fxlens.mcp_server import deep_results, fix_results, results, tools
 from fxlens.mcp_server.workspace import Policy, Workspace
 from fxlens.pass_catalog import BUILTIN_NAMES
 from fxlens.report import LEVELS
@@ -28,7 +28,8 @@ INSTRUCTIONS = (
     "fxlens shows what torch.fx, torch.export and torch.compile make of the nn.Module classes in a Python file, "
     "without running the model for real (weights on the meta device, the user's code in a disposable process). "
     "Start with list_modules(path); then graph(path, class_name, level) for nodes with their source lines, "
-    "findings(path) for what does not trace and how to fix it. Lines are 1-based, as editors show them."
+    "findings(path) for what does not trace and how to fix it; fixes(path), then apply_fix(path, id), for rewrites "
+    "fxlens proved (re-traced, outputs compared) before offering them. Lines are 1-based, as editors show them."
 )
 
 Path = Annotated[str, Field(description="a Python file of the workspace, absolute or relative to its root")]
@@ -112,6 +113,25 @@ def build(policy: Policy) -> MCPServer[Any]:
     )
     async def kernels(path: Path, class_name: ClassName) -> Annotated[CallToolResult, deep_results.KernelsResult]:
         return await tools.guarded(tools.kernels(workspace, path, class_name))
+
+    @server.tool(
+        description="Rewrites fxlens proposes for a file's findings (a tensor `if` to torch.where, a builtin to the "
+        "torch op, ...), each proven before it is offered: re-traced (the finding gone, none new) and the outputs "
+        "and module state compared on 3 inputs. Each with its id, edits, proof and diff; apply one with apply_fix.",
+        annotations=_READ,
+    )
+    async def fixes(path: Path) -> Annotated[CallToolResult, fix_results.FixesResult]:
+        return await tools.guarded(tools.fixes(workspace, path))
+
+    @server.tool(
+        description="Write one proven fix (an id from `fixes`) into the file: the same edits as the editor's quick "
+        "fix and `fxlens check --fix`. Refused when the fix is not proven or the file changed where it edits.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
+    )
+    async def apply_fix(
+        path: Path, id: Annotated[str, Field(description="a fix's id, as `fixes` gives it")]
+    ) -> Annotated[CallToolResult, fix_results.AppliedResult]:
+        return await tools.guarded(tools.apply_fix(workspace, path, id))
 
     return server
 

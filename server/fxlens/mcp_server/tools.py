@@ -7,13 +7,19 @@ hung or crashed. The server lives on through all of them.
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
 from fxlens.ci.findings import findings as file_findings
+from fxlens.engine.fixes import all_fixes, fix_by_id
+from fxlens.engine.fixes import apply_fix as applied_text
+from fxlens.engine.worker_client import TraceOptions
+from fxlens.fix_report import StaleFix, unified_diff
 from fxlens.lines import split
-from fxlens.mcp_server import deep_results, results
+from fxlens.mcp_server import deep_results, fix_results, results
 from fxlens.mcp_server.workspace import LOG, STOPPED, ToolProblem, Workspace
 from fxlens.messages import PassRequest
 from fxlens.pass_catalog import all_passes, builtin, user_passes
@@ -155,6 +161,54 @@ async def kernels(workspace: Workspace, path: str, class_name: str) -> CallToolR
         raise ToolProblem(f"{class_name}: torch.compile's kernels could not be made: {failure}")
     shaped = deep_results.kernels_result(source.path, cls, result)
     return answer(shaped, deep_results.kernels_text(shaped))
+
+
+def _fix_options(workspace: Workspace) -> TraceOptions:
+    # `fxlens check --fix`'s: the same fixes, proven the same way, in the same words
+    return replace(workspace.options(surface="check", cost=False), fixes=True)
+
+
+async def fixes(workspace: Workspace, path: str) -> CallToolResult:
+    source = workspace.source(path)
+    report = _checked(await workspace.report(source, _fix_options(workspace)))
+    lines = split(source.text)
+    found = []
+    for fix in all_fixes(report):
+        try:
+            after = applied_text(source.text, fix) if fix.proven else None
+        except StaleFix:
+            after = None
+        found.append(fix_results.fix_info(source.path, source.text, lines, fix, after))
+    result: fix_results.FixesResult = {
+        "path": source.path,
+        "proven": sum(f["proven"] for f in found),
+        "fixes": found,
+    }
+    return answer(result, fix_results.fixes_text(result))
+
+
+async def apply_fix(workspace: Workspace, path: str, fix_id: str) -> CallToolResult:
+    """The proven fix written to the file: found again in the file's report as it stands (traced anew when the
+    file changed since `fixes`), its edits refused if the text no longer holds what they replace."""
+    source = workspace.source(path)
+    report = _checked(await workspace.report(source, _fix_options(workspace)))
+    fix = fix_by_id(report, fix_id)
+    if fix is None:
+        ids = ", ".join(f.id for f in all_fixes(report) if f.proven) or "none"
+        raise ToolProblem(
+            f"no fix {fix_id!r} in {source.path} as it stands (its proven fixes: {ids}); call fixes again"
+        )
+    if not fix.proven:
+        raise ToolProblem(f"fix {fix_id} is not offered: {fix.why_not()}")
+    try:
+        after = applied_text(source.text, fix)
+    except StaleFix as stale:
+        raise ToolProblem(f"fix {fix_id} no longer applies: {stale}; call fixes again") from stale
+    with open(source.path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(after)
+    diff = unified_diff(os.path.basename(source.path), source.text, after)
+    result: fix_results.AppliedResult = {"path": source.path, "id": fix.id, "label": fix.label(), "diff": diff}
+    return answer(result, f"applied {fix.id} to {source.path}: {fix.label()}")
 
 
 async def guarded(call: Any) -> CallToolResult:

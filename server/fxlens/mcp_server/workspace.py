@@ -84,15 +84,17 @@ class Reports:
 
     kept: list[_Kept] = field(default_factory=list)
 
-    def find(
-        self, source: Source, options: TraceOptions, levels: tuple[str, ...], cls: str | None
-    ) -> FileReport | None:
+    def find(self, source: Source, options: TraceOptions, cls: str | None) -> FileReport | None:
+        """A kept report that answers `options`: the same file and imports, surface and policy, every level
+        asked for, and the class costs and proven fixes when asked for (a report with more serves one with less)."""
         for entry in reversed(self.kept):
-            same = (entry.path, entry.digest, entry.options.surface) == (source.path, source.digest, options.surface)
+            held = entry.options
             if (
-                same
-                and entry.options.execution == options.execution
-                and set(levels) <= set(entry.options.levels)
+                (entry.path, entry.digest) == (source.path, source.digest)
+                and (held.surface, held.execution) == (options.surface, options.execution)
+                and set(options.levels) <= set(held.levels)
+                and (held.cost or not options.cost)
+                and (held.fixes or not options.fixes)
                 and (entry.classes is None or (cls is not None and cls in entry.classes))
             ):
                 return entry.report
@@ -151,7 +153,7 @@ class Workspace:
     async def report(self, source: Source, options: TraceOptions, cls: str | None = None) -> FileReport:
         """The file's report with `options.levels` for every class (or only `cls` and what builds it, when
         given), traced by the warm worker unless an unchanged text's report holds them already."""
-        held = self.reports.find(source, options, options.levels, cls)
+        held = self.reports.find(source, options, cls)
         if held is not None:
             return held
         classes = (cls,) if cls is not None else None
