@@ -79,3 +79,38 @@ def test_filled_in_the_draft_traces_as_torch_does(report, tmp_path):
     assert cls.draft is None and cls.build.inputs_source == "directive"
     assert reported(cls, "fx") == expected(path, fresh, cls, "fx")
     assert [n.shape for n in cls.levels["fx"].nodes if n.op == "output"] == [[2, 32]]
+
+
+def test_a_guess_the_constructor_rejects_is_marked_unknown_with_the_line_that_rejects_it(report):
+    cls = report.find_class("FrozenProbe")
+    assert cls.build.how == "unbuilt" and cls.draft is not None and cls.draft.missing == "guess"
+    assert directive_text(cls.draft) == "FrozenProbe(backbone=FILL_backbone, feature_dim=64)"
+    (unknown,) = cls.draft.unknowns()
+    line = FIXTURE.read_text().split("\n").index("        self.backbone = backbone.eval()") + 1
+    assert unknown.name == "backbone" and unknown.source.startswith(f"line {line} rejects fxlens's guess `")
+    assert [lens.title for lens in class_lenses(cls, ("fx", "aten"))][1].startswith("fx guess failed")
+
+
+def test_a_filled_in_value_the_constructor_rejects_is_named_by_the_diagnostic(tmp_path):
+    path = _with_directive(tmp_path, "FrozenProbe", "FrozenProbe(backbone=PointEncoder, feature_dim=64)")
+    cls = analyse([path])[path.stem].find_class("FrozenProbe")
+    error, note = cls.levels["fx"].diagnostics
+    line = path.read_text().split("\n").index("        self.backbone = backbone.eval()") + 1
+    assert error.line == line and error.message.endswith(f"line {cls.line - 1}, its `backbone=PointEncoder`)")
+    assert (
+        error.fix
+        == f"Change the directive's `backbone=PointEncoder`: line {line} of `FrozenProbe.__init__` rejects it."
+    )
+    assert note.line == cls.line - 1 and "from its `backbone=PointEncoder`" in note.message
+
+
+def test_the_constructor_filled_in_builds_and_fxlens_finds_the_inputs_torch_agrees_with(report, tmp_path):
+    drafted = directive_text(report.find_class("FrozenProbe").draft)
+    backbone = "torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.AdaptiveAvgPool2d(1))"
+    filled = drafted.replace("FILL_backbone", backbone).replace("feature_dim=64", "feature_dim=8")
+    path = _with_directive(tmp_path, "FrozenProbe", filled)
+    fresh = analyse([path])[path.stem]
+    cls = fresh.find_class("FrozenProbe")
+    assert cls.build.how == "directive" and cls.draft is None and not cls.diagnostics()
+    for level in ("fx", "aten"):
+        assert cls.levels[level].ok and reported(cls, level) == expected(path, fresh, cls, level)

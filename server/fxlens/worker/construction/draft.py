@@ -18,9 +18,11 @@ from torch import nn
 
 from fxlens.report import Build, Diagnostic, Draft, DraftValue
 from fxlens.worker.construction import consumers, parameter_uses
+from fxlens.worker.construction.blame import blame
 from fxlens.worker.construction.build import Example
 from fxlens.worker.construction.guess_arguments import options_for, satisfiable
 from fxlens.worker.construction.infer import guessed_params
+from fxlens.worker.construction.module_arguments import Option, made
 from fxlens.worker.load.discover import ClassSource
 
 # how each kind of build names where its values come from (the rest say it in Build.detail)
@@ -81,10 +83,11 @@ def _signature_params(cls: type) -> list[inspect.Parameter]:
         return []
 
 
-def guessed_arguments(
-    cls: type, classes: list[type], names: dict[str, Any], class_node: ast.ClassDef | None = None
-) -> list[DraftValue]:
-    """Each required constructor argument: the first value fxlens's guessing proposes for it, or unknown."""
+def _proposals(
+    cls: type, classes: list[type], names: dict[str, Any], class_node: ast.ClassDef | None
+) -> list[tuple[DraftValue, Option | None]]:
+    """Each required constructor argument: the first value fxlens's guessing proposes for it (with the
+    option that makes it), or unknown."""
     try:
         signature = inspect.signature(cls)
     except (TypeError, ValueError):
@@ -92,7 +95,7 @@ def guessed_arguments(
     siblings = {p.name: p.default for p in signature.parameters.values() if p.default is not inspect.Parameter.empty}
     required = _required(cls)
     uses = parameter_uses.uses_in(parameter_uses.init_of(class_node), [p.name for p in required])
-    values = []
+    found: list[tuple[DraftValue, Option | None]] = []
     for param in required:
         try:
             with torch.device("meta"):  # a proposal that builds a module (a `block` instance) allocates nothing
@@ -103,10 +106,37 @@ def guessed_arguments(
             options = []
         positional = param.kind == param.POSITIONAL_ONLY
         if options:
-            values.append(DraftValue(param.name, options[0].text, "fxlens's guess from its name", not positional))
+            found.append((DraftValue(param.name, options[0].text, "fxlens's guess", not positional), options[0]))
         else:
-            values.append(DraftValue(param.name, "", f"nothing says what `{param.name}` is", not positional))
-    return values
+            found.append((DraftValue(param.name, "", f"nothing says what `{param.name}` is", not positional), None))
+    return found
+
+
+def guessed_arguments(
+    cls: type, classes: list[type], names: dict[str, Any], class_node: ast.ClassDef | None = None
+) -> list[DraftValue]:
+    return [value for value, _ in _proposals(cls, classes, names, class_node)]
+
+
+def _rejected(
+    cls: type, proposals: list[tuple[DraftValue, Option | None]], path: str, class_node: ast.ClassDef
+) -> None:
+    """Build the class from the proposals (on meta); where `__init__` rejects them, the arguments its
+    failing line reads become unknown, saying what they were and what the line said."""
+    args = [made(o.value) for v, o in proposals if o is not None and not v.keyword]
+    kwargs = {v.name: made(o.value) for v, o in proposals if o is not None and v.keyword}
+    try:
+        with torch.device("meta"):
+            cls(*args, **kwargs)
+        return
+    except Exception as error:  # noqa: BLE001  the user's constructor rejecting a guess is what is looked for
+        found = blame(error, path, class_node)
+        if found is None:
+            return
+        for value, _ in proposals:
+            if value.name in found.parameters:
+                value.source = f"line {found.line} rejects fxlens's guess `{value.text}`: {_text(error)}"[:300]
+                value.text = ""
 
 
 def for_unbuilt(
@@ -114,9 +144,12 @@ def for_unbuilt(
 ) -> Draft:
     """A class no construction built: fxlens's proposals for its arguments, fxlens to find the inputs.
     `why` is what stopped the build (the last error of fxlens's guesses, or what nothing said)."""
-    arguments = guessed_arguments(cls, classes, names, class_node)
-    missing = "construction" if any(not v.known for v in arguments) else "guess"
-    return Draft(cls.__name__, missing, arguments, None, why[:300])
+    proposals = _proposals(cls, classes, names, class_node)
+    guessed_all = all(v.known for v, _ in proposals)
+    if guessed_all and class_node is not None:
+        _rejected(cls, proposals, str(names.get("__file__") or ""), class_node)
+    arguments = [value for value, _ in proposals]
+    return Draft(cls.__name__, "guess" if guessed_all else "construction", arguments, None, why[:300])
 
 
 def _layer_text(layer: nn.Module) -> str:

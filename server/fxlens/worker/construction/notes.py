@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from fxlens.report import Build, Diagnostic, Span
 from fxlens.worker.construction import placeholders
-from fxlens.worker.construction.build import CannotBuild, Example
+from fxlens.worker.construction.blame import blamed_text
+from fxlens.worker.construction.build import CannotBuild, Example, split_directive
 from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.load.discover import DIRECTIVE, ClassSource
 
@@ -42,7 +43,12 @@ def directive_failed(
     diagnostic = classify(error, path, lines, stage, None, span)
     inside = diagnostic.line != span.line
     what = "building the module" if stage == "construction" else "making its inputs or passing them to forward"
-    if diagnostic.category == stage:  # no rule knew better than "it raised"
+    rejected = _rejected_arguments(source, error, path) if stage == "construction" else None
+    if rejected is not None:  # the argument `__init__`'s failing line reads: the one to change
+        line, named = rejected
+        what = f"building the module from its {named}"
+        diagnostic.fix = f"Change the directive's {named}: line {line} of `{source.name}.__init__` rejects it."
+    elif diagnostic.category == stage:  # no rule knew better than "it raised"
         diagnostic.explanation = f"The `# fxlens:` directive (line {span.line}) raised while {what}."
         diagnostic.fix = (
             f"Change the directive's constructor arguments to ones `{source.name}.__init__` accepts."
@@ -62,8 +68,17 @@ def directive_failed(
         diagnostic.explanation,
         diagnostic.fix,
     )
-    diagnostic.message += f" (from the `# fxlens:` directive at line {span.line})"
+    given = f", its {rejected[1]}" if rejected is not None else ""
+    diagnostic.message += f" (from the `# fxlens:` directive at line {span.line}{given})"
     return [diagnostic, note]
+
+
+def _rejected_arguments(source: ClassSource, error: BaseException, path: str) -> tuple[int, str] | None:
+    try:
+        call, _, _ = split_directive(source.directive or "", path)
+    except SyntaxError:
+        return None
+    return blamed_text(error, path, source.node, call)
 
 
 def guessed_hint(source: ClassSource, build: Build, span: Span) -> Diagnostic:
