@@ -301,3 +301,38 @@ async def test_lines_quoted_in_a_message_are_the_cell_s(client: LanguageClient, 
     assert "(from the `# fxlens:` directive at line 1)" in by_line[4], by_line
     assert "(raised at line 5)" in by_line[0], by_line
     book.close()
+
+
+ENCODER = """class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(7, 16)
+
+    def forward(self, batch):
+        return self.embed(torch.cat([batch.coords, batch.feats], -1))"""
+
+
+async def test_a_class_without_a_graph_in_a_cell_gets_its_drafted_directive(client: LanguageClient, tmp_path):
+    book = Notebook(client, tmp_path / "drafted.ipynb", [("code", IMPORTS), ("markdown", NOTES), ("code", ENCODER)])
+    cell = book.cells[2]
+    book.open()
+    await book.traced()
+    assert any(line == 0 and title.endswith("· aten guess failed") for line, title in titles(await cell.lenses()))
+    hover = await cell.hover(cell.at(1, "Encoder"))
+    assert "Guess failed" in hover and "fill in `batch` (first used by Linear (7 features))" in hover
+    found = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=cell.uri),
+            range=types.Range(start=cell.at(1), end=cell.at(1)),
+            context=types.CodeActionContext(diagnostics=cell.diagnostics()),
+        )
+    )
+    (action,) = [a for a in found if getattr(a, "kind", None) == types.CodeActionKind.QuickFix]
+    assert action.title == "Draft a `# fxlens:` directive (fill in `batch`)"
+    (edit,) = action.edit.changes[cell.uri]  # the cell's own document, at the cell's first line
+    assert edit.range.start == edit.range.end == types.Position(line=0, character=0)
+    assert edit.new_text == "# fxlens: Encoder()(FILL_batch)\n"
+    await book.traced(book.edit(cell, edit.new_text + cell.text))
+    (warning,) = [d for d in cell.diagnostics() if d.code == "placeholder"]
+    assert warning.range.start.line == 0 and "`batch` of `Encoder.forward`" in warning.message
+    book.close()

@@ -18,7 +18,7 @@ from lsprotocol import types
 from fxlens.engine.notebook import CellSpan, VirtualModule
 from fxlens.engine.shift import LineMapping, shift_class, shift_report
 from fxlens.lsp.positions import Coords, Ranges
-from fxlens.report import ClassReport, Diagnostic, FileReport
+from fxlens.report import ClassReport, Diagnostic, Draft, DraftValue, FileReport
 
 _QUOTED_LINE = re.compile(r"\b(line) (\d+)\b")
 
@@ -79,7 +79,19 @@ class CellCoords(Ranges):
                 name: replace(result, diagnostics=[self.local_diagnostic(d) for d in result.diagnostics])
                 for name, result in cls.levels.items()
             },
+            draft=self._local_draft(cls.draft),
         )
+
+    def _local_draft(self, draft: Draft | None) -> Draft | None:
+        """The drafted directive with the lines its values' sources quote ("line 12 rejects ...") in cell numbering."""
+        if draft is None:
+            return None
+
+        def local(values: list[DraftValue]) -> list[DraftValue]:
+            return [replace(v, source=self.local_text(v.source)) for v in values]
+
+        inputs = local(draft.inputs) if draft.inputs is not None else None
+        return replace(draft, arguments=local(draft.arguments), inputs=inputs, problem=self.local_text(draft.problem))
 
     def local_diagnostic(self, d: Diagnostic) -> Diagnostic:
         """The diagnostic with the module lines its texts quote in cell numbering (its span is not moved)."""
