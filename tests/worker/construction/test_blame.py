@@ -51,7 +51,7 @@ def test_the_failing_line_blames_the_parameters_its_values_come_from():
 def test_the_arguments_a_call_passed_are_named_as_written():
     call = ast.parse("Stage(3, groups=32)", mode="eval").body
     assert passed(call, CLASS) == {"width": "3", "groups": "32"}
-    assert blamed_text(_raised(3, groups=32), PATH, CLASS, call) == (8, "`width=3` and `groups=32`")
+    assert blamed_text(_raised(3, groups=32), PATH, CLASS, call) == (8, ["`width=3`", "`groups=32`"])
 
 
 def test_a_failure_outside_the_class_blames_nothing():
@@ -59,3 +59,6 @@ def test_a_failure_outside_the_class_blames_nothing():
     assert blame(error, PATH, CLASS) is None
     other = _raised(3, 32)
     assert blame(other, "<another file>", CLASS) is None
+    missing = NameError("name 'SCALE' is not defined")
+    missing.__traceback__ = other.__traceback__
+    assert blame(missing, PATH, CLASS) is None  # a name the code lacks is no argument's fault

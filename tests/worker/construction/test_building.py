@@ -272,10 +272,19 @@ def test_a_directive_failing_inside_init_is_shown_at_both_lines(real):
     error, note = real["directives"].find_class("Heads").levels["fx"].diagnostics
     # the error where the traceback puts it, the directive's line told it failed there
     assert (error.line, error.severity, error.category) == (59, "error", "construction")
-    assert "ValueError: dim 10 is not divisible by heads 3 (from the `# fxlens:` directive at line 54)" == error.message
+    # the arguments the failing line reads are the ones named: the directive's to change
+    assert error.message == (
+        "ValueError: dim 10 is not divisible by heads 3 (from the `# fxlens:` directive at line 54, its `dim=10` and "
+        "`heads=3`)"
+    )
     assert (note.line, note.severity) == (54, "information")
-    assert "this directive failed while building the module" in note.message and "(raised at line 59)" in note.message
-    assert error.fix == note.fix == "Change the directive's constructor arguments to ones `Heads.__init__` accepts."
+    assert "this directive failed while building the module from its `dim=10` and `heads=3`" in note.message
+    assert "(raised at line 59)" in note.message
+    assert (
+        error.fix
+        == note.fix
+        == "Change the directive's `dim=10` and `heads=3`: line 59 of `Heads.__init__` rejects them."
+    )
 
 
 def test_children_called_before_the_parent_failed_keep_their_inputs(real):

@@ -105,6 +105,8 @@ def _reaching(method: ast.FunctionDef, line: int, parameters: list[str]) -> dict
 def blame(error: BaseException, path: str, class_node: ast.ClassDef, method: str = "__init__") -> Blame | None:
     """The parameters of `class_node`'s `method` the failure comes from; None when the traceback never
     passed through that method, or its line reads no parameter."""
+    if isinstance(error, (NameError, ImportError)):
+        return None  # a name the code lacks, whatever values it was given: no argument's fault
     node = _method(class_node, method)
     line = _line_in(error, path, class_node, method)
     if node is None or line is None:
@@ -135,14 +137,14 @@ def passed(call: ast.expr, class_node: ast.ClassDef, method: str = "__init__") -
     return found
 
 
-def blamed_text(error: BaseException, path: str, class_node: ast.ClassDef, call: ast.expr) -> tuple[int, str] | None:
-    """(the line of `__init__` that rejected them, "`backbone=PointEncoder`"): the arguments a call passed
-    that the failing line reads; None when it reads none the call passed."""
+def blamed_text(
+    error: BaseException, path: str, class_node: ast.ClassDef, call: ast.expr
+) -> tuple[int, list[str]] | None:
+    """(the line of `__init__` that rejected them, ["`backbone=PointEncoder`"]): the arguments a call passed
+    that the failing line reads, as written; None when it reads none the call passed."""
     found = blame(error, path, class_node)
     if found is None:
         return None
     given = passed(call, class_node)
     named = [f"`{name}={given[name]}`" for name in found.parameters if name in given]
-    if not named:
-        return None
-    return found.line, named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+    return (found.line, named) if named else None

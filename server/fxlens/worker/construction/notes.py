@@ -44,10 +44,11 @@ def directive_failed(
     inside = diagnostic.line != span.line
     what = "building the module" if stage == "construction" else "making its inputs or passing them to forward"
     rejected = _rejected_arguments(source, error, path) if stage == "construction" else None
-    if rejected is not None:  # the argument `__init__`'s failing line reads: the one to change
+    if rejected is not None:  # the arguments `__init__`'s failing line reads: the ones to change
         line, named = rejected
         what = f"building the module from its {named}"
-        diagnostic.fix = f"Change the directive's {named}: line {line} of `{source.name}.__init__` rejects it."
+        them = "it" if " and " not in named else "them"
+        diagnostic.fix = f"Change the directive's {named}: line {line} of `{source.name}.__init__` rejects {them}."
     elif diagnostic.category == stage:  # no rule knew better than "it raised"
         diagnostic.explanation = f"The `# fxlens:` directive (line {span.line}) raised while {what}."
         diagnostic.fix = (
@@ -78,7 +79,11 @@ def _rejected_arguments(source: ClassSource, error: BaseException, path: str) ->
         call, _, _ = split_directive(source.directive or "", path)
     except SyntaxError:
         return None
-    return blamed_text(error, path, source.node, call)
+    found = blamed_text(error, path, source.node, call)
+    if found is None:
+        return None
+    line, named = found
+    return line, named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
 
 
 def guessed_hint(source: ClassSource, build: Build, span: Span) -> Diagnostic:
