@@ -80,3 +80,25 @@ async def test_the_drafted_directive_applied_names_what_to_fill_in(client: Langu
     await client.fx.until(lambda: not any(d.code == "placeholder" for d in doc.diagnostics()), "no placeholder left")
     after = await doc.hover(doc.at(line + 1, "PointEncoder"))
     assert "built: directive" in after and "Guess failed" not in after
+
+
+async def test_a_directive_without_inputs_is_completed_in_place(client: LanguageClient, tmp_path):
+    path = tmp_path / "completed.py"
+    text = FIXTURE.read_text().replace(
+        "class PointEncoder(", "# fxlens: PointEncoder(feat_dim=4)\nclass PointEncoder(", 1
+    )
+    path.write_text(text)
+    doc = Doc(client, path, text)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=doc.uri, language_id="python", version=doc.version, text=doc.text)
+        )
+    )
+    await doc.traced()
+    line = _class_line(doc.text, "PointEncoder")
+    (action,) = await _actions(client, doc, line)
+    (edit,) = action.edit.changes[doc.uri]
+    # the directive's own line rewritten: one directive above the class, never two
+    assert edit.range.start == types.Position(line=line - 2, character=0)
+    assert edit.range.end == types.Position(line=line - 2, character=len("# fxlens: PointEncoder(feat_dim=4)"))
+    assert edit.new_text == "# fxlens: PointEncoder(feat_dim=4)(FILL_batch)"

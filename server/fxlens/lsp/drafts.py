@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 # the categories of the diagnostics a draft answers: why there is no graph
 ANSWERS = ("inputs", "construction", "guessed")
+DIRECTIVE = "# fxlens:"
 
 
 def directive_edit(doc: Document, top: int, coords: Coords | CellCoords, expression: str) -> types.TextEdit:
@@ -26,7 +27,26 @@ def directive_edit(doc: Document, top: int, coords: Coords | CellCoords, express
     lines = doc.lines
     line_text = lines[top - 1] if top <= len(lines) else ""
     indent = line_text[: len(line_text) - len(line_text.lstrip())]
-    return types.TextEdit(range=coords.lsp_range(top, 0), new_text=f"{indent}# fxlens: {expression}\n")
+    return types.TextEdit(range=coords.lsp_range(top, 0), new_text=f"{indent}{DIRECTIVE} {expression}\n")
+
+
+def _replacing(doc: Document, line: int, coords: Coords | CellCoords, expression: str) -> types.TextEdit | None:
+    """The one `# fxlens:` line at report line `line` rewritten; None when the directive runs over several
+    comment lines (which one to change is the user's call)."""
+    lines = doc.lines
+    block = []
+    for text in lines[line - 1 :]:
+        if not text.lstrip().startswith("#"):
+            break
+        block.append(text.lstrip())
+    if sum(1 for text in block if text.startswith(DIRECTIVE)) != 1:
+        return None
+    text = lines[line - 1]
+    indent = text[: len(text) - len(text.lstrip())]
+    start = coords.lsp_position(line, 0)
+    return types.TextEdit(
+        range=types.Range(start=start, end=coords.line_end(line)), new_text=f"{indent}{DIRECTIVE} {expression}"
+    )
 
 
 def draft_action(
@@ -34,6 +54,13 @@ def draft_action(
 ) -> types.CodeAction | None:
     if cls.draft is None:
         return None
+    expression = directive_text(cls.draft)
+    if cls.directive_line is not None:  # the user's directive built it without inputs: completed in place
+        edit = _replacing(doc, cls.directive_line, coords, expression)
+        if edit is None:
+            return None
+    else:
+        edit = directive_edit(doc, top, coords, expression)
     class_line = coords.lsp_position(cls.line, 0).line
     answered = [d for d in context.diagnostics if d.code in ANSWERS and d.range.start.line == class_line]
     return types.CodeAction(
@@ -41,5 +68,5 @@ def draft_action(
         kind=types.CodeActionKind.QuickFix,
         diagnostics=answered or None,
         is_preferred=True,
-        edit=types.WorkspaceEdit(changes={uri: [directive_edit(doc, top, coords, directive_text(cls.draft))]}),
+        edit=types.WorkspaceEdit(changes={uri: [edit]}),
     )

@@ -38,7 +38,7 @@ def action_title(draft: Draft) -> str:
     return f"{ACTION_TITLE} (fill in {_names(unknown)})" if unknown else ACTION_TITLE
 
 
-def missing_lines(draft: Draft, markdown: bool = True) -> list[str]:
+def missing_lines(draft: Draft, markdown: bool = True, offer: str = "The code action on the class drafts") -> list[str]:
     """The hover's lines: what fxlens lacks and which values the drafted directive leaves to fill in, then
     what the module said to fxlens's last guess (for a block shown as it is)."""
 
@@ -50,5 +50,5 @@ def missing_lines(draft: Draft, markdown: bool = True) -> list[str]:
     head = f"**{word.capitalize()}**" if markdown else word.capitalize()
     if unknown:
         head += ": fill in " + ", ".join(code(v.name) + (f" ({v.source})" if v.source else "") for v in unknown)
-    head += f". The code action on the class drafts {code('# fxlens: ' + directive_text(draft))}"
+    head += f". {offer} {code('# fxlens: ' + directive_text(draft))}"
     return [head, f"last guess: {draft.problem}"] if draft.problem else [head]

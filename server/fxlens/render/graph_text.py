@@ -6,6 +6,7 @@ from typing import Any
 
 from fxlens.render import kernels
 from fxlens.render.cost import cost_compact
+from fxlens.render.draft import missing_lines
 from fxlens.render.ladder import rung
 from fxlens.report import ClassReport, Diagnostic, LevelResult, Node
 
@@ -149,6 +150,10 @@ def level_text(path: str, report: ClassReport, level: str) -> str:
         parts += [f"rung: {position.name} — {position.why}", printout(result), "", node_table(result)]
     else:
         parts.append(f"{level}: FAILED" + (f" ({result.note})" if result.note else ""))
+        if report.draft is not None:  # what fxlens lacks, and the directive that would give it
+            parts += missing_lines(
+                report.draft, markdown=False, offer="A directive to start from (each FILL_ is yours):"
+            )
     if result.note and result.ok:
         parts.append(f"note: {result.note}")
     if result.diagnostics:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fxlens.render.draft import directive_text
 from fxlens.render.lens import class_lenses
+from fxlens_command import fxlens
 from torch_reference import analyse, expected, reported
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "drafts" / "detect_head.py"
@@ -114,3 +115,17 @@ def test_the_constructor_filled_in_builds_and_fxlens_finds_the_inputs_torch_agre
     assert cls.build.how == "directive" and cls.draft is None and not cls.diagnostics()
     for level in ("fx", "aten"):
         assert cls.levels[level].ok and reported(cls, level) == expected(path, fresh, cls, level)
+
+
+def test_a_directive_that_builds_but_gives_no_inputs_gets_a_draft_completing_it(tmp_path):
+    path = _with_directive(tmp_path, "PointEncoder", "PointEncoder(feat_dim=4)")
+    cls = analyse([path])[path.stem].find_class("PointEncoder")
+    assert cls.build.how == "directive" and cls.draft is not None
+    assert directive_text(cls.draft) == "PointEncoder(feat_dim=4)(FILL_batch)"
+    assert [(v.name, v.source) for v in cls.draft.arguments] == [("feat_dim", "your directive")]
+
+
+def test_fxlens_graph_prints_what_is_missing_and_the_directive_to_start_from():
+    printed = fxlens("graph", str(FIXTURE), "--class", "PointEncoder", "--level", "aten").stdout
+    assert "Guess failed: fill in batch (first used by Linear (7 features))" in printed
+    assert "A directive to start from (each FILL_ is yours): # fxlens: PointEncoder()(FILL_batch)" in printed

@@ -26,7 +26,7 @@ from fxlens.worker.construction.module_arguments import Option, made
 from fxlens.worker.load.discover import ClassSource
 
 # how each kind of build names where its values come from (the rest say it in Build.detail)
-_FROM = {"guessed": "fxlens's guess, which built it", "config": "the config's defaults"}
+_FROM = {"guessed": "fxlens's guess, which built it", "config": "the config's defaults", "directive": "your directive"}
 
 
 def _text(error: BaseException | None) -> str:
@@ -202,13 +202,14 @@ def _module_classes(namespace: dict[str, Any]) -> list[type]:
 
 def for_class(source: ClassSource, example: Any, namespace: dict[str, Any]) -> Draft | None:
     """The draft for a class without a graph: `example` is its Example, or why it was not built (a
-    CannotBuild, a Diagnostic, a failing directive's list). None for a class that has a directive (the
-    user's own words: its diagnostics say what to change) or that has its inputs."""
+    CannotBuild, a Diagnostic, a failing directive's list). A directive of the user's gets one only when it
+    builds the class but gives no inputs fxlens could find (the draft completes it); a directive that fails
+    says what to change itself, and one that holds placeholders is the user's to fill in."""
     cls = namespace.get(source.name)
-    if source.directive or not isinstance(cls, type):
+    if not isinstance(cls, type):
         return None
     if isinstance(example, Example):
-        if example.inputs is not None:
+        if example.inputs is not None or example.unfilled:
             return None
         problem = example.problems[-1] if example.problems else None
         inputs = unknown_inputs(example.instance, example.graph)
@@ -217,6 +218,8 @@ def for_class(source: ClassSource, example: Any, namespace: dict[str, Any]) -> D
         # a parent's child, which no expression of its own builds: its constructor as fxlens guesses it
         arguments = guessed_arguments(cls, _module_classes(namespace), namespace, source.node)
         return Draft(cls.__name__, "guess" if problem else "inputs", arguments, inputs, _text(problem))
+    if source.directive:
+        return None
     why = example.message if isinstance(example, Diagnostic) else str(example)
     if isinstance(example, list):
         why = example[0].message if example else ""
