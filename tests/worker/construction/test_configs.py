@@ -51,6 +51,8 @@ def on_forecast_path(monkeypatch):
         ("MapAttention", "channels=8, head_width=4"),
         # `if pos_dim != hidden_size // num_heads: raise ValueError(...)`
         ("HeadPositions", "hidden_size=64, num_heads=4, pos_dim=16, max_len=16"),
+        # `if dim != channels: raise ...`: the width takes the channels' value
+        ("GatedSkip", "dim=3, channels=3"),
         # classes for `norm_layer` and `act_layer` from torch.nn: over channels where the class convolves
         ("PatchStem", "in_chans=3, embed_dim=64, norm_layer=torch.nn.BatchNorm2d, act_layer=torch.nn.GELU"),
         ("TokenMlp", "dim=64, hidden_dim=64, norm_layer=torch.nn.LayerNorm, act_layer=torch.nn.GELU"),

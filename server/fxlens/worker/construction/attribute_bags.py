@@ -1,8 +1,9 @@
 """A constructor parameter that is a bag of settings (`configs.d_model`, `args.n_heads`, `cfg["dim"]`),
 built when guessing found nothing for it.
 
-Its values come, in order, from the defaults the repository's scripts declare to argparse
-(script_defaults.py), and last from a recording object: every attribute the class's file reads from
+Its values come, in order, from the defaults the repository's scripts declare to argparse, from a
+dataclass or NamedTuple of the repository with defaults (script_defaults.py), from a YAML or JSON file of
+the repository (config_files.py), and last from a recording object: every attribute the class's file reads from
 the bag and none of those declares is answered with a value inferred from how the file uses it (its
 name, a comparison with a string, arithmetic), and so is any the constructor reads at run time. Layer
 counts shrink to 2. The label names each value's source; the directive spells the bag as a plain
@@ -20,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxlens.worker.construction import config_files, script_defaults
 from fxlens.worker.construction import guess_arguments as guessing
-from fxlens.worker.construction import script_defaults
 from fxlens.worker.construction.module_arguments import Option
 from fxlens.worker.construction.package_calls import SHRUNK_LAYERS
 from fxlens.worker.construction.parameter_uses import Use, uses_in
@@ -40,37 +41,37 @@ class Sources:
     read: list[str] = field(default_factory=list)  # every name read, in order
 
 
-class RecordingNamespace(argparse.Namespace):
+def recording_namespace(values: dict[str, Any], answer: Callable[[str], Any], sources: Sources) -> argparse.Namespace:
     """argparse's Namespace of the values found; a name none of them holds is answered by `answer` (None:
-    AttributeError, as argparse's own would raise) and kept, and every name read is recorded."""
+    AttributeError, as argparse's own would raise) and kept, and every name read is recorded. Once the
+    class is built, `settled` makes it a plain Namespace again: what forward reads, and what dynamo and
+    export see, is the object a script would pass."""
 
-    __slots__ = ("_answer", "_sources")
+    class Recording(argparse.Namespace):
+        def __getattribute__(self, name: str) -> Any:
+            if not name.startswith("_") and name not in sources.read:
+                sources.read.append(name)
+            return object.__getattribute__(self, name)
 
-    def __init__(self, values: dict[str, Any], answer: Callable[[str], Any], sources: Sources) -> None:
-        super().__init__(**values)
-        object.__setattr__(self, "_answer", answer)
-        object.__setattr__(self, "_sources", sources)
+        def __getattr__(self, name: str) -> Any:
+            value = answer(name) if not name.startswith("_") else None
+            if value is None:
+                raise AttributeError(f"'Namespace' object has no attribute '{name}'")
+            sources.of[name] = INFERRED
+            setattr(self, name, value)
+            return value
 
-    def __getattribute__(self, name: str) -> Any:
-        if not name.startswith("_"):
-            read = object.__getattribute__(self, "_sources").read
-            if name not in read:
-                read.append(name)
-        return object.__getattribute__(self, name)
+    return Recording(**values)
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        value = object.__getattribute__(self, "_answer")(name)
-        if value is None:
-            raise AttributeError(f"'Namespace' object has no attribute '{name}'")
-        object.__getattribute__(self, "_sources").of[name] = INFERRED
-        setattr(self, name, value)
-        return value
+
+def settled(bag: Any) -> None:
+    """The bag as a plain `argparse.Namespace` (a dict stays the recording one: its class cannot change)."""
+    if isinstance(bag, argparse.Namespace):
+        bag.__class__ = argparse.Namespace
 
 
 class RecordingDict(dict):
-    """A dict of the values found; a missing key is answered like RecordingNamespace's attributes."""
+    """A dict of the values found; a missing key is answered like a recording namespace's attributes."""
 
     def __init__(self, values: dict[str, Any], answer: Callable[[str], Any], sources: Sources) -> None:
         super().__init__(values)
@@ -131,12 +132,27 @@ def _reads(tree: ast.Module, name: str) -> Reads:
         )
 
     reads = Reads()
+    # `self.pool = cfg.pool`: what the file does with `self.pool` is what it does with the setting
+    kept = {
+        node.targets[0].attr: node.value.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Attribute)
+        and isinstance(node.targets[0].value, ast.Name)
+        and node.targets[0].value.id == "self"
+        and isinstance(node.value, ast.Attribute)
+        and owner(node.value.value)
+    }
 
     class Flatten(ast.NodeTransformer):
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
             if owner(node.value) and not node.attr.startswith("_") and node.attr not in ("get", "items", "keys"):
                 reads.names.append(node.attr) if node.attr not in reads.names else None
                 return ast.copy_location(ast.Name(f"{name}.{node.attr}", ast.Load()), node)
+            held = isinstance(node.value, ast.Name) and node.value.id == "self" and isinstance(node.ctx, ast.Load)
+            if held and node.attr in kept:
+                return ast.copy_location(ast.Name(f"{name}.{kept[node.attr]}", ast.Load()), node)
             return self.generic_visit(node)
 
         def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
@@ -172,21 +188,30 @@ def _reads(tree: ast.Module, name: str) -> Reads:
 def bag_options(
     reads: dict[str, Reads], path: str, roots: list[str], infer: Callable[[str, Use], Any]
 ) -> tuple[dict[str, Option], dict[str, Sources]]:
-    """One bag per parameter of `reads`: its values from the best script's argparse defaults, the rest
-    inferred (`infer(name, use)`, None when nothing hints at a value); with each bag's Sources."""
+    """One bag per parameter of `reads`, its values from (in order) the repository's script whose argparse
+    defaults cover most of what the file reads, its dataclass or NamedTuple, its YAML or JSON file, and
+    the rest inferred (`infer(name, use)`, None when nothing hints at a value); with each bag's Sources."""
     options: dict[str, Option] = {}
     labels: dict[str, Sources] = {}
     folder = script_defaults.repository_folder(path, roots)
-    found = script_defaults.scripts(folder)
+    arguments, classes = script_defaults.scripts(folder)
+    files = config_files.config_files(folder)
     for param, read in reads.items():
         sources = Sources()
         values: dict[str, Any] = {}
-        best = _best_script(found, read.names)
-        if best is not None:
+        declared = [
+            (_best(arguments, read.names), "the argparse defaults of {}"),
+            (_best(classes, read.names, whole=False), "the defaults of {}"),
+            (_best(files, read.names, whole=False), "{}"),
+        ]
+        for best, how in declared:
+            if best is None:
+                continue
             where = os.path.relpath(best.path, folder)
+            what = how.format(f"{best.declared_by} ({where})" if best.declared_by else where)
             for key, value in best.defaults.items():
-                values[key] = _shrunk(key, value, sources)
-                sources.of[key] = f"the argparse defaults of {where}"
+                if key not in values:
+                    values[key], sources.of[key] = _shrunk(key, value, sources), what
         for name in read.names:
             if name not in values:
                 value = infer(name, read.uses.get(name, Use()))
@@ -196,20 +221,21 @@ def bag_options(
         def answer(name: str, read: Reads = read) -> Any:
             return infer(name, read.uses.get(name, Use()))
 
-        bag: Any = (RecordingDict if read.keyed else RecordingNamespace)(values, answer, sources)
+        bag: Any = (RecordingDict if read.keyed else recording_namespace)(values, answer, sources)
         options[param] = Option(bag, param)
         labels[param] = sources
     return options, labels
 
 
-def _best_script(found: list[script_defaults.Script], names: list[str]) -> script_defaults.Script | None:
-    """The script declaring most of the names read (a bag handed on whole: the script declaring most)."""
-    if not found:
-        return None
+def _best(found: list[Any], names: list[str], whole: bool = True) -> Any:
+    """What declares most of the names read (a Script or a ConfigFile), the shallowest on a tie; for a bag
+    handed on whole (no names read) the script declaring most, when `whole`."""
+    settings = lambda s: set(s.defaults)  # noqa: E731
     wanted = set(names)
-    score = lambda s: (len(wanted & set(s.defaults)) if wanted else len(s.defaults), -s.path.count(os.sep))  # noqa: E731
-    best = max(found, key=score)
-    return best if not wanted or wanted & set(best.defaults) else None
+    if not found or (not wanted and not whole):
+        return None
+    best = max(found, key=lambda s: (len(wanted & settings(s)) if wanted else len(settings(s)), -s.path.count(os.sep)))
+    return best if not wanted or wanted & settings(best) else None
 
 
 def _shrunk(name: str, value: Any, sources: Sources) -> Any:
@@ -281,6 +307,7 @@ def guess_with_bags(
         return None
     names = around.names or {}
     for param, option in bags.items():
+        settled(option.value)
         text = spelled(option.value, sources[param], names)
         made.arguments[param] = text
         made.expression = made.expression.replace(f"{param}={param}", f"{param}={text}", 1)

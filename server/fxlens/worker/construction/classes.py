@@ -13,7 +13,7 @@ from torch import nn
 
 from fxlens.report import Build, Diagnostic
 from fxlens.worker.construction import build as building
-from fxlens.worker.construction import package_parents, placeholders
+from fxlens.worker.construction import package_parents, placeholders, setup_calls
 from fxlens.worker.construction.children import in_plain_words
 from fxlens.worker.construction.infer import guessed_params, infer_inputs
 from fxlens.worker.construction.notes import directive_column, directive_failed
@@ -154,9 +154,12 @@ class Building:
         cls = loaded.module.__dict__[source.name]
         if source.directive:
             return building.from_directive(source, cls, loaded.module, device, directive_column(self.lines, source))
-        instance, build = building.build_alone(
-            source, cls, loaded.module, loaded.tree, device, self.roots, self.package_index
-        )
+        alone = partial(building.build_alone, source, cls, loaded.module, loaded.tree, device, self.roots)
+        instance, build = alone(self.package_index)
+        try:
+            setup_calls.set_up(instance, build, self.path, self.roots, partial(building.on_device, device))
+        except Exception:  # noqa: BLE001  a set-up call that fails here: the class as built without it
+            instance, build = alone(self.package_index)
         return building.Example(instance, build)
 
     def _rebuild_on_cpu(self, source: ClassSource, loaded: loader.Loaded) -> nn.Module:

@@ -18,7 +18,7 @@ from typing import Any
 from torch import nn
 
 from fxlens.worker.construction import constraints
-from fxlens.worker.construction.module_arguments import Option, is_module_class, module_options
+from fxlens.worker.construction.module_arguments import Option, is_module_class, module_options, torch_classes
 from fxlens.worker.construction.parameter_uses import Use, forwarded, init_of, uses_in
 
 MAX_BUILDS = 12
@@ -194,7 +194,7 @@ def options_for(
         ranked = [c for c in classes if all(hasattr(c, a) for a in use.attributes)]
         ranked.sort(key=lambda c: not (parts & set(words(c.__name__))))
         fitting = [c for c in ranked if parts & set(words(c.__name__))]
-        offered = [c for c in _torch_classes(parts, convolutional) if all(hasattr(c, a) for a in use.attributes)]
+        offered = [c for c in torch_classes(parts, convolutional) if all(hasattr(c, a) for a in use.attributes)]
         options = [Option(c, c.__name__) for c in fitting]
         options += [Option(c, f"torch.nn.{c.__name__}") for c in offered]
         options += [Option(c, c.__name__) for c in ranked if c not in fitting]
@@ -218,16 +218,6 @@ def options_for(
     if not values and (re.search(r"\bint\b", annotation) or use.numeric):
         values = [8, _DIM]
     return _literal_options(values)
-
-
-def _torch_classes(parts: set[str], convolutional: bool) -> list[type]:
-    """What torch.nn offers a parameter that takes a norm or an activation class (`norm_layer`, `act_layer`)
-    and that no class of the file fits by name."""
-    if parts & {"norm", "normalization", "normalisation", "bn"}:
-        return [nn.BatchNorm2d, nn.LayerNorm] if convolutional else [nn.LayerNorm, nn.BatchNorm2d]
-    if parts & {"act", "activation", "nonlinearity"}:
-        return [nn.GELU, nn.ReLU]
-    return []
 
 
 def _fit_heads(combo: dict[str, Option], kinds: dict[str, str | None], siblings: dict[str, Any]) -> None:

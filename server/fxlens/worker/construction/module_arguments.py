@@ -125,3 +125,13 @@ def _options(kinds: list[type], names: dict, guess_nested: NestedGuess, count: i
         if len(options) == MAX_OPTIONS:
             break
     return options
+
+
+def torch_classes(parts: set[str], convolutional: bool) -> list[type]:
+    """What torch.nn offers a parameter that takes a norm or an activation class (`norm_layer`, `act_layer`)
+    and that no class of the file fits by name."""
+    if parts & {"norm", "normalization", "normalisation", "bn"}:
+        return [nn.BatchNorm2d, nn.LayerNorm] if convolutional else [nn.LayerNorm, nn.BatchNorm2d]
+    if parts & {"act", "activation", "nonlinearity"}:
+        return [nn.GELU, nn.ReLU]
+    return []

@@ -1,12 +1,14 @@
-"""The settings a repository's scripts declare, read (never run): `parser.add_argument('--d_model', type=int,
-default=512)` in a training script, as {`d_model`: 512}.
+"""The settings a repository's Python files declare, read (never run): `parser.add_argument('--d_model',
+type=int, default=512)` in a training script, as {`d_model`: 512}, and the fields of a dataclass or
+NamedTuple with their defaults (`width: int = 192`).
 
 Research code builds its models from the `argparse.Namespace` its training script parses
 (`Model(configs)`, `configs.d_model`); the defaults that script declares are what the repository runs
 with. fxlens reads them from the syntax tree of each script of the repository that calls `add_argument`:
 the destination (`dest=`, else the first long option, dashes as underscores), and the default when it is a
 literal (converted by `type=` as argparse converts a string default; `store_true` is False). A default
-that is an expression is left out: fxlens never evaluates a script.
+that is an expression is left out: fxlens never evaluates a script. A settings class's fields are
+read the same way: a literal default, or a `field(default=...)` / `default_factory` of a literal.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ _FLAGS = {"store_true": False, "store_false": True}
 
 @dataclass
 class Script:
-    """One script's declared settings: its path, and each destination's default in declaration order."""
+    """Settings one file declares: its path, each setting's default in declaration order, and the class
+    declaring them ("" for a script's argparse arguments)."""
 
     path: str
     defaults: dict[str, object]
+    declared_by: str = ""
 
 
 def repository_folder(path: str, roots: list[str]) -> str:
@@ -44,25 +48,67 @@ def repository_folder(path: str, roots: list[str]) -> str:
     return os.path.dirname(top) if os.path.isfile(os.path.join(top, "__init__.py")) else top
 
 
-def scripts(folder: str) -> list[Script]:
-    """Every script under `folder` that declares argparse arguments with literal defaults."""
-    found = []
-    for path in _python_files(folder):
+def scripts(folder: str) -> tuple[list[Script], list[Script]]:
+    """Under `folder`: every script declaring argparse arguments with literal defaults, and every
+    dataclass or NamedTuple with fields of literal defaults."""
+    arguments, classes = [], []
+    for path in python_files(folder):
         try:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
-            if "add_argument" not in text:
+            if "add_argument" not in text and "dataclass" not in text and "NamedTuple" not in text:
                 continue
             tree = ast.parse(text, filename=path)
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue  # a file that does not parse declares nothing
         defaults = declared(tree)
         if defaults:
-            found.append(Script(path, defaults))
+            arguments.append(Script(path, defaults))
+        classes += [Script(path, fields, name) for name, fields in settings_classes(tree)]
+    return arguments, classes
+
+
+def settings_classes(tree: ast.Module) -> list[tuple[str, dict[str, object]]]:
+    """(name, {field: default}) of each dataclass and NamedTuple of `tree`, its literal defaults only."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef) or not _is_settings(node):
+            continue
+        fields: dict[str, object] = {}
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+                value = _field_default(stmt.value)
+                if value is not _NONE:
+                    fields[stmt.target.id] = value
+        if fields:
+            found.append((node.name, fields))
     return found
 
 
-def _python_files(folder: str) -> Iterator[str]:
+def _is_settings(node: ast.ClassDef) -> bool:
+    def name(expr: ast.expr) -> str:
+        expr = expr.func if isinstance(expr, ast.Call) else expr
+        return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else ""
+
+    return any(name(d) == "dataclass" for d in node.decorator_list) or any(name(b) == "NamedTuple" for b in node.bases)
+
+
+def _field_default(value: ast.expr) -> object:
+    """A field's literal default: `= 192`, `field(default=192)`, `field(default_factory=lambda: [30, 60])`."""
+    if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")) == "field":
+        keywords = {k.arg: k.value for k in value.keywords if k.arg}
+        if "default" in keywords:
+            return _literal(keywords["default"])
+        factory = keywords.get("default_factory")
+        if isinstance(factory, ast.Lambda):
+            return _literal(factory.body)
+        if isinstance(factory, ast.Name) and factory.id in ("list", "dict", "tuple"):
+            return {"list": [], "dict": {}, "tuple": ()}[factory.id]
+        return _NONE
+    return _literal(value)
+
+
+def python_files(folder: str) -> Iterator[str]:
     count = 0
     for current, folders, files in os.walk(folder):
         folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
