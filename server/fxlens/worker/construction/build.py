@@ -408,6 +408,11 @@ def _specs(instance: nn.Module, inputs: tuple, dims: list | None, kwargs: dict) 
             ]
             text = ", ".join(f"Tensor({', '.join(map(str, part.shape or []))}) {part.dtype}" for part in parts)
             specs.append(InputSpec(name, value=f"tuple[{text}]", parts=parts, keyword=keyword))
+        elif isinstance(value, dict) and value and all(isinstance(v, torch.Tensor) for v in value.values()):
+            text = ", ".join(
+                f"{k}: Tensor({', '.join(map(str, v.shape))}) {dtype_name(v.dtype)}" for k, v in value.items()
+            )
+            specs.append(InputSpec(name, value=f"dict[{text}]", keyword=keyword))
         else:
             specs.append(InputSpec(name, value=repr(value)[:80], keyword=keyword))
     return specs

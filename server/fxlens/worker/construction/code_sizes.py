@@ -3,7 +3,8 @@
 Research code shows its model's input: a `test()` function or the `__main__` block does
 `net = ResNet18(); y = net(torch.randn(2, 3, 32, 32))`, a docstring has `>>> model(torch.randn(1, 3, 64, 64))`.
 The tensor factories there (`torch.randn`, `rand`, `zeros`, `ones`, `empty`, `randint`) with literal sizes are
-the first guess for each positional input of forward; a batch of 1 is read as the free batch.
+the first guess for each positional input of forward; a batch of 1 is read as the free batch. The file's own
+code comes first, then the test files beside it (`test_models.py`, `tests/test_*.py`) that name the class.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import inspect
 import linecache
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -35,8 +37,8 @@ class _Seen:
 
 
 def inputs_in_code(cls: type) -> list[Guess | None] | None:
-    """Per positional input, the tensor the file's code first hands to an instance of `cls` (None for an
-    input that is no factory of literal sizes); None when no call of an instance is found."""
+    """Per positional input, the tensor the file's code (then a test file beside it) first hands to an instance
+    of `cls` (None for an input that is no factory of literal sizes); None when no call of an instance is found."""
     tree = _tree(cls)
     if tree is None:
         return None
@@ -44,7 +46,42 @@ def inputs_in_code(cls: type) -> list[Guess | None] | None:
         found = _call_in(scope, cls.__name__)
         if found is not None:
             return [_guess(seen, where) if seen is not None else None for seen in found]
+    for path, other in _test_files(cls):
+        for node in ast.walk(other):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+                found = _call_in(node.body, cls.__name__)
+                if found is not None:
+                    return [_guess(seen, f"`{path.name}`") if seen is not None else None for seen in found]
     return None
+
+
+_MOST_TEST_FILES = 40
+
+
+def _test_files(cls: type) -> list[tuple[Path, ast.Module]]:
+    """The test files beside the class's file, in its parent folder and their `tests/` folders that name the
+    class: where a repository shows its model's input."""
+    module = sys.modules.get(cls.__module__)
+    path = Path(getattr(module, "__file__", None) or "")
+    if not path.name:
+        return []
+    folders = [path.parent, path.parent.parent]
+    candidates = [
+        file
+        for folder in folders
+        for pattern in ("test*.py", "*_test.py", "tests/test*.py", "test/test*.py")
+        for file in sorted(folder.glob(pattern))
+        if file != path
+    ][:_MOST_TEST_FILES]
+    found = []
+    for file in dict.fromkeys(candidates):
+        try:
+            text = file.read_text(encoding="utf-8")
+            if cls.__name__ in text:
+                found.append((file, ast.parse(text)))
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+    return found
 
 
 def _tree(cls: type) -> ast.Module | None:
@@ -175,5 +212,5 @@ def _guess(seen: _Seen, where: str) -> Guess:
     if len(shape) >= 2 and shape[0] in (1, BATCH):
         shape, dims = (BATCH, *shape[1:]), {0: "B"}
     fill = "ids" if not seen.dtype.is_floating_point and seen.dtype != torch.bool else "normal"
-    line = f" (line {seen.line})" if where == "the file's code" else ""  # a docstring's lines are its own
+    line = f" (line {seen.line})" if where != "its docstring" else ""  # a docstring's lines are its own
     return Guess(shape, seen.dtype, dims, fill, seen.high, why=f"as {where} calls it: `{seen.text}`{line}")

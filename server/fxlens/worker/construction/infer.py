@@ -4,14 +4,16 @@ inputs)."""
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.fx as fx
 from torch import nn
 
-from fxlens.worker.construction import code_sizes, consumers, guess_inputs, solve_shapes
+from fxlens.worker.construction import code_sizes, consumers, forward_uses, guess_inputs, solve_shapes, structured
 from fxlens.worker.levels import devices
 
 
@@ -30,8 +32,14 @@ class Inferred:
     reasons: list = field(default_factory=list)
 
 
+def _target(instance: nn.Module) -> Callable[..., Any]:
+    """The function whose parameters forward's inputs fill: forward, or the method a `forward(*args, **kwargs)`
+    hands them all to (`self.forward_features(*args, **kwargs)`)."""
+    return forward_uses.handed_on(instance) or instance.forward
+
+
 def _parameters(instance: nn.Module, required: bool = False) -> list[str]:
-    signature = inspect.signature(instance.forward)
+    signature = inspect.signature(_target(instance))
     return [
         p.name
         for p in signature.parameters.values()
@@ -42,7 +50,7 @@ def _parameters(instance: nn.Module, required: bool = False) -> list[str]:
 
 def _keyword_only(instance: nn.Module) -> list[str]:
     """forward's required keyword-only parameters: they come after the positional ones."""
-    signature = inspect.signature(instance.forward)
+    signature = inspect.signature(_target(instance))
     return [
         p.name
         for p in signature.parameters.values()
@@ -125,9 +133,12 @@ def infer_inputs(
     per_param: list[list[guess_inputs.Input]] = []
     # what the file's own code hands to the class comes first (positional inputs, in forward's order)
     in_code = code_sizes.inputs_in_code(type(instance)) or []
+    target = _target(instance)
+    uses = forward_uses.uses(target)
     for index, param in enumerate(params):
         options = _options(instance, graph, index, param)
         options = options or guess_inputs.unconsumed(per_param[0] if per_param else [], param, params[0])
+        options = structured.shaped(instance, uses, param, options, structured.required(target, param))
         read = in_code[index] if index < len(in_code) else None
         per_param.append([read, *options] if read is not None else options)
     found = _first_that_runs(instance, params, per_param, start, rebuild)
@@ -153,7 +164,7 @@ def infer_inputs(
 
 def _none_defaults(instance: nn.Module, params: list[str]) -> list[str]:
     try:
-        signature = inspect.signature(instance.forward)
+        signature = inspect.signature(_target(instance))
     except (TypeError, ValueError):
         return []
     return [
@@ -220,6 +231,8 @@ def _first_that_runs(
 _MAX_CHOICES = 24
 # the guesses whose sizes are solved when none ran as guessed (each costs a few symbolic fake runs)
 _SOLVED_CHOICES = 4
+# the most time solving may add to a class none of whose guesses ran (a fake run of a large model takes seconds)
+_SOLVING_SECONDS = 15.0
 
 
 def _solved(
@@ -235,7 +248,10 @@ def _solved(
     def call(module: nn.Module, made: tuple) -> None:
         module(*made[:positional], **dict(zip(params[positional:], made[positional:])), **uncached)
 
+    deadline = time.monotonic() + _SOLVING_SECONDS
     for chosen in _choices(per_param)[:_SOLVED_CHOICES]:
+        if time.monotonic() > deadline:
+            break
         solved = solve_shapes.solve(instance, chosen, call)
         if solved is None:
             continue

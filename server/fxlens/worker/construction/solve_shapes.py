@@ -50,7 +50,21 @@ class Run:
 
 
 def _leaves(value: Input) -> list[Guess]:
+    """The tensors' guesses of an input: a tuple's or a dict's in order, none of a None."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return list(value.values())
     return list(value) if isinstance(value, tuple) else [value]
+
+
+def _rebuilt(value: Input, leaves: list[Any]) -> Any:
+    """`leaves` (one per guess of `_leaves(value)`) in the input's structure."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return dict(zip(value, leaves))
+    return tuple(leaves) if isinstance(value, tuple) else leaves[0]
 
 
 def _sizes(chosen: list[Input]) -> dict[Key, int]:
@@ -92,7 +106,7 @@ def _symbolic_inputs(env: ShapeEnv, mode: FakeTensorMode, chosen: list[Input], a
                 torch.empty([size((i, j, d)) for d in range(len(g.shape))], dtype=g.dtype)
                 for j, g in enumerate(_leaves(value))
             ]
-            made.append(tuple(tensors) if isinstance(value, tuple) else tensors[0])
+            made.append(_rebuilt(value, tensors))
         for condition in assumed:
             _check_on(condition, ours)
     return tuple(made), names
@@ -283,11 +297,20 @@ def _satisfy(sizes: dict[Key, int], checks: list[_Check], named: set[Key]) -> di
     return None
 
 
-def _free(key: Key, sizes: dict[Key, int], checks: list[_Check]) -> bool:
-    """Whether the size may grow without breaking a check (a batch the model does not pin)."""
-    return all(
-        all(check.holds({**sizes, key: value}) for check in checks) for value in (sizes[key] + 1, 2 * sizes[key])
-    )
+def _pinned(named: dict[Key, str], sizes: dict[Key, int], checks: list[_Check]) -> set[Key]:
+    """The named sizes a check pins: those that cannot grow (all of a name's sizes together, as the scaled
+    export grows them, else each alone) without breaking a check."""
+
+    def grows(keys: list[Key]) -> bool:
+        trials = ({**sizes, **{k: grow(sizes[k]) for k in keys}} for grow in (lambda v: v + 1, lambda v: 2 * v))
+        return all(all(check.holds(trial) for check in checks) for trial in trials)
+
+    pinned: set[Key] = set()
+    for name in set(named.values()):
+        keys = [key for key, n in named.items() if n == name]
+        if not grows(keys):
+            pinned |= {key for key in keys if not grows([key])}
+    return pinned
 
 
 @dataclass
@@ -311,11 +334,11 @@ def solve(instance: nn.Module, chosen: list[Input], call: Call) -> Solved | None
         return None
     checks = [_Check.of(condition) for condition in (*run.checks, *assumed)]
     guessed = _sizes(chosen)
-    named = {(i, j, d) for i, v in enumerate(chosen) for j, g in enumerate(_leaves(v)) for d in g.dims}
-    sizes = _satisfy(guessed, checks, named)
+    named = {(i, j, d): n for i, v in enumerate(chosen) for j, g in enumerate(_leaves(v)) for d, n in g.dims.items()}
+    sizes = _satisfy(guessed, checks, set(named))
     if sizes is None or sizes == guessed:
         return None
-    pinned = {key for key in named if not _free(key, sizes, checks)}
+    pinned = _pinned(named, sizes, checks)
     return Solved(_resized(chosen, sizes, pinned), pinned)
 
 
@@ -331,6 +354,5 @@ def _resized(chosen: list[Input], sizes: dict[Key, int], pinned: set[Key]) -> li
 
     resized: list[Input] = []
     for i, value in enumerate(chosen):
-        leaves = [one(i, j, guess) for j, guess in enumerate(_leaves(value))]
-        resized.append(tuple(leaves) if isinstance(value, tuple) else leaves[0])
+        resized.append(_rebuilt(value, [one(i, j, guess) for j, guess in enumerate(_leaves(value))]))
     return resized

@@ -1,0 +1,107 @@
+"""Guesses shaped by how forward uses a parameter (forward_uses.py): a tuple of the items it is unpacked into,
+a dict of the keys it is read by, None first for an Optional one forward checks, the rank its first uses fix
+and a mask's dtype."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import replace
+
+import torch
+from torch import nn
+
+from fxlens.worker.construction import guess_inputs
+from fxlens.worker.construction.build import BATCH
+from fxlens.worker.construction.consumers import Consumer
+from fxlens.worker.construction.forward_uses import Use
+from fxlens.worker.construction.guess_inputs import Guess, Input
+
+
+def shaped(instance: nn.Module, uses: dict[str, Use], param: str, options: list[Input], required: bool) -> list[Input]:
+    """The guesses for `param` as its uses shape them (unchanged when its source says nothing)."""
+    use = uses.get(param)
+    if use is None:
+        return options
+    if use.items:
+        items = _alike(instance, [uses.get(f"{param}.{item}") for item in use.items], use.items)
+        pairs = [v for v in options if isinstance(v, tuple) and len(v) == len(use.items)]  # an LSTM's `(h, c)`
+        options = [*pairs, *(tuple(_at(choices, rank) for choices in items) for rank in range(max(map(len, items))))]
+    elif use.keys:
+        keyed = dict(zip(use.keys, _alike(instance, [uses.get(f"{param}[{key}]") for key in use.keys], use.keys)))
+        longest = max(map(len, keyed.values()))
+        options = [{key: _at(choices, rank) for key, choices in keyed.items()} for rank in range(longest)]
+    else:
+        options = _ranked(use, options)
+    return [None, *options] if use.optional and required else options
+
+
+def _at(choices: list[Guess], rank: int) -> Guess:
+    return choices[min(rank, len(choices) - 1)]
+
+
+def _alike(instance: nn.Module, uses: list[Use | None], names: list[str]) -> list[list[Guess]]:
+    """Each item's guesses: by the layer it is handed to; an item no layer takes is shaped like the first one a
+    layer takes (items that travel together share their leading sizes: clicks' coordinates and labels), then
+    as a small float tensor."""
+    by_layer = [_by_layer(instance, use, name) for use, name in zip(uses, names)]
+    lead = next((found for found in by_layer if found), [])
+    alike = [
+        Guess((*g.shape, 16) if g.fill == "ids" else g.shape, dims=g.dims, why=f"no layer takes it: like {g.why}")
+        for g in lead
+    ]
+    small = [value for value in guess_inputs.unconsumed([], "", "") if isinstance(value, Guess)]
+    return [
+        [value for value in _ranked(use, found or [*alike, *small]) if isinstance(value, Guess)]
+        if use is not None
+        else found or [*alike, *small]
+        for found, use in zip(by_layer, uses)
+    ]
+
+
+def _by_layer(instance: nn.Module, use: Use | None, name: str) -> list[Guess]:
+    layer = getattr(instance, use.layer, None) if use is not None and use.layer else None
+    if not isinstance(layer, nn.Module):
+        return []
+    found = guess_inputs.labelled(
+        guess_inputs.by_layer(instance, Consumer(layer)), f"`{name}` first used by {type(layer).__name__}"
+    )
+    return [value for value in found if isinstance(value, Guess)]
+
+
+def _ranked(use: Use, options: Sequence[Input]) -> list[Input]:
+    """The guesses at the rank the uses fix (the leading batch dropped or added) and of a mask's dtype."""
+    found = list(options)
+    if use.rank is not None:
+        ranked = [_to_rank(value, use.rank) if isinstance(value, Guess) else value for value in found]
+        found = [value for value in ranked if not isinstance(value, Guess) or len(value.shape) == use.rank] or found
+    if use.dtype is torch.bool:
+        found = [replace(v, dtype=torch.bool, fill="ones") if isinstance(v, Guess) else v for v in found]
+    elif use.dtype is not None:  # integer tensors: ids, in range of a table when a layer said which
+        found = [_as_ids(v, use.dtype) if isinstance(v, Guess) else v for v in found]
+    return found
+
+
+def _as_ids(value: Guess, dtype: torch.dtype) -> Guess:
+    if value.fill == "ids":
+        return replace(value, dtype=dtype)
+    return replace(value, dtype=dtype, fill="ids", high=2)
+
+
+def _to_rank(value: Guess, rank: int) -> Guess:
+    why = f"{value.why}; rank {rank} as forward uses it".lstrip("; ")
+    if len(value.shape) == rank + 1:  # the code adds the batch itself (`q.unsqueeze(0).repeat(B, 1, 1)`)
+        dims = {d - 1: name for d, name in value.dims.items() if d > 0}
+        return replace(value, shape=value.shape[1:], dims=dims, why=why)
+    if len(value.shape) == rank - 1:  # a batch in front
+        dims = {0: "B", **{d + 1: name for d, name in value.dims.items() if name != "B"}}
+        return replace(value, shape=(BATCH, *value.shape), dims=dims, why=why)
+    return value
+
+
+def required(function: object, param: str) -> bool:
+    try:
+        found = inspect.signature(function).parameters.get(param)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return found is not None and found.default is inspect.Parameter.empty
