@@ -131,3 +131,13 @@ def test_sizes_a_test_file_beside_the_model_shows_come_first(tmp_path):
     )
     assert cls.levels["aten"].ok
     assert reported(cls, "aten") == expected(tmp_path / "models.py", report, cls, "aten")
+
+
+def test_channels_are_solved_where_an_operator_needs_the_images_sides_as_numbers(several):
+    """A transposed convolution and a pad take no symbolic sides: the sides stay as guessed, the skip
+    connection's channels are still solved (8, so that 8 + 8 meet the fusing convolution's 16)."""
+    cls = several.find_class("SkipMerge")
+    shapes = [shape for _, shape, _, _ in _inputs(cls)]
+    assert shapes == [[2, 16, 16, 16], [2, 8, 16, 16]]
+    assert _inputs(cls)[1][3].endswith("solved from forward's own checks")
+    _same_as_torch(several, cls, ("fx", "aten"))

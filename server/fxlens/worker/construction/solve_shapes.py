@@ -85,13 +85,17 @@ def _key(symbol: sympy.Symbol) -> Key:
     return int(i), int(j), int(d)
 
 
-def _symbolic_inputs(env: ShapeEnv, mode: FakeTensorMode, chosen: list[Input], assumed: list[sympy.Basic]) -> tuple:
-    """Fake CPU tensors whose sizes are unbacked symbols (each at least 2: a size of 1 broadcasts), the
-    assumed conditions checked on them, and {torch's symbol: ours}."""
+def _symbolic_inputs(
+    env: ShapeEnv, mode: FakeTensorMode, chosen: list[Input], assumed: list[sympy.Basic], static: dict[Key, int]
+) -> tuple:
+    """Fake CPU tensors whose sizes are unbacked symbols (each at least 2: a size of 1 broadcasts) but for the
+    `static` ones, the assumed conditions checked on them, and {torch's symbol: ours}."""
     names: dict[sympy.Symbol, sympy.Symbol] = {}
-    ours: dict[Key, Any] = {}
+    ours: dict[Key, Any] = dict(static)
 
     def size(key: Key) -> Any:
+        if key in static:
+            return static[key]
         value = env.create_unbacked_symint()
         torch._check(value >= _SMALLEST_SIZE)
         torch._check(value <= _LARGEST_SIZE)
@@ -157,11 +161,13 @@ def _quiet() -> Iterator[None]:
 Call = Callable[[nn.Module, tuple], Any]
 
 
-def _fake_run(instance: nn.Module, chosen: list[Input], assumed: list[sympy.Basic], call: Call) -> Run:
+def _fake_run(
+    instance: nn.Module, chosen: list[Input], assumed: list[sympy.Basic], call: Call, static: dict[Key, int]
+) -> Run:
     env = ShapeEnv()
     mode = FakeTensorMode(shape_env=env, allow_non_fake_inputs=True)
     fakes = devices.fake_state(mode, instance)
-    made, names = _symbolic_inputs(env, mode, chosen, assumed)
+    made, names = _symbolic_inputs(env, mode, chosen, assumed, static)
     error: BaseException | None = None
     try:
         with _quiet(), _reparametrize_module(instance, fakes), mode, torch.no_grad():
@@ -324,22 +330,45 @@ class Solved:
 def solve(instance: nn.Module, chosen: list[Input], call: Call) -> Solved | None:
     """Sizes for `chosen` (one guess per input: ranks, dtypes and first sizes) that forward's checks accept,
     on fake tensors; None when the guessed sizes already satisfy them, or nothing does."""
-    assumed: list[sympy.Basic] = []
-    for _ in range(_ROUNDS):
-        run = _fake_run(instance, chosen, assumed, call)
-        if run.undecided is None or run.undecided in assumed:
+    guessed = _sizes(chosen)
+    # an operator with no symbolic sizes (a pad, a transposed convolution) stops the first run: the images'
+    # sides then stay as guessed, and the channels and widths are still solved
+    for first in ({}, _image_sides(guessed, chosen)):
+        run, assumed, static = _recorded(instance, chosen, call, first)
+        if run.error is None:
             break
-        assumed.append(_assumed(run.undecided))
-    if run.error is not None:
+    else:
         return None
     checks = [_Check.of(condition) for condition in (*run.checks, *assumed)]
-    guessed = _sizes(chosen)
     named = {(i, j, d): n for i, v in enumerate(chosen) for j, g in enumerate(_leaves(v)) for d, n in g.dims.items()}
     sizes = _satisfy(guessed, checks, set(named))
     if sizes is None or sizes == guessed:
         return None
-    pinned = _pinned(named, sizes, checks)
+    pinned = _pinned(named, sizes, checks) | (set(named) & set(static))  # a number torch needed is no free size
     return Solved(_resized(chosen, sizes, pinned), pinned)
+
+
+def _recorded(
+    instance: nn.Module, chosen: list[Input], call: Call, static: dict[Key, int]
+) -> tuple[Run, list[sympy.Basic], dict[Key, int]]:
+    """The last run, the conditions assumed on the way (one more each time Python decided on a size) and the
+    sizes kept as guessed (those given, and each size torch needed as a plain number)."""
+    assumed: list[sympy.Basic] = []
+    static = dict(static)
+    for _ in range(_ROUNDS):
+        run = _fake_run(instance, chosen, assumed, call, static)
+        if isinstance(run.undecided, sympy.Symbol):
+            static[_key(run.undecided)] = _sizes(chosen)[_key(run.undecided)]
+        elif run.undecided is None or run.undecided in assumed:
+            break
+        else:
+            assumed.append(_assumed(run.undecided))
+    return run, assumed, static
+
+
+def _image_sides(sizes: dict[Key, int], chosen: list[Input]) -> dict[Key, int]:
+    ranks = {(i, j): len(g.shape) for i, v in enumerate(chosen) for j, g in enumerate(_leaves(v))}
+    return {key: size for key, size in sizes.items() if ranks[key[:2]] >= 4 and key[2] >= 2}
 
 
 def _resized(chosen: list[Input], sizes: dict[Key, int], pinned: set[Key]) -> list[Input]:
