@@ -252,7 +252,10 @@ def _solved(
     for chosen in _choices(per_param)[:_SOLVED_CHOICES]:
         if time.monotonic() > deadline:
             break
-        solved = solve_shapes.solve(instance, chosen, call)
+        try:
+            solved = solve_shapes.solve(instance, chosen, call)
+        except Exception:  # noqa: BLE001  torch's symbolic machinery failing on this code: the guesses stay as they are
+            continue
         if solved is None:
             continue
         found = _first_rank_that_runs(instance, params, [[value] for value in solved.values], start, rebuild)

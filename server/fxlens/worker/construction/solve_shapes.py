@@ -166,10 +166,12 @@ def _fake_run(
 ) -> Run:
     env = ShapeEnv()
     mode = FakeTensorMode(shape_env=env, allow_non_fake_inputs=True)
-    fakes = devices.fake_state(mode, instance)
-    made, names = _symbolic_inputs(env, mode, chosen, assumed, static)
+    names: dict[sympy.Symbol, sympy.Symbol] = {}
     error: BaseException | None = None
     try:
+        fakes = devices.fake_state(mode, instance)
+        # an assumption the other sizes already contradict raises here: no sizes satisfy this run's checks
+        made, names = _symbolic_inputs(env, mode, chosen, assumed, static)
         with _quiet(), _reparametrize_module(instance, fakes), mode, torch.no_grad():
             call(instance, made)
     except Exception as raised:  # noqa: BLE001  the user's forward rejecting these sizes is what is read

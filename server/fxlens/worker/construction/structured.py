@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from fxlens.worker.construction import guess_inputs
-from fxlens.worker.construction.build import BATCH
+from fxlens.worker.construction.build import SEQUENCE
 from fxlens.worker.construction.consumers import Consumer
 from fxlens.worker.construction.forward_uses import Use
 from fxlens.worker.construction.guess_inputs import Guess, Input
@@ -70,11 +70,17 @@ def _by_layer(instance: nn.Module, use: Use | None, name: str) -> list[Guess]:
 
 
 def _ranked(use: Use, options: Sequence[Input]) -> list[Input]:
-    """The guesses at the rank the uses fix (the leading batch dropped or added) and of a mask's dtype."""
+    """The guesses at the rank the uses fix (those of that rank; else the others with the leading batch dropped
+    or a sequence added after it) and of a mask's dtype."""
     found = list(options)
     if use.rank is not None:
+        exact = [value for value in found if not isinstance(value, Guess) or len(value.shape) == use.rank]
         ranked = [_to_rank(value, use.rank) if isinstance(value, Guess) else value for value in found]
-        found = [value for value in ranked if not isinstance(value, Guess) or len(value.shape) == use.rank] or found
+        found = (
+            exact
+            if any(isinstance(v, Guess) for v in exact)
+            else [value for value in ranked if not isinstance(value, Guess) or len(value.shape) == use.rank] or found
+        )
     if use.dtype is torch.bool:
         found = [replace(v, dtype=torch.bool, fill="ones") if isinstance(v, Guess) else v for v in found]
     elif use.dtype is not None:  # integer tensors: ids, in range of a table when a layer said which
@@ -93,9 +99,11 @@ def _to_rank(value: Guess, rank: int) -> Guess:
     if len(value.shape) == rank + 1:  # the code adds the batch itself (`q.unsqueeze(0).repeat(B, 1, 1)`)
         dims = {d - 1: name for d, name in value.dims.items() if d > 0}
         return replace(value, shape=value.shape[1:], dims=dims, why=why)
-    if len(value.shape) == rank - 1:  # a batch in front
-        dims = {0: "B", **{d + 1: name for d, name in value.dims.items() if name != "B"}}
-        return replace(value, shape=(BATCH, *value.shape), dims=dims, why=why)
+    if len(value.shape) == rank - 1 and value.shape:  # a sequence after the batch
+        dims = {d + (d > 0): name for d, name in value.dims.items()}
+        if "T" not in dims.values():
+            dims[1] = "T"
+        return replace(value, shape=(value.shape[0], SEQUENCE, *value.shape[1:]), dims=dims, why=why)
     return value
 
 
