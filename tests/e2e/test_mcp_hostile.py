@@ -171,3 +171,13 @@ def test_an_edit_of_a_module_the_file_imports_is_traced_again(tmp_path):
 
     one, two, again = asyncio.run(go())
     assert two == one + 1 and again == two  # the ReLU's node; the same files, the same answer
+
+
+def test_an_interpreter_that_cannot_run_is_an_error_on_every_call_and_the_server_answers(tmp_path):
+    (tmp_path / "good.py").write_text(fixture_text("good.py"))
+    server = _server(tmp_path, uuid.uuid4().hex, "--python", str(tmp_path / "no-such-python"))
+    calls = [(f"call{n}", "list_modules", {"path": "good.py"}) for n in range(2)]
+    answers = asyncio.run(_calls(server, calls))
+    for result in answers.values():
+        assert result.is_error and "cannot run the interpreter" in _text(result) and "no-such-python" in _text(result)
+        assert "fxlens mcp --python" in _text(result)

@@ -194,7 +194,10 @@ class Workspace:
         try:
             return await self.supervisor.get()
         except WorkerUnavailable as error:
-            raise ToolProblem(_worker_words(error)) from error
+            # (the engine's fix names the editor's setting and command: this server's are its flags)
+            raise ToolProblem(
+                f"{error.message} (fix: start `fxlens mcp --python PATH` with an interpreter that has torch)"
+            ) from error
 
 
 # the categories of a trace that did not end: it hung, crashed, exited or ran out of memory (the worker's
