@@ -3,8 +3,10 @@ shown as a diff with nothing written; the fixed file then traces where the origi
 
 from __future__ import annotations
 
+import json
 import shutil
 
+import jsonschema
 import torch
 import torch.fx
 from fxlens_command import ROOT, fxlens
@@ -61,8 +63,51 @@ def test_fix_applies_in_place_says_what_changed_and_leaves_the_unfixable(tmp_pat
 def test_fix_json_says_why_a_finding_has_no_fix(tmp_path):
     _copy(tmp_path)
     run = fxlens("check", "--fix", "--no-cache", "--level", "fx", "--format", "json", "gates.py", cwd=tmp_path)
-    import json
-
     (left,) = json.loads(run.stdout)["diagnostics"]
     assert left["class_name"] == "CountingGate"
     assert "`Replace with torch.where` is not offered: a branch changes module state (`self.opened`)" in left["fix"]
+
+
+def _replaced(text: str, replacements: list[dict]) -> str:
+    """SARIF replacements (1-based lines and character columns) made from the last to the first."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    for r in sorted(replacements, key=lambda r: (r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]))[
+        ::-1
+    ]:
+        region = r["deletedRegion"]
+        start = starts[region["startLine"] - 1] + region["startColumn"] - 1
+        end = starts[region["endLine"] - 1] + region["endColumn"] - 1
+        text = text[:start] + r["insertedContent"]["text"] + text[end:]
+    return text
+
+
+def test_show_fixes_carries_edits_and_proof_in_json_and_sarif_the_same_as_fix(tmp_path):
+    _copy(tmp_path)
+    run = fxlens("check", "--show-fixes", "--no-cache", "--level", "fx", "--format", "json", "gates.py", cwd=tmp_path)
+    by_class = {d["class_name"]: d for d in json.loads(run.stdout)["diagnostics"]}
+    (where,) = by_class["ResidualGate"]["fixes"]
+    assert where["proven"] and where["rule"] == "torch-where"
+    assert where["proof"]["outputs"] == "equal" and where["proof"]["inputs"] == 3
+    assert where["proof"]["levels"] == [where["proof"]["levels"][0] | {"level": "fx", "before": 1, "after": 0}]
+    (counting,) = by_class["CountingGate"]["fixes"]
+    assert not counting["proven"] and counting["edits"] == [] and "self.opened" in counting["why_not"]
+
+    sarif = fxlens("check", "--show-fixes", "--level", "fx", "--format", "sarif", "gates.py", cwd=tmp_path)
+    log = json.loads(sarif.stdout)
+    schemas = ROOT / ".ci" / "sarif-schema" / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas"
+    jsonschema.validate(log, json.loads((schemas / "sarif-2.1.0-rtm.5.json").read_text()))
+    results = log["runs"][0]["results"]
+    assert [r["properties"]["class"] for r in results if r.get("fixes")] == ["ResidualGate", "FloorScale"]
+    replacements = [
+        rep
+        for r in results
+        for fix in r.get("fixes", [])
+        for change in fix["artifactChanges"]
+        for rep in change["replacements"]
+    ]
+    fixed = fxlens("check", "--fix", "--level", "fx", "gates.py", cwd=tmp_path)
+    assert "2 fixed" in fixed.stderr
+    assert _replaced(GATES.read_text(), replacements) == (tmp_path / "gates.py").read_text()

@@ -9,17 +9,18 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import TextIO
 
 from fxlens.ci import fixing
 from fxlens.ci.cache import CheckCache, cache_key, default_cache_dir, fxlens_code, torch_version
-from fxlens.ci.findings import Finding
+from fxlens.ci.findings import Finding, with_fixes
 from fxlens.ci.findings import findings as file_findings
 from fxlens.ci.formats import FORMATS, render
 from fxlens.ci.parallel import default_jobs, trace_all
 from fxlens.ci.shards import parse_shard, read_costs, record_costs, split
 from fxlens.ci.tree import files_to_check
-from fxlens.engine.fixes import explained
+from fxlens.engine.fixes import explained, fixes_at
 from fxlens.engine.worker_client import TraceOptions, WorkerUnavailable
 from fxlens.report import DEFAULT_LEVELS, LEVELS, FileReport, in_ladder_order
 
@@ -121,7 +122,7 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
     # surface "check": the fixes' words are the CLI's, and no shape is shown, so the worker names no size B or T
     # and exports grown sizes only where a specialisation hint could come of it (worker/levels/size_probe.py)
-    fixes = args.fix or args.diff
+    fixes = args.fix or args.diff or args.show_fixes
     options = TraceOptions(
         levels=levels, execution=args.execution, timeout=args.timeout, surface="check", cost=False, fixes=fixes
     )
@@ -176,7 +177,10 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
         reports = {path: explained(report) for path, report in reports.items()}
     findings: list[Finding] = []
     for path in files:
-        findings += file_findings(os.path.relpath(path), reports[path].all_diagnostics(), texts[path].split("\n"))
+        found = file_findings(os.path.relpath(path), reports[path].all_diagnostics(), texts[path].split("\n"))
+        if fixes and not args.fix:  # (after --fix the findings left have no fix to offer)
+            found = with_fixes(found, partial(fixes_at, reports[path]), texts[path].split("\n"))
+        findings += found
     errors = sum(f.diagnostic.severity == "error" for f in findings)
     summary = {
         "files": len(files),

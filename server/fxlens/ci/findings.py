@@ -6,11 +6,13 @@ diagnostic kept in `parts`."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
+from fxlens.fix_report import Fix
 from fxlens.lsp.positions import UTF32, byte_col_to_units
 from fxlens.render.causes import Cause, merge
-from fxlens.report import Diagnostic
+from fxlens.report import Diagnostic, to_json
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,8 @@ class Finding:
     end_line: int
     end_column: int  # 1-based, characters, just past the span (SARIF's convention)
     cause: Cause | None = None  # the cause it shows; None: the diagnostic alone
+    # its fixes (`fxlens check --fix/--diff`: proven or not, each with its edits and proof), as `fixes_json` writes them
+    fixes: tuple[dict[str, Any], ...] = ()
 
     @property
     def whole(self) -> Cause:
@@ -40,3 +44,43 @@ def findings(path: str, diagnostics: Iterable[Diagnostic], lines: list[str]) -> 
     """A file's findings, one per cause, in line order."""
     causes = sorted(merge(diagnostics), key=lambda c: (c.diagnostic.line, c.diagnostic.col))
     return [finding(path, c.diagnostic, lines, c) for c in causes]
+
+
+def fix_json(fix: Fix, lines: list[str]) -> dict[str, Any]:
+    """A fix as the JSON and SARIF formats carry it: its edits in the findings' columns (1-based characters)."""
+
+    def chars(line: int, byte_col: int) -> int:
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        return byte_col_to_units(text, byte_col, UTF32) + 1
+
+    edits = [
+        {
+            "line": e.line,
+            "column": chars(e.line, e.col),
+            "end_line": e.end_line,
+            "end_column": chars(e.end_line, e.end_col),
+            "new_text": e.new_text,
+            "old_text": e.old_text,
+        }
+        for e in fix.edits
+    ]
+    return {
+        "id": fix.id,
+        "rule": fix.rule,
+        "title": fix.title,
+        "label": fix.label(),
+        "proven": fix.proven,
+        "why_not": fix.why_not(),
+        "what": fix.what,
+        "edits": edits,
+        "proof": to_json(fix.proof),
+    }
+
+
+def with_fixes(found: list[Finding], fixes_of: Any, lines: list[str]) -> list[Finding]:
+    """Each finding with the fixes of its diagnostics (`fixes_of(diagnostic)`: engine/fixes.py's fixes_at)."""
+    result = []
+    for f in found:
+        fixes = {fix.id: fix for d in (f.diagnostic, *f.whole.parts) for fix in fixes_of(d)}
+        result.append(replace(f, fixes=tuple(fix_json(fix, lines) for fix in fixes.values())) if fixes else f)
+    return result

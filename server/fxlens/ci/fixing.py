@@ -22,6 +22,11 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
         help="apply the proven fixes in place (each re-traced and output-checked first) and say what changed",
     )
     edits.add_argument("--diff", action="store_true", help="print the proven fixes as a unified diff; write nothing")
+    edits.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="prove a fix for each finding and show it under the finding (JSON and SARIF: its edits and proof)",
+    )
 
 
 def fixed_line(path: str, fix: Fix) -> str:

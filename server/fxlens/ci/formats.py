@@ -32,6 +32,10 @@ def text_lines(findings: list[Finding], verbose: bool = False) -> list[str]:
         where = f.whole.where()
         lines.append(diagnostic_line(f.path, f.diagnostic) + (f" ({where})" if where else ""))
         lines += [f"    {text}" for text in _level_texts(f)]
+        lines += [
+            f"    fix: {fix['label']}" if fix["proven"] else f"    no fix ({fix['title']}): {fix['why_not']}"
+            for fix in f.fixes
+        ]
         if verbose:
             lines += [f"    {line}" for text in tracebacks(f) for line in text.rstrip("\n").split("\n")]
     return lines
@@ -81,7 +85,8 @@ def _json(f: Finding) -> dict[str, Any]:
     words, or null)."""
     cause = f.whole
     related = [{**to_json(part), "plain": plain(part)} for part in cause.parts] if cause.merged else []
-    return {"path": f.path, **to_json(f.diagnostic), "levels": list(cause.levels), "related": related}
+    found = {"path": f.path, **to_json(f.diagnostic), "levels": list(cause.levels), "related": related}
+    return {**found, "fixes": list(f.fixes)} if f.fixes else found
 
 
 def json_document(findings: list[Finding], summary: dict[str, Any]) -> dict[str, Any]:

@@ -58,6 +58,9 @@ def _result(f: Finding, rule_index: int) -> dict[str, Any]:
             {**_location(f), "id": index, "message": {"text": related_text(part, len(cause.classes))}}
             for index, part in enumerate(cause.parts)
         ]
+    proven = [fix for fix in f.fixes if fix["proven"]]
+    if proven:
+        result["fixes"] = [_fix(f.path, fix) for fix in proven]
     named = (("class", ", ".join(cause.classes)), ("level", d.level), ("gb_id", d.gb_id))
     properties: dict[str, str | list[str]] = {k: v for k, v in named if v}
     if cause.merged:
@@ -65,6 +68,29 @@ def _result(f: Finding, rule_index: int) -> dict[str, Any]:
     if properties:
         result["properties"] = properties
     return result
+
+
+def _fix(path: str, fix: dict[str, Any]) -> dict[str, Any]:
+    """A proven fix as SARIF's `fix`: its label (the proof) and its replacements, columns in characters."""
+    replacements = [
+        {
+            "deletedRegion": {
+                "startLine": e["line"],
+                "startColumn": e["column"],
+                "endLine": e["end_line"],
+                "endColumn": e["end_column"],
+            },
+            "insertedContent": {"text": e["new_text"]},
+        }
+        for e in fix["edits"]
+    ]
+    return {
+        "description": {"text": fix["label"]},
+        "artifactChanges": [
+            {"artifactLocation": {"uri": path, "uriBaseId": "%SRCROOT%"}, "replacements": replacements}
+        ],
+        "properties": {"id": fix["id"], "rule": fix["rule"], "proof": fix["proof"]},
+    }
 
 
 def sarif_log(findings: list[Finding]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import copy
 from dataclasses import replace
 
 from fxlens.engine.line_diff import Block, compose, text_blocks
+from fxlens.fix_report import Fix
 from fxlens.report import ClassReport, Diagnostic, FileReport, Node
 
 
@@ -120,7 +121,22 @@ def shift_class(report: ClassReport, lines: LineMapping) -> ClassReport | None:
             nodes=[_shift_node(n, lines) for n in result.nodes],
             diagnostics=[_moved(d, s) for d in result.diagnostics if (s := lines.span(d.line, d.end_line)) is not None],
         )
+    moved.fixes = [f for f in (_moved_fix(fix, lines) for fix in report.fixes) if f is not None]
     return moved
+
+
+def _moved_fix(fix: Fix, lines: LineMapping) -> Fix | None:
+    """The fix at its lines in the new text; None when a line it edits was edited itself."""
+    span = lines.span(fix.line, fix.end_line)
+    edits = []
+    for edit in fix.edits:
+        moved = lines.span(edit.line, edit.end_line)
+        if moved is None:
+            return None
+        edits.append(replace(edit, line=moved[0], end_line=moved[1]))
+    if span is None:
+        return None
+    return replace(fix, line=span[0], end_line=span[1], edits=edits)
 
 
 def shift_diagnostics(items: list[Diagnostic], lines: LineMapping) -> list[Diagnostic]:

@@ -2,7 +2,8 @@
 from guessed arguments, and the drafted directive of a class without a graph (lsp/drafts.py). The
 edit inserts the directive above the class's decorators, so the next trace builds the class from it
 (`built: directive`) and the guess is no longer a guess. Beside them, the graph passes' actions
-(lsp/passes.py) and "Compile with dynamic=True" where it is proven (lsp/dynamic_action.py)."""
+(lsp/passes.py), "Compile with dynamic=True" where it is proven (lsp/dynamic_action.py), and the proven fixes
+of the findings in the range with the file's fix-all (lsp/fix_actions.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from lsprotocol import types
 from fxlens.engine.parsing import cheap_parse
 from fxlens.lsp import dynamic_action, passes
 from fxlens.lsp.drafts import directive_edit, draft_action
+from fxlens.lsp.fix_actions import fix_actions
 from fxlens.outline import header_line
 from fxlens.report import ClassReport, FileReport
 
@@ -52,8 +54,13 @@ def on_code_action(ls: FxlensServer, params: types.CodeActionParams) -> list[typ
     coords = ls.coords(doc, uri)
     first, _ = coords.report_position(params.range.start)
     last, _ = coords.report_position(params.range.end)
+    fixes = fix_actions(doc, view.report, coords, params, (first, last))
+    only = params.context.only
+    if only is not None and all(kind.startswith(types.CodeActionKind.Source) for kind in only):
+        return fixes  # a `source.fixAll` request (on save): nothing else here is of that kind
     return (
         _pins(doc, view.report, coords, params, first, last)
+        + fixes
         + passes.actions(ls, doc, first, last)
         + dynamic_action.actions(doc, view.report, coords, uri, first, last)
     )

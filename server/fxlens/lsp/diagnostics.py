@@ -8,6 +8,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 
 from fxlens.engine.documents import Document
+from fxlens.engine.fixes import explained
 from fxlens.engine.notebook import Notebook
 from fxlens.lsp.cells import CellCoords
 from fxlens.lsp.positions import Coords
@@ -55,12 +56,14 @@ def _related(ls: FxlensServer) -> bool:
 def publish(ls: FxlensServer, doc: Document) -> None:
     # The view is already shifted to the current text, so its lines belong to doc.version.
     view = doc.view()
+    # each finding says what its quick fix proved, or why fxlens offers none
+    report = explained(view.report)
     book = ls.notebooks.of_document(doc)
     if book is not None:
-        _publish_cells(ls, book, view.report.all_diagnostics())
+        _publish_cells(ls, book, report.all_diagnostics())
         return
     coords, related = ls.coords(doc), _related(ls)
-    causes = merge([*view.report.all_diagnostics(), *ls.pass_runs.diagnostics(doc.path)])
+    causes = merge([*report.all_diagnostics(), *ls.pass_runs.diagnostics(doc.path)])
     items = [lsp_diagnostic(cause, coords, doc.uri, related) for cause in causes]
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=items, version=view.version)

@@ -253,7 +253,13 @@ def _features() -> tuple[tuple[str, Any, Callable[..., Any]], ...]:
         (types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False), inlay.on_inlay_hint),
         (
             types.TEXT_DOCUMENT_CODE_ACTION,
-            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]),
+            types.CodeActionOptions(
+                code_action_kinds=[
+                    types.CodeActionKind.QuickFix,
+                    types.CodeActionKind.Refactor,
+                    types.CodeActionKind.SourceFixAll,
+                ]
+            ),
             actions.on_code_action,
         ),
     )

@@ -31,10 +31,15 @@ class Settings:
     inlay_hints: bool = False
     memory_limit_mb: int = 4096
     diff_lens: bool = False  # a lens "vs HEAD: +12 nodes, +1 break" on classes whose graph differs from the last commit
+    quick_fixes: bool = True  # each finding's rewrite proven after the levels are out, offered as a quick fix
 
     def trace_options(self) -> TraceOptions:
         return TraceOptions(
-            levels=self.levels, execution=self.execution, timeout=self.timeout_seconds, memory_mb=self.memory_limit_mb
+            levels=self.levels,
+            execution=self.execution,
+            timeout=self.timeout_seconds,
+            memory_mb=self.memory_limit_mb,
+            fixes=self.quick_fixes,
         )
 
 
@@ -177,6 +182,16 @@ SETTINGS = (
         "true or false",
         "Show a lens `vs HEAD: +12 nodes, +1 break` over each class whose graphs differ from the file's last "
         "commit (the HEAD text is traced once per commit, under the file's path; see `fxlens diff`).",
+        {"type": "boolean"},
+    ),
+    Setting(
+        "quickFixes",
+        "quick_fixes",
+        _flag,
+        "true or false",
+        "Offer quick fixes for graph breaks and fx failures (`torch.where` for a tensor `if`, `print` skipped "
+        "while compiling, ...), each proven first: fxlens applies it to a copy of the buffer, re-traces the "
+        "class and compares outputs and module state on three inputs, after the levels are shown.",
         {"type": "boolean"},
     ),
 )
