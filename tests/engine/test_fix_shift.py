@@ -7,7 +7,14 @@ from fxlens.engine.shift import LineMap, shift_class
 from fxlens.fix_report import Fix, FixProof, TextEdit, apply_edits
 from fxlens.report import ClassReport
 
-TEXT = "class Gate:\n    def forward(self, x):\n        if x.sum() > 0:\n            y = x\n        else:\n            y = -x\n        return y\n"
+TEXT = """class Gate:
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x
+        else:
+            y = -x
+        return y
+"""
 OLD = "if x.sum() > 0:\n            y = x\n        else:\n            y = -x"
 
 
