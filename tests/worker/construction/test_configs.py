@@ -17,12 +17,18 @@ from torch_reference import analyse, expected, rebuild, reported
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "configs"
 BLOCKS = CONFIGS / "denoiser_blocks.py"
+STAGES = CONFIGS / "stages.py"
 FORECAST = CONFIGS / "forecast"
 
 
 @pytest.fixture(scope="module")
-def blocks():
-    return analyse([BLOCKS], levels=("fx", "aten"))["denoiser_blocks"]
+def reports():
+    return analyse([BLOCKS, STAGES], levels=("fx", "aten"))
+
+
+@pytest.fixture(scope="module")
+def blocks(reports):
+    return reports["denoiser_blocks"]
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +139,14 @@ def test_a_setting_no_script_declares_is_inferred_from_its_use_and_labelled(fore
     instance, _args, _kwargs = rebuild(path, cls.build.directive)
     assert isinstance(instance.channel_mix, torch.nn.Identity) and instance.seasonal.in_features == 96
     assert reported(cls, "fx") == expected(path, forecast["trend_split"], cls, "fx")
+
+
+def test_a_module_parameter_nothing_else_hints_at_gets_the_files_class_of_its_name(reports):
+    stages = reports["stages"]
+    cls = stages.find_class("AttentionStage")
+    assert cls.build.how == "guessed" and cls.build.detail == "attention=WindowAttention(dim=64, num_heads=4)"
+    attention = stages.find_class("WindowAttention")
+    assert attention.built_by == "AttentionStage"  # traced as the instance the stage holds
+    for level in ("fx", "aten"):
+        assert reported(cls, level) == expected(STAGES, stages, cls, level)
+        assert reported(attention, level) == expected(STAGES, stages, attention, level)

@@ -7,16 +7,18 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib.util
+import inspect
 import json
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
-from fxlens.worker.construction import config_files, script_defaults
+from fxlens.worker.construction import attribute_bags, config_files, script_defaults, setup_calls
 from torch_reference import analyse, expected, rebuild, reported
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "configs"
+RESEARCH = Path(__file__).resolve().parents[2] / "fixtures" / "research"
 VISION = CONFIGS / "vision"
 SAMPLER = CONFIGS / "sampler"
 
@@ -72,11 +74,11 @@ def test_a_bag_is_filled_from_the_repositorys_dataclass_and_the_rest_inferred(vi
 def test_a_dict_bag_is_filled_from_a_yaml_file_of_the_repository(vision):
     cls = vision.find_class("TokenMixer")
     assert cls.build.detail == (
-        "hparams: dim, patch_size, image, num_blocks, token_hidden from configs/mixer_small.yaml; "
+        "hparams: dim, patch_size, image, num_blocks, token_hidden (and 4 more) from configs/mixer_small.yaml; "
         "num_classes inferred from its use (num_blocks 8 → 2)"
-    )
+    )  # a dict is passed whole (`**hparams` hands on every key): the directive spells all of it
     instance, _args, _kwargs = rebuild(VISION / "nets.py", cls.build.directive)
-    assert cls.build.directive.startswith("TokenMixer(hparams={'dim': 128, ")
+    assert cls.build.directive.startswith("TokenMixer(hparams={'dim': 128, ") and "'epochs': 300" in cls.build.directive
     assert len(instance.token_mlps) == 2 and instance.head.out_features == 10
     assert reported(cls, "fx") == expected(VISION / "nets.py", vision, cls, "fx")
 
@@ -114,3 +116,22 @@ def test_the_reported_directive_pins_the_set_up(sampler, tmp_path):
     assert again.build.how == "directive" and again.levels["aten"].ok
     assert len(again.levels["aten"].nodes) == len(cls.levels["aten"].nodes)
     assert reported(again, "aten") == expected(pinned, report, again, "aten")
+
+
+def test_set_up_calls_are_followed_into_the_function_the_model_is_handed_to(monkeypatch):
+    # tinygen's script builds the decoder, loads a checkpoint, and hands it to `generate(model, ...)`,
+    # which sets up its caches before the first call
+    monkeypatch.syspath_prepend(str(RESEARCH / "tinygen"))
+    decoder = _module(RESEARCH / "tinygen" / "model.py").CachedDecoder
+    found = setup_calls.find(decoder, str(RESEARCH / "tinygen"))
+    assert found.calls == [("setup_caches", (), {"max_batch_size": 1, "max_seq_length": 16})]
+    assert found.where == "generate.py:40" and found.guessed == ["max_seq_length=16"]
+
+
+def test_a_module_parameter_read_like_settings_is_not_made_a_bag():
+    # `backbone.num_channels` reads an attribute, but the class keeps and calls `self.backbone`: a module
+    tree = ast.parse((RESEARCH / "setdet" / "setdet" / "detector.py").read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SetDetector")
+    init = next(n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    params = [inspect.Parameter(a.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in init.args.args[1:]]
+    assert attribute_bags.bag_reads(tree, node, params) == {}

@@ -107,19 +107,56 @@ def bag_reads(tree: ast.Module, class_node: ast.ClassDef | None, params: list[in
     """The required parameters used as bags of settings, each with what the file reads from it (as
     `name.x`, `self.name.x`, `name["x"]`, `name.get("x")`); a parameter named like a bag (`configs`)
     that the file reads nothing from counts too (it is handed on to children)."""
-    init = next(
-        (n for n in (class_node.body if class_node else []) if isinstance(n, ast.FunctionDef) and n.name == "__init__"),
-        None,
-    )
     found: dict[str, Reads] = {}
     for param in params:
         if param.annotation is not inspect.Parameter.empty and not isinstance(param.annotation, str):
             continue  # an annotated parameter says what it is: not a bag fxlens makes up
         reads = _reads(tree, param.name)
-        called = init is not None and uses_in(init, [param.name])[param.name].called
-        if not called and (reads.names or param.name.lower() in BAG_NAMES):
+        bag_named = param.name.lower() in BAG_NAMES
+        if _is_module(class_node, param.name, whole_kept=not bag_named):
+            continue
+        if reads.names or bag_named:
             found[param.name] = reads
     return found
+
+
+def _is_module(class_node: ast.ClassDef | None, name: str, whole_kept: bool) -> bool:
+    """Whether the class calls the parameter (`name(...)`, or `self.x(...)` after `self.x = name`), or,
+    with `whole_kept`, keeps it whole (`self.backbone = backbone`): a module or a function, not settings."""
+    if class_node is None:
+        return False
+    pairs = [  # (target, value) of each assignment, `self.a, self.b = a, b` pair by pair
+        pair
+        for node in ast.walk(class_node)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        for pair in (
+            zip(target.elts, node.value.elts)
+            if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
+            else [(target, node.value)]
+        )
+    ]
+    kept = {
+        target.attr
+        for target, value in pairs
+        if isinstance(value, ast.Name)
+        and value.id == name
+        and isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    }
+    if kept and whole_kept:
+        return True
+    for node in ast.walk(class_node):
+        func = node.func if isinstance(node, ast.Call) else None
+        if (isinstance(func, ast.Name) and func.id == name) or (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and func.attr in kept
+        ):
+            return True
+    return False
 
 
 def _reads(tree: ast.Module, name: str) -> Reads:
@@ -251,23 +288,30 @@ def _shrunk(name: str, value: Any, sources: Sources) -> Any:
 
 
 def spelled(bag: Any, sources: Sources, names: dict) -> str:
-    """The bag as the class's file evaluates it: the values read, as an `argparse.Namespace` or a dict."""
-    values = dict(bag) if isinstance(bag, dict) else vars(bag)
-    read = {k: values[k] for k in sources.read if k in values}
+    """The bag as the class's file evaluates it: an `argparse.Namespace` of the values read, or a dict of
+    all its values (`ConvEncoder(**ddconfig)` hands on every key without reading one)."""
     if isinstance(bag, dict):
-        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in read.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in dict(bag).items()) + "}"
+    values = vars(bag)
+    read = {k: values[k] for k in sources.read if k in values}
     namespace = "argparse.Namespace" if names.get("argparse") is argparse else "__import__('argparse').Namespace"
     return f"{namespace}({', '.join(f'{k}={v!r}' for k, v in read.items())})"
 
 
-def label(param: str, sources: Sources) -> str:
-    """`configs: d_model, n_heads from the argparse defaults of run.py (e_layers 3 → 2); c_out inferred`."""
+def label(param: str, sources: Sources, whole: bool = False) -> str:
+    """`configs: d_model, n_heads from the argparse defaults of run.py (e_layers 3 → 2); c_out inferred`;
+    `whole` (a dict passed whole): what else each source gave is counted (`and 6 more`)."""
     by_source: dict[str, list[str]] = {}
     for name in sources.read:
         if name in sources.of:
             by_source.setdefault(sources.of[name], []).append(name)
+    unread = {
+        source: sum(1 for n, s in sources.of.items() if s == source and n not in sources.read) for source in by_source
+    }
     parts = [
-        f"{', '.join(names)} {'' if source == INFERRED else 'from '}{source}" for source, names in by_source.items()
+        f"{', '.join(names)}{f' (and {unread[source]} more)' if whole and unread[source] else ''} "
+        f"{'' if source == INFERRED else 'from '}{source}"
+        for source, names in by_source.items()
     ]
     shrank = [change for change in sources.shrunk if change.split(" ")[0] in sources.read]
     shrunk = f" ({', '.join(shrank)})" if shrank else ""
@@ -312,4 +356,5 @@ def guess_with_bags(
         made.arguments[param] = text
         made.expression = made.expression.replace(f"{param}={param}", f"{param}={text}", 1)
     others = [f"{k}={v}" for k, v in made.arguments.items() if k not in bags]
-    return made, "; ".join([*(label(p, sources[p]) for p in bags), *([", ".join(others)] if others else [])])
+    labels = [label(p, sources[p], isinstance(bags[p].value, dict)) for p in bags]
+    return made, "; ".join([*labels, *([", ".join(others)] if others else [])])

@@ -18,7 +18,13 @@ from typing import Any
 from torch import nn
 
 from fxlens.worker.construction import constraints
-from fxlens.worker.construction.module_arguments import Option, is_module_class, module_options, torch_classes
+from fxlens.worker.construction.module_arguments import (
+    Option,
+    is_module_class,
+    module_options,
+    named_instances,
+    torch_classes,
+)
 from fxlens.worker.construction.parameter_uses import Use, forwarded, init_of, uses_in
 
 MAX_BUILDS = 12
@@ -217,6 +223,8 @@ def options_for(
         values.insert(0, sibling)  # `in_dim` beside `out_dim=128`: the file's own scale
     if not values and (re.search(r"\bint\b", annotation) or use.numeric):
         values = [8, _DIM]
+    if not values and not annotation and not nested:  # `attention` beside a FullAttention of the file
+        return named_instances(param, classes, names or {}, nested_guess)
     return _literal_options(values)
 
 

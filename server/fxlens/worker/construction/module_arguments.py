@@ -93,6 +93,16 @@ def module_options(
     return []
 
 
+def named_instances(
+    param: inspect.Parameter, classes: list[type], names: dict, guess_nested: NestedGuess
+) -> list[Option]:
+    """For an unannotated parameter nothing else hints at, an instance of a class of the file whose name
+    shares a word with it (`attention` -> FullAttention(d_model=64, n_heads=4)), as a Part."""
+    wanted = _names(param.name, plural=False)
+    kinds = [c for c in classes if class_words(c.__name__) & wanted and not issubclass(c, nn.ModuleList)]
+    return _options(kinds, names, guess_nested, None)
+
+
 def _repeated(make: Callable[[], nn.Module], count: int) -> nn.ModuleList:
     return nn.ModuleList(make() for _ in range(count))
 

@@ -81,8 +81,9 @@ def find(cls: type, folder: str) -> SetUp | None:
             tree = ast.parse(text, filename=path)
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue
+        functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         for body in _bodies(tree):
-            found = _after_construction(body, cls)
+            found = _after_construction(body, cls, functions)
             if found is not None:
                 found.where = f"{os.path.relpath(path, folder)}:{found.where}"
                 return found
@@ -112,13 +113,13 @@ def _builds(value: ast.expr, name: str) -> bool:
     return False
 
 
-def _after_construction(body: list[ast.stmt], cls: type) -> SetUp | None:
+def _after_construction(body: list[ast.stmt], cls: type, functions: dict[str, ast.FunctionDef]) -> SetUp | None:
     literals: dict[str, Any] = {}
     for index, stmt in enumerate(body):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             target = stmt.targets[0].id
             if _builds(stmt.value, cls.__name__):
-                found = _calls_on(target, body[index + 1 :], cls, literals)
+                found = _calls_on(target, body[index + 1 :], cls, literals, functions)
                 if found is not None:
                     found.where = str(stmt.lineno)
                 return found
@@ -129,18 +130,60 @@ def _after_construction(body: list[ast.stmt], cls: type) -> SetUp | None:
     return None
 
 
-def _calls_on(target: str, rest: list[ast.stmt], cls: type, literals: dict[str, Any]) -> SetUp | None:
+def _method_call(node: ast.AST, target: str) -> ast.Call | None:
+    """`target.method(...)` as a statement of its own."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == target
+    ):
+        return call
+    return None
+
+
+def _handed_to(
+    stmt: ast.stmt, target: str, functions: dict[str, ast.FunctionDef]
+) -> tuple[ast.FunctionDef, str] | None:
+    """(the function of the file `stmt` hands the model to, its parameter's name): `generate(model, ...)`."""
+    call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in functions):
+        return None
+    function = functions[call.func.id]
+    params = [*function.args.posonlyargs, *function.args.args]
+    index = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id == target), None)
+    return (function, params[index].arg) if index is not None and index < len(params) else None
+
+
+def _calls_on(
+    target: str, rest: list[ast.stmt], cls: type, literals: dict[str, Any], functions: dict[str, ast.FunctionDef]
+) -> SetUp | None:
+    """The set-up calls on `target` in the statements after its construction, and in the function they
+    hand it to (a `generate(model, prompt)` that calls `model.setup_caches(...)` before using it)."""
     set_up = SetUp()
+    calls: list[ast.Call] = []
     for stmt in rest:
-        call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if not (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and isinstance(call.func.value, ast.Name)
-            and call.func.value.id == target
-        ):
+        call = _method_call(stmt, target)
+        if call is None and not any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(stmt)):
+            continue  # a statement that does not touch the model (`t0 = time.perf_counter()`)
+        if call is None:
+            handed = _handed_to(stmt, target, functions)
+            if handed is not None:
+                function, param = handed
+                used = [
+                    n.lineno
+                    for n in ast.walk(function)
+                    if isinstance(n, ast.Call) and getattr(n.func, "id", "") == param
+                ]
+                found = [c for n in ast.walk(function) if (c := _method_call(n, param)) is not None]
+                calls += sorted(
+                    (c for c in found if c.lineno < min(used, default=c.lineno + 1)), key=lambda c: c.lineno
+                )
             break  # the model is used, or the block does something else: set-up is over
-        method = call.func.attr
+        calls.append(call)
+    for call in calls:
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
         if not _is_set_up(cls, method):
             continue
         values = _arguments(cls, method, call, literals, set_up.guessed)
