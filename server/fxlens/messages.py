@@ -55,6 +55,7 @@ from fxlens.wire_format import (
 
 # raised when a message's meaning changes; the worker says its own in `ready`, and the server refuses another
 PROTOCOL_VERSION = 2
+DEFAULT_GUESS_MEMORY_MB = 512  # TraceRequest.guess_memory_mb when the caller says nothing
 REQUEST_KEY = "type"
 EVENT_KEY = "event"
 EXECUTION_POLICIES = ("safe", "full", "off")
@@ -112,6 +113,8 @@ class TraceRequest:
     execution: str = wire("safe", check=_policy)
     timeout: float | None = wire(None, check=number_or_none)  # seconds; the worker's default when None
     memory_mb: float | None = wire(None, check=number_or_none)
+    # the real memory a build without a directive, or real CPU tensors made for a meta module, may take
+    guess_memory_mb: float | None = wire(None, check=number_or_none)
     surface: str = wire("editor", check=lambda v: v if v in ("editor", "cli", "check") else "editor")
     cost: bool = wire(True, check=not_false)  # the class costs, counted after `done`
     first: str | None = wire(None, check=str_or_none)  # the class to trace first (the cursor's)

@@ -146,6 +146,7 @@ def cache_key(path: str, text: str, workspace: str, options: TraceOptions, pytho
             options.execution,
             options.timeout,
             options.memory_mb,
+            options.guess_memory_mb,
             options.surface,
             options.fixes,
         ],

@@ -124,7 +124,13 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     # and exports grown sizes only where a specialisation hint could come of it (worker/levels/size_probe.py)
     fixes = args.fix or args.diff or args.show_fixes
     options = TraceOptions(
-        levels=levels, execution=args.execution, timeout=args.timeout, surface="check", cost=False, fixes=fixes
+        levels=levels,
+        execution=args.execution,
+        timeout=args.timeout,
+        guess_memory_mb=args.guess_memory,
+        surface="check",
+        cost=False,
+        fixes=fixes,
     )
     workspace = os.getcwd()
     files = files_to_check(args.paths, args.exclude, workspace)

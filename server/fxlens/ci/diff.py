@@ -128,7 +128,14 @@ def failing(diffs: list[FileDiff], conditions: list[str]) -> list[str]:
 
 def run_diff(args: argparse.Namespace, usage_error: Callable[[str], Exception]) -> int:
     levels = in_ladder_order(args.level) if args.level else DIFF_LEVELS
-    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout, surface="cli", cost=False)
+    options = TraceOptions(
+        levels=levels,
+        execution=args.execution,
+        timeout=args.timeout,
+        guess_memory_mb=args.guess_memory,
+        surface="cli",
+        cost=False,
+    )
     try:
         diffs = compare(args.ref, os.getcwd(), args.python, options, max(1, args.jobs))
     except GitError as error:

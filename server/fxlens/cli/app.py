@@ -9,6 +9,7 @@ from collections.abc import Callable
 from fxlens import orphans
 from fxlens.cli import check, graph, mcp_cmd, pass_cmd, serve
 from fxlens.cli.files import CliError
+from fxlens.messages import DEFAULT_GUESS_MEMORY_MB
 
 USAGE_ERROR = 2
 
@@ -28,6 +29,14 @@ def parser() -> argparse.ArgumentParser:
             help="safe: run only imports and definitions (default); full: run the whole file but __main__",
         )
         p.add_argument("--timeout", type=float, default=120.0, help="seconds per file (default 120)")
+        p.add_argument(
+            "--guess-memory",
+            type=int,
+            default=DEFAULT_GUESS_MEMORY_MB,
+            metavar="MB",
+            help="real memory fxlens may spend on a class without a directive, or on real CPU weights "
+            f"for a meta module (default {DEFAULT_GUESS_MEMORY_MB})",
+        )
 
     # registered in the order `fxlens --help` lists them
     graph.register(sub, common)

@@ -154,7 +154,9 @@ def level_json(report: ClassReport, level: str) -> LevelJson:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
-    options = TraceOptions(levels=levels, execution=args.execution, timeout=args.timeout, surface="cli")
+    options = TraceOptions(
+        levels=levels, execution=args.execution, timeout=args.timeout, guess_memory_mb=args.guess_memory, surface="cli"
+    )
     read_file(args.file)
     # with --class, the worker builds and traces only what that class needs
     (report,) = asyncio.run(_analyse_files([args.file], args.python, options, [args.cls] if args.cls else None))

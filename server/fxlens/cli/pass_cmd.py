@@ -49,7 +49,13 @@ async def _run(args: argparse.Namespace, text: str, request: PassRequest) -> tup
     except WorkerUnavailable as error:
         raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
     try:
-        options = TraceOptions(levels=("fx",), execution=args.execution, timeout=args.timeout, surface="cli")
+        options = TraceOptions(
+            levels=("fx",),
+            execution=args.execution,
+            timeout=args.timeout,
+            guess_memory_mb=args.guess_memory,
+            surface="cli",
+        )
         return await client.run_pass(args.file, text, options, args.cls, request, roots=[os.getcwd()])
     finally:
         await client.stop()

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fxlens.engine.late_costs import OnCost
+from fxlens.messages import DEFAULT_GUESS_MEMORY_MB
 from fxlens.report import DEFAULT_LEVELS, ClassReport
 
 
@@ -15,6 +16,8 @@ class TraceOptions:
     execution: str = "safe"
     timeout: float = 60.0
     memory_mb: int = 4096
+    # the real memory fxlens may spend on a guess: a build without a directive, CPU tensors for a meta module
+    guess_memory_mb: int = DEFAULT_GUESS_MEMORY_MB
     # where the report is read: "editor" or "cli", whose words a fix uses (a setting or a flag)
     surface: str = "editor"
     # the class cost (parameters, FLOPs forward and backward: FlopCounterMode runs the class once more),

@@ -294,6 +294,7 @@ class WorkerClient:
             execution=options.execution,
             timeout=options.timeout,
             memory_mb=options.memory_mb,
+            guess_memory_mb=options.guess_memory_mb,
             surface=options.surface,
             cost=options.cost,
             first=ask.first,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from fxlens.engine.worker_client import TraceOptions
+from fxlens.messages import DEFAULT_GUESS_MEMORY_MB
 from fxlens.report import DEFAULT_LEVELS, LEVELS, in_ladder_order
 
 EXECUTION_MODES = ("safe", "full", "off")
@@ -30,6 +31,7 @@ class Settings:
     execution: str = "safe"
     inlay_hints: bool = False
     memory_limit_mb: int = 4096
+    guess_memory_mb: int = DEFAULT_GUESS_MEMORY_MB
     diff_lens: bool = False  # a lens "vs HEAD: +12 nodes, +1 break" on classes whose graph differs from the last commit
     quick_fixes: bool = True  # each finding's rewrite proven after the levels are out, offered as a quick fix
 
@@ -39,6 +41,7 @@ class Settings:
             execution=self.execution,
             timeout=self.timeout_seconds,
             memory_mb=self.memory_limit_mb,
+            guess_memory_mb=self.guess_memory_mb,
             fixes=self.quick_fixes,
         )
 
@@ -149,6 +152,17 @@ SETTINGS = (
         "Megabytes the process that runs one trace may allocate beyond the worker's own.",
         {"type": "number"},
         Minimum(256, "torch.export alone needs a few hundred megabytes on top of the worker"),
+    ),
+    Setting(
+        "guessMemoryMB",
+        "guess_memory_mb",
+        _positive(int, 1 << 30),
+        "a positive number of megabytes",
+        "Megabytes of real memory fxlens may spend on a guess: building a class that has no directive (its "
+        "constructor's own NumPy arrays or CPU tensors, sized by defaults nobody chose), and real CPU "
+        "weights in place of meta ones for code the meta device cannot run. Past it the class says so.",
+        {"type": "number"},
+        Minimum(16, "a small model's real CPU weights take a few megabytes"),
     ),
     Setting(
         "execution",

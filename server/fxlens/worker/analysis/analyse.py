@@ -62,6 +62,7 @@ class Analysis(Building):
         self.pass_request = request.pass_request
         self.fixes = request.fixes  # each finding's rewrite, proven on a copy of the buffer (worker/fixes)
         self.roots = request.roots  # importable folders (workspace folders)
+        self.guess_memory_mb = int(request.guess_memory_mb or messages.DEFAULT_GUESS_MEMORY_MB)
         # "editor" | "cli": whose words a fix uses ("check": `fxlens check`, read in a terminal and showing only
         # findings, never a shape: B and T are not named, levels/size_probe.py)
         self.surface = "cli" if request.surface in ("cli", "check") else "editor"

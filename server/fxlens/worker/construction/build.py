@@ -26,6 +26,7 @@ from fxlens.worker.construction import (
 )
 from fxlens.worker.construction import guess_arguments as guessing
 from fxlens.worker.construction.placeholders import placeholders
+from fxlens.worker.levels.memory_bound import BoundedRebuild, OverBound, cannot_allocate
 from fxlens.worker.levels.values import dtype_name
 from fxlens.worker.load.discover import ClassSource, calls_to
 
@@ -72,8 +73,15 @@ class Example:
 
 
 def on_device(device: str, make: Callable[[], Any]) -> Any:
-    with torch.device(device):
-        return make()
+    """`make()` on `device`. A constructor that allocates past the memory bound (levels/memory_bound.py) ends
+    the search for a build: every other guess would go through the same allocation."""
+    try:
+        with torch.device(device):
+            return make()
+    except Exception as error:
+        if cannot_allocate(error):
+            raise OverBound(None, error) from error
+        raise
 
 
 def directive_namespace(module: types.ModuleType) -> dict:
@@ -419,5 +427,7 @@ def _specs(instance: nn.Module, inputs: tuple, dims: list | None, kwargs: dict) 
 
 
 def part_of(rebuild: Callable[[], nn.Module] | None, path: str) -> Callable[[], nn.Module] | None:
-    """The submodule at `path` of the parent's CPU rebuild: a child's own real weights."""
+    """The submodule at `path` of the parent's CPU rebuild: a child's own real weights (under the parent's bound)."""
+    if isinstance(rebuild, BoundedRebuild):
+        return rebuild.part(path)
     return (lambda: rebuild().get_submodule(path)) if rebuild is not None else None

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
+from contextlib import nullcontext
 from functools import partial
 from typing import Any
 
@@ -16,11 +16,12 @@ from fxlens.worker.construction import build as building
 from fxlens.worker.construction import package_parents, placeholders, setup_calls
 from fxlens.worker.construction.children import in_plain_words
 from fxlens.worker.construction.infer import guessed_params, infer_inputs
-from fxlens.worker.construction.notes import directive_column, directive_failed
+from fxlens.worker.construction.notes import directive_column, directive_failed, over_bound
 from fxlens.worker.construction.package_index import Index
 from fxlens.worker.construction.recording import Recorded, record_children
 from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.levels import fx as trace_fx
+from fxlens.worker.levels.memory_bound import BoundedRebuild, OverBound, limited
 from fxlens.worker.load import loader
 from fxlens.worker.load.discover import ClassSource
 
@@ -34,6 +35,7 @@ class Building:
     roots: list[str]
     namespace: dict[str, Any]
     package_index: Index
+    guess_memory_mb: int  # the real memory a build without a directive may take (levels/memory_bound.py)
     _at: Callable[..., Any]
 
     def _is_module(self, module: Any, source: ClassSource) -> bool:
@@ -97,7 +99,11 @@ class Building:
         stage = "construction"
         for device in ("meta", "cpu"):
             try:
-                example = self._construct(source, loaded, device)
+                # a directive is the user's own choice of sizes; anything else is a guess, and bounded
+                with nullcontext() if source.directive else limited(self.guess_memory_mb):
+                    example = self._construct(source, loaded, device)
+            except OverBound as over:
+                return over_bound(source, over, self.path, self.lines)
             except building.Unfilled as unfilled:
                 span = whole_line(source.directive_line or source.line, self.lines)
                 return [placeholders.unfilled(source.name, unfilled.names, "construction", span)]
@@ -119,7 +125,7 @@ class Building:
                 return unhashable
             if device == "cpu":
                 example.build.detail += " (built on CPU: the meta device failed; weights were allocated)"
-            example.rebuild = functools.cache(partial(self._rebuild_on_cpu, source, loaded))
+            example.rebuild = BoundedRebuild(partial(self._rebuild_on_cpu, source, loaded), self.guess_memory_mb)
             return example
         # every try that did not return recorded its error
         assert last_error is not None

@@ -17,6 +17,7 @@ from torch import nn
 
 from fxlens.worker.construction.build import BATCH, SEQUENCE, SPATIAL
 from fxlens.worker.construction.consumers import Consumer
+from fxlens.worker.levels.memory_bound import cannot_allocate
 
 
 @dataclass(frozen=True)
@@ -59,10 +60,6 @@ class Guess:
             return getattr(torch, self.fill)(self.shape, dtype=self.dtype)
         generator = torch.Generator().manual_seed(len(self.shape) * 1000 + count)
         return torch.randn(self.shape, generator=generator).to(self.dtype)
-
-
-def cannot_allocate(error: BaseException) -> bool:
-    return isinstance(error, MemoryError) or "can't allocate memory" in str(error)
 
 
 # an input is one tensor, a tuple of them (an LSTM's `(h, c)`, a pair unpacked by forward), a dict of them by the

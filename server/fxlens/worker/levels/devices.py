@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -26,7 +26,7 @@ from torch.nn.utils.stateless import _reparametrize_module
 
 from fxlens.report import Build
 from fxlens.worker.failures.limits import MAX_CPU_ELEMENTS
-from fxlens.worker.levels import instance_state
+from fxlens.worker.levels import instance_state, memory_bound
 
 KINDS = ("meta", "fake", "cpu")
 SEED = 0
@@ -146,6 +146,7 @@ def run(
     reasons: list[str] = []
     errors: list[str] = []
     last: BaseException | None = None
+    bound = memory_bound.bound_of(rebuild)
     for kind in order:
         weightless = kind == "cpu" and on_meta and _elements(module) > MAX_CPU_ELEMENTS
         if weightless and not options.weightless_cpu:
@@ -154,12 +155,21 @@ def run(
                 f"run on real CPU tensors (limit {MAX_CPU_ELEMENTS // 1_000_000} M)"
             )
             break
+        bounded = bound if kind == "cpu" and not weightless else None
         try:
+            if bounded is not None and on_meta and (needed := memory_bound.estimated_bytes(module)) > bounded << 20:
+                raise memory_bound.OverBound(bounded, None, needed)
             with (
+                memory_bound.limited(bounded) if bounded is not None else nullcontext(),
                 _swapped(module, "weightless" if weightless else kind, rebuild, fake_device) as convert,
                 instance_state.kept(module),
             ):
                 value = step(module, convert(inputs))
+        except memory_bound.OverBound as over:
+            bound_words = memory_bound.limit_words(over.megabytes or 0)
+            reasons.append(f"real CPU tensors would pass {bound_words}: {over.words()}")
+            last = over
+            break
         except Exception as error:
             if weightless:
                 reasons.append("CPU weights of one repeated value cannot run it")

@@ -57,6 +57,7 @@ def normalise(request: messages.TraceRequest) -> messages.TraceRequest:
         request,
         timeout=_number(request.timeout, DEFAULT_TIMEOUT, 0.01, 7 * 86400.0),
         memory_mb=int(_number(request.memory_mb, isolation.DEFAULT_MEMORY_MB, 0, float(1 << 30))),
+        guess_memory_mb=int(_number(request.guess_memory_mb, messages.DEFAULT_GUESS_MEMORY_MB, 1, float(1 << 30))),
         roots=imports.valid_roots(request.roots),
         buffers=imports.valid_buffers(request.buffers),
     )
