@@ -171,7 +171,12 @@ def _python_files(folder: Path) -> list[Path]:
     found: list[Path] = []
     for directory, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.endswith(".egg-info"))
-        found.extend(Path(directory) / name for name in sorted(files) if name.endswith(".py"))
+        # (a dangling link is no file to check: a moved checkout leaves them)
+        found.extend(
+            Path(directory) / name
+            for name in sorted(files)
+            if name.endswith(".py") and os.path.isfile(os.path.join(directory, name))
+        )
     return found
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from torch import nn
+from torch.nn.parameter import is_lazy
 
 from fxlens.report import ClassReport, Diagnostic, LevelResult, Member, Span
 from fxlens.worker.analysis.bounds import bound_diagnostic
@@ -128,7 +129,7 @@ def members(source: ClassSource, instance: nn.Module) -> list[Member]:
                     name,
                     kind,
                     "Tensor",
-                    [int(s) for s in tensor.shape],
+                    None if is_lazy(tensor) else [int(s) for s in tensor.shape],  # (a lazy module's: no shape yet)
                     dtype_name(tensor.dtype),
                     line=source.member_lines.get(owner),
                 )

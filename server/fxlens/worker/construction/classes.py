@@ -13,7 +13,7 @@ from torch import nn
 
 from fxlens.report import Build, Diagnostic
 from fxlens.worker.construction import build as building
-from fxlens.worker.construction import package_parents, placeholders, setup_calls
+from fxlens.worker.construction import lazy, package_parents, placeholders, setup_calls
 from fxlens.worker.construction.children import in_plain_words
 from fxlens.worker.construction.infer import guessed_params, infer_inputs
 from fxlens.worker.construction.notes import directive_column, directive_failed, over_bound
@@ -64,6 +64,8 @@ class Building:
             example = done[source.name] = examples[source.name]
             if example.inputs is None and not example.unfilled:  # a drafted directive's inputs are the user's to fill
                 self._at(source.name, self._infer, example)
+            if example.inputs is not None and lazy.unmaterialised(example.instance):
+                self._at(source.name, self._materialise, example)
             adopted = self._at(source.name, self._adopt_children, source.name, example, sources, examples)
             # a child adopted again, now with inputs, hands them on to its own children in turn
             pending += [
@@ -184,6 +186,11 @@ class Building:
             example.build.tensors, example.build.tensors_reason = inferred.tensors, inferred.reason
         elif inferred.error is not None:
             example.problems.append(inferred.error)
+
+    def _materialise(self, example: building.Example) -> None:
+        error = lazy.materialise(example.instance, example.inputs or (), example.kwargs)
+        if error is not None:
+            example.problems.append(error)
 
     def _adopt_children(
         self, parent_name: str, parent: building.Example, sources: list[ClassSource], examples: dict[str, Any]

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import torch
 from torch import nn
+from torch.nn.modules.lazy import LazyModuleMixin
 
 from fxlens.worker.construction.build import BATCH, SEQUENCE, SPATIAL
 from fxlens.worker.construction.consumers import Consumer
@@ -258,12 +259,46 @@ def _spatial(root: nn.Module, conv: nn.modules.conv._ConvNd) -> list[int]:
     return sizes
 
 
+# what an `nn.Lazy*` layer takes before its first input says: images of 3 channels, features of this width
+LAZY_CHANNELS = 3
+LAZY_WIDTH = 16
+
+
+# the spatial sides a lazy norm's input has after its channels (none: a LazyBatchNorm1d's (B, C))
+_LAZY_SIDES: dict[type, int] = {
+    nn.LazyBatchNorm2d: 2,
+    nn.LazyBatchNorm3d: 3,
+    nn.LazyInstanceNorm1d: 1,
+    nn.LazyInstanceNorm2d: 2,
+    nn.LazyInstanceNorm3d: 3,
+}
+
+
+def _unsized(layer: nn.Module) -> bool:
+    return isinstance(layer, LazyModuleMixin) and layer.has_uninitialized_params()
+
+
+def _lazy(root: nn.Module, layer: nn.Module) -> list[Input]:
+    """Inputs for a lazy layer, which takes any size on its sized dimension until its first forward."""
+    if isinstance(layer, nn.modules.conv._ConvNd):
+        return [Guess((BATCH, LAZY_CHANNELS, *_spatial(root, layer)), dims={0: "B"})]
+    if isinstance(layer, (nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm)):
+        rank = _LAZY_SIDES.get(type(layer), 0)
+        return [Guess((BATCH, LAZY_WIDTH, *(SPATIAL,) * rank), dims={0: "B"})]
+    return [
+        Guess((BATCH, LAZY_WIDTH), dims={0: "B"}),
+        Guess((BATCH, SEQUENCE, LAZY_WIDTH), dims={0: "B", 1: "T"}),
+    ]
+
+
 def by_layer(root: nn.Module, consumer: Consumer | None) -> list[Input]:
     """Input shapes this layer accepts, lowest rank first, with the free (batch/sequence) dims named."""
     if consumer is None:
         return []
     layer = consumer.layer
     float_ = torch.float32
+    if _unsized(layer):
+        return _lazy(root, layer)
     if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
         return _ids(layer, consumer.rnn_after, root)
     if isinstance(layer, nn.Linear):
@@ -336,7 +371,8 @@ def by_name(name: str, root: nn.Module, consumer: Consumer | None) -> list[Input
     if name in _IMAGE_NAMES:
         conv = consumer.layer if consumer and isinstance(consumer.layer, nn.Conv2d) else first(root, nn.Conv2d)
         if conv is not None:
-            return [Guess((BATCH, conv.in_channels, *_spatial(root, conv)), dims={0: "B"})]
+            channels = LAZY_CHANNELS if _unsized(conv) else conv.in_channels
+            return [Guess((BATCH, channels, *_spatial(root, conv)), dims={0: "B"})]
         if consumer is None or not by_layer(root, consumer):  # patches cut by einops, not a convolution
             size = _declared(root, _IMAGE_SIZE_NAMES)
             side = size if isinstance(size, int) and size > 0 else SPATIAL

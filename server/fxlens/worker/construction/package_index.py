@@ -42,13 +42,21 @@ def package_folder(path: str) -> str:
     return top
 
 
+def _size(path: str) -> int:
+    """The file's size; past any limit for a file that cannot be read (a dangling link, no permission)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return MAX_FILE_BYTES + 1
+
+
 def _python_files(folder: str, own: str) -> Iterator[str]:
     count = 0
     for current, folders, files in os.walk(folder):
         folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
         for name in sorted(files):
             path = os.path.join(current, name)
-            if name.endswith(".py") and path != own and os.path.getsize(path) <= MAX_FILE_BYTES:
+            if name.endswith(".py") and path != own and _size(path) <= MAX_FILE_BYTES:
                 count += 1
                 if count > MAX_FILES:
                     return

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.nn.parameter import is_lazy
 from torch.utils.flop_counter import FlopCounterMode
 
 from fxlens.report import Cost, LevelResult
@@ -35,7 +36,7 @@ def _flops(module: torch.nn.Module, call: tuple) -> tuple[int, int | None]:
 
 def class_cost(example: Any, backward: LevelResult | None) -> Cost:
     """`backward`: the backward level's result, when it was traced (what is saved comes from it)."""
-    parameters = list(example.instance.parameters())
+    parameters = [p for p in example.instance.parameters() if not is_lazy(p)]  # (a lazy layer's: no size yet)
     cost = Cost(
         parameters=sum(p.numel() for p in parameters), trainable=sum(p.numel() for p in parameters if p.requires_grad)
     )

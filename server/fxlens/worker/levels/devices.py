@@ -22,6 +22,7 @@ import torch
 from torch import nn
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch.nn.parameter import is_lazy
 from torch.nn.utils.stateless import _reparametrize_module
 
 from fxlens.report import Build
@@ -148,6 +149,9 @@ def run(
     last: BaseException | None = None
     bound = memory_bound.bound_of(rebuild)
     for kind in order:
+        if kind != "meta" and any(is_lazy(tensor) for tensor in state.values()):
+            reasons.append("a lazy layer (`nn.Lazy*`) has no shapes to give other tensors before its first forward")
+            break
         weightless = kind == "cpu" and on_meta and _elements(module) > MAX_CPU_ELEMENTS
         if weightless and not options.weightless_cpu:
             reasons.append(
@@ -215,7 +219,8 @@ def fits_on_cpu(module: nn.Module) -> bool:
 
 
 def _elements(module: nn.Module) -> int:
-    return sum(t.numel() for t in module.parameters()) + sum(t.numel() for t in module.buffers())
+    tensors = (*module.parameters(), *module.buffers())
+    return sum(t.numel() for t in tensors if not is_lazy(t))  # (a lazy layer's have no size yet)
 
 
 def _state(module: nn.Module) -> dict[str, torch.Tensor]:

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parameter import is_lazy
 
 MEGABYTE = 1 << 20
 
@@ -89,7 +90,7 @@ def estimated_bytes(module: nn.Module) -> int:
     for sub in module.modules():
         tensors: list[Any] = [*sub._parameters.values(), *sub._buffers.values(), *vars(sub).values()]
         for tensor in tensors:
-            if isinstance(tensor, torch.Tensor) and id(tensor) not in seen:
+            if isinstance(tensor, torch.Tensor) and not is_lazy(tensor) and id(tensor) not in seen:
                 seen[id(tensor)] = tensor.numel() * tensor.element_size()
     return sum(seen.values())
 
