@@ -23,7 +23,7 @@ from fxlens import lines as line_model
 from fxlens import messages
 from fxlens.outline import outline
 from fxlens.pass_report import pass_to_json
-from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Span, to_json
+from fxlens.report import ClassReport, Diagnostic, Draft, FileReport, LevelResult, Span, to_json
 from fxlens.worker.analysis.bounds import bound_diagnostic, bound_level
 from fxlens.worker.analysis.class_reports import (
     execution_off_report,
@@ -40,6 +40,7 @@ from fxlens.worker.construction.classes import Building
 from fxlens.worker.construction.notes import class_notes
 from fxlens.worker.failures.classify import classify, whole_line
 from fxlens.worker.levels.cost import class_cost
+from fxlens.worker.levels.memory_bound import OverBound, limited
 from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.table import TABLE, ClassContext, asked, split
 from fxlens.worker.levels.values import free_sizes
@@ -265,13 +266,21 @@ class Analysis(Building):
         subject = Subject(source.name, example.instance, inputs, example.dims, example.build, example.parent)
         return fingerprint(subject, self.code, self.namespace, self.path)
 
+    def _draft(self, source: ClassSource, example: Any) -> Draft | None:
+        """The directive fxlens drafts for a class without a graph: the builds it tries are guesses, bounded."""
+        try:
+            with limited(self.guess_memory_mb):
+                return drafts.for_class(source, example, self.namespace)
+        except OverBound:  # (the class's own build says so already)
+            return None
+
     def _trace_class(self, source: ClassSource, example: Any, hashed: str | None, emit: Emit) -> Started | None:
         """Trace one class's cheap levels, emitting its report a level at a time (each event carries the
         levels done since the last); what its deeper levels need, None when there is nothing to trace."""
         class_span = whole_line(source.line, self.lines)
         if not isinstance(example, building.Example):
             unbuilt = unbuilt_report(source, example, class_span, self.levels, self.skipped, self.execution)
-            unbuilt.draft = drafts.for_class(source, example, self.namespace)
+            unbuilt.draft = self._draft(source, example)
             emit(messages.ClassTraced.of(unbuilt))
             return None
         report = ClassReport(source.name, source.line, source.end_line)
@@ -286,7 +295,7 @@ class Analysis(Building):
             if example.dims:
                 report.build.sizes = free_sizes(example.flat(), example.dims)
         report.build.directive = self._reproducing(source, example)
-        report.draft = drafts.for_class(source, example, self.namespace)
+        report.draft = self._draft(source, example)
         report.members = members(source, example.instance)
         context = ClassContext(
             tuple(self.levels), self.describe_program, deadline=self.deadline, names=self.names, syntax=self.syntax
