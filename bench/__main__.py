@@ -50,6 +50,11 @@ BENCHMARKS = {
         "classes of tests/fixtures/research (research-style code) fxlens shows a graph for, against raw torch, "
         "with per-file time and peak memory and what each mechanism won (fx ≥ 90 %, aten ≥ 90 %)",
     ),
+    "fixes": Benchmark(
+        "fixes.py",
+        "sites of tests/fixtures/fixes with a proven fix (≥ 80 %), proven fixes failing an independent raw-torch "
+        "check (0), a proof's cost against its class's trace (≤ 2×)",
+    ),
     "graph-view-reports": Benchmark(
         "graph_view_reports.py",
         "writes the graph view's payloads of the bench models (graph-view's input), with --time their render time",

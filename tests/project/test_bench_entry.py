@@ -11,7 +11,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 # scripts with a `__main__` block that are not benchmarks: processes a benchmark starts by their path
-STARTED_BY_PATH = {"raw_torch.py", "reach_torch.py", "reach_packages_torch.py", "reach_research_torch.py", "scale.py"}
+STARTED_BY_PATH = {
+    "fixes_check.py",
+    "raw_torch.py",
+    "reach_torch.py",
+    "reach_packages_torch.py",
+    "reach_research_torch.py",
+    "scale.py",
+}
 
 
 def _load(name: str):

@@ -40,12 +40,12 @@ def apply_all(text: str, report: FileReport) -> tuple[str, list[Fix]]:
 
 
 def fixes_at(report: FileReport, diagnostic: Diagnostic) -> list[Fix]:
-    """The fixes of the finding a diagnostic shows (the same class, line and column)."""
+    """The fixes of the finding a diagnostic shows (the same class and line: the levels reporting one statement
+    are one site, worker/fixes/find.py)."""
     return [
         f
         for f in all_fixes(report)
-        if (f.line, f.col) == (diagnostic.line, diagnostic.col)
-        and (diagnostic.class_name is None or f.class_name == diagnostic.class_name)
+        if f.line == diagnostic.line and (diagnostic.class_name is None or f.class_name == diagnostic.class_name)
     ]
 
 
@@ -77,7 +77,7 @@ def remaining(report: FileReport, applied: list[Fix]) -> FileReport:
     """The report as the fixed text stands: the findings the applied fixes removed gone, the others at their
     lines in the fixed text."""
     edits = [e for f in applied for e in f.edits]
-    fixed = {(f.class_name, f.line, f.col) for f in applied}
+    fixed = {(f.class_name, f.line) for f in applied}
 
     def moved(d: Diagnostic) -> Diagnostic:
         return replace(d, line=shifted_line(d.line, edits), end_line=shifted_line(d.end_line, edits))
@@ -87,7 +87,7 @@ def remaining(report: FileReport, applied: list[Fix]) -> FileReport:
         levels = {
             name: replace(
                 result,
-                diagnostics=[moved(d) for d in result.diagnostics if (cls.name, d.line, d.col) not in fixed],
+                diagnostics=[moved(d) for d in result.diagnostics if (cls.name, d.line) not in fixed],
             )
             for name, result in cls.levels.items()
         }

@@ -329,7 +329,9 @@ class Analysis(Building):
         from fxlens.worker.fixes.proof import ClassUnderFix, FileUnderFix
 
         file = FileUnderFix(self.path, self.text, self.namespace, self.execution, self.roots, self.buffers)
-        found = fixes_for(file, ClassUnderFix(started.source.name, started.example, started.results), tree)
+        found = fixes_for(
+            file, ClassUnderFix(started.source.name, started.example, started.results), tree, self.deadline
+        )
         if found:
             emit(messages.ClassTraced.of(replace(started.report, levels={}, fixes=found)))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fxlens.worker.fixes import builtin_ops, guard, item, where
+from fxlens.worker.fixes import assert_, builtin_ops, guard, item, length, where, wrap
 from fxlens.worker.fixes.sites import Declined, Rewrite, Site
 
 
@@ -29,5 +29,9 @@ TABLE: tuple[Entry, ...] = (
     Entry("builtin-op", builtin_ops.applies, builtin_ops.propose),
     Entry("skip-while-compiling", guard.applies, guard.propose),
     Entry("keep-tensor", item.applies, item.propose),
+    Entry("torch-assert", assert_.applies, assert_.propose),
+    Entry("shape-not-len", length.applies, length.propose),
     Entry("torch-where", where.applies, where.propose),
+    # last: where a rewrite of the helper's own code keeps its ops in the graph, that one is better
+    Entry("fx-wrap", wrap.applies, wrap.propose),
 )

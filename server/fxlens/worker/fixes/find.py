@@ -1,62 +1,88 @@
-"""The fixes of one traced class: each finding's site, the first rewrite of TABLE that knows it, its proof."""
+"""The fixes of one traced class: each finding's site, the rewrites of TABLE that know it, in order, until one's
+proof passes (or none is left: the first rewrite's reason is what the finding says)."""
 
 from __future__ import annotations
 
 import ast
+import time
 
 from fxlens.fix_report import Fix
 from fxlens.report import Diagnostic
-from fxlens.worker.fixes import TABLE
+from fxlens.worker.fixes import TABLE, Entry
 from fxlens.worker.fixes.proof import ClassUnderFix, FileUnderFix, prove
-from fxlens.worker.fixes.sites import Declined, Site
+from fxlens.worker.fixes.sites import Declined, Rewrite, Site
+
+MAX_PROOFS = 2  # per site: a second rewrite is proven only when the first one's proof failed
 
 
-def _sites(cls: ClassUnderFix) -> dict[tuple[int, int], list[Diagnostic]]:
-    """Findings by position: fx and dynamo often report the same line, which one rewrite fixes at both levels."""
-    found: dict[tuple[int, int], list[Diagnostic]] = {}
+def _sites(cls: ClassUnderFix) -> dict[int, list[Diagnostic]]:
+    """Findings by line: fx and dynamo often report the same statement (at different columns), which one
+    rewrite fixes at every level."""
+    found: dict[int, list[Diagnostic]] = {}
     for level, result in cls.results.items():
         for diagnostic in result.diagnostics:
             if diagnostic.severity in ("error", "warning") and diagnostic.level == level:
-                found.setdefault((diagnostic.line, diagnostic.col), []).append(diagnostic)
+                found.setdefault(diagnostic.line, []).append(diagnostic)
     return found
 
 
-def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module) -> list[Fix]:
+def _proposed(entry: Entry, site: Site) -> Rewrite | Declined | None:
+    try:
+        return entry.propose(site)
+    except Exception as error:  # noqa: BLE001  fxlens's own rewrite failing on odd code: said, never raised
+        return Declined(entry.name, f"the rewrite failed on this code ({type(error).__name__}: {error})")
+
+
+def _fix(entry: Entry, cls: ClassUnderFix, site: Site, proposed: Rewrite | Declined) -> Fix:
+    first = site.diagnostic
+    fix = Fix(
+        f"{entry.name}:{cls.name}:{first.line}:{first.col}",
+        entry.name,
+        proposed.title,
+        cls.name,
+        first.level or "",
+        first.category,
+        first.line,
+        first.col,
+        first.end_line,
+        first.end_col,
+    )
+    if isinstance(proposed, Declined):
+        fix.proof.failed = proposed.why
+    else:
+        fix.what, fix.edits = proposed.what, proposed.edits
+    return fix
+
+
+def _needed(cls: ClassUnderFix, levels: list[str]) -> float:
+    """What a proof is likely to take: the class's trace at those levels again, and a margin for the rest."""
+    return 1.0 + 2 * sum(cls.results[level].seconds for level in levels)
+
+
+def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, deadline: float | None = None) -> list[Fix]:
+    """`deadline` (time.monotonic()): the request's; a proof that could not end before it is not started."""
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name), None)
     if node is None:
         return []
     fixes: list[Fix] = []
-    for (line, col), findings in sorted(_sites(cls).items()):
+    for findings in (found for _, found in sorted(_sites(cls).items())):
+        levels = sorted({d.level for d in findings if d.level in cls.results}, key=list(cls.results).index)
+        found = (Site(d, file.text, tree, node, file.namespace, tuple(levels)) for d in findings)
+        sites = list(found)
+        tried: list[Fix] = []
         for entry in TABLE:
-            sites = (Site(d, file.text, tree, node, file.namespace) for d in findings)
             site = next((s for s in sites if entry.applies(s)), None)
-            if site is None:
+            proposed = _proposed(entry, site) if site is not None else None
+            if site is None or proposed is None:
                 continue
-            try:
-                proposed = entry.propose(site)
-            except Exception as error:  # noqa: BLE001  fxlens's own rewrite failing on odd code: said, never raised
-                proposed = Declined(entry.name, f"the rewrite failed on this code ({type(error).__name__}: {error})")
-            if proposed is None:
-                continue
-            first = site.diagnostic
-            fix = Fix(
-                f"{entry.name}:{cls.name}:{line}:{col}",
-                entry.name,
-                proposed.title,
-                cls.name,
-                first.level or "",
-                first.category,
-                first.line,
-                first.col,
-                first.end_line,
-                first.end_col,
-            )
-            if isinstance(proposed, Declined):
-                fix.proof.failed = proposed.why
-            else:
-                fix.what, fix.edits = proposed.what, proposed.edits
-                levels = sorted({d.level for d in findings if d.level in cls.results}, key=list(cls.results).index)
-                fix.proof = prove(file, cls, proposed.edits, levels)
-            fixes.append(fix)
-            break
+            fix = _fix(entry, cls, site, proposed)
+            if fix.edits and deadline is not None and time.monotonic() + _needed(cls, levels) > deadline:
+                fix.proof.failed = "not proven: the trace's time limit (fxlens.timeoutSeconds, --timeout) came first"
+            elif fix.edits:
+                fix.proof = prove(file, cls, fix.edits, levels)
+            tried.append(fix)
+            if fix.proven or sum(bool(f.edits) for f in tried) >= MAX_PROOFS:
+                break
+        if tried:
+            fixes.append(next((f for f in tried if f.proven), tried[0]))
     return fixes

@@ -1,6 +1,7 @@
 """`print`, `logging` and `warnings` calls inside `forward` → kept out of the compiled path:
-`if not torch.compiler.is_compiling(): print(...)`. Eager runs still print; torch.compile no longer breaks
-its graph there (the message is not printed from compiled code, which is the cost said)."""
+`if not torch.compiler.is_compiling(): print(...)` (and `torch.fx._symbolic_trace.is_fx_tracing()` where
+symbolic_trace fails on the message too). Eager runs still print; torch.compile no longer breaks its graph
+there (the message is not printed from compiled code, which is the cost said)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exceptio
 
 
 def applies(site: Site) -> bool:
-    return site.diagnostic.category == "graph-break"
+    # dynamo breaks at the call; symbolic_trace fails inside it when the message iterates a traced value
+    return site.diagnostic.category == "graph-break" or site.diagnostic.level == "fx"
 
 
 def _side_effect(site: Site, call: ast.Call) -> str:
@@ -50,7 +52,8 @@ def propose(site: Site) -> Rewrite | Declined | None:
     if len(indent.encode()) != statement.col_offset or (after and not after.startswith("#")):
         return Declined(TITLE, "the call shares its line with another statement")
     body = site.segment(statement)
-    guarded = f"if not {torch}.compiler.is_compiling():\n{indent}    {body}"
+    tracing = f" and not {torch}.fx._symbolic_trace.is_fx_tracing()" if "fx" in site.levels else ""
+    guarded = f"if not {torch}.compiler.is_compiling(){tracing}:\n{indent}    {body}"
     return Rewrite(
         TITLE,
         f"The {kind} call runs in eager mode as before; torch.compile skips it instead of breaking its graph "

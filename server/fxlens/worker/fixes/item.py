@@ -13,25 +13,27 @@ TITLE = "Keep the value a tensor"
 
 def applies(site: Site) -> bool:
     d = site.diagnostic
-    return d.category == "graph-break" or d.category == "item/numpy"
+    return d.category in ("graph-break", "item/numpy", "proxy-as-number")
 
 
 def propose(site: Site) -> Rewrite | None:
     call = next((c for c in site.enclosing(ast.Call) if _is_item(c)), None)
-    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+    if not isinstance(call, ast.Call):
         return None
+    if "float" in site.namespace and not isinstance(call.func, ast.Attribute):
+        return None  # the file's own `float`
+    value = call.func.value if isinstance(call.func, ast.Attribute) else call.args[0]
     return Rewrite(
         TITLE,
-        "The value stays a 0-dim tensor (no `.item()`): one graph instead of a break and a host sync.",
-        [site.replace(call, site.segment(call.func.value))],
+        "The value stays a 0-dim tensor (no `.item()` or `float()`): one graph instead of a break and a host sync.",
+        [site.replace(call, site.segment(value))],
     )
 
 
 def _is_item(call: ast.AST) -> bool:
-    return (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "item"
-        and not call.args
-        and not call.keywords
-    )
+    """`t.item()`, or `float(t)` (Python's float of a tensor: its item)."""
+    if not isinstance(call, ast.Call) or call.keywords:
+        return False
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr == "item" and not call.args
+    return isinstance(call.func, ast.Name) and call.func.id == "float" and len(call.args) == 1

@@ -24,12 +24,15 @@ class Site:
     tree: ast.Module
     cls: ast.ClassDef
     namespace: dict[str, Any]  # the loaded file's globals: which names are torch, logging, a Logger
+    levels: tuple[str, ...] = ()  # the levels that report a finding on this line
 
     def functions(self) -> Iterator[ast.FunctionDef]:
-        """The class's methods, `__init__` excepted (a rewrite never changes how the instance is built)."""
+        """The class's methods, `__init__` excepted (a rewrite never changes how the instance is built), and the
+        file's module-level functions (helpers its methods call: the proof runs this class)."""
         for node in self.cls.body:
             if isinstance(node, ast.FunctionDef) and node.name != "__init__":
                 yield node
+        yield from (node for node in self.tree.body if isinstance(node, ast.FunctionDef))
 
     def enclosing(self, kind: type | tuple[type, ...]) -> list[ast.AST]:
         """The nodes of `kind` inside a method whose span holds the finding's position, innermost first."""
