@@ -9,8 +9,8 @@ test("missing settings take the defaults", () => {
 });
 
 test("good values are kept", () => {
-  const settings = from({ python: " /opt/venv/bin/python ", levels: ["fx"], timeoutSeconds: 5, execution: "full", inlayHints: true, memoryLimitMB: 512, diffLens: true });
-  assert.deepEqual(settings, { python: "/opt/venv/bin/python", levels: ["fx"], timeoutSeconds: 5, execution: "full", inlayHints: true, memoryLimitMB: 512, diffLens: true });
+  const settings = from({ python: " /opt/venv/bin/python ", levels: ["fx"], timeoutSeconds: 5, execution: "full", inlayHints: true, memoryLimitMB: 512, diffLens: true, guessMemoryMB: 256, quickFixes: false });
+  assert.deepEqual(settings, { python: "/opt/venv/bin/python", levels: ["fx"], timeoutSeconds: 5, execution: "full", inlayHints: true, memoryLimitMB: 512, diffLens: true, guessMemoryMB: 256, quickFixes: false });
 });
 
 test("bad values are replaced by defaults", () => {
