@@ -31,8 +31,14 @@ CONSTRUCTS = {
     "Encoder": [2, 5, 16],
 }
 FREE = ROOT / "tests" / "fixtures" / "dynamo" / "free_sizes.py"
+PARALLEL = ROOT / "tests" / "fixtures" / "dynamo" / "after_parallel.py"
 # each file fxlens traces below, and its levels
-TRACED = {"breaks": (BREAKS, ("dynamo",)), "failures": (FAILURES, ("dynamo",)), "free_sizes": (FREE, ("fx", "dynamo"))}
+TRACED = {
+    "breaks": (BREAKS, ("dynamo",)),
+    "failures": (FAILURES, ("dynamo",)),
+    "free_sizes": (FREE, ("fx", "dynamo")),
+    "after_parallel": (PARALLEL, ("fx", "aten", "dynamo")),
+}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +51,11 @@ def raw_runs(tmp_path_factory):
             tmp_path_factory.mktemp(f"raw-dynamo-{name}"),
             timeout=300,
         )
-        for name, path, shapes in (("breaks", BREAKS, SHAPES), ("failures", FAILURES, CONSTRUCTS))
+        for name, path, shapes in (
+            ("breaks", BREAKS, SHAPES),
+            ("failures", FAILURES, CONSTRUCTS),
+            ("after_parallel", PARALLEL, {"NormGate": [2, 16]}),
+        )
     }
     yield runs
     for run in runs.values():
@@ -239,3 +249,14 @@ def test_the_graph_after_a_break_names_its_sizes_too(free_sizes):
     assert (dynamo.graphs, dynamo.breaks) == (2, 1)
     after = [(n.name, n.shape) for n in dynamo.nodes if n.graph == 1 and n.op != "output"]
     assert after == [("l_h_", ["B", 6]), ("repeat", ["B", 12]), ("mul", ["B", 12])]
+
+
+def test_the_forked_runs_answer_after_the_trace_child_ran_kernels_in_parallel(reports, raw_runs):
+    """NormGate's forward reads a value, so the dynamo level runs it on real CPU tensors (its LayerNorm in
+    parallel, on OpenMP's threads) beside its forked runs on larger sizes and at two sizes. A forked process
+    has none of those threads: its own first parallel kernel waited for them forever, and the trace timed out."""
+    cls = reports["after_parallel"].find_class("NormGate")
+    dynamo, raw = cls.levels["dynamo"], raw_runs["after_parallel"].json()["NormGate"]
+    assert dynamo.ok and dynamo.note == "" and dynamo.breaks == raw["breaks"] == 1
+    assert next(n.shape for n in dynamo.nodes if n.name == "l_x_") == ["B", 16]  # the scaled run answered
+    assert dynamo.dynamic is not None and dynamo.dynamic.error == ""  # and the run at two sizes did

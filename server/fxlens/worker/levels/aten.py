@@ -259,8 +259,8 @@ def run(
             if scaled_then is not None and on_scaled is not None:
                 on_scaled(scaled)
             twins, note = twins_in(ep, scaled_summary)
-        except Lost:
-            note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
+        except Lost as lost:
+            note = f"sizes are the example's (the process exporting larger batch/sequence sizes: {lost})"
     sizes = SampledSizes(free_sizes(flat, free) if free else {})  # free: the scaled export ran
     nodes = nodes_of(ep, path, lines, sizes, twins)
     hints = specialise.hints(example, free, scaled_summary, nodes, lines) if free and note and scaled_summary else []

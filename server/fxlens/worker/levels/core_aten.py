@@ -120,8 +120,8 @@ def run(
     if scaled is not None:
         try:
             twins, note = trace_aten.twins_in(decomposed, scaled.more_result() if scaled is forked else scaled.result())
-        except Lost:
-            note = "sizes are the example's (the process exporting larger batch/sequence sizes died)"
+        except Lost as lost:
+            note = f"sizes are the example's (the process exporting larger batch/sequence sizes: {lost})"
     sizes = SampledSizes(free_sizes(flat, free) if free else {})  # free: the scaled export ran
     nodes = trace_aten.nodes_of(decomposed, path, lines, sizes, twins)
     overloads.add_flops(decomposed.graph, nodes)

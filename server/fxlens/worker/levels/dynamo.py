@@ -310,8 +310,8 @@ def _twins(graphs: list[Any], scaled: ForkedCall) -> tuple[list[dict[str, Any]],
     """Each graph's node values in the scaled run, by name; a graph the scaled run captured otherwise has none."""
     try:
         found = scaled.result()
-    except Lost:
-        return [], "sizes are the example's (the process running larger batch/sequence sizes died)"
+    except Lost as lost:
+        return [], f"sizes are the example's (the process running larger batch/sequence sizes: {lost})"
     if "error" in found:
         return [], f"sizes are the example's (running with larger batch/sequence sizes failed: {found['error']})"
     twins = [

@@ -2,6 +2,13 @@
 
 Only plain data comes back (JSON through a pipe). The process is forked from the trace child, so it
 belongs to the trace's process group and dies with it (a timeout, a cancel, the trace child's death).
+
+A fork copies the memory of every thread but runs only the one that forked. Whatever another thread held
+stays held in the new process: GNU OpenMP's thread team, once the trace child has run a CPU kernel in
+parallel (a LayerNorm on real tensors), is such a thing: the forked process's first parallel kernel waits
+forever at the team's barrier for threads it does not have. So the forked process runs torch on one thread
+(it is on the other core anyway), and whatever still keeps it from answering costs its caller at most a
+bounded wait (`patience`), after which it is killed and its work is Lost, never the trace's whole time.
 """
 
 from __future__ import annotations
@@ -9,13 +16,23 @@ from __future__ import annotations
 import json
 import os
 import posix
+import select
 import signal
+import time
 from collections.abc import Callable
 from typing import Any
 
+import torch
+
+# how long a caller waits for the answer: the forked work is the work the caller did itself since the fork
+# (on larger sizes, or at a second size), so a multiple of the CPU time the caller spent since then; CPU time,
+# not wall time: a caller waiting for another forked process meanwhile did no work of its own
+MIN_WAIT_SECONDS = 10.0
+WAIT_FACTOR = 4.0
+
 
 class Lost(Exception):
-    """The process died before it answered (a crash, or killed)."""
+    """The process died, or did not answer in time (killed), before it answered: the reason is the message."""
 
 
 class ForkedCall:
@@ -26,10 +43,13 @@ class ForkedCall:
     go. Where fork is unavailable or fails, both run in this process when their result is asked for.
     """
 
-    def __init__(self, work: Callable[[], Any], more: Callable[[], Any] | None = None) -> None:
-        self.work, self.more = work, more
+    def __init__(
+        self, work: Callable[[], Any], more: Callable[[], Any] | None = None, min_wait: float = MIN_WAIT_SECONDS
+    ) -> None:
+        self.work, self.more, self.min_wait = work, more, min_wait
         self.pid, self.read_fd, self.go_fd = 0, -1, -1
-        self._answers: Any | None = None
+        self.started = time.process_time()
+        self._pending = b""
         if hasattr(os, "fork"):
             try:
                 self._fork()
@@ -50,6 +70,7 @@ class ForkedCall:
         # latter to record user code exiting, and this is not user code exiting.
         status = 0
         try:
+            torch.set_num_threads(1)  # a parallel kernel would wait for OpenMP threads this process lacks
             os.close(read_fd)
             if go_write >= 0:
                 os.close(go_write)
@@ -63,15 +84,30 @@ class ForkedCall:
         finally:
             posix._exit(status)
 
+    def patience(self) -> float:
+        """Seconds to wait from now: the caller's CPU time since the fork, times WAIT_FACTOR, and MIN_WAIT."""
+        return self.min_wait + WAIT_FACTOR * (time.process_time() - self.started)
+
     def _answer(self) -> Any:
-        if self._answers is None:
-            self._answers = os.fdopen(self.read_fd, "rb")
-        line = self._answers.readline()
+        """The next line the process writes, or Lost once `patience()` has passed without it."""
+        wait = self.patience()
+        until = time.monotonic() + wait
+        while b"\n" not in self._pending:
+            left = until - time.monotonic()
+            if left <= 0 or not select.select([self.read_fd], [], [], left)[0]:
+                self.cancel()
+                raise Lost(f"it did not answer within {wait:.0f} s and was stopped")
+            chunk = os.read(self.read_fd, 1 << 16)
+            if not chunk:
+                self.close()
+                raise Lost("it died before it answered")
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
         try:
             return json.loads(line)
         except ValueError:
             self.close()
-            raise Lost("the process died before it answered") from None
+            raise Lost("it died before it answered") from None
 
     def result(self) -> Any:
         if not self.pid:
@@ -117,11 +153,9 @@ class ForkedCall:
                 pass
             os.close(self.go_fd)
         self.go_fd = -1
-        if self._answers is not None:
-            self._answers.close()
-        elif self.read_fd >= 0:
+        if self.read_fd >= 0:
             os.close(self.read_fd)
-        self._answers, self.read_fd = None, -1
+        self.read_fd = -1
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:

@@ -60,8 +60,8 @@ def finish(proof: ForkedCall | None) -> DynamicProof | None:
         return None
     try:
         found = proof.result()
-    except Lost:
-        return DynamicProof(error="the process proving it died")
+    except Lost as lost:
+        return DynamicProof(error=f"the process proving it: {lost}")
     return DynamicProof(**found)
 
 
