@@ -1,7 +1,7 @@
 """Fixes that prove themselves, measured on our own corpus (issue 42): how many break and failure sites get a
 proven fix, how many proven fixes then fail an independent check, and what a proof costs.
 
-    python -m bench fixes [--corpus DIR] [--no-write]
+    python -m bench fixes [--corpus DIR] [--no-write] [--save JSON] [--before JSON]
 
 Each file of the corpus (default tests/fixtures/fixes: library-style code written here, every class a module
 with default constructor arguments) is traced once through a warm worker at fx, aten and dynamo with fixes
@@ -10,9 +10,11 @@ finding of the kinds issue 42 names (data-dependent control flow, graph breaks, 
 traced value, `.item()`), at fx, aten or dynamo, once per class and position (the levels reporting the same
 line are one site). Each proven fix is then applied alone to a copy of the file and checked by
 bench/fixes_check.py in a fresh process, raw torch only: the finding's levels trace, and the outputs and state
-are equal on inputs the proof never used. The proof's cost is its own `seconds` against the class's trace at
-the levels traced (the sum of its level times); the re-trace alone against that level's trace is shown too.
-Writes the "Fixes" section of bench/RESULTS.md (unless --no-write).
+are equal on inputs the proof never used. A proof's cost is its own `seconds` against the class's trace at the
+levels it re-traced (the levels that reported the line), split into the re-trace and the rest (loading the
+edited copy, running both modules); against the class's trace at all three levels too.
+Writes the "Fixes" section of bench/RESULTS.md (unless --no-write); `--save F` keeps the numbers as JSON and
+`--before F` shows such an earlier measurement beside them.
 """
 
 from __future__ import annotations
@@ -80,13 +82,36 @@ def _independent(path: Path, fix: Fix, shapes: list[list[int]], levels: list[str
     return json.loads(lines[-1]) if lines else {"ok": False, "why": run.stderr.strip().splitlines()[-1:]}
 
 
+def _cost(fix: Fix, cls) -> dict:
+    """Where one proof's time went, and the class's own trace it is measured against."""
+    retrace = sum(c.seconds for c in fix.proof.levels)
+    return {
+        "proof": fix.proof.seconds,
+        "retrace": retrace,
+        "rest": max(fix.proof.seconds - retrace, 0.0),  # loading the edited copy, running both modules
+        "own_levels": sum(c.trace_seconds for c in fix.proof.levels),  # the class's trace at the proof's levels
+        "own_all": sum(result.seconds for result in cls.levels.values()),  # ... at every level traced
+    }
+
+
+def _median(costs: list[dict], key: str, over: str | None = None) -> float:
+    values = [c[key] / c[over] if over else c[key] for c in costs if not over or c[over]]
+    return statistics.median(values) if values else 0.0
+
+
+def _worst(costs: list[dict], key: str, over: str) -> float:
+    return max((c[key] / c[over] for c in costs if c[over]), default=0.0)
+
+
 def measure(corpus: Path) -> dict:
     files = sorted(corpus.glob("*.py"))
     traced = asyncio.run(_trace(files))
-    rows, unfixed, failed_checks, costs, retrace = [], [], [], [], []
+    rows, unfixed, failed_checks, costs = [], [], [], []
     for path, (report, seconds) in traced.items():
         sites = _sites(report)
         fixes = {(f.class_name, f.line, f.col): f for cls in report.classes for f in cls.fixes}
+        for cls in report.classes:  # every proof run costs, proven or not
+            costs += [_cost(f, cls) for f in cls.fixes if f.edits and f.proof.seconds]
         proven = 0
         for key, levels in sites.items():
             fix = fixes.get(key)
@@ -102,34 +127,50 @@ def measure(corpus: Path) -> dict:
             verdict = _independent(path, fix, shapes, checked)
             if not verdict["ok"]:
                 failed_checks.append(f"{path.name}:{key[1]} {key[0]} [{fix.rule}]: {verdict['why']}")
-            class_trace = sum(result.seconds for result in cls.levels.values())
-            costs.append(fix.proof.seconds / class_trace if class_trace else float("inf"))
-            retrace += [c.seconds / c.trace_seconds for c in fix.proof.levels if c.trace_seconds]
         rows.append({"file": path.name, "sites": len(sites), "proven": proven, "seconds": round(seconds, 2)})
     sites = sum(r["sites"] for r in rows)
     proven = sum(r["proven"] for r in rows)
     return {
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip(),
         "rows": rows,
         "sites": sites,
         "proven": proven,
         "share": proven / sites if sites else 0.0,
         "failed_checks": failed_checks,
         "unfixed": unfixed,
-        "cost_median": statistics.median(costs) if costs else 0.0,
-        "cost_max": max(costs, default=0.0),
-        "retrace_median": statistics.median(retrace) if retrace else 0.0,
-        "retrace_max": max(retrace, default=0.0),
+        "proofs": len(costs),
+        "proof_median": _median(costs, "proof"),
+        "retrace_median": _median(costs, "retrace"),
+        "rest_median": _median(costs, "rest"),
+        "cost_median": _median(costs, "proof", "own_levels"),
+        "cost_max": _worst(costs, "proof", "own_levels"),
+        "cost_all_median": _median(costs, "proof", "own_all"),
+        "cost_all_max": _worst(costs, "proof", "own_all"),
+        "retrace_ratio_median": _median(costs, "retrace", "own_levels"),
     }
 
 
-def section(found: dict) -> str:
+def _costs_line(found: dict) -> str:
+    return (
+        f"{found['proofs']} proofs: a proof {found['proof_median']:.2f} s (re-trace {found['retrace_median']:.2f} s, "
+        f"loading the edited copy and running both modules {found['rest_median']:.2f} s); against the class's own "
+        f"trace at the proof's levels median **{found['cost_median']:.2f}×** (worst {found['cost_max']:.2f}×), its "
+        f"re-trace alone {found['retrace_ratio_median']:.2f}×; against the class's trace at all three levels median "
+        f"{found['cost_all_median']:.2f}× (worst {found['cost_all_max']:.2f}×)"
+    )
+
+
+def section(found: dict, before: dict | None = None) -> str:
     lines = [
         "## Fixes that prove themselves (issue 42)",
         "",
-        f"`python -m bench fixes` — {time.strftime('%Y-%m-%d')}, tests/fixtures/fixes (code written here, library "
-        "style), traced at fx, aten and dynamo with fixes asked for; each proven fix then checked alone by "
-        "bench/fixes_check.py (raw torch, fresh process, seeds the proof never used, each input also negated and "
-        "×10, eval and train).",
+        f"`python -m bench fixes` — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {found['commit']}, "
+        "tests/fixtures/fixes (code written here, library style), traced at fx, aten and dynamo with fixes asked for "
+        "(as `fxlens check --show-fixes` asks); each proven fix then checked alone by bench/fixes_check.py (raw "
+        "torch, fresh process, seeds the proof never used, each input also negated and ×10, eval and train). "
+        "Medians over every proof run (proven or not), all in the same run.",
         "",
         "| file | sites | proven fix | trace + proofs |",
         "|---|---|---|---|",
@@ -138,11 +179,12 @@ def section(found: dict) -> str:
         "",
         f"- Proven fixes that failed the independent check: **{len(found['failed_checks'])}** (target 0)"
         + "".join(f"\n  - {line}" for line in found["failed_checks"]),
-        f"- A proof against its class's own trace at the levels traced (fx + aten + dynamo): median "
-        f"{found['cost_median']:.2f}×, worst {found['cost_max']:.2f}× (target ≤ 2×).",
-        f"- The re-trace alone against the original trace at the same level: median {found['retrace_median']:.2f}×, "
-        f"worst {found['retrace_max']:.2f}× (the fx level traces in milliseconds: loading the edited copy "
-        "dominates there).",
+        f"- Proof cost (target ≤ 2× the class's trace at that level): {_costs_line(found)}.",
+        *(
+            [f"- Before the proof's re-trace was cut (commit {before['commit']}, same corpus): {_costs_line(before)}."]
+            if before
+            else []
+        ),
         f"- Sites without a proven fix ({len(found['unfixed'])}), each with what its finding says:",
         *(f"  - {line}" for line in found["unfixed"]),
     ]
@@ -153,9 +195,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--save", type=Path, help="also write the measurement as JSON here (bench/results/...)")
+    parser.add_argument("--before", type=Path, help="a --save'd earlier measurement, shown beside this one")
     args = parser.parse_args()
     found = measure(args.corpus)
-    text = section(found)
+    if args.save:
+        args.save.parent.mkdir(parents=True, exist_ok=True)
+        args.save.write_text(json.dumps(found, indent=1))
+    text = section(found, json.loads(args.before.read_text()) if args.before else None)
     print(text)
     if not args.no_write:
         RESULTS_FILE.write_text(with_section(text, RESULTS_FILE.read_text()))
