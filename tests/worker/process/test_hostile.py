@@ -151,17 +151,12 @@ async def test_spawned_processes_and_threads_do_not_survive(worker, tmp_path):
     await expect_recovery(worker, path, pid)  # includes: no process left with the worker's token
 
 
-@pytest.mark.xfail(
-    reason=(
-        "issue 41 regression found by the session's last clean-clone run: with the guess memory "
-        "bound, the torch/builtins monkeypatch fixture ends its trace child (exit 70) before any "
-        "report"
-    ),
-    strict=False,
-)
 async def test_monkeypatching_torch_and_builtins_does_not_leak(worker, tmp_path):
+    # its top level replaces `len` (fxlens's own code and the standard library use it), a constructor replaces
+    # `len` and `sorted` again: both classes still trace
     report, _, path, pid = await run_case(worker, tmp_path, "monkeypatch.py")
-    assert report.find_class("Patched") is not None
+    for name in ("Patched", "PatchesWhenBuilt"):
+        assert report.find_class(name).levels["fx"].ok, report.all_diagnostics()
     await expect_recovery(worker, path, pid)  # the good report needs the real relu, Linear, `+` and len
 
 

@@ -48,6 +48,7 @@ from fxlens.worker.load import loader
 from fxlens.worker.load.discover import ClassSource, classes_in, qualnames_by_line, the_ones_that_ran
 from fxlens.worker.load.fingerprint import CodeIndex, Subject, fingerprint, index_code
 from fxlens.worker.load.package_init import stand_in_diagnostic
+from fxlens.worker.load.python_builtins import PythonBuiltins
 from fxlens.worker.load.skipped_names import explain_skipped
 
 Emit = Callable[[messages.Event], None]
@@ -102,6 +103,8 @@ class Analysis(Building):
         # what the caller keeps of every program the levels export, emitted as `warm-up-recipe` events (the
         # trace child keeps warm-up recipes for the next child); None: nothing is kept
         self.describe_program: Callable[[Any, float], dict | None] | None = None
+        # taken before the user's code runs; what it replaces is put back after each step (python_builtins.py)
+        self.python_builtins = PythonBuiltins()
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -240,6 +243,7 @@ class Analysis(Building):
         try:
             return step(*args)
         finally:
+            self.python_builtins.put_back()
             self.at_class("")
 
     def _emit_failed(self, source: ClassSource, emit: Emit) -> None:

@@ -11,6 +11,7 @@ from typing import TypeGuard
 from fxlens import lines as line_model
 from fxlens.worker.load import imports
 from fxlens.worker.load.package_init import StandIn, import_past_failing_inits
+from fxlens.worker.load.python_builtins import PythonBuiltins
 from fxlens.worker.load.skipped_names import bound_names
 
 # Top-level statements that define things rather than do things.
@@ -188,6 +189,7 @@ def load(
         imports.make_importable([alone.root])
         return imports.BufferFinder(alone, own, buffers or {})
 
+    python_builtins = PythonBuiltins()
     try:
         module, stand_ins = import_past_failing_inits(finder, imports.has_relative_imports(tree), by_path)
     except SyntaxError as error:
@@ -198,6 +200,8 @@ def load(
         raise ImportError(
             f"{error.filename}:{error.lineno}: {type(error).__name__}: {error.msg}", path=error.filename
         ) from error
+    finally:
+        python_builtins.put_back()  # before anything reads what the top level raised
     return Loaded(module, tree, skipped, stand_ins)
 
 
