@@ -156,17 +156,7 @@ async def test_hostile_code_gets_a_diagnostic_at_its_line(client: LanguageClient
     [
         "output_flood.py",
         "spawn.py",
-        pytest.param(
-            "monkeypatch.py",
-            marks=pytest.mark.xfail(
-                reason=(
-                    "issue 41 regression found by the session's last clean-clone run: with the guess memory "
-                    "bound, the torch/builtins monkeypatch fixture ends its trace child (exit 70) before any "
-                    "report"
-                ),
-                strict=False,
-            ),
-        ),
+        "monkeypatch.py",
         "loop_toplevel.py",
     ],
 )
@@ -333,13 +323,6 @@ async def _configure(client: LanguageClient, **settings) -> None:
     )
 
 
-@pytest.mark.xfail(
-    reason=(
-        "issue 41 regression found by the last clean-clone run: under memoryLimitMB=256 the guess "
-        "bound says 0 MB and its finding names guessMemoryMB instead of memoryLimitMB"
-    ),
-    strict=False,
-)
 async def test_memory_limit_is_a_setting(client: LanguageClient, tmp_path):
     text = fixture_text("memory_configurable.py")
     doc = open_text(client, tmp_path / "table.py", text)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -96,3 +97,14 @@ def test_the_bound_is_a_setting():
     (memory,) = [d for d in report.all_diagnostics() if d.class_name == "ShortPositions" and d.category != "guessed"]
     assert memory.category == "memory"
     assert "would pass the 16 MB of real memory" in memory.message and "Unable to allocate 32.0 MiB" in memory.message
+
+
+def test_the_trace_memory_limit_bounds_a_guess_when_less_of_it_is_left():
+    # the trace's limit (`fxlens.memoryLimitMB`, its least: 256 MB on top of the worker) leaves less than the
+    # guess bound of 512 MB: what it leaves is the bound, and the finding names the setting to raise
+    report = analyse([TABLES], classes=["LongPositions"], levels=("fx",), memory_mb=256)[TABLES.stem]
+    (memory,) = [d for d in report.all_diagnostics() if d.class_name == "LongPositions" and d.category != "guessed"]
+    assert memory.category == "memory" and memory.line == 11, memory
+    left = re.search(r"would pass the (\d+) MB of real memory left under the trace's memory limit", memory.message)
+    assert left and 0 < int(left.group(1)) <= 256, memory.message
+    assert "fxlens.memoryLimitMB" in memory.fix and "guessMemoryMB" not in memory.message + memory.fix

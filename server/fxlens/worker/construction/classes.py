@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import nullcontext
 from functools import partial
 from typing import Any
 
@@ -101,8 +100,9 @@ class Building:
         stage = "construction"
         for device in ("meta", "cpu"):
             try:
-                # a directive is the user's own choice of sizes; anything else is a guess, and bounded
-                with nullcontext() if source.directive else limited(self.guess_memory_mb):
+                # a directive is the user's own choice of sizes (only the trace's memory limit holds); anything
+                # else is a guess, and bounded
+                with limited(None if source.directive else self.guess_memory_mb):
                     example = self._construct(source, loaded, device)
             except OverBound as over:
                 return over_bound(source, over, self.path, self.lines)

@@ -8,7 +8,7 @@ from fxlens.worker.construction import placeholders
 from fxlens.worker.construction.blame import blamed_text
 from fxlens.worker.construction.build import CannotBuild, Example, split_directive
 from fxlens.worker.failures.classify import classify, innermost_user_frame, span_of, whole_line
-from fxlens.worker.levels.memory_bound import OverBound, limit_words
+from fxlens.worker.levels.memory_bound import OverBound
 from fxlens.worker.load.discover import DIRECTIVE, ClassSource
 
 
@@ -173,6 +173,8 @@ def _no_inputs_hint(source: ClassSource, example: Example, span: Span) -> Diagno
 def over_bound(source: ClassSource, over: OverBound, path: str, lines: list[str]) -> Diagnostic:
     """A build without a directive that allocated past the memory bound: at the line of the class's code that
     allocated (the class line when none of the file's frames is on the way)."""
+    bound = over.bound
+    assert bound is not None  # `limited`, which every guessed build runs under, sets it
     frame = innermost_user_frame(over.error, path) if over.error is not None else None
     span = span_of(*frame, lines) if frame else whole_line(source.line, lines)
     return Diagnostic(
@@ -182,10 +184,9 @@ def over_bound(source: ClassSource, over: OverBound, path: str, lines: list[str]
         span.end_col,
         "error",
         "memory",
-        f"building {source.name} without a directive would pass {limit_words(over.megabytes or 0)}: {over.words()}",
+        f"building {source.name} without a directive would pass {bound.words()}: {over.words()}",
         "With no directive, fxlens builds a class from values nobody chose (defaults, guesses) on the meta "
         "device, and lets it allocate real memory only under this bound: this constructor allocates real "
         'tensors or arrays itself (NumPy, `device="cpu"`), sized by those values.',
-        f"Pin small sizes with a directive above the class, e.g. `# fxlens: {source.name}(...)`; or raise "
-        "the bound (`fxlens.guessMemoryMB`, `--guess-memory MB`).",
+        f"Pin small sizes with a directive above the class, e.g. `# fxlens: {source.name}(...)`; or {bound.fix()}.",
     )

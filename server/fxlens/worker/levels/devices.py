@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -161,17 +161,19 @@ def run(
             break
         bounded = bound if kind == "cpu" and not weightless else None
         try:
-            if bounded is not None and on_meta and (needed := memory_bound.estimated_bytes(module)) > bounded << 20:
-                raise memory_bound.OverBound(bounded, None, needed)
+            if bounded is not None and on_meta:
+                fits = memory_bound.bound_for(bounded)
+                if (needed := memory_bound.estimated_bytes(module)) > fits.megabytes * memory_bound.MEGABYTE:
+                    raise memory_bound.OverBound(fits, None, needed)
             with (
-                memory_bound.limited(bounded) if bounded is not None else nullcontext(),
+                memory_bound.limited(bounded),
                 _swapped(module, "weightless" if weightless else kind, rebuild, fake_device) as convert,
                 instance_state.kept(module),
             ):
                 value = step(module, convert(inputs))
         except memory_bound.OverBound as over:
-            bound_words = memory_bound.limit_words(over.megabytes or 0)
-            reasons.append(f"real CPU tensors would pass {bound_words}: {over.words()}")
+            assert over.bound is not None  # `limited` sets it
+            reasons.append(f"real CPU tensors would pass {over.bound.words()}: {over.words()}")
             last = over
             break
         except Exception as error:

@@ -10,6 +10,9 @@ never cost more than a user's own small run, so each such step runs under the bo
 - while the step runs, the process's address-space limit is lowered to what is mapped now plus the bound,
   so an allocation past it fails at once (in torch, NumPy or Python) instead of paging for half a minute;
   such a failure becomes `OverBound`, which says so in words.
+
+The trace's own memory limit (`fxlens.memoryLimitMB`, the trace child's hard address-space limit) holds too:
+where less of it is left than the guess bound, what is left is the bound, and the words name that setting.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import resource
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -26,23 +30,51 @@ from torch.nn.parameter import is_lazy
 MEGABYTE = 1 << 20
 
 
+@dataclass(frozen=True)
+class Bound:
+    """The real memory a guess may take, and the setting that bounds it."""
+
+    megabytes: int
+    setting: str  # "guessMemoryMB" | "memoryLimitMB"
+
+    def words(self) -> str:
+        if self.setting == "memoryLimitMB":
+            left = f"the {self.megabytes:,} MB of real memory left"
+            return f"{left} under the trace's memory limit (`fxlens.memoryLimitMB`)"
+        return f"the {self.megabytes:,} MB of real memory fxlens may spend on a guess (`fxlens.guessMemoryMB`)"
+
+    def fix(self) -> str:
+        if self.setting == "memoryLimitMB":
+            return "raise the trace's memory limit (`fxlens.memoryLimitMB`)"
+        return "raise the bound (`fxlens.guessMemoryMB`, `--guess-memory MB`)"
+
+
+def bound_for(megabytes: int) -> Bound:
+    """The guess bound `megabytes`, or what the trace's memory limit leaves of the address space when that is
+    less. The trace's limit is the hard one (process/child.py sets it); `limited` lowers only the soft one."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        left = max(hard - _mapped_bytes(), 0) // MEGABYTE
+        if left < megabytes:
+            return Bound(left, "memoryLimitMB")
+    return Bound(megabytes, "guessMemoryMB")
+
+
 class OverBound(BaseException):
     """A step ran out of the memory bound. A BaseException: the loops that try guess after guess (each
     catching the user's constructor's `Exception`) stop at the first, as a larger guess would only cost more."""
 
-    def __init__(self, megabytes: int | None, error: BaseException | None, needed: int | None = None) -> None:
-        self.megabytes, self.error, self.needed = megabytes, error, needed
+    def __init__(self, bound: Bound | None, error: BaseException | None, needed: int | None = None) -> None:
+        self.bound, self.error, self.needed = bound, error, needed
         super().__init__(self.words())
 
     def words(self) -> str:
         if self.needed is not None:
             return f"its tensors would take {self.needed / MEGABYTE:,.0f} MB of real memory"
-        first = str(self.error).strip().split("\n")[0][:200] if self.error is not None else ""
-        return f"it tried to allocate more ({type(self.error).__name__}: {first})" if first else "it ran out"
-
-
-def limit_words(megabytes: int) -> str:
-    return f"the {megabytes:,} MB of real memory fxlens may spend on a guess (`fxlens.guessMemoryMB`)"
+        if self.error is None:
+            return "it ran out"
+        first = str(self.error).strip().split("\n")[0][:200]
+        return f"it tried to allocate more ({type(self.error).__name__}{': ' + first if first else ''})"
 
 
 def cannot_allocate(error: BaseException) -> bool:
@@ -56,12 +88,22 @@ def _mapped_bytes() -> int:
 
 
 @contextmanager
-def limited(megabytes: int) -> Iterator[None]:
+def limited(megabytes: int | None) -> Iterator[Bound | None]:
     """Run the block with at most `megabytes` more address space than is mapped now (never more than the
     limit already set); an allocation failing inside becomes OverBound. The hard limit is left alone, so
-    the soft one is restored after."""
+    the soft one is restored after. None: no bound (a directive's build, the user's own sizes), and an
+    allocation that fails inside (past the trace's memory limit) stays the user's code's own error."""
+    if megabytes is None:
+        try:
+            yield None
+        except OverBound as over:  # (raised where the bound is not known: construction's on_device)
+            if over.bound is not None or over.error is None:
+                raise
+            raise over.error from None
+        return
+    bound = bound_for(megabytes)
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = _mapped_bytes() + megabytes * MEGABYTE
+    limit = _mapped_bytes() + bound.megabytes * MEGABYTE
     lowered = soft == resource.RLIM_INFINITY or limit < soft
     if lowered:
         try:
@@ -69,14 +111,14 @@ def limited(megabytes: int) -> Iterator[None]:
         except (ValueError, OSError):
             lowered = False  # a sandbox refusing it: the trace's own memory limit still applies
     try:
-        yield
+        yield bound
     except OverBound as over:
-        if over.megabytes is None:  # (raised where the bound is not known: construction's on_device)
-            over.megabytes = megabytes
+        if over.bound is None:  # (raised where the bound is not known: construction's on_device)
+            over.bound = bound
         raise
     except Exception as error:
         if cannot_allocate(error):
-            raise OverBound(megabytes, error) from error
+            raise OverBound(bound, error) from error
         raise
     finally:
         if lowered:
