@@ -46,13 +46,6 @@ def _line(doc, text: str) -> int:
     return next(i for i, line in enumerate(doc.lines, 1) if text in line)
 
 
-@pytest.mark.xfail(
-    reason=(
-        "issue 42 regression found by the last clean-clone run: the CLI reports both compiled "
-        "frames of Recentre, but the editor shows no guard lens on its forward"
-    ),
-    strict=False,
-)
 async def test_a_lens_on_forward_counts_the_guards_torch_prints(client, tmp_path, raw):
     doc = open_doc(client, "guarded.py", tmp_path)
     await doc.traced()
