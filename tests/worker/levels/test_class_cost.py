@@ -196,3 +196,31 @@ def test_the_editor_gets_the_report_before_the_costs_and_check_gets_none():
         instance = _load(MLP).MLP()
     assert (cost.forward_flops, cost.backward_flops) == _torch_flops(instance, torch.randn(4, 8, device="meta"))
     assert [c.cost for c in unasked.classes] == [None, None, None] and unasked.find_class("MLP").levels["aten"].ok
+
+
+SLOW = ROOT / "tests" / "fixtures" / "cost" / "slow_once_reported.py"
+
+
+def test_the_cost_comes_when_the_trace_used_most_of_its_time_limit():
+    """The costs have a time limit of their own from the report on: a trace that took most of its limit (a loaded
+    machine) does not take the class's cost away."""
+
+    async def go():
+        client = WorkerClient()
+        await client.start()
+        try:
+            arrived = asyncio.Event()
+            heard = []
+            report = await client.submit(
+                str(SLOW),
+                SLOW.read_text(),
+                TraceOptions(levels=("fx",), timeout=10.0),
+                listeners=Listeners(on_cost=lambda name, fingerprint, cost: (heard.append(name), arrived.set())),
+            )
+            await asyncio.wait_for(arrived.wait(), 60)  # (a safety net: the cost comes ~8 s after the report)
+            return report, heard
+        finally:
+            await client.stop()
+
+    report, heard = asyncio.run(go())
+    assert report.find_class("SlowOnceReported").levels["fx"].ok and heard == ["SlowOnceReported"]

@@ -235,8 +235,11 @@ class Worker:
         job.done = True
         self.recipes = job.recipes or self.recipes
         if event.costs:
-            # the report goes out now; the child counts the costs after it (child.py), then says `end`
+            # the report goes out now; the child counts the costs after it (child.py), then says `end`. They get
+            # a time limit of their own from here: a trace that took most of its limit (a loaded machine, the
+            # costs at a lower priority) would otherwise lose them to the trace's deadline, and the lens its cost
             job.tail = True
+            job.deadline = time.monotonic() + (job.request.timeout or DEFAULT_TIMEOUT)
             self.write(with_job_id(job.id, line))
             return False
         # nothing the child does after its report matters: stop it and whatever it started, answer, then
