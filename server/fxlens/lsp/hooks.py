@@ -32,41 +32,48 @@ STATUS = "fxlens/status"  # {state: idle | tracing | error, message}: for a stat
 
 
 class TraceProgress:
-    """`$/progress` for traces that take longer than half a second, if the client can show it."""
+    """`$/progress` for traces that take longer than half a second, if the client can show it.
+
+    Each trace of a document is numbered; a progress belongs to the trace it was begun for. The client makes
+    the token in a round trip, during which that trace may end or another start: whichever way, a progress
+    whose trace is over is ended as soon as it has begun, so none is left spinning."""
 
     def __init__(self, ls: FxlensServer) -> None:
         self.ls = ls
         self._ids = itertools.count(1)
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._tokens: dict[str, str] = {}
-        self._ended: set[str] = set()
+        self._traces: dict[str, int] = {}  # uri -> the number of its trace in flight
+        self._tokens: dict[str, str] = {}  # uri -> the progress begun for that trace
 
     def started(self, doc: Document) -> None:
         self.ended(doc)
         if not self.ls.capability("window", "work_done_progress"):
             return
-        self._ended.discard(doc.uri)
+        trace = self._traces[doc.uri] = next(self._ids)
         loop = asyncio.get_running_loop()
-        self._timers[doc.uri] = loop.call_later(PROGRESS_AFTER_SECONDS, lambda: asyncio.ensure_future(self._begin(doc)))
+        self._timers[doc.uri] = loop.call_later(
+            PROGRESS_AFTER_SECONDS, lambda: asyncio.ensure_future(self._begin(doc, trace))
+        )
 
-    async def _begin(self, doc: Document) -> None:
-        self._timers.pop(doc.uri, None)
-        token = f"fxlens-trace-{next(self._ids)}"
-        self._tokens[doc.uri] = token
+    async def _begin(self, doc: Document, trace: int) -> None:
+        if self._traces.get(doc.uri) != trace:
+            return  # it ended before its half second was over
+        token = f"fxlens-trace-{trace}"
         try:
             await self.ls.work_done_progress.create_async(token)
         except Exception as error:  # noqa: BLE001  the client refused the token: no progress, tracing goes on
             self.ls.window_log_message(types.LogMessageParams(types.MessageType.Log, f"no progress: {error}"))
-            self._tokens.pop(doc.uri, None)
             return
         name = doc.path.rsplit("/", 1)[-1]
         self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title="fxlens", message=f"tracing {name}"))
-        if doc.uri in self._ended:  # the trace finished while the client was creating the token
-            self._finish(doc.uri)
+        if self._traces.get(doc.uri) == trace:
+            self._tokens[doc.uri] = token
+        else:  # the trace ended (or another began) while the client was making the token
+            self._end(token)
 
     def class_done(self, doc: Document, report: ClassReport) -> None:
         token = self._tokens.get(doc.uri)
-        if token is not None and token in self.ls.work_done_progress.tokens:  # (begun: the editor made the token)
+        if token is not None:
             levels = ", ".join(report.levels)
             self.ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=f"{report.name}: {levels}"))
 
@@ -74,14 +81,12 @@ class TraceProgress:
         timer = self._timers.pop(doc.uri, None)
         if timer is not None:
             timer.cancel()
-        self._ended.add(doc.uri)
-        self._finish(doc.uri)
+        self._traces.pop(doc.uri, None)
+        token = self._tokens.pop(doc.uri, None)
+        if token is not None:
+            self._end(token)
 
-    def _finish(self, uri: str) -> None:
-        token = self._tokens.get(uri)
-        if token is None or token not in self.ls.work_done_progress.tokens:
-            return  # not created yet: `_begin` ends it once the client has answered
-        del self._tokens[uri]
+    def _end(self, token: str) -> None:
         self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
 
 
