@@ -5,9 +5,9 @@ import json
 from pathlib import Path
 
 from fxlens.engine.documents import Document, Documents, Traced, WorkspaceContext
-from fxlens.engine.scheduler import Scheduler
+from fxlens.engine.scheduler import MAX_COST_RETRIES, Scheduler
 from fxlens.engine.worker_client import TraceOptions
-from fxlens.report import FileReport, file_from_json
+from fxlens.report import Cost, FileReport, file_from_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lsp"
 TEXT = (FIXTURES / "residual_mlp.py").read_text()
@@ -198,3 +198,76 @@ def test_a_half_typed_buffer_is_imported_as_its_last_text_that_parsed():
     fresh = docs.open("file:///repo/new.py", "/repo/new.py", 1, "def g(:\n")
     assert "/repo/new.py" not in dict(docs.workspace_context(model, []).buffers)  # never parsed: the disk's
     assert fresh.importable_text() is None
+
+
+class CutShortClient:
+    """A worker whose costs after each report are cut short (a trace of another file needed the place): only
+    the classes in `counted`, one list per request, get theirs before the costs end."""
+
+    def __init__(self, counted: list[list[str]]) -> None:
+        self.counted = counted
+        self.calls: list[dict] = []
+        self.ends_heard = 0  # the ends of costs the scheduler has heard and acted on
+        self.heard = asyncio.Event()
+
+    def submit(self, path, text, options, ask=None, listeners=None):
+        self.calls.append({"known": ask.known, "without_cost": ask.without_cost})
+        return self._answer(listeners, self.counted[len(self.calls) - 1])
+
+    async def _answer(self, listeners, counted):
+        report = file_from_json(json.loads((FIXTURES / "residual_mlp.report.json").read_text()))
+        for cls in report.classes:
+            cls.fingerprint = f"f-{cls.name}"
+        if self.calls[-1]["known"]:
+            report.unchanged, report.classes = [c.name for c in report.classes], []
+        for cls in report.classes:
+            listeners.on_class(cls)
+        loop = asyncio.get_running_loop()
+        for name in counted:  # (as the worker's events come: after the report)
+            loop.call_soon(listeners.on_cost, name, f"f-{name}", Cost(parameters=len(name)))
+        loop.call_soon(self._end, listeners)
+        return report
+
+    def _end(self, listeners) -> None:
+        listeners.on_costs_end()
+        asyncio.get_running_loop().call_soon(self._heard)  # after what the scheduler queued on hearing it
+
+    def _heard(self) -> None:
+        self.ends_heard += 1
+        self.heard.set()
+
+
+async def _costs_settled(scheduler, client, doc) -> None:
+    """Until no trace is pending and the end of the last one's costs has been acted on without starting another."""
+    while True:
+        await scheduler.settled(doc)
+        while client.ends_heard < len(client.calls):
+            client.heard.clear()
+            await client.heard.wait()
+        if doc.task.done():
+            return
+
+
+async def test_costs_cut_short_are_counted_again_for_the_same_text_untraced():
+    client = CutShortClient([["Residual"], ["ResidualMLP"]])
+    hooks = Hooks()
+    scheduler = Scheduler(FakeSupervisor(client), hooks, lambda: TraceOptions(), debounce=0.01)
+    doc = Document("file:///r.py", "/r.py", 1, TEXT)
+    await scheduler.trace_now(doc, full=False)
+    await _costs_settled(scheduler, client, doc)
+    assert client.calls[1] == {
+        "known": {"Residual": "f-Residual", "ResidualMLP": "f-ResidualMLP"},
+        "without_cost": ["ResidualMLP"],
+    }
+    assert {c.name: c.cost.parameters for c in doc.good.report.classes} == {"Residual": 8, "ResidualMLP": 11}
+    assert len(client.calls) == 2 and "costs ResidualMLP" in hooks.events
+
+
+async def test_a_cost_lost_every_time_is_asked_for_only_so_often():
+    client = CutShortClient([[], [], [], []])
+    scheduler = Scheduler(FakeSupervisor(client), Hooks(), lambda: TraceOptions(), debounce=0.01)
+    doc = Document("file:///r.py", "/r.py", 1, TEXT)
+    await scheduler.trace_now(doc, full=False)
+    await _costs_settled(scheduler, client, doc)
+    assert len(client.calls) == 1 + MAX_COST_RETRIES
+    assert all(c.cost is None for c in doc.good.report.classes)

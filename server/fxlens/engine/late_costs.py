@@ -19,10 +19,11 @@ OnCost = Callable[[str, str | None, Cost], None]
 class LateCosts:
     def __init__(self, log: Callable[[str], None]) -> None:
         self.log = log
-        self._listeners: dict[int, tuple[str, OnCost]] = {}  # job id -> (its path, who hears its costs)
+        # job id -> (its path, who hears its costs, who hears their end)
+        self._listeners: dict[int, tuple[str, OnCost, Callable[[], None] | None]] = {}
 
-    def listen(self, job_id: int, path: str, on_cost: OnCost) -> None:
-        self._listeners[job_id] = (path, on_cost)
+    def listen(self, job_id: int, path: str, on_cost: OnCost, on_end: Callable[[], None] | None = None) -> None:
+        self._listeners[job_id] = (path, on_cost, on_end)
 
     def listening(self, job_id: object) -> bool:
         return job_id in self._listeners
@@ -30,7 +31,7 @@ class LateCosts:
     def give_up(self, path: str) -> list[int]:
         """A newer trace of `path` is on its way: the jobs whose costs are still coming for it (to cancel;
         what they would have counted, the newer one counts)."""
-        earlier = [i for i, (p, _) in self._listeners.items() if p == path]
+        earlier = [i for i, (p, _, _) in self._listeners.items() if p == path]
         for job_id in earlier:
             del self._listeners[job_id]
         return earlier
@@ -49,6 +50,11 @@ class LateCosts:
         listener = self._listeners[job_id]
         if isinstance(event, (messages.End, messages.Cancelled)):
             del self._listeners[job_id]
+            if isinstance(event, messages.End) and listener[2] is not None:
+                try:
+                    listener[2]()
+                except Exception as error:  # noqa: BLE001  a failing listener: the costs are over all the same
+                    self.log(f"the end of a trace's costs was not heard: {type(error).__name__}: {error}")
         elif isinstance(event, messages.ClassCost):
             try:
                 listener[1](event.class_name, event.fingerprint, event.read())

@@ -19,6 +19,9 @@ from fxlens.engine.worker_client import Listeners, TraceAsk, TraceOptions, Worke
 from fxlens.report import ClassReport, Cost
 
 DEBOUNCE_SECONDS = 0.25
+# how often the worker is asked again, for one text, for the costs it stopped counting (a trace needed its
+# place, its time limit came): a cost lost every time (a crash while counting it) stays missing after that
+MAX_COST_RETRIES = 2
 
 
 # what the engine's optimisations add to a class report of a document traced from a text (on_demand.py)
@@ -57,12 +60,17 @@ class Scheduler:
         self.debounce = debounce
         self.active = 0
         self.traces_started = 0
+        # uri -> (a version of its text, how often the worker was asked again for the costs of that text)
+        self._cost_retries: dict[str, tuple[int, int]] = {}
 
-    def schedule(self, doc: Document, delay: float | None = None, full: bool = False) -> asyncio.Task[None]:
-        """(Re)start the document's trace after `delay`; anything already pending or running dies."""
+    def schedule(
+        self, doc: Document, delay: float | None = None, full: bool = False, costs: bool = False
+    ) -> asyncio.Task[None]:
+        """(Re)start the document's trace after `delay`; anything already pending or running dies. `costs`: the
+        worker is asked even for a text the last trace stands for (the classes held without a cost get one)."""
         self.cancel(doc)
         delay = self.debounce if delay is None else delay
-        doc.task = asyncio.create_task(self._run(doc, delay, full), name=f"fxlens trace {doc.uri}")
+        doc.task = asyncio.create_task(self._run(doc, delay, full, costs), name=f"fxlens trace {doc.uri}")
         return doc.task
 
     def cancel(self, doc: Document) -> None:
@@ -81,7 +89,7 @@ class Scheduler:
 
     # -- one trace -------------------------------------------------------------------------------
 
-    async def _run(self, doc: Document, delay: float, full: bool) -> None:
+    async def _run(self, doc: Document, delay: float, full: bool, costs: bool = False) -> None:
         if delay:
             await asyncio.sleep(delay)
         options = self.options()
@@ -96,6 +104,7 @@ class Scheduler:
         around = self.workspace_context(doc)
         if (
             not full
+            and not costs
             and good is not None
             and good.workspace_context == around.key
             and not needs_trace(good, text, options, doc.outline_of)
@@ -122,6 +131,10 @@ class Scheduler:
             else:
                 self._add_costs(doc, text, [(name, fingerprint, cost)])
 
+        def on_costs_end() -> None:
+            # (after this task, which may still be putting the report in the document: it is the one to cancel)
+            asyncio.get_running_loop().call_soon(self._costs_missing, doc, text)
+
         try:
             # the request goes out first: the worker starts while the editor is told
             ask = TraceAsk(
@@ -131,7 +144,7 @@ class Scheduler:
                 buffers=dict(around.buffers),
                 without_cost=[] if full else classes_without_cost(good, options),
             )
-            listeners = Listeners(on_class, lambda levels: self.hooks.stage_done(doc, levels), on_cost)
+            listeners = Listeners(on_class, lambda levels: self.hooks.stage_done(doc, levels), on_cost, on_costs_end)
             trace = client.submit(doc.path, text, options, ask, listeners)
             self.hooks.busy(self.active)
             self.hooks.started(doc)
@@ -149,6 +162,21 @@ class Scheduler:
         arrived, early = early, None
         if arrived:
             self._add_costs(doc, text, arrived)
+
+    def _costs_missing(self, doc: Document, text: str) -> None:
+        """The costs of a trace of `text` are over: classes held for that text still without one (the worker
+        stopped counting them for a trace that needed its place, or at the time limit) are counted again,
+        untraced, unless an edit or another trace came since (that one counts them)."""
+        # (no task: the document was closed, or its trace cancelled)
+        if doc.text != text or doc.task is None or not doc.task.done():
+            return
+        if not classes_without_cost(doc.good, self.options()):
+            return
+        version, tried = self._cost_retries.get(doc.uri, (doc.version, 0))
+        tried = tried if version == doc.version else 0
+        if tried < MAX_COST_RETRIES:
+            self._cost_retries[doc.uri] = (doc.version, tried + 1)
+            self.schedule(doc, delay=0.0, costs=True)
 
     def _add_costs(self, doc: Document, text: str, costs: list[tuple[str, str | None, Cost]]) -> None:
         """Costs counted for a trace of `text` join the classes held (the editor's lens refreshes)."""

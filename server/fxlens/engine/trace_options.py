@@ -52,3 +52,6 @@ class Listeners:
     on_class: OnClass | None = None
     on_stage: OnStage | None = None
     on_cost: OnCost | None = None
+    # the request's costs are over: each came, or the worker stopped counting them (a trace that needed its place,
+    # the time limit, a crash); only with on_cost
+    on_costs_end: Callable[[], None] | None = None

@@ -283,7 +283,7 @@ class WorkerClient:
             self._on_stage[job_id] = listeners.on_stage
         # (not a quarantined file's held report)
         if listeners.on_cost is not None and options.cost and job_id in self._pending:
-            self._on_cost.listen(job_id, request.path, listeners.on_cost)
+            self._on_cost.listen(job_id, request.path, listeners.on_cost, listeners.on_costs_end)
         return result
 
     def _request(self, path: str, text: str, options: TraceOptions, ask: TraceAsk) -> messages.TraceRequest:
