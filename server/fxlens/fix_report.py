@@ -45,6 +45,7 @@ class LevelCheck:
     new: list[str] = field(default_factory=list)  # findings the fixed text has that the original had not
     seconds: float = 0.0  # the re-trace
     trace_seconds: float = 0.0  # the class's own trace at this level
+    unclaimed: str = ""  # why the rewrite leaves this level's finding ("": it claims it gone)
 
 
 @dataclass
@@ -61,16 +62,20 @@ class FixProof:
     max_abs_diff: float = 0.0
     state_equal: bool = False  # parameters, buffers and plain attributes after every call
     printed_equal: bool = False  # what the calls printed and warned, in eager
+    # the arguments whose tensors the original changed for the caller and the fix does not (declared by the
+    # rewrite, and the only differences the proof allowed in the caller's tensors after the call)
+    inputs_changed: list[str] = field(default_factory=list)
     seconds: float = 0.0  # the whole proof: load the copy, re-trace, run both modules
 
     def summary(self) -> str:
         """`graph breaks 2 → 0, outputs equal on 3 inputs` (what the quick fix's title and --fix say)."""
-        parts = [f"{c.what} {c.before} → {c.after}" for c in self.levels]
+        parts = [f"{c.what} {c.before} → {c.after}" + (f" ({c.unclaimed})" if c.unclaimed else "") for c in self.levels]
         if self.outputs:
             parts.append(
                 f"outputs {self.outputs} on {self.inputs} inputs"
                 + (" (train and eval)" if "train" in self.modes else "")
             )
+        parts += [f"the caller's `{name}` no longer changed" for name in self.inputs_changed]
         return ", ".join(parts)
 
 

@@ -3,7 +3,8 @@ each rewrite must pass before it is offered (proof.py: the finding gone at its l
 module state unchanged on three inputs, outputs.py).
 
 Rewrites are tried in TABLE's order on each finding; the first that recognises the site proposes edits (or
-declines, saying why no rewrite keeps the semantics). `find.fixes_for` runs them for one traced class.
+declines, saying why no rewrite keeps the semantics, and the next is tried). `find.fixes_for` runs them for one
+traced class.
 
 May import: passes (the proof's draws, the CPU rebuild), levels, load, failures, and the shared modules.
 """
@@ -13,7 +14,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fxlens.worker.fixes import assert_, builtin_ops, guard, item, length, where, wrap
+from fxlens.worker.fixes import (
+    assert_,
+    builtin_ops,
+    cond,
+    defaults,
+    guard,
+    in_place,
+    item,
+    length,
+    round_trip,
+    where,
+    wrap,
+)
 from fxlens.worker.fixes.sites import Declined, Rewrite, Site
 
 
@@ -29,9 +42,14 @@ TABLE: tuple[Entry, ...] = (
     Entry("builtin-op", builtin_ops.applies, builtin_ops.propose),
     Entry("skip-while-compiling", guard.applies, guard.propose),
     Entry("keep-tensor", item.applies, item.propose),
+    Entry("round-trip", round_trip.applies, round_trip.propose),
     Entry("torch-assert", assert_.applies, assert_.propose),
     Entry("shape-not-len", length.applies, length.propose),
+    Entry("default-none", defaults.applies, defaults.propose),
+    Entry("out-of-place", in_place.applies, in_place.propose),
     Entry("torch-where", where.applies, where.propose),
+    # after torch.where: where both fit, computing both cheap sides beats a branch fx cannot trace
+    Entry("torch-cond", cond.applies, cond.propose),
     # last: where a rewrite of the helper's own code keeps its ops in the graph, that one is better
     Entry("fx-wrap", wrap.applies, wrap.propose),
 )

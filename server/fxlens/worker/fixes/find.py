@@ -1,5 +1,6 @@
 """The fixes of one traced class: each finding's site, the rewrites of TABLE that know it, in order, until one's
-proof passes (or none is left: the first rewrite's reason is what the finding says)."""
+proof passes (or none is left: the finding says why the first proven-and-failed rewrite failed, else why the
+last rewrite that knew the site declined it: the later rewrites cover more)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from fxlens.fix_report import Fix
 from fxlens.report import Diagnostic
 from fxlens.worker.fixes import TABLE, Entry
-from fxlens.worker.fixes.proof import ClassUnderFix, FileUnderFix, prove
+from fxlens.worker.fixes.proof import ClassUnderFix, Declared, FileUnderFix, prove
 from fxlens.worker.fixes.sites import Declined, Rewrite, Site
 
 MAX_PROOFS = 2  # per site: a second rewrite is proven only when the first one's proof failed
@@ -54,6 +55,12 @@ def _fix(entry: Entry, cls: ClassUnderFix, site: Site, proposed: Rewrite | Decli
     return fix
 
 
+def _declared(proposed: Rewrite | Declined) -> Declared:
+    if not isinstance(proposed, Rewrite):
+        return Declared()
+    return Declared(proposed.changes_inputs, proposed.unclaimed)
+
+
 def _needed(cls: ClassUnderFix, levels: list[str]) -> float:
     """What a proof is likely to take: the class's trace at those levels again, and a margin for the rest."""
     return 1.0 + 2 * sum(cls.results[level].seconds for level in levels)
@@ -79,10 +86,10 @@ def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, deadline
             if fix.edits and deadline is not None and time.monotonic() + _needed(cls, levels) > deadline:
                 fix.proof.failed = "not proven: the trace's time limit (fxlens.timeoutSeconds, --timeout) came first"
             elif fix.edits:
-                fix.proof = prove(file, cls, fix.edits, levels)
+                fix.proof = prove(file, cls, fix.edits, levels, _declared(proposed))
             tried.append(fix)
             if fix.proven or sum(bool(f.edits) for f in tried) >= MAX_PROOFS:
                 break
         if tried:
-            fixes.append(next((f for f in tried if f.proven), tried[0]))
+            fixes.append(next((f for f in tried if f.proven), next((f for f in tried if f.edits), tried[-1])))
     return fixes

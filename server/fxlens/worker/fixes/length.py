@@ -29,10 +29,7 @@ def propose(site: Site) -> Rewrite | None:
     call = next((c for c in site.enclosing(ast.Call) if _is_len(site, c)), None)
     if not isinstance(call, ast.Call):
         return None
-    target = call.args[0]
-    text = site.segment(target)
-    if not isinstance(target, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
-        text = f"({text})"
+    text = site.atom(call.args[0])
     return Rewrite(
         TITLE, "The batch size as a traced size: the same number in eager.", [site.replace(call, f"{text}.shape[0]")]
     )

@@ -5,12 +5,15 @@ then two seeded draws (passes/proof.py's `draw`: torch.randn at the example's si
 too where the original's outputs differ between them (dropout, batch norm); the global RNG is seeded alike
 before each call, so dropout draws the same mask for both. After every call the two modules' state (parameters,
 buffers, plain attributes of every submodule) must be equal, and so must what the call printed and warned.
+Each module gets its own copy of the inputs, and the caller's tensors after the call are compared too: code
+that updates its input in place changes what the caller holds, which is state the caller sees.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import io
 import math
 import warnings
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_map
 
 from fxlens.worker.passes.proof import ATOL, RTOL, draw, first_line
 
@@ -35,6 +38,7 @@ class Compared:
     max_abs_diff: float = 0.0
     state_equal: bool = True
     printed_equal: bool = True
+    inputs_changed: tuple[str, ...] = ()  # declared by the rewrite, and found so
 
 
 def _real(value: Any) -> bool:
@@ -50,8 +54,13 @@ def input_sets(example: Any) -> list[tuple[tuple, dict]]:
     return sets
 
 
+def _copied(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    return tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, (args, kwargs))
+
+
 def _call(module: torch.nn.Module, args: tuple, kwargs: dict, seed: int) -> tuple[Any, str]:
-    """What the call returns, and what it printed and warned."""
+    """What the call returns, and what it printed and warned. `args`, `kwargs`: the call's own copies, which it
+    may change."""
     printed = io.StringIO()
     with torch.no_grad(), contextlib.redirect_stdout(printed), warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always")
@@ -79,6 +88,20 @@ def _same_state(a: dict[str, Any], b: dict[str, Any]) -> str:
     return ""
 
 
+def _arguments(module: torch.nn.Module, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The call's arguments by forward's parameter names (by position where forward takes *args)."""
+    try:
+        return dict(inspect.signature(module.forward).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {**{f"argument {i + 1}": v for i, v in enumerate(args)}, **kwargs}
+
+
+def _inputs_changed(module: torch.nn.Module, before: tuple[tuple, dict], after: tuple[tuple, dict]) -> list[str]:
+    """The arguments whose tensors differ between the two calls' copies after them."""
+    left, right = _arguments(module, *before), _arguments(module, *after)
+    return [name for name in left if _diff(left[name], right.get(name))[0] not in ("equal", "close")]
+
+
 def _diff(a: Any, b: Any) -> tuple[str, float]:
     """("equal" | "close" | why they differ, max |diff|)."""
     left, right = tree_flatten(a)[0], tree_flatten(b)[0]
@@ -94,6 +117,8 @@ def _diff(a: Any, b: Any) -> tuple[str, float]:
                 continue
         if x.shape != y.shape:
             return f"output {index}: shape {tuple(y.shape)} instead of {tuple(x.shape)}", math.inf
+        if x.dtype != y.dtype:
+            return f"output {index}: dtype {y.dtype} instead of {x.dtype}", math.inf
         if torch.equal(x, y):
             continue
         error = float((x.double() - y.double()).abs().nan_to_num(0.0).max()) if x.numel() else 0.0
@@ -104,13 +129,17 @@ def _diff(a: Any, b: Any) -> tuple[str, float]:
     return verdict, largest
 
 
-def compare(original: torch.nn.Module, fixed: torch.nn.Module, example: Any) -> Compared:
+def compare(
+    original: torch.nn.Module, fixed: torch.nn.Module, example: Any, may_change: tuple[str, ...] = ()
+) -> Compared:
+    """`may_change`: the arguments the rewrite declared the caller no longer sees changed."""
     result = Compared()
+    inputs_changed: set[str] = set()
     sets = input_sets(example)
     try:
         probe = copy.deepcopy(original)  # (a train run moves running statistics: the compared pair stays as built)
-        evaluated, _ = _call(probe.eval(), *sets[0], SEEDS[0])
-        trained, _ = _call(probe.train(), *sets[0], SEEDS[0])
+        evaluated, _ = _call(probe.eval(), *_copied(*sets[0]), SEEDS[0])
+        trained, _ = _call(probe.train(), *_copied(*sets[0]), SEEDS[0])
     except Exception as error:  # noqa: BLE001  the user's forward on real tensors: the proof cannot run
         result.failed = f"the original module does not run on CPU tensors ({first_line(error)})"
         return result
@@ -120,9 +149,10 @@ def compare(original: torch.nn.Module, fixed: torch.nn.Module, example: Any) -> 
         fixed.train(mode == "train")
         for index, (args, kwargs) in enumerate(sets):
             seed = SEEDS[index]
-            before, said = _call(original, args, kwargs, seed)
+            given, given_fixed = _copied(args, kwargs), _copied(args, kwargs)
+            before, said = _call(original, *given, seed)
             try:
-                after, said_fixed = _call(fixed, args, kwargs, seed)
+                after, said_fixed = _call(fixed, *given_fixed, seed)
             except Exception as error:  # noqa: BLE001  the fixed code raising is the verdict
                 result.failed = f"the fixed module raises on input {index + 1} ({mode}): {first_line(error)}"
                 return result
@@ -138,9 +168,19 @@ def compare(original: torch.nn.Module, fixed: torch.nn.Module, example: Any) -> 
                 result.state_equal = False
                 result.failed = f"module state differs after input {index + 1} ({mode}): `{changed}`"
                 return result
+            differ = _inputs_changed(original, given, given_fixed)
+            unsaid = [name for name in differ if name not in may_change]
+            if unsaid:
+                result.failed = (
+                    f"the caller's `{unsaid[0]}` after the call differs on input {index + 1} ({mode}): "
+                    "the original updates it in place and the fix does not, or the other way round"
+                )
+                return result
+            inputs_changed.update(differ)
             if said != said_fixed:
                 result.printed_equal = False
                 result.failed = f"what the call prints or warns differs on input {index + 1} ({mode})"
                 return result
     result.inputs = len(sets)
+    result.inputs_changed = tuple(name for name in may_change if name in inputs_changed)
     return result

@@ -46,6 +46,14 @@ class FileUnderFix:
 
 
 @dataclass
+class Declared:
+    """What a rewrite says it changes beyond the finding, which its proof then allows and says."""
+
+    changes_inputs: tuple[str, ...] = ()  # arguments the caller no longer sees changed
+    unclaimed: dict[str, str] = field(default_factory=dict)  # level: why its finding stays
+
+
+@dataclass
 class ClassUnderFix:
     name: str
     example: Any  # building.Example
@@ -100,8 +108,11 @@ def _back(line: int, edits: list[TextEdit]) -> int:
     return line
 
 
-def level_check(level: str, before: LevelResult, after: LevelResult, edits: list[TextEdit]) -> tuple[LevelCheck, str]:
-    """The check of one level, and what failed ("" when the finding is gone and none is new)."""
+def level_check(
+    level: str, before: LevelResult, after: LevelResult, edits: list[TextEdit], unclaimed: str = ""
+) -> tuple[LevelCheck, str]:
+    """The check of one level, and what failed ("" when the finding is gone and none is new). `unclaimed`: why
+    the rewrite leaves this level's finding (then only a new finding elsewhere fails the check)."""
     old = _findings(before)
     new = [(_back(line, edits), col, what) for line, col, what in _findings(after)]
     edited = [(e.line, e.end_line) for e in edits]
@@ -123,7 +134,10 @@ def level_check(level: str, before: LevelResult, after: LevelResult, edits: list
         [*fresh, *(f"line {line}: {what}" for line, _, what in inside)],
         after.seconds,
         before.seconds,
+        unclaimed,
     )
+    if unclaimed:
+        return check, f"the {level} level reports a new finding: {fresh[0]}" if fresh else ""
     if inside:
         return check, f"the {level} level still reports at the fixed line: {inside[0][2]}"
     if fresh:
@@ -133,7 +147,10 @@ def level_check(level: str, before: LevelResult, after: LevelResult, edits: list
     return check, ""
 
 
-def prove(file: FileUnderFix, cls: ClassUnderFix, edits: list[TextEdit], levels: list[str]) -> FixProof:
+def prove(
+    file: FileUnderFix, cls: ClassUnderFix, edits: list[TextEdit], levels: list[str], declared: Declared | None = None
+) -> FixProof:
+    declared = declared or Declared()
     started = time.perf_counter()
     proof = FixProof()
     try:
@@ -164,31 +181,33 @@ def prove(file: FileUnderFix, cls: ClassUnderFix, edits: list[TextEdit], levels:
             syntax = FileSyntax(lines)
             for level in levels:
                 result = TABLE[level](fixed_example, file.path, lines, span, ClassContext((level,), syntax=syntax))
-                check, failed = level_check(level, cls.results[level], result, edits)
+                unclaimed = declared.unclaimed.get(level, "")
+                check, failed = level_check(level, cls.results[level], result, edits, unclaimed)
                 proof.levels.append(check)
                 if failed:
                     proof.failed = failed
                     return _timed(proof, started)
             fixed = swapped(copy.deepcopy(module), original_name, fixed_module) if module is not None else None
-            _outputs(proof, example, module, why_not, fixed)
+            _outputs(proof, example, module, why_not, fixed, declared.changes_inputs)
     except Exception as error:  # noqa: BLE001  the edited file's own top level or a level raising: not proven
         proof.failed = proof.failed or f"the fixed file does not run: {first_line(error)}"
     return _timed(proof, started)
 
 
-def _outputs(proof: FixProof, example: Any, module: Any, why_not: str, fixed: Any) -> None:
+def _outputs(proof: FixProof, example: Any, module: Any, why_not: str, fixed: Any, changes: tuple[str, ...]) -> None:
     if module is None:
         proof.failed = f"outputs not compared: {why_not}"
         return
     if example.inputs is None:
         proof.failed = "outputs not compared: fxlens has no example inputs for this class"
         return
-    compared = compare(module, fixed, example)
+    compared = compare(module, fixed, example, changes)
     proof.inputs, proof.modes = compared.inputs, list(compared.modes)
     proof.outputs = compared.outputs if not compared.failed else ""
     proof.rtol, proof.atol = (RTOL, ATOL) if compared.outputs == "close" else (0.0, 0.0)
     proof.max_abs_diff = compared.max_abs_diff
     proof.state_equal, proof.printed_equal = compared.state_equal, compared.printed_equal
+    proof.inputs_changed = list(compared.inputs_changed)
     proof.failed = compared.failed
     proof.proven = not compared.failed
 

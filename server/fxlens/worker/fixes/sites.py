@@ -67,6 +67,12 @@ class Site:
             return "torch"
         return next((name for name, value in self.namespace.items() if value is torch), None)
 
+    def atom(self, node: ast.AST) -> str:
+        """`node`'s text, in parentheses where an operator or a method call after it would bind differently."""
+        text = self.segment(node)
+        atomic = isinstance(node, (ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Call))
+        return text if atomic else f"({text})"
+
     def replace(self, node: ast.AST, new_text: str) -> TextEdit:
         return replace_range(self.text, node, node, new_text)
 
@@ -98,6 +104,11 @@ class Rewrite:
     title: str  # "Replace with torch.where"
     what: str  # what it does and what it costs
     edits: list[TextEdit] = field(default_factory=list)
+    # arguments whose tensors the caller sees changed by the original and not by the fix (said in `what`): the
+    # proof checks the caller's tensors differ in these only
+    changes_inputs: tuple[str, ...] = ()
+    # levels whose finding the rewrite does not remove, and why (said in the proof): re-traced for new findings only
+    unclaimed: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

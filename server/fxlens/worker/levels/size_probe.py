@@ -47,8 +47,10 @@ def _on_meta(value: Any) -> bool:
 
 
 def _ops(module: torch.nn.Module, args: tuple, kwargs: dict) -> list[str]:
-    with instance_state.kept(module), _Ops() as mode:  # a forward that assigns to its module leaves it as built
-        module(*args, **kwargs)
+    # eager for real: code that compiles inside forward (torch.cond does, outside a trace) compiled under the
+    # recording mode fails, and torch.compile keeps that failure for the export that follows
+    with torch.compiler.set_stance("force_eager"), instance_state.kept(module), _Ops() as mode:
+        module(*args, **kwargs)  # (kept: a forward that assigns to its module leaves it as built)
     return mode.called
 
 
