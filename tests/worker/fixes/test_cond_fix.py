@@ -19,7 +19,7 @@ from fxlens.fix_report import Fix
 from fxlens.report import FileReport
 
 ADAPTIVE = Path(__file__).resolve().parents[2] / "fixtures" / "fixes" / "adaptive.py"
-PROVEN = ("RefineBlock", "EarlyExitHead", "OverflowRescale", "GatedResidual")
+PROVEN = ("RefineBlock", "EarlyExitHead", "OverflowRescale", "GatedResidual", "ConfidenceMixer")
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_returning_branches_and_one_sided_branches(adaptive):
     text = one_sided.edits[0].new_text
     assert "return (scale.clone(), h.clone())" in text  # torch.cond refuses a branch returning its own input
     assert text.endswith("scale, h = torch.cond(h.norm() > 6.0, then_branch, else_branch, (scale, h))")
-    assert _fix(adaptive, "GatedResidual").proven
+    assert _fix(adaptive, "GatedResidual").proven and _fix(adaptive, "ConfidenceMixer").proven
 
 
 @pytest.mark.parametrize(

@@ -134,8 +134,11 @@ def test_a_default_forward_appends_to_gets_no_fix(signatures):
 
 def test_numpy_and_list_round_trips_keep_the_tensor(bridges):
     numpy_fix, list_fix = _fix(bridges, "NumpyClipNorm"), _fix(bridges, "ListRowWeights")
-    typed = _fix(bridges, "TypedRoundTrip")
+    typed, read_back = _fix(bridges, "TypedRoundTrip"), _fix(bridges, "ListTemperature")
     assert numpy_fix.proven and list_fix.proven and typed.proven, (numpy_fix.why_not(), list_fix.why_not())
+    assert read_back.proven and [e.new_text for e in read_back.edits] == [
+        "self.temperature(x).detach().squeeze(-1).detach().clone()"
+    ]
     assert [e.new_text for e in numpy_fix.edits] == ["h.detach()"]
     assert [e.new_text for e in list_fix.edits] == ["h.sum(-1).detach().clone()"]
     assert [e.new_text for e in typed.edits] == ["h.detach().mean(0).to(dtype=torch.float32)"]

@@ -72,7 +72,7 @@ def propose(site: Site) -> Rewrite | Declined | None:
     text = site.atom(inner.func.value)
     copies = _BACK[back.func.attr]
     if copies or inner.func.attr == "tolist":
-        text += ".detach().clone()"
+        text += ".clone()" if text.endswith(".detach()") else ".detach().clone()"
     if back.keywords:
         text += f".to({', '.join(site.segment(k) for k in back.keywords)})"
     return Rewrite(
