@@ -1,7 +1,8 @@
 """Raw torch on what an fxlens report says it built (bench/reach_common.py: `recipe`): rebuild it from the
 directive, the constructor call and inferred inputs, or the instance a parent built with the inputs that
 parent gave it, and list raw torch's nodes at each level (bench/torch_nodes.py) for the node-by-node
-agreement. Shared by bench/reach_torch.py and bench/reach_packages_torch.py; `scope` is the namespace
+agreement; and `reference_truth`, raw torch on a corpus's reference constructions. Shared by bench/reach_torch.py,
+bench/reach_research_torch.py and bench/reach_packages_torch.py; `scope` is the namespace
 the recipe's expressions are evaluated in (the file's module plus `torch`)."""
 
 from __future__ import annotations
@@ -156,6 +157,37 @@ def rebuild(job: dict, scope: dict, path: str) -> dict:
                 errors.append(f"{device}: {error_text(error)}")
         else:
             out[level] = {"error": "; ".join(errors)}
+    return out
+
+
+def reference_truth(classes: dict, scope_for: Callable[[], dict]) -> dict:
+    """Per class of a corpus's reference constructions (name -> its build, args and kwargs expressions): does
+    raw torch fx-trace and export it on the CPU (non-strict), and with how many nodes. `scope_for()` gives the
+    namespace each class's expressions are evaluated in."""
+    out = {}
+    for name, example in classes.items():
+        entry: dict = {}
+        try:
+            torch.manual_seed(0)
+            scope = scope_for()
+            instance = eval(example.build, scope)
+            args, kwargs = eval(example.args, scope), eval(example.kwargs, scope)
+        except Exception as error:  # noqa: BLE001 - a wrong reference entry, reported as such
+            out[name] = {"reference_error": error_text(error)}
+            continue
+        try:
+            # the parameters the example leaves to their defaults are concrete, as HF's own tracer does
+            concrete = fx_concrete_args(instance, args, kwargs)  # symbolic_trace as it is; frozen only where that fails
+            entry["fx_nodes"] = len(torch.fx.symbolic_trace(instance, concrete_args=concrete).graph.nodes)
+            entry["fx_ok"] = True
+        except Exception as error:  # noqa: BLE001 - the answer we came for
+            entry.update(fx_ok=False, fx_error=error_text(error))
+        try:
+            entry["export_nodes"] = len(torch.export.export(instance, args, kwargs, strict=False).graph.nodes)
+            entry["export_ok"] = True
+        except Exception as error:  # noqa: BLE001
+            entry.update(export_ok=False, export_error=error_text(error))
+        out[name] = entry
     return out
 
 

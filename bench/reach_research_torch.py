@@ -25,36 +25,12 @@ from pathlib import Path
 STARTED = time.perf_counter()
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-import torch  # noqa: E402
-from reach_rebuild import error_text, rebuild, serve  # noqa: E402
+from reach_rebuild import rebuild, reference_truth, serve  # noqa: E402
 from research_reference import CORPUS, ModelFile, scope_helpers  # noqa: E402
-from torch_nodes import fx_concrete_args  # noqa: E402
 
 
 def truth(model: ModelFile, scope: dict) -> dict:
-    out = {}
-    for name, example in model.classes.items():
-        entry: dict = {}
-        try:
-            torch.manual_seed(0)
-            instance = eval(example.build, scope)
-            args, kwargs = eval(example.args, scope), eval(example.kwargs, scope)
-        except Exception as error:  # noqa: BLE001 - a wrong reference entry, reported as such
-            out[name] = {"reference_error": error_text(error)}
-            continue
-        try:
-            concrete = fx_concrete_args(instance, args, kwargs)
-            entry["fx_nodes"] = len(torch.fx.symbolic_trace(instance, concrete_args=concrete).graph.nodes)
-            entry["fx_ok"] = True
-        except Exception as error:  # noqa: BLE001 - the answer we came for
-            entry.update(fx_ok=False, fx_error=error_text(error))
-        try:
-            entry["export_nodes"] = len(torch.export.export(instance, args, kwargs, strict=False).graph.nodes)
-            entry["export_ok"] = True
-        except Exception as error:  # noqa: BLE001
-            entry.update(export_ok=False, export_error=error_text(error))
-        out[name] = entry
-    return out
+    return reference_truth(model.classes, lambda: scope)
 
 
 def _in_a_child(request: dict) -> dict:

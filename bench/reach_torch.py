@@ -24,10 +24,9 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent / "tests" / "fixtures" / "repos"))
 import torch  # noqa: E402
-from reach_rebuild import error_text, serve  # noqa: E402
+from reach_rebuild import error_text, reference_truth, serve  # noqa: E402
 from reach_rebuild import rebuild as rebuild_in  # noqa: E402
 from reference import CORPUS, ModelFile, envs  # noqa: E402
-from torch_nodes import fx_concrete_args  # noqa: E402
 
 
 def namespace(module) -> dict:
@@ -36,31 +35,7 @@ def namespace(module) -> dict:
 
 def truth(model: ModelFile, module) -> dict:
     """Per class: does raw torch fx-trace and export the reference construction, and with how many nodes."""
-    out = {}
-    for name, example in model.classes.items():
-        entry: dict = {}
-        try:
-            torch.manual_seed(0)
-            scope = namespace(module)
-            instance = eval(example.build, scope)
-            args, kwargs = eval(example.args, scope), eval(example.kwargs, scope)
-        except Exception as error:  # noqa: BLE001 - a wrong reference entry, reported as such
-            out[name] = {"reference_error": error_text(error)}
-            continue
-        try:
-            # the parameters the example leaves to their defaults are concrete, as HF's own tracer does
-            concrete = fx_concrete_args(instance, args, kwargs)  # symbolic_trace as it is; frozen only where that fails
-            entry["fx_nodes"] = len(torch.fx.symbolic_trace(instance, concrete_args=concrete).graph.nodes)
-            entry["fx_ok"] = True
-        except Exception as error:  # noqa: BLE001 - the answer we came for
-            entry.update(fx_ok=False, fx_error=error_text(error))
-        try:
-            entry["export_nodes"] = len(torch.export.export(instance, args, kwargs, strict=False).graph.nodes)
-            entry["export_ok"] = True
-        except Exception as error:  # noqa: BLE001
-            entry.update(export_ok=False, export_error=error_text(error))
-        out[name] = entry
-    return out
+    return reference_truth(model.classes, lambda: namespace(module))
 
 
 def _each_file_imported(keys: list[str]):

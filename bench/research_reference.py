@@ -16,47 +16,21 @@ helpers of `SCOPE` (torch, nn, F, Namespace, `primed`, `cached`), on the CPU.
 
 from __future__ import annotations
 
-import importlib
 import sys
-import types
-from dataclasses import dataclass, field
 from pathlib import Path
 
-RESEARCH = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "research"
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH.parent / "tests" / "fixtures" / "repos"))
+import reference  # noqa: E402
+from reference import Example  # noqa: E402
+
+__all__ = ["CORPUS", "Example", "ModelFile", "scope_helpers"]
 
 
-@dataclass(frozen=True)
-class Example:
-    build: str
-    args: str = "()"
-    kwargs: str = "{}"
+class ModelFile(reference.ModelFile):
+    """A model file of tests/fixtures/research, imported as its repository's scripts import it (root on sys.path)."""
 
-
-@dataclass(frozen=True)
-class ModelFile:
-    repo: str  # folder under tests/fixtures/research: the repository root, where a user runs things from
-    path: str  # the model file, relative to the root
-    module: str  # its name when imported the way the repository's scripts import it
-    classes: dict = field(default_factory=dict)  # class name -> Example: every nn.Module class of the file
-    sys_path: tuple = ("",)  # folders (relative to the root) on sys.path when the scripts run
-
-    @property
-    def root(self) -> Path:
-        return RESEARCH / self.repo
-
-    @property
-    def file(self) -> Path:
-        return self.root / self.path
-
-    @property
-    def key(self) -> str:
-        return f"{self.repo}/{self.path}"
-
-    def imported(self) -> types.ModuleType:
-        """The model file imported as the repository's scripts import it: its root on sys.path."""
-        roots = [str((self.root / folder).resolve()) for folder in self.sys_path]
-        sys.path[:0] = [r for r in roots if r not in sys.path]
-        return importlib.import_module(self.module)
+    FOLDER = BENCH.parent / "tests" / "fixtures" / "research"
 
 
 def scope_helpers() -> dict:

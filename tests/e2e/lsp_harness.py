@@ -201,10 +201,12 @@ class Doc:
         return list(self.client.diagnostics.get(self.uri, []))
 
 
-def open_doc(client: LanguageClient, fixture: str, folder: Path, text: str | None = None) -> Doc:
-    """Open a copy of a fixture (a fresh path per test, so tests sharing a server never collide)."""
-    path = folder / fixture
-    shutil.copy(FIXTURES / fixture, path)
+def open_doc(client: LanguageClient, fixture: str | Path, folder: Path, text: str | None = None) -> Doc:
+    """Open a copy of a fixture (a fresh path per test, so tests sharing a server never collide): a file of
+    tests/fixtures/lsp by its name, or any file by its path."""
+    source = FIXTURES / fixture
+    path = folder / source.name
+    shutil.copy(source, path)
     doc = Doc(client, path, text if text is not None else path.read_text())
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
@@ -212,6 +214,16 @@ def open_doc(client: LanguageClient, fixture: str, folder: Path, text: str | Non
         )
     )
     return doc
+
+
+def inserted(text: str, edit: types.TextEdit) -> str:
+    """`text` after an edit that inserts at a line's start (what a directive action does)."""
+    lines = text.split("\n")
+    start, end = edit.range.start, edit.range.end
+    assert start.line == end.line and start.character == end.character == 0  # an insertion at a line start
+    return (
+        "\n".join(lines[: start.line]) + ("\n" if start.line else "") + edit.new_text + "\n".join(lines[start.line :])
+    )
 
 
 async def command(client: LanguageClient, name: str, *arguments: Any) -> Any:

@@ -4,11 +4,9 @@ filled in, the class gets its aten graph."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 import pytest_lsp
-from lsp_harness import ROOT, Doc, config, start
+from lsp_harness import ROOT, Doc, config, inserted, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -21,15 +19,6 @@ async def client(lsp_client: LanguageClient):
     await start(lsp_client)
     yield
     await lsp_client.shutdown_session()
-
-
-def _apply(text: str, edit: types.TextEdit) -> str:
-    lines = text.split("\n")
-    start, end = edit.range.start, edit.range.end
-    assert start.line == end.line and start.character == end.character == 0  # an insertion at a line start
-    return (
-        "\n".join(lines[: start.line]) + ("\n" if start.line else "") + edit.new_text + "\n".join(lines[start.line :])
-    )
 
 
 def _class_line(text: str, name: str) -> int:
@@ -48,14 +37,7 @@ async def _actions(client: LanguageClient, doc: Doc, line: int) -> list[types.Co
 
 
 async def test_the_drafted_directive_applied_names_what_to_fill_in(client: LanguageClient, tmp_path):
-    path = tmp_path / FIXTURE.name
-    shutil.copy(FIXTURE, path)
-    doc = Doc(client, path, path.read_text())
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=doc.uri, language_id="python", version=doc.version, text=doc.text)
-        )
-    )
+    doc = open_doc(client, FIXTURE, tmp_path)
     await doc.traced()
     line = _class_line(doc.text, "PointEncoder")
     summary = [lens.command.title for lens in await doc.lenses() if lens.range.start.line == line - 1][1]
@@ -69,7 +51,7 @@ async def test_the_drafted_directive_applied_names_what_to_fill_in(client: Langu
     (edit,) = action.edit.changes[doc.uri]
     assert edit.range.start.line == line - 1 and edit.new_text == "# fxlens: PointEncoder()(FILL_batch)\n"
 
-    await doc.traced(doc.change(_apply(doc.text, edit)))
+    await doc.traced(doc.change(inserted(doc.text, edit)))
     await client.fx.until(lambda: any(d.code == "placeholder" for d in doc.diagnostics()), "the placeholder warning")
     (warning,) = [d for d in doc.diagnostics() if d.code == "placeholder"]
     assert warning.range.start.line == line - 1 and "`batch` of `PointEncoder.forward`" in warning.message

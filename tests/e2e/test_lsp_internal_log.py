@@ -3,11 +3,9 @@ with its traceback, while the editor's diagnostic stays one line."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 import pytest_lsp
-from lsp_harness import ROOT, Doc, config, start
+from lsp_harness import ROOT, config, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -23,14 +21,7 @@ async def client(lsp_client: LanguageClient):
 
 
 async def test_an_internal_error_is_logged_with_its_traceback(client: LanguageClient, tmp_path):
-    path = tmp_path / FIXTURE.name
-    shutil.copy(FIXTURE, path)
-    doc = Doc(client, path, path.read_text())
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=doc.uri, language_id="python", version=doc.version, text=doc.text)
-        )
-    )
+    doc = open_doc(client, FIXTURE, tmp_path)
     await doc.traced()
     (internal,) = await client.fx.until(
         lambda: [d for d in doc.diagnostics() if d.code == "internal"], "the internal error's diagnostic"
@@ -39,6 +30,6 @@ async def test_an_internal_error_is_logged_with_its_traceback(client: LanguageCl
     (logged,) = [m for m in client.log_messages if "Traceback (most recent call last):" in m.message]
     assert logged.type == types.MessageType.Error
     head, *trace = logged.message.split("\n")
-    assert head == f"fxlens: internal error in {path}:11 (Mlp, aten): KeyError: 'a level nobody registered'"
+    assert head == f"fxlens: internal error in {doc.path}:11 (Mlp, aten): KeyError: 'a level nobody registered'"
     assert any("_trace_levels" in line for line in trace)
     assert trace[-1] == "KeyError: 'a level nobody registered'"

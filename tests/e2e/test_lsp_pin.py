@@ -3,11 +3,9 @@ a `# fxlens:` directive; applied, the next trace builds the class from that dire
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 import pytest_lsp
-from lsp_harness import ROOT, Doc, config, start
+from lsp_harness import ROOT, config, inserted, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -23,24 +21,8 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
-def _apply(text: str, edit: types.TextEdit) -> str:
-    lines = text.split("\n")
-    start, end = edit.range.start, edit.range.end
-    assert start.line == end.line and start.character == end.character == 0  # an insertion at a line start
-    return (
-        "\n".join(lines[: start.line]) + ("\n" if start.line else "") + edit.new_text + "\n".join(lines[start.line :])
-    )
-
-
 async def test_pinning_guessed_arguments_makes_them_a_directive(client: LanguageClient, tmp_path):
-    path = tmp_path / FIXTURE.name
-    shutil.copy(FIXTURE, path)
-    doc = Doc(client, path, path.read_text())
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=doc.uri, language_id="python", version=doc.version, text=doc.text)
-        )
-    )
+    doc = open_doc(client, FIXTURE, tmp_path)
     await doc.traced()
     await client.fx.until(lambda: any(d.code == "guessed" for d in doc.diagnostics()), "the guessed hint")
     before = await doc.hover(doc.at(CLASS_LINE, "Mixer"))
@@ -61,7 +43,7 @@ async def test_pinning_guessed_arguments_makes_them_a_directive(client: Language
     assert edit.range.start.line == CLASS_LINE - 2  # above the decorator
     assert edit.new_text == "# fxlens: Mixer(dim=64, depth=2, dropout=0.0)(torch.randn(2, 64))\n"
 
-    await doc.traced(doc.change(_apply(doc.text, edit)))
+    await doc.traced(doc.change(inserted(doc.text, edit)))
     after = await doc.hover(doc.at(CLASS_LINE + 1, "Mixer"))
     assert "built: directive" in after and "guessed" not in after
     assert "built from guessed arguments" not in [lens.command.title for lens in await doc.lenses()]
