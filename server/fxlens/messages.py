@@ -1,19 +1,20 @@
 """Every message that crosses between the server, the warm worker and a trace child, and its JSON line.
 
 Requests go down (server -> worker on its stdin, worker -> trace child on the child's request pipe) and are
-told apart by their `type`; events come up (child -> worker -> server) and are told apart by their `event`.
-Each kind is one dataclass below, registered by its wire name in REQUESTS or EVENTS: `encode` writes one,
-`decode_request` / `decode_event` read one back, and a line that is not one becomes a ProtocolError (never a
-KeyError in the receiver). Receivers dispatch on the decoded class, from a table keyed by it. How a field
-crosses (its wire name, its default, the check of what was read) is said with wire_format.py's `wire()`.
+told apart by their `type` (their dataclasses are in worker_requests.py, named from here too); events come up
+(child -> worker -> server) and are told apart by their `event`. Each kind is one dataclass, registered by its
+wire name in REQUESTS or EVENTS: `encode` writes one, `decode_request` / `decode_event` read one back, and a line
+that is not one becomes a ProtocolError (never a KeyError in the receiver). Receivers dispatch on the decoded
+class, from a table keyed by it. How a field crosses (its wire name, its default, the check of what was read)
+is said with wire_format.py's `wire()`.
 
 The reports themselves (`report.py`, `pass_report.py`) travel as their own versioned JSON inside the events:
 a class event is the one large message (15 KB a class), and the worker relays it as the child wrote it, so it
 is parsed into a ClassReport once, by the server (`ClassTraced.read`). Buffer texts cross as raw UTF-8 after
 a TextHeader line (engine/sent_texts.py -> worker/process/texts.py), not inside JSON.
 
-Shared by both sides: stdlib and the shared top-level modules only (report.py, pass_report.py, wire_format.py),
-never torch, pygls or an fxlens package.
+Shared by both sides: stdlib and the shared top-level modules only (report.py, pass_report.py, wire_format.py,
+worker_requests.py), never torch, pygls or an fxlens package.
 """
 
 from __future__ import annotations
@@ -37,28 +38,31 @@ from fxlens.wire_format import (
     Json,
     integer,
     json_object,
-    not_false,
-    number_or_none,
-    only_strings,
     optional_integer,
-    optional_string,
     parsed_by,
     record_from_wire,
     record_to_wire,
-    str_list_or_none,
     str_or_none,
-    str_to_str,
     string,
     strings,
     wire,
 )
 
+# the requests, named from here too: receivers read every message from this module
+from fxlens.worker_requests import DEFAULT_GUESS_MEMORY_MB as DEFAULT_GUESS_MEMORY_MB
+from fxlens.worker_requests import EXECUTION_POLICIES as EXECUTION_POLICIES
+from fxlens.worker_requests import Cancel as Cancel
+from fxlens.worker_requests import PassRequest as PassRequest
+from fxlens.worker_requests import Ping as Ping
+from fxlens.worker_requests import Request as Request
+from fxlens.worker_requests import Shutdown as Shutdown
+from fxlens.worker_requests import TextHeader as TextHeader
+from fxlens.worker_requests import TraceRequest as TraceRequest
+
 # raised when a message's meaning changes; the worker says its own in `ready`, and the server refuses another
 PROTOCOL_VERSION = 2
-DEFAULT_GUESS_MEMORY_MB = 512  # TraceRequest.guess_memory_mb when the caller says nothing
 REQUEST_KEY = "type"
 EVENT_KEY = "event"
-EXECUTION_POLICIES = ("safe", "full", "off")
 
 
 class ProtocolError(ValueError):
@@ -67,86 +71,6 @@ class ProtocolError(ValueError):
     def __init__(self, problem: str, job_id: int | None = None, kind: str = "") -> None:
         super().__init__(problem)
         self.problem, self.job_id, self.kind = problem, job_id, kind
-
-
-def _policy(value: Any) -> str:
-    return value if value in EXECUTION_POLICIES else "safe"  # an unknown policy must never mean "run everything"
-
-
-# -- requests: server -> worker, worker -> trace child ------------------------------------------------------
-
-
-@dataclass
-class PassRequest:
-    """A graph pass to run on a request's one class (worker/passes): a built-in, or a user's function in `path`."""
-
-    name: str = wire("", check=str)
-    kind: str = wire("builtin", check=lambda v: "user" if v == "user" else "builtin")
-    path: str | None = wire(None, omit=True, check=str_or_none)  # the pass's file (a user pass)
-    text: str | None = wire(None, omit=True, check=str_or_none)
-
-
-def _pass_request(value: Any) -> PassRequest | None:
-    return record_from_wire(PassRequest, value) if isinstance(value, dict) else None
-
-
-@dataclass
-class TextHeader:
-    """The next `size` bytes on the worker's stdin are the UTF-8 text known from now on by `key`."""
-
-    KIND: ClassVar[str] = "text"
-    key: str = wire(check=string)
-    size: int = wire(name="bytes", check=integer)
-
-
-@dataclass
-class TraceRequest:
-    """Trace one buffer. The server names its texts by key (`text_key`, `buffer_keys`) once the worker holds
-    them; the worker resolves them and hands the child the request with its texts in it, plus `failed`."""
-
-    KIND: ClassVar[str] = "trace"
-    path: str = wire(check=string)
-    id: int | None = wire(None, omit=True, check=optional_integer)
-    text: str | None = wire(None, omit=True, check=optional_string)
-    text_key: str | None = wire(None, omit=True, check=optional_string)
-    levels: list[str] = wire(factory=lambda: ["fx", "aten"], check=only_strings)
-    execution: str = wire("safe", check=_policy)
-    timeout: float | None = wire(None, check=number_or_none)  # seconds; the worker's default when None
-    memory_mb: float | None = wire(None, check=number_or_none)
-    # the real memory a build without a directive, or real CPU tensors made for a meta module, may take
-    guess_memory_mb: float | None = wire(None, check=number_or_none)
-    surface: str = wire("editor", check=lambda v: v if v in ("editor", "cli", "check") else "editor")
-    cost: bool = wire(True, check=not_false)  # the class costs, counted after `done`
-    first: str | None = wire(None, check=str_or_none)  # the class to trace first (the cursor's)
-    classes: list[str] | None = wire(None, check=str_list_or_none)  # only these (None: all)
-    known: dict[str, str] = wire(factory=dict, check=str_to_str)  # class -> fingerprint the server holds
-    roots: list[str] = wire(factory=list, check=lambda v: v if isinstance(v, list) else [])
-    buffers: dict[str, str] = wire(factory=dict, check=lambda v: v if isinstance(v, dict) else {})
-    buffer_keys: dict[str, str] | None = wire(None, omit=True, check=lambda v: v if isinstance(v, dict) else None)
-    notes: bool = wire(True, check=not_false)  # the class notes on the first level (False: deeper levels only)
-    without_cost: list[str] = wire(factory=list, omit=True, check=only_strings)  # held without their cost
-    pass_request: PassRequest | None = wire(None, name="pass", omit=True, check=_pass_request)
-    # rewrites of the findings, each proven on a copy of the buffer (worker/fixes), in the class reports
-    fixes: bool = wire(False, omit=True, check=lambda v: v is True)
-    # worker -> child: class -> the diagnostic of its hang or crash in an earlier run of this request (left out)
-    failed: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
-
-
-@dataclass
-class Cancel:
-    KIND: ClassVar[str] = "cancel"
-    id: int = wire(check=integer)
-
-
-@dataclass
-class Shutdown:
-    KIND: ClassVar[str] = "shutdown"
-
-
-@dataclass
-class Ping:
-    KIND: ClassVar[str] = "ping"
-    id: int | None = wire(None, check=optional_integer)
 
 
 # -- events: trace child -> worker -> server ----------------------------------------------------------------
@@ -319,7 +243,6 @@ class End:
     id: int | None = wire(None, omit=True, check=optional_integer)
 
 
-Request = TextHeader | TraceRequest | Cancel | Shutdown | Ping
 Event = (
     Ready
     | Fatal
