@@ -2,7 +2,7 @@
 
 - VS Code's settings (vscode-client/package.json, `contributes.configuration`) and the settings tables of
   docs/settings.md and of the extension's README (vscode-client/README.md), from `fxlens.lsp.settings.SETTINGS`;
-- the level table of docs/levels.md, from `fxlens.report.LEVEL_INFO`;
+- the level table of docs/levels.md, from `fxlens.level_info.LEVEL_INFO`;
 - the commands and flags of docs/cli.md, from the argparse parser (`fxlens.cli.parser`).
 
 `python3 scripts/generate.py` rewrites them; `--check` changes nothing and exits 1, naming each file that
@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))  # this checkout's fxlens, installed or not
 
 from fxlens.cli import parser as cli_parser  # noqa: E402
+from fxlens.level_info import LEVEL_INFO, LevelInfo  # noqa: E402
 from fxlens.lsp.settings import SETTINGS, Setting  # noqa: E402
-from fxlens.report import LEVEL_INFO, LevelInfo  # noqa: E402
 
 COMMAND = "python3 scripts/generate.py"
 PACKAGE_JSON = ROOT / "vscode-client" / "package.json"

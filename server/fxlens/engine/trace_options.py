@@ -1,12 +1,14 @@
-"""What a caller asks of the worker client for one trace: the options, the scope, who hears its events."""
+"""What a caller asks of the worker client for one trace: the options, the scope, who hears its events; and the
+request that says it to the worker."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fxlens.engine.late_costs import OnCost
-from fxlens.messages import DEFAULT_GUESS_MEMORY_MB
+from fxlens.messages import DEFAULT_GUESS_MEMORY_MB, TraceRequest
 from fxlens.report import DEFAULT_LEVELS, ClassReport
 
 
@@ -55,3 +57,26 @@ class Listeners:
     # the request's costs are over: each came, or the worker stopped counting them (a trace that needed its place,
     # the time limit, a crash); only with on_cost
     on_costs_end: Callable[[], None] | None = None
+
+
+def trace_request(path: str, text: str, options: TraceOptions, ask: TraceAsk) -> TraceRequest:
+    """The request for one buffer that `WorkerClient.submit` sends, its paths made absolute."""
+    return TraceRequest(
+        os.path.abspath(path),
+        text=text,
+        levels=list(options.levels),
+        execution=options.execution,
+        timeout=options.timeout,
+        memory_mb=options.memory_mb,
+        guess_memory_mb=options.guess_memory_mb,
+        surface=options.surface,
+        cost=options.cost,
+        first=ask.first,
+        classes=ask.classes,
+        known=ask.known,
+        roots=[os.path.abspath(r) for r in ask.roots],
+        buffers={os.path.abspath(p): t for p, t in ask.buffers.items()},
+        notes=ask.notes,
+        without_cost=list(ask.without_cost),
+        fixes=options.fixes,
+    )

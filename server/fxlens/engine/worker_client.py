@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -14,7 +13,7 @@ from fxlens import messages, orphans
 from fxlens.engine.late_costs import LateCosts
 from fxlens.engine.quarantine import Quarantine
 from fxlens.engine.sent_texts import SentTexts
-from fxlens.engine.trace_options import Listeners, OnClass, OnStage, TraceAsk, TraceOptions
+from fxlens.engine.trace_options import Listeners, OnClass, OnStage, TraceAsk, TraceOptions, trace_request
 from fxlens.engine.worker_start import WorkerUnavailable, exit_words, handshake, launch
 from fxlens.pass_report import PassReport
 from fxlens.report import ClassReport, FileReport, cost_from_json, ladder_sorted
@@ -273,7 +272,7 @@ class WorkerClient:
         for the same path, if still coming, are given up: `ask.without_cost` names the classes held unchanged
         whose cost never came, counted again); without, the result waits for the costs."""
         ask, listeners = ask or TraceAsk(), listeners or Listeners()
-        request = self._request(path, text, options, ask)
+        request = trace_request(path, text, options, ask)
         if listeners.on_cost is not None:
             for earlier in self._on_cost.give_up(request.path):
                 if self.alive:
@@ -285,27 +284,6 @@ class WorkerClient:
         if listeners.on_cost is not None and options.cost and job_id in self._pending:
             self._on_cost.listen(job_id, request.path, listeners.on_cost, listeners.on_costs_end)
         return result
-
-    def _request(self, path: str, text: str, options: TraceOptions, ask: TraceAsk) -> messages.TraceRequest:
-        return messages.TraceRequest(
-            os.path.abspath(path),
-            text=text,
-            levels=list(options.levels),
-            execution=options.execution,
-            timeout=options.timeout,
-            memory_mb=options.memory_mb,
-            guess_memory_mb=options.guess_memory_mb,
-            surface=options.surface,
-            cost=options.cost,
-            first=ask.first,
-            classes=ask.classes,
-            known=ask.known,
-            roots=[os.path.abspath(r) for r in ask.roots],
-            buffers={os.path.abspath(p): t for p, t in ask.buffers.items()},
-            notes=ask.notes,
-            without_cost=list(ask.without_cost),
-            fixes=options.fixes,
-        )
 
     def _start_job(self, request: messages.TraceRequest, on_class: OnClass | None) -> tuple[int, Awaitable[FileReport]]:
         job_id = next(self._ids)
@@ -336,7 +314,7 @@ class WorkerClient:
         trace child like any trace. The PassReport is None when the child died first (the file report's
         diagnostics say why) or the class is not a Module class of the file."""
         ask = TraceAsk(classes=[class_name], roots=roots or [], buffers=buffers or {})
-        request = replace(self._request(path, text, options, ask), levels=["fx"], pass_request=pass_request)
+        request = replace(trace_request(path, text, options, ask), levels=["fx"], pass_request=pass_request)
         job_id, result = self._start_job(request, None)
         try:
             report = await result
