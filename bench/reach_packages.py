@@ -52,7 +52,14 @@ def sources(*folders: Path) -> str:
 BENCH_SOURCES = digest(
     *[
         (BENCH / f).read_bytes()
-        for f in ("reach_packages_torch.py", "reach_rebuild.py", "torch_nodes.py", "reach_corpus.py")
+        for f in (
+            "reach_packages_torch.py",
+            "reach_rebuild.py",
+            "torch_nodes.py",
+            "reach_corpus.py",
+            "reach_corpus_hf.py",
+            "reach_corpus_entry.py",
+        )
     ]
 )
 

@@ -37,6 +37,7 @@ LONGEST_FIRST = (
     "test_hostile_server.py",
     "test_inductor.py",
     "test_reach_rules.py",
+    "test_reach_found_builds.py",
 )
 
 

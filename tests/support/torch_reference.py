@@ -55,6 +55,11 @@ def analyse(
     return asyncio.run(run())
 
 
+def analyse_one(path: Path, levels: tuple[str, ...], classes: list[str] | None = None, **options: Any) -> FileReport:
+    """One file's report at `levels`, from a worker of its own (see `analyse`)."""
+    return analyse([path], classes, levels, **options)[path.stem]
+
+
 def analyse_together(files: dict[str, tuple[Path, tuple[str, ...]]]) -> dict[str, FileReport]:
     """Each file's report at its levels, by the name it is given, from one warm worker asked for them all at
     once: one worker's start (an interpreter importing torch) instead of one a file, and the worker traces two
@@ -210,3 +215,15 @@ def expected(path: Path, report: FileReport, cls: ClassReport, level: str) -> li
             for name, op, target, users, line, shape in fx_nodes(instance, args, kwargs, path)
         ]
     return aten_nodes(instance, args, kwargs, path)
+
+
+def op_rows(nodes: list) -> list[tuple]:
+    """(name, op, target) of a report's nodes, as torch_op_rows gives them of raw torch's graph."""
+    return [(n.name, n.op, n.target) for n in nodes]
+
+
+def torch_op_rows(graph: torch.fx.Graph) -> list[tuple]:
+    return [
+        (n.name, n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target))
+        for n in graph.nodes
+    ]

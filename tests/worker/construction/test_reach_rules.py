@@ -6,13 +6,21 @@ see the file's namespace plus `torch`."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import torch
 from fxlens.report import FileReport
-from fxlens.worker.construction import package_index, package_parents, reproduce
-from torch_reference import analyse_together, aten_nodes, expected, first_call_of, load, rebuild, reported
+from torch_reference import (
+    analyse_together,
+    aten_nodes,
+    expected,
+    first_call_of,
+    load,
+    op_rows,
+    rebuild,
+    reported,
+    torch_op_rows,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reach"
 FX_ATEN = ("fx", "aten")
@@ -27,11 +35,6 @@ TRACED = {
     "wrapped": ("wrapped.py", FX_ATEN),
     "history": ("history.py", FX_ATEN),
     "signals": ("signals.py", FX_ATEN),
-    "stages": ("stages/blocks.py", FX_ATEN),
-    "frames": ("frames/blocks.py", FX_ATEN),
-    "speech": ("speech/blocks.py", ("aten",)),
-    "registered": ("registered.py", FX_ATEN),
-    "presets": ("presets/model.py", ("aten",)),
 }
 # files traced again at their aten level with another vocabulary size: the line that sets it
 SIZED = {"masked": "vocab_size: int = {}", "signals": "vocab: int = {}"}
@@ -70,21 +73,10 @@ def module():
     return load(FIXTURES / "forwards.py")
 
 
-def _rows(nodes):
-    return [(n.name, n.op, n.target) for n in nodes]
-
-
-def _torch_rows(graph: torch.fx.Graph):
-    return [
-        (n.name, n.op, n._pretty_print_target(n.target) if n.op == "call_function" else str(n.target))
-        for n in graph.nodes
-    ]
-
-
 def test_defaults_stay_placeholders_as_symbolic_trace_makes_them(forwards, module):
     raw = torch.fx.symbolic_trace(module.Gated()).graph
     fx = forwards.find_class("Gated").levels["fx"]
-    assert fx.ok and _rows(fx.nodes) == _torch_rows(raw)
+    assert fx.ok and op_rows(fx.nodes) == torch_op_rows(raw)
     assert [n.name for n in fx.nodes if n.op == "placeholder"] == ["x", "scale", "bias"]
     assert not [d for d in fx.diagnostics if d.category == "frozen-argument"] and "frozen" not in fx.note
 
@@ -94,7 +86,7 @@ def test_defaults_are_frozen_only_where_the_plain_trace_fails_and_the_level_says
         torch.fx.symbolic_trace(module.Switched())
     raw = torch.fx.symbolic_trace(module.Switched(), concrete_args={"use_gate": False}).graph
     fx = forwards.find_class("Switched").levels["fx"]
-    assert fx.ok and _rows(fx.nodes) == _torch_rows(raw)
+    assert fx.ok and op_rows(fx.nodes) == torch_op_rows(raw)
     assert fx.note.startswith(
         "defaults frozen: use_gate=False (symbolic_trace fails with them traced as inputs: TraceError"
     )
@@ -343,98 +335,6 @@ def test_experts_multiplied_by_grouped_mm_get_inputs_and_export_as_raw_torch(rep
         assert reported(cls, "aten") == expected(path, report, cls, "aten")
 
 
-def test_a_block_is_traced_as_the_instance_a_network_of_another_file_builds(reports, monkeypatch):
-    path = FIXTURES / "stages" / "blocks.py"
-    report = reports["stages"]
-    monkeypatch.syspath_prepend(str(FIXTURES))
-    from stages.network import SmallUNet
-
-    # raw torch: the network at its defaults, run on the image its first layer takes
-    network = SmallUNet()
-    for name, where in (("Upsample", "up.upsample"), ("Merge", "up.merge")):
-        cls = report.find_class(name)
-        assert (cls.build.how, cls.build.detail) == (
-            "found",
-            f"the `{where}` instance built by SmallUNet() in stages/network.py",
-        )
-        args, _kwargs = first_call_of(network, where, (torch.randn(2, 3, 16, 16),), {})
-        assert [spec.shape for spec in cls.build.inputs] == [["B", *a.shape[1:]] for a in args]
-        # the pinned directive rebuilds it, and exports as raw torch exports it
-        instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
-        assert [a.shape for a in pinned] == [a.shape for a in args]
-        assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(instance, pinned, pinned_kwargs, path)
-
-
-def test_a_child_follows_its_parent_when_the_parent_is_traced_as_a_network_in_another_file_builds_it(
-    reports, monkeypatch
-):
-    """FrameBlock built alone (guessed channels, no inputs that run it) hands FrameMixer nothing; once
-    FrameBlock is traced as VideoNet's instance, FrameMixer is that instance's mixer, with what it receives."""
-    path = FIXTURES / "frames" / "blocks.py"
-    report = reports["frames"]
-    monkeypatch.syspath_prepend(str(FIXTURES))
-    from frames.network import VideoNet
-
-    network = VideoNet()
-    block, mixer = report.find_class("FrameBlock"), report.find_class("FrameMixer")
-    assert block.build.detail == "the `block` instance built by VideoNet() in frames/network.py"
-    assert (mixer.build.how, mixer.build.detail) == ("parent", "the `spatial` instance built by FrameBlock")
-    args, kwargs = first_call_of(network, "block.spatial", (torch.randn(2, 3, 16, 16, 16),), {})
-    assert mixer.build.inputs_source == "parent"
-    assert [spec.shape for spec in mixer.build.inputs] == [list(args[0].shape)]  # frames folded into the batch
-    assert mixer.levels["aten"].ok
-    assert reported(mixer, "aten") == aten_nodes(network.block.spatial, args, kwargs, path)
-
-
-def test_the_pinned_directive_gives_a_block_its_inputs_memory_layout(reports, monkeypatch):
-    """The encoder hands its block a transposed view; the block's `.contiguous()` copies it, and torch
-    records that copy only for a tensor that is not already dense, so the pin must keep the layout."""
-    path = FIXTURES / "speech" / "blocks.py"
-    cls = reports["speech"].find_class("ConvModule")
-    monkeypatch.syspath_prepend(str(FIXTURES))
-    from speech.network import Encoder
-
-    args, _ = first_call_of(Encoder(), "conv", (torch.randn(2, 8, 16),), {})
-    instance, pinned, pinned_kwargs = rebuild(path, cls.build.directive)
-    assert [(a.shape, a.stride()) for a in pinned] == [(a.shape, a.stride()) for a in args]
-    nodes = reported(cls, "aten")
-    assert cls.levels["aten"].ok and nodes == aten_nodes(instance, pinned, pinned_kwargs, path)
-    assert "aten.contiguous.default" in [target for _, _, target, *_ in nodes]
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        torch.empty(2, 16, 4, 4, device="meta").to(memory_format=torch.channels_last),
-        torch.empty(3, 4, 5).transpose(0, 2),
-        torch.zeros(4, 3, dtype=torch.int64).t(),
-        torch.empty(2, 1, 8, 4).permute(0, 3, 1, 2),  # a size-1 dim among the permuted ones
-    ],
-)
-def test_a_written_input_keeps_the_layout_of_a_permuted_dense_tensor(value):
-    written = eval(reproduce.expression(value), {"torch": torch})
-    assert (written.shape, written.stride(), written.dtype) == (value.shape, value.stride(), value.dtype)
-
-
-def test_a_view_into_a_bigger_tensor_is_written_dense():
-    assert reproduce.expression(torch.empty(6, 4)[:, :2]) == "torch.randn(6, 2)"
-
-
-def test_a_class_sized_only_by_a_builder_of_its_own_file_is_built_by_it(reports):
-    path = FIXTURES / "registered.py"
-    report = reports["registered"]
-    cls = report.find_class("TokenClassifier")
-    assert (cls.build.how, cls.build.detail) == (
-        "call-in-file",
-        "built by `classifier_small()` (line 29), depth 12 → 2",
-    )
-    assert cls.build.directive.startswith("TokenClassifier(vocab=100, dim=32, depth=2, heads=4)(")
-    raw = load(path).TokenClassifier(vocab=100, dim=32, depth=2, heads=4)
-    assert _rows(cls.levels["fx"].nodes) == _torch_rows(torch.fx.symbolic_trace(raw).graph)
-    for level in ("fx", "aten"):
-        assert reported(cls, level) == expected(path, report, cls, level)
-
-
 @pytest.mark.parametrize(
     "message,sizes",
     [
@@ -449,42 +349,3 @@ def test_the_size_a_forwards_error_asks_for_is_read_from_its_message(message, si
     from fxlens.worker.construction.guess_inputs import named_size
 
     assert named_size(ValueError(message)) == sizes
-
-
-def test_reading_a_big_package_leaves_the_networks_their_whole_time_to_build(monkeypatch):
-    # a package of hundreds of files takes seconds to read (diffusers: 10 s); the clock jumps past the
-    # search's whole time while it is read, and the network that builds the block is still built and run
-    clock = SimpleNamespace(now=0.0)
-    read = package_index._read
-
-    def slow_read(folder, own):
-        found = read(folder, own)
-        clock.now += 2 * package_parents.MAX_SECONDS
-        return found
-
-    monkeypatch.setattr(package_index, "_read", slow_read)
-    monkeypatch.setattr(package_parents, "time", SimpleNamespace(monotonic=lambda: clock.now))
-    monkeypatch.syspath_prepend(str(FIXTURES))
-    from speech.blocks import ConvModule
-
-    adopted = package_parents.adopt(
-        package_index.Index(), {"ConvModule": ConvModule}, str(FIXTURES / "speech" / "blocks.py"), [str(FIXTURES)]
-    )
-    assert adopted["ConvModule"].build.detail.startswith("the `conv` instance built by Encoder()")
-
-
-def test_a_class_sized_only_by_a_classmethod_preset_of_another_file_is_built_by_it_not_guessed(reports):
-    """`ModelArgs` has no defaults, so a config of guessed values would build Decoder; the package's own
-    `load()` (through `Decoder.from_name("base")`) says how, and wins, its 12 layers shrunk to 2."""
-    path = FIXTURES / "presets" / "model.py"
-    cls = reports["presets"].find_class("Decoder")
-    assert (cls.build.how, cls.build.detail) == ("found", "built by `load()` in presets/generate.py:8, n_layer 12 → 2")
-    assert (
-        cls.build.directive == "Decoder(ModelArgs(dim=96, n_layer=2, n_head=6, vocab_size=320))"
-        "(torch.zeros(2, 8, dtype=torch.int64))"
-    )
-    module = load(path)
-    with torch.device("meta"):
-        preset = module.Decoder(module.ModelArgs(**{**module.PRESETS["base"], "n_layer": 2}))
-    ids = torch.zeros(2, 8, dtype=torch.int64)
-    assert cls.levels["aten"].ok and reported(cls, "aten") == aten_nodes(preset, (ids,), {}, path)
