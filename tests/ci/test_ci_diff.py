@@ -44,6 +44,17 @@ def _git(root: Path, *args: str) -> None:
     )
 
 
+def _committed_base(root: Path) -> Path:
+    """A repository whose one commit holds BASE's model.py and LAYERS' layers.py."""
+    root.mkdir()
+    (root / "model.py").write_text(BASE)
+    (root / "layers.py").write_text(LAYERS)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "base")
+    return root
+
+
 def _diff(root: Path, *args: str) -> subprocess.CompletedProcess:
     return fxlens("diff", "--level", "fx", "--level", "dynamo", *args, cwd=root)
 
@@ -60,13 +71,7 @@ def _net(data: dict) -> dict:
 
 
 def test_diff_lists_a_new_layer_and_a_new_break_and_gates(tmp_path):
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "model.py").write_text(BASE)
-    (root / "layers.py").write_text(LAYERS)
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-qm", "base")
+    root = _committed_base(tmp_path / "repo")
 
     clean = _diff(root, "--json", "--fail-on", "any-change")
     assert clean.returncode == 0, clean.stderr
@@ -118,13 +123,7 @@ def test_diff_lists_a_new_layer_and_a_new_break_and_gates(tmp_path):
 
 
 def test_a_class_whose_file_did_not_change_is_compared_when_code_it_imports_did(tmp_path):
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "model.py").write_text(BASE)
-    (root / "layers.py").write_text(LAYERS)
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-qm", "base")
+    root = _committed_base(tmp_path / "repo")
 
     (root / "layers.py").write_text(LAYERS.replace("return x * 2", "return x * 2 + 1"))
     run = _diff(root, "--json")

@@ -3,39 +3,26 @@ torch.compile's partitioner, saves the same values fxlens reports."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.render.hover import hover_text
 from fxlens.render.lens import level_title
 from fxlens.units import bytes_text
 from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
 from torch._functorch.partitioners import min_cut_rematerialization_partition
+from torch_reference import analyse_one
 
 ROOT = Path(__file__).resolve().parents[3]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"
 
 
-def _analyse(path: Path, levels: tuple[str, ...]):
-    async def go():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=levels))
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
-
-
 @pytest.fixture(scope="module")
 def report():
-    return _analyse(MLP, ("fx", "aten", "backward"))
+    return analyse_one(MLP, ("fx", "aten", "backward"))
 
 
 def _line_of(text: str) -> int:
@@ -115,7 +102,7 @@ class Wide(nn.Module):
 def test_note_gives_the_saved_bytes_as_every_size_is_given(tmp_path):
     path = tmp_path / "wide.py"
     path.write_text(WIDE)
-    result = _analyse(path, ("backward",)).find_class("Wide").levels["backward"]
+    result = analyse_one(path, ("backward",)).find_class("Wide").levels["backward"]
     saved = [n for n in result.nodes if n.saved]
     total = sum(n.bytes or 0 for n in saved)
     # megabytes, where the note once read "4096.0 KB" (the hover and the graph view say "4.00 MB")

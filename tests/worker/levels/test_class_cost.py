@@ -19,22 +19,11 @@ from fxlens_command import fxlens
 from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch.utils.flop_counter import FlopCounterMode
+from torch_reference import analyse_one
 
 ROOT = Path(__file__).resolve().parents[3]
 MLP = ROOT / "tests" / "fixtures" / "backward" / "mlp.py"
 GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
-
-
-def _analyse(path: Path, levels: tuple[str, ...]):
-    async def go():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=levels))
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
 
 
 def _load(path: Path):
@@ -72,7 +61,7 @@ def _torch_saved_bytes(instance, x) -> int:
 
 @pytest.fixture(scope="module")
 def mlp():
-    return _analyse(MLP, ("fx", "aten", "backward"))
+    return analyse_one(MLP, ("fx", "aten", "backward"))
 
 
 def test_linear_relu_linear_costs_what_torch_counts_and_saves(mlp):
@@ -112,7 +101,7 @@ def test_a_module_without_parameters_has_no_backward_flops(mlp):
 
 
 def test_a_gpt_at_its_inferred_sizes_costs_what_flop_counter_mode_counts():
-    report = _analyse(GPT, ("fx", "aten"))
+    report = analyse_one(GPT, ("fx", "aten"))
     cls = report.find_class("GPT")
     assert cls.build.sizes == {"B": 2, "T": 8}
     module = _load(GPT)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens_command import fxlens
+from torch_reference import analyse_one
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -20,27 +19,15 @@ LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
 TINY_GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 
 
-def _analyse(path: Path, levels: tuple[str, ...], classes=None):
-    async def go():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=levels), classes=classes)
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
-
-
 @pytest.fixture(scope="module")
 def ladder():
-    return _analyse(LADDER, ("fx", "aten", "core-aten"))
+    return analyse_one(LADDER, ("fx", "aten", "core-aten"))
 
 
 @pytest.fixture(scope="module")
 def alone():
     """core-aten asked for without aten: the level exports on its own."""
-    return _analyse(LADDER, ("core-aten",))
+    return analyse_one(LADDER, ("core-aten",))
 
 
 def _module():
@@ -99,7 +86,7 @@ def test_free_batch_size_reads_B(ladder):
 
 
 def test_free_batch_and_sequence_sizes_of_a_gpt():
-    gpt = _analyse(TINY_GPT, ("aten", "core-aten"), classes=["GPT"]).find_class("GPT")
+    gpt = analyse_one(TINY_GPT, ("aten", "core-aten"), classes=["GPT"]).find_class("GPT")
     result = gpt.levels["core-aten"]
     assert result.ok and not result.note
     assert result.nodes[-2].shape == ["B", "T", 128]  # the logits, as at the aten level

@@ -7,7 +7,6 @@ machine may lack. Every level must give the nodes torch gives on the CPU, and sa
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
 import sys
@@ -17,10 +16,10 @@ from unittest import mock
 import pytest
 import torch
 import torch._dynamo
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import LEVELS
 from torch._functorch.aot_autograd import aot_export_joint_with_descriptors
 from torch._functorch.partitioners import min_cut_rematerialization_partition
+from torch_reference import analyse_one
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -41,28 +40,14 @@ CONSTANT_CLASSES = ["SinusoidalPositions", "CausalSelfAttention", "TokenModel"]
 CUDA_CLASSES = ["Block", "SetsItsOwn", "After"]
 
 
-def _analyse(path: Path):
-    async def go():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(
-                str(path), path.read_text(), TraceOptions(levels=tuple(LEVELS), execution="full")
-            )
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
-
-
 @pytest.fixture(scope="module")
 def constants():
-    return _analyse(CONSTANTS)
+    return analyse_one(CONSTANTS, tuple(LEVELS), execution="full")
 
 
 @pytest.fixture(scope="module")
 def default_cuda():
-    return _analyse(DEFAULT_CUDA)
+    return analyse_one(DEFAULT_CUDA, tuple(LEVELS), execution="full")
 
 
 def _user_module(path: Path):

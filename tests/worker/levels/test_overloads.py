@@ -3,35 +3,22 @@ node calls, its packet's siblings, and the FLOPs FlopCounterMode counts running 
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from torch.utils.flop_counter import FlopCounterMode
+from torch_reference import analyse_one
 
 ROOT = Path(__file__).resolve().parents[3]
 LADDER = ROOT / "tests" / "fixtures" / "models" / "ladder.py"
 TINY_GPT = ROOT / "tests" / "fixtures" / "models" / "tiny_gpt.py"
 
 
-def _analyse(path: Path, levels: tuple[str, ...], classes=None):
-    async def go():
-        client = WorkerClient()
-        await client.start()
-        try:
-            return await client.analyse(str(path), path.read_text(), TraceOptions(levels=levels), classes=classes)
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
-
-
 @pytest.fixture(scope="module")
 def ladder():
-    return _analyse(LADDER, ("fx", "aten", "core-aten"), classes=["Net", "PreNorm"])
+    return analyse_one(LADDER, ("fx", "aten", "core-aten"), classes=["Net", "PreNorm"])
 
 
 def _module(path: Path):
@@ -93,7 +80,7 @@ def test_node_flops_sum_to_flop_counter_on_the_module(ladder, level, name, input
 
 @pytest.fixture(scope="module")
 def gpt():
-    return _analyse(TINY_GPT, ("fx", "aten", "core-aten"), classes=["GPT"])
+    return analyse_one(TINY_GPT, ("fx", "aten", "core-aten"), classes=["GPT"])
 
 
 @pytest.mark.parametrize("level", ["aten", "core-aten"])
