@@ -23,12 +23,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # command 2's selection: the tests that need the environment to be right (a fresh venv inside the venv,
-# pipx, the worker in the venv's interpreter, the language server), and a pure one
+# pipx, the worker in the venv's interpreter, the language server tracing through it), and a pure one. One test
+# of each: the rest of their files run in the suite this test is part of, on the same machine at the same time
 SELECTION = [
     "tests/e2e/test_packaging.py::test_wheel_in_a_fresh_venv_gives_a_working_fxlens",
     "tests/e2e/test_packaging.py::test_pipx_install_gives_a_working_fxlens",
     "tests/worker/process/test_hostile.py::test_good_text_traces",
-    "tests/e2e/test_lsp_lifecycle.py",
+    "tests/e2e/test_lsp_features.py::test_lenses_on_each_class",
     "tests/shared/test_line_model.py",
 ]
 
