@@ -42,19 +42,29 @@ LEVELS = ("fx", "aten", "dynamo")
 KINDS = {"data-dependent-control-flow", "graph-break", "builtin-on-proxy", "proxy-as-number", "item/numpy"}
 
 
-async def _trace(files: list[Path]) -> dict[Path, tuple[FileReport, float]]:
+async def _trace(files: list[Path]) -> dict[Path, tuple[FileReport, float, float]]:
+    """Each file's report with fixes, the seconds it took, and the seconds of the same check without fixes (the
+    two in turns, one worker)."""
     client = WorkerClient()
     await client.start()
-    options = TraceOptions(levels=LEVELS, surface="check", cost=False, fixes=True, timeout=600)
     traced = {}
     try:
         for path in files:
-            started = time.perf_counter()
-            report = await client.analyse(str(path), path.read_text(), options)
-            traced[path] = (report, time.perf_counter() - started)
+            seconds = {}
+            for fixes in (False, True):
+                options = TraceOptions(levels=LEVELS, surface="check", cost=False, fixes=fixes, timeout=600)
+                started = time.perf_counter()
+                report = await client.analyse(str(path), path.read_text(), options)
+                seconds[fixes] = time.perf_counter() - started
+            traced[path] = (report, seconds[True], seconds[False])
     finally:
         await client.stop()
     return traced
+
+
+def _shape(shape: list, sizes: dict[str, int]) -> list[int]:
+    """An input's shape in numbers: a symbolic size ("B", "2*B") evaluated with the build's sizes."""
+    return [d if isinstance(d, int) else int(eval(d, {"__builtins__": {}}, dict(sizes))) for d in shape]
 
 
 def _sites(report: FileReport) -> dict[tuple[str, int, int], list[str]]:
@@ -107,7 +117,7 @@ def measure(corpus: Path) -> dict:
     files = sorted(corpus.glob("*.py"))
     traced = asyncio.run(_trace(files))
     rows, unfixed, failed_checks, costs = [], [], [], []
-    for path, (report, seconds) in traced.items():
+    for path, (report, seconds, plain) in traced.items():
         sites = _sites(report)
         fixes = {(f.class_name, f.line, f.col): f for cls in report.classes for f in cls.fixes}
         for cls in report.classes:  # every proof run costs, proven or not
@@ -122,12 +132,12 @@ def measure(corpus: Path) -> dict:
             proven += 1
             cls = report.find_class(fix.class_name)
             assert cls is not None
-            shapes = [list(spec.shape or []) for spec in cls.build.inputs]
+            shapes = [_shape(spec.shape or [], cls.build.sizes) for spec in cls.build.inputs]
             checked = [c.level for c in fix.proof.levels]
             verdict = _independent(path, fix, shapes, checked)
             if not verdict["ok"]:
                 failed_checks.append(f"{path.name}:{key[1]} {key[0]} [{fix.rule}]: {verdict['why']}")
-        rows.append({"file": path.name, "sites": len(sites), "proven": proven, "seconds": round(seconds, 2)})
+        rows.append({"file": path.name, "sites": len(sites), "proven": proven, "seconds": seconds, "without": plain})
     sites = sum(r["sites"] for r in rows)
     proven = sum(r["proven"] for r in rows)
     return {
@@ -149,6 +159,8 @@ def measure(corpus: Path) -> dict:
         "cost_all_median": _median(costs, "proof", "own_all"),
         "cost_all_max": _worst(costs, "proof", "own_all"),
         "retrace_ratio_median": _median(costs, "retrace", "own_levels"),
+        "check_ratio_median": statistics.median(r["seconds"] / r["without"] for r in rows) if rows else 0.0,
+        "check_ratio_all": sum(r["seconds"] for r in rows) / sum(r["without"] for r in rows) if rows else 0.0,
     }
 
 
@@ -159,6 +171,12 @@ def _costs_line(found: dict) -> str:
         f"trace at the proof's levels median **{found['cost_median']:.2f}×** (worst {found['cost_max']:.2f}×), its "
         f"re-trace alone {found['retrace_ratio_median']:.2f}×; against the class's trace at all three levels median "
         f"{found['cost_all_median']:.2f}× (worst {found['cost_all_max']:.2f}×)"
+        + (
+            f"; the whole check with fixes against the same check without, per file median "
+            f"{found['check_ratio_median']:.2f}×, all files {found['check_ratio_all']:.2f}×"
+            if "check_ratio_all" in found  # (a measurement saved before this was measured has none)
+            else ""
+        )
     )
 
 
@@ -172,10 +190,13 @@ def section(found: dict, before: dict | None = None) -> str:
         "torch, fresh process, seeds the proof never used, each input also negated and ×10, eval and train). "
         "Medians over every proof run (proven or not), all in the same run.",
         "",
-        "| file | sites | proven fix | trace + proofs |",
-        "|---|---|---|---|",
-        *(f"| {r['file']} | {r['sites']} | {r['proven']} | {r['seconds']} s |" for r in found["rows"]),
-        f"| **all** | **{found['sites']}** | **{found['proven']} ({found['share']:.0%})** | |",
+        "| file | sites | proven fix | check with fixes | without |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {r['file']} | {r['sites']} | {r['proven']} | {r['seconds']:.2f} s | {r['without']:.2f} s |"
+            for r in found["rows"]
+        ),
+        f"| **all** | **{found['sites']}** | **{found['proven']} ({found['share']:.0%})** | | |",
         "",
         f"- Proven fixes that failed the independent check: **{len(found['failed_checks'])}** (target 0)"
         + "".join(f"\n  - {line}" for line in found["failed_checks"]),

@@ -178,9 +178,11 @@ def prove(
                 rebuild=(lambda: swapped(copy.deepcopy(rebuild()), original_name, fixed_module)) if rebuild else None,
             )
             span = whole_line(where.lineno if where else 1, lines)
-            syntax = FileSyntax(lines)
+            # one context for the proof's levels (dynamo reuses fx's result); names=False: the proof reads the
+            # findings, not the shapes, so no level runs the larger sizes that name them, nor dynamo's recompile proof
+            context = ClassContext(tuple(levels), syntax=FileSyntax(lines), names=False)
             for level in levels:
-                result = TABLE[level](fixed_example, file.path, lines, span, ClassContext((level,), syntax=syntax))
+                result = TABLE[level](fixed_example, file.path, lines, span, context)
                 unclaimed = declared.unclaimed.get(level, "")
                 check, failed = level_check(level, cls.results[level], result, edits, unclaimed)
                 proof.levels.append(check)

@@ -90,8 +90,9 @@ def _dynamo(example: Any, path: str, lines: list[str], class_span: Span, context
     # what the fx level found decides the tensors dynamo runs on (ms, where dynamo takes seconds): traced
     # here, unreported, when this trace did not ask for it (a deeper level computed on demand)
     fx = context.fx or trace_fx.run(example, path, lines, class_span, context.syntax)
-    proof = recompiles.start(example, [spec.name for spec in example.build.inputs])  # beside the level's run
-    result = trace_dynamo.run(example, path, lines, class_span, fx)
+    # beside the level's run; only the editor shows it (names=False: a check, a fix's proof)
+    proof = recompiles.start(example, [spec.name for spec in example.build.inputs]) if context.names else None
+    result = trace_dynamo.run(example, path, lines, class_span, fx, names=context.names)
     if result.ok:
         result.dynamic = recompiles.finish(proof)
     elif proof is not None:
