@@ -5,7 +5,8 @@
 JOB_JSON: {"original": path, "fixed": path, "class": name, "levels": ["fx", ...], "inputs": [[4, 32], ...]}.
 Both files are imported as modules of their own; the original class is built with seed 7 and the fixed class
 gets its state_dict (no class swapping, unlike the proof). Then: at each level of the finding, the fixed
-module traces (fx: symbolic_trace; aten: torch.export; dynamo: fewer graph breaks than the original's), and on
+module traces (fx: symbolic_trace; aten: torch.export; dynamo: fewer graph breaks than the original's, every
+break reason dynamo records counted, and none left means torch.compile(fullgraph=True) captures it), and on
 five seeds the proof never used (100..104), each input as drawn, negated and times ten, in eval and in train
 mode, both modules give equal outputs (torch.allclose at rtol 1e-5, atol 1e-6, same shape and dtype), and their
 state after every call is equal. Prints one JSON object: {"ok": bool, "why": str}.
@@ -74,6 +75,26 @@ def _state_differs(a: torch.nn.Module, b: torch.nn.Module) -> str:
     return ""
 
 
+def _breaks(module: torch.nn.Module, inputs: tuple) -> int:
+    """The graph breaks torch.compile meets in one call: every break reason dynamo records (explain's
+    graph_break_count is graphs - 1, which misses a break after which no op runs: `print(...)` before `return`)."""
+    from torch._dynamo.utils import graph_break_reasons
+
+    torch._dynamo.reset()
+    torch.compile(module, backend="eager")(*inputs)
+    return len(graph_break_reasons)
+
+
+def _whole_graph(module: torch.nn.Module, inputs: tuple) -> str:
+    """ "" when torch.compile(fullgraph=True) captures the module whole, else its first break."""
+    torch._dynamo.reset()
+    try:
+        torch.compile(module, backend="eager", fullgraph=True)(*inputs)
+    except torch._dynamo.exc.Unsupported as error:
+        return str(error).splitlines()[0][:200]
+    return ""
+
+
 def _levels(job: dict, original: torch.nn.Module, fixed: torch.nn.Module, inputs: tuple) -> str:
     for level in job["levels"]:
         try:
@@ -82,12 +103,12 @@ def _levels(job: dict, original: torch.nn.Module, fixed: torch.nn.Module, inputs
             elif level == "aten":
                 torch.export.export(fixed, inputs)
             elif level == "dynamo":
-                torch._dynamo.reset()
-                before = torch._dynamo.explain(original)(*inputs).graph_break_count
-                torch._dynamo.reset()
-                after = torch._dynamo.explain(fixed)(*inputs).graph_break_count
+                before, after = _breaks(original, inputs), _breaks(fixed, inputs)
                 if after >= before:
                     return f"dynamo: {after} graph breaks, the original {before}"
+                broken = _whole_graph(fixed, inputs) if after == 0 else ""
+                if broken:
+                    return f"dynamo: no break counted, but fullgraph=True fails: {broken}"
         except Exception as error:  # noqa: BLE001  the fixed module failing its level is the verdict
             return f"{level}: {type(error).__name__}: {str(error).splitlines()[0][:200]}"
     return ""
