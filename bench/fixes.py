@@ -7,7 +7,7 @@ Each file of the corpus (default tests/fixtures/fixes: library-style code writte
 with default constructor arguments) is traced once through a warm worker at fx, aten and dynamo with fixes
 asked for, as `fxlens check --show-fixes --level fx --level aten --level dynamo` does. A site is a class's
 finding of the kinds issue 42 names (data-dependent control flow, graph breaks, a builtin or Python number on a
-traced value, `.item()`), at fx, aten or dynamo, once per class and position (the levels reporting the same
+traced value, `.item()`), at fx, aten or dynamo, once per class and line (the levels reporting the same
 line are one site). Each proven fix is then applied alone to a copy of the file and checked by
 bench/fixes_check.py in a fresh process, raw torch only: the finding's levels trace, and the outputs and state
 are equal on inputs the proof never used. A proof's cost is its own `seconds` against the class's trace at the
@@ -67,13 +67,15 @@ def _shape(shape: list, sizes: dict[str, int]) -> list[int]:
     return [d if isinstance(d, int) else int(eval(d, {"__builtins__": {}}, dict(sizes))) for d in shape]
 
 
-def _sites(report: FileReport) -> dict[tuple[str, int, int], list[str]]:
-    found: dict[tuple[str, int, int], list[str]] = {}
+def _sites(report: FileReport) -> dict[tuple[str, int], list[str]]:
+    """(class, line) -> the findings there: the levels report one statement at different columns (fx at the
+    value it failed on, dynamo at the call), and it is one site, as worker/fixes/find.py and the editor count it."""
+    found: dict[tuple[str, int], list[str]] = {}
     for cls in report.classes:
         for level, result in cls.levels.items():
             for d in result.diagnostics:
                 if d.level == level and d.severity in ("error", "warning") and d.category in KINDS:
-                    found.setdefault((cls.name, d.line, d.col), []).append(f"{level}: {d.category}")
+                    found.setdefault((cls.name, d.line), []).append(f"{level}: {d.category}")
     return found
 
 
@@ -119,9 +121,10 @@ def measure(corpus: Path) -> dict:
     rows, unfixed, failed_checks, costs = [], [], [], []
     for path, (report, seconds, plain) in traced.items():
         sites = _sites(report)
-        fixes = {(f.class_name, f.line, f.col): f for cls in report.classes for f in cls.fixes}
-        for cls in report.classes:  # every proof run costs, proven or not
-            costs += [_cost(f, cls) for f in cls.fixes if f.edits and f.proof.seconds]
+        fixes = {(f.class_name, f.line): f for cls in report.classes for f in cls.fixes}
+        for cls in report.classes:  # every proof run costs, proven or not (an `elif`'s site reuses its `if`'s)
+            run = {repr(f.edits): f for f in cls.fixes if f.edits and f.proof.seconds}
+            costs += [_cost(f, cls) for f in run.values()]
         proven = 0
         for key, levels in sites.items():
             fix = fixes.get(key)

@@ -65,6 +65,8 @@ class FixProof:
     # the arguments whose tensors the original changed for the caller and the fix does not (declared by the
     # rewrite, and the only differences the proof allowed in the caller's tensors after the call)
     inputs_changed: list[str] = field(default_factory=list)
+    # lines the fix replaces that no input compared ran (worker/fixes/coverage.py): no output shows that branch
+    unreached: list[int] = field(default_factory=list)
     seconds: float = 0.0  # the whole proof: load the copy, re-trace, run both modules
 
     def summary(self) -> str:
@@ -74,6 +76,7 @@ class FixProof:
             parts.append(
                 f"outputs {self.outputs} on {self.inputs} inputs"
                 + (" (train and eval)" if "train" in self.modes else "")
+                + (f", none of which runs line {', '.join(map(str, self.unreached))}" if self.unreached else "")
             )
         parts += [f"the caller's `{name}` no longer changed" for name in self.inputs_changed]
         return ", ".join(parts)
@@ -154,10 +157,14 @@ def apply_edits(text: str, edits: list[TextEdit]) -> str:
 
 def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
     """The text with every proven fix that still applies, one after another in file order (a later fix whose
-    edits overlap an earlier one's is left out); the fixes applied."""
+    edits overlap an earlier one's is left out, and one whose edits were made already counts as applied: an
+    `elif`'s finding is fixed by its `if`'s rewrite); the fixes applied."""
     applied: list[Fix] = []
     edits: list[TextEdit] = []
     for fix in sorted((f for f in fixes if f.proven), key=lambda f: (f.line, f.col)):
+        if fix.edits and all(e in edits for e in fix.edits):
+            applied.append(fix)
+            continue
         try:
             apply_edits(text, [*edits, *fix.edits])
         except StaleFix:

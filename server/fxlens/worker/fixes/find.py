@@ -83,7 +83,10 @@ def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, deadline
             if site is None or proposed is None:
                 continue
             fix = _fix(entry, cls, site, proposed)
-            if fix.edits and deadline is not None and time.monotonic() + _needed(cls, levels) > deadline:
+            same = next((f for f in fixes if f.edits == fix.edits and f.proven), None) if fix.edits else None
+            if same is not None:  # (an `elif`'s site: its `if`'s rewrite, proven already)
+                fix.proof = same.proof
+            elif fix.edits and deadline is not None and time.monotonic() + _needed(cls, levels) > deadline:
                 fix.proof.failed = "not proven: the trace's time limit (fxlens.timeoutSeconds, --timeout) came first"
             elif fix.edits:
                 fix.proof = prove(file, cls, fix.edits, levels, _declared(proposed))

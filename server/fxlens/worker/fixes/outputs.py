@@ -1,11 +1,12 @@
 """The second half of a fix's proof: the original and the fixed module run on the same inputs, compared.
 
 Inputs: the traced example's own values where they are real CPU tensors (else a draw at its sizes, seed 0),
-then two seeded draws (passes/proof.py's `draw`: torch.randn at the example's sizes). Modes: eval, and train
-too where the original's outputs differ between them (dropout, batch norm); the global RNG is seeded alike
-before each call, so dropout draws the same mask for both. After every call the two modules' state (parameters,
-buffers, plain attributes of every submodule) must be equal, and so must what the call printed and warned.
-Each module gets its own copy of the inputs, and the caller's tensors after the call are compared too: code
+then two seeded draws (passes/proof.py's `draw`: torch.randn at the example's sizes), then the variants of them
+that run a line the fix replaces which those do not (coverage.py): a fix is compared on every way it rewrites.
+Modes: eval, and train too where the original's outputs differ between them (dropout, batch norm); the global RNG
+is seeded alike before each call, so dropout draws the same mask for both. After every call the two modules' state
+(parameters, buffers, plain attributes of every submodule) must be equal, and so must what the call printed and
+warned. Each module gets its own copy of the inputs, and the caller's tensors after the call are compared too: code
 that updates its input in place changes what the caller holds, which is state the caller sees.
 """
 
@@ -17,12 +18,13 @@ import inspect
 import io
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
+from fxlens.worker.fixes.coverage import covering
 from fxlens.worker.passes.proof import ATOL, RTOL, draw, first_line
 
 SEEDS = (0, 1, 2)
@@ -39,6 +41,7 @@ class Compared:
     state_equal: bool = True
     printed_equal: bool = True
     inputs_changed: tuple[str, ...] = ()  # declared by the rewrite, and found so
+    unreached: list[int] = field(default_factory=list)  # lines the fix replaces that no input ran
 
 
 def _real(value: Any) -> bool:
@@ -130,9 +133,15 @@ def _diff(a: Any, b: Any) -> tuple[str, float]:
 
 
 def compare(
-    original: torch.nn.Module, fixed: torch.nn.Module, example: Any, may_change: tuple[str, ...] = ()
+    original: torch.nn.Module,
+    fixed: torch.nn.Module,
+    example: Any,
+    may_change: tuple[str, ...] = (),
+    path: str = "",
+    lines: frozenset[int] = frozenset(),
 ) -> Compared:
-    """`may_change`: the arguments the rewrite declared the caller no longer sees changed."""
+    """`may_change`: the arguments the rewrite declared the caller no longer sees changed. `lines`: the lines of
+    `path` the fix replaces, each of which should run on some input compared."""
     result = Compared()
     inputs_changed: set[str] = set()
     sets = input_sets(example)
@@ -140,15 +149,18 @@ def compare(
         probe = copy.deepcopy(original)  # (a train run moves running statistics: the compared pair stays as built)
         evaluated, _ = _call(probe.eval(), *_copied(*sets[0]), SEEDS[0])
         trained, _ = _call(probe.train(), *_copied(*sets[0]), SEEDS[0])
+        added, unrun = covering(lambda inputs: _call(probe.eval(), *_copied(*inputs), SEEDS[0]), path, sets, set(lines))
     except Exception as error:  # noqa: BLE001  the user's forward on real tensors: the proof cannot run
         result.failed = f"the original module does not run on CPU tensors ({first_line(error)})"
         return result
+    result.unreached = sorted(unrun)  # (a branch no input takes, as `if x.abs().max() > 2` after a norm: said)
+    sets += added
     result.modes = ("eval", "train") if _diff(evaluated, trained)[0] != "equal" else ("eval",)
     for mode in result.modes:
         original.train(mode == "train")
         fixed.train(mode == "train")
         for index, (args, kwargs) in enumerate(sets):
-            seed = SEEDS[index]
+            seed = SEEDS[index] if index < len(SEEDS) else index  # (a variant coverage.py added)
             given, given_fixed = _copied(args, kwargs), _copied(args, kwargs)
             before, said = _call(original, *given, seed)
             try:

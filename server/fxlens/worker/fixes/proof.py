@@ -25,6 +25,7 @@ from fxlens import lines as line_model
 from fxlens.fix_report import FixProof, LevelCheck, StaleFix, TextEdit, apply_edits
 from fxlens.report import LevelResult
 from fxlens.worker.failures.classify import whole_line
+from fxlens.worker.fixes.coverage import lines_to_run
 from fxlens.worker.fixes.outputs import compare
 from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.table import TABLE, ClassContext
@@ -190,26 +191,37 @@ def prove(
                     proof.failed = failed
                     return _timed(proof, started)
             fixed = swapped(copy.deepcopy(module), original_name, fixed_module) if module is not None else None
-            _outputs(proof, example, module, why_not, fixed, declared.changes_inputs)
+            replaced = (file.path, frozenset(lines_to_run(file.text, edits)))
+            _outputs(proof, example, module, why_not, fixed, declared.changes_inputs, replaced)
     except Exception as error:  # noqa: BLE001  the edited file's own top level or a level raising: not proven
         proof.failed = proof.failed or f"the fixed file does not run: {first_line(error)}"
     return _timed(proof, started)
 
 
-def _outputs(proof: FixProof, example: Any, module: Any, why_not: str, fixed: Any, changes: tuple[str, ...]) -> None:
+def _outputs(
+    proof: FixProof,
+    example: Any,
+    module: Any,
+    why_not: str,
+    fixed: Any,
+    changes: tuple[str, ...],
+    replaced: tuple[str, frozenset[int]],
+) -> None:
+    """`replaced`: the file's path and the lines the fix replaces (each should run on an input compared)."""
     if module is None:
         proof.failed = f"outputs not compared: {why_not}"
         return
     if example.inputs is None:
         proof.failed = "outputs not compared: fxlens has no example inputs for this class"
         return
-    compared = compare(module, fixed, example, changes)
+    compared = compare(module, fixed, example, changes, *replaced)
     proof.inputs, proof.modes = compared.inputs, list(compared.modes)
     proof.outputs = compared.outputs if not compared.failed else ""
     proof.rtol, proof.atol = (RTOL, ATOL) if compared.outputs == "close" else (0.0, 0.0)
     proof.max_abs_diff = compared.max_abs_diff
     proof.state_equal, proof.printed_equal = compared.state_equal, compared.printed_equal
     proof.inputs_changed = list(compared.inputs_changed)
+    proof.unreached = compared.unreached
     proof.failed = compared.failed
     proof.proven = not compared.failed
 

@@ -116,11 +116,22 @@ def _next_statement(site: Site, statement: ast.stmt) -> ast.stmt | None:
     return None
 
 
+def _chain_head(site: Site, node: ast.If) -> ast.If:
+    """The `if` an `elif` belongs to: an `elif` is the one statement of the `orelse` of the `if` above it, and
+    rewriting it alone would overwrite what that `if`'s first branch set."""
+    for parent in ast.walk(site.tree):
+        if isinstance(parent, ast.If) and len(parent.orelse) == 1 and parent.orelse[0] is node:
+            return _chain_head(site, parent)
+    return node
+
+
 def propose(site: Site) -> Rewrite | Declined | None:
     torch = site.torch_name()
     found = next(iter(site.enclosing((ast.If, ast.IfExp))), None)
     if found is None:
         return None
+    if isinstance(found, ast.If):
+        found = _chain_head(site, found)  # (dynamo breaks again at an `elif`, in the frame that resumes there)
     if torch is None:
         return Declined(TITLE, "the file does not import torch")
     if isinstance(found, ast.IfExp):

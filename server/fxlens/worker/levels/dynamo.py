@@ -354,14 +354,14 @@ def run(
     note = ""
     if scaled is not None:
         twins, note = _twins(explained.graphs, scaled)
-    names = SampledSizes(free_sizes(example.flat(), free) if free else {})  # free: the scaled run ran
+    sizes = SampledSizes(free_sizes(example.flat(), free) if free else {})  # free: the scaled run ran
     found = _breaks(explained.reasons, explained.logged, path, lines, class_span)
     diagnostics = [_diagnostic(b) for b in found]
     code = "\n".join(f"# graph {i}\n{g.code.strip()}\n" for i, g in enumerate(explained.graphs))
     return LevelResult(
         LEVEL,
         True,
-        nodes_of(explained.graphs, path, lines, names, twins),
+        nodes_of(explained.graphs, path, lines, sizes, twins),
         diagnostics,
         code,
         time.perf_counter() - started,
