@@ -153,9 +153,22 @@ def cpu_export(instance: torch.nn.Module, args: tuple, kwargs: dict | None = Non
         return torch.nn.Parameter(made, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else made
 
     swapped = {name: fake(t) for name, t in state.items()}
-    with _reparametrize_module(instance, swapped), mode:
-        args, kwargs = tree_map_only(torch.Tensor, fake, (args, kwargs or {}))
-        return torch.export.export(instance, args, kwargs=kwargs or None, strict=False)
+    # tensors kept as plain attributes (`self.rope = rotary_table(...)` of a set-up call) are the CPU's too
+    held = [
+        (sub, name, value)
+        for sub in instance.modules()
+        for name, value in vars(sub).items()
+        if type(value) is torch.Tensor and on_meta(value)
+    ]
+    try:
+        for sub, name, value in held:
+            setattr(sub, name, fake(value))
+        with _reparametrize_module(instance, swapped), mode:
+            args, kwargs = tree_map_only(torch.Tensor, fake, (args, kwargs or {}))
+            return torch.export.export(instance, args, kwargs=kwargs or None, strict=False)
+    finally:
+        for sub, name, value in held:
+            setattr(sub, name, value)
 
 
 def export_rows(program: torch.export.ExportedProgram, path: str) -> list[Row]:

@@ -29,68 +29,34 @@ from research_reference import CORPUS  # noqa: E402
 FILES = {model.key: model for model in CORPUS}
 RAW_TORCH = ROOT / "bench" / "reach_research_torch.py"
 
-SOLVE = "#41 item 1: inputs the model constrains, solved"
 STRUCTURED = "#41 item 2: structured inputs"
-CONSTRUCT = "#41 item 3: constructor values from the module's own checks"
-CONFIGS = "#41 item 4: research configs (argparse defaults, YAML, dict)"
-SETUP = "#41 item 5: set-up calls before forward"
-LAZY = "#41 item 6: nn.Lazy* layers materialised by one fake forward"
 
-CIFAR_HEAD = f"{SOLVE}: the head after a fixed pooling wants 32x32 images"
-ARGS = f"{CONFIGS}: `configs` is run.py's argparse Namespace"
-GROUPS = f"{CONSTRUCT}: GroupNorm(32, channels) wants a multiple of 32"
-CACHES = f"{SETUP}: CachedDecoder's forward needs `setup_caches` (its blocks are traced from its run)"
-VAE = f"{SOLVE}: `hidden_dims[-1] * 4` fixes 64x64 images"
 # (file, class, levels) -> why fxlens does not show those levels yet: measured on main before issue 41's mechanisms
-# landed (bench/RESULTS.md, the research section's baseline)
+# landed (bench/RESULTS.md, the research section's baseline); a row goes once its class reaches
 NOT_YET_BY_CLASS = [
-    ("cifar-bench/nets/residual.py", "CifarResNet", "aten", CIFAR_HEAD),
-    ("cifar-bench/nets/plain.py", "PlainConvNet", "aten", CIFAR_HEAD),
-    ("cifar-bench/nets/mobile.py", "MobileNetCifar", "aten", CIFAR_HEAD),
-    ("cifar-bench/nets/dense.py", "DenseNetCifar", "aten", CIFAR_HEAD),
-    ("cifar-bench/nets/wide.py", "WideResNet", "aten", CIFAR_HEAD),
-    ("forecast/layers/embed.py", "ValueEmbedding", "aten", f"{SOLVE}: InputEmbedding's child, its run fails"),
-    ("forecast/layers/embed.py", "InputEmbedding", "aten", f"{SOLVE}: a positional table sliced by the input's length"),
-    ("forecast/layers/blocks.py", "EncoderBlock", "fx aten", f"{CONSTRUCT}: an attention module as an argument"),
-    ("forecast/layers/blocks.py", "Encoder", "fx aten", f"{CONSTRUCT}: a list of blocks as an argument"),
-    ("forecast/models/forecaster.py", "Forecaster", "aten", ARGS),
-    ("forecast/models/decomp_linear.py", "DecompLinear", "fx aten", ARGS),
-    ("forecast/models/patch_forecaster.py", "FlattenHead", "fx aten", f"{ARGS} (built only by PatchForecaster)"),
-    ("forecast/models/patch_forecaster.py", "PatchForecaster", "aten", ARGS),
-    ("ldm-mini/ldm/modules/unet.py", "SelfAttention2d", "fx aten", GROUPS),
-    ("ldm-mini/ldm/modules/unet.py", "UNet", "fx aten", GROUPS),
-    ("ldm-mini/ldm/modules/unet.py", "ClassConditionalUNet", "fx aten", GROUPS),
-    ("ldm-mini/ldm/modules/autoencoder.py", "KLAutoencoder", "fx aten", f"{CONFIGS}: a `ddconfig` dict (YAML)"),
     ("setdet/setdet/position.py", "SinePositions", "aten", f"{STRUCTURED}: a boolean padding mask beside the map"),
     ("setdet/setdet/transformer.py", "DetectionTransformer", "aten", f"{STRUCTURED}: src, mask, queries, pos"),
-    ("setdet/setdet/detector.py", "SetDetector", "fx aten", f"{CONFIGS}: build_detector(args) from main.py's argparse"),
     ("promptseg/promptseg/nets/clicks.py", "FourierPositions", "aten", f"{STRUCTURED}: a (h, w) tuple of ints"),
     ("promptseg/promptseg/nets/clicks.py", "ClickEncoder", "aten", f"{STRUCTURED}: Optional clicks, boxes, masks"),
     ("promptseg/promptseg/nets/heads.py", "MaskHead", "aten", f"{STRUCTURED}: four inputs that must agree"),
     ("promptseg/promptseg/nets/fpn.py", "FPNHead", "aten", f"{STRUCTURED}: a list of four feature maps"),
-    ("tinygen/model.py", "RootNorm", "aten", CACHES),
-    ("tinygen/model.py", "GQAttention", "aten", CACHES),
-    ("tinygen/model.py", "DecoderLayer", "aten", CACHES),
-    ("tinygen/model.py", "CachedDecoder", "aten", CACHES),
-    ("tinygen/model.py", "LongRotary", "aten", f"{SOLVE}: positions index the rotary table; x must match head_dim"),
-    ("poolvit/poolvit/pooling.py", "AttentionPool", "aten", f"{SOLVE}: the positional table fixes the token count"),
-    ("poolvit/poolvit/vit.py", "ChannelNorm", "aten", f"{SOLVE}: `assert x.shape[1] == self.channels`"),
     ("poolvit/poolvit/vit.py", "MaskedViT", "aten", f"{STRUCTURED}: forward(*args, **kwargs) -> forward_features(x)"),
-    ("poolvit/poolvit/tokenizer.py", "LazyStem", "aten", LAZY),
-    ("vae-zoo/vaes/gaussian.py", "GaussianVAE", "aten", VAE),
-    ("vae-zoo/vaes/gaussian.py", "WeightedKLVAE", "aten", VAE),
 ]
 NOT_YET = {(key, name, level): why for key, name, levels, why in NOT_YET_BY_CLASS for level in levels.split()}
 
 
-def _reach_params(level: str) -> list:
-    raw = "fx" if level == "fx" else "export"
+# each level fxlens shows, and what raw torch does for it: `fx` where symbolic_trace traces, `aten` where export exports
+RAW = {"fx": "fx", "aten": "export"}
+
+
+def _reach_params() -> list:
     params = []
-    for key, model in FILES.items():
-        for name in model.classes:
-            why = NOT_YET.get((key, name, level))
-            marks = [pytest.mark.xfail(strict=False, reason=why)] if why else []
-            params.append(pytest.param(key, name, raw, marks=marks, id=f"{key}::{name}"))
+    for level in RAW:
+        for key, model in FILES.items():
+            for name in model.classes:
+                why = NOT_YET.get((key, name, level))
+                marks = [pytest.mark.xfail(strict=False, reason=why)] if why else []
+                params.append(pytest.param(key, name, level, marks=marks, id=f"{level}:{key}::{name}"))
     return params
 
 
@@ -164,7 +130,10 @@ def test_every_level_shown_has_raw_torchs_nodes(runs, torch_side, key):
             assert agree, f"{name} ({level}): {why}"
 
 
-def _reach(runs, torch_side, key: str, name: str, raw: str, level: str) -> None:
+@pytest.mark.parametrize(("key", "name", "level"), _reach_params())
+def test_a_graph_where_raw_torch_has_one(runs, torch_side, key, name, level):
+    """An fx graph where raw torch fx-traces the class, an aten graph where it exports it."""
+    raw = RAW[level]
     truth = torch_side[key]["truth"][name]
     assert "reference_error" not in truth, truth
     if not truth[f"{raw}_ok"]:
@@ -173,13 +142,3 @@ def _reach(runs, torch_side, key: str, name: str, raw: str, level: str) -> None:
     assert obj is not None, f"no {level} report for {name}"
     errors = [f"{d['category']}: {d['message'][:300]}" for d in obj["diagnostics"] if d["severity"] == "error"]
     assert reach_common.shown(obj), errors or obj["diagnostics"]
-
-
-@pytest.mark.parametrize(("key", "name", "raw"), _reach_params("fx"))
-def test_fx_graph_where_raw_torch_traces(runs, torch_side, key, name, raw):
-    _reach(runs, torch_side, key, name, raw, "fx")
-
-
-@pytest.mark.parametrize(("key", "name", "raw"), _reach_params("aten"))
-def test_aten_graph_where_raw_torch_exports(runs, torch_side, key, name, raw):
-    _reach(runs, torch_side, key, name, raw, "aten")

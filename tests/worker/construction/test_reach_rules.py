@@ -346,6 +346,6 @@ def test_experts_multiplied_by_grouped_mm_get_inputs_and_export_as_raw_torch(rep
     ],
 )
 def test_the_size_a_forwards_error_asks_for_is_read_from_its_message(message, sizes):
-    from fxlens.worker.construction.guess_inputs import named_size
+    from fxlens.worker.construction.resized import named_size
 
     assert named_size(ValueError(message)) == sizes

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxlens.worker.construction import config_files, script_defaults
+from fxlens.worker.construction import config_files, name_kinds, script_defaults
 from fxlens.worker.construction import guess_arguments as guessing
 from fxlens.worker.construction.module_arguments import Option
 from fxlens.worker.construction.package_calls import SHRUNK_LAYERS
@@ -277,7 +277,7 @@ def _best(found: list[Any], names: list[str], whole: bool = True) -> Any:
 
 def _shrunk(name: str, value: Any, sources: Sources) -> Any:
     if (
-        guessing.kind_of(name) == "depth"
+        name_kinds.kind_of(name) == "depth"
         and isinstance(value, int)
         and not isinstance(value, bool)
         and value > SHRUNK_LAYERS
@@ -325,7 +325,7 @@ def inferred(name: str, use: Use) -> Any:
     if use.truth and not use.numeric:
         return False  # a switch (`if args.mix_channels`): off, the plainer model
     param = inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    options = guessing.options_for(param, use, {}, [], nested=True)
+    options = guessing.options_for(param, use, {}, [], nested=guessing.MODULE_DEPTH)
     return options[0].value if options else None
 
 
@@ -358,3 +358,23 @@ def guess_with_bags(
     others = [f"{k}={v}" for k, v in made.arguments.items() if k not in bags]
     labels = [label(p, sources[p], isinstance(bags[p].value, dict)) for p in bags]
     return made, "; ".join([*labels, *([", ".join(others)] if others else [])])
+
+
+def factory_bags(roots: list[str], function: ast.FunctionDef, path: str) -> tuple[list, dict, Callable[[], str]] | None:
+    """A bag for each required parameter of a factory (`def build_detector(args): ... return
+    SetDetector(...)`), when every one is a bag of the settings the factory reads, filled as a class's
+    bag is: (positional, keywords, their label once the factory has read them); None otherwise."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    required = positional[: len(positional) - len(arguments.defaults)]
+    keywords = [a for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is None]
+    if any(a.annotation is not None for a in [*required, *keywords]):
+        return None  # an annotated parameter says what it is: not a bag fxlens makes up
+    params = [inspect.Parameter(a.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in [*required, *keywords]]
+    reads = bag_reads(ast.Module(body=[function], type_ignores=[]), None, params)
+    if not params or len(reads) != len(params):
+        return None
+    bags, sources = bag_options(reads, path, roots, inferred)
+    values = [bags[a.arg].value for a in required]
+    given = {a.arg: bags[a.arg].value for a in keywords}
+    return values, given, lambda: "; ".join(label(p.name, sources[p.name]) for p in params)

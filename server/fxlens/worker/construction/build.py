@@ -25,7 +25,6 @@ from fxlens.worker.construction import (
     parameter_uses,
 )
 from fxlens.worker.construction import guess_arguments as guessing
-from fxlens.worker.construction.placeholders import placeholders
 from fxlens.worker.levels.memory_bound import BoundedRebuild, OverBound, cannot_allocate
 from fxlens.worker.levels.values import dtype_name
 from fxlens.worker.load.discover import ClassSource, calls_to
@@ -241,7 +240,9 @@ def build_alone(
             ),
         )
     made_here = lambda make: on_device(device, make)  # noqa: E731
-    found = package_calls.build_by_own_factory(cls, module, tree, made_here, namespace)
+    # `build_detector(args)`: a factory called with a bag of settings for `args`
+    runner = package_calls.Runner(made_here, partial(attribute_bags.factory_bags, list(roots)))
+    found = package_calls.build_by_own_factory(cls, module, tree, runner, namespace)
     if found is not None:
         return found.instance, Build("call-in-file", detail=found.detail, device=device, directive=found.directive)
     scripted = main_block.build_by_main_block(cls, tree, namespace, source_path(module), made_here)
@@ -250,7 +251,13 @@ def build_alone(
             "call-in-file", detail=scripted.detail, device=device, directive=scripted.directive
         )
     found = package_calls.build_from_package(
-        index or package_index.Index(), cls, module.__name__, source_path(module), list(roots), made_here, namespace
+        index or package_index.Index(),
+        cls,
+        module.__name__,
+        source_path(module),
+        list(roots),
+        runner,
+        namespace,
     )
     if found is not None:
         return found.instance, Build("found", detail=found.detail, device=device, directive=found.directive)
@@ -287,89 +294,6 @@ def build_alone(
 
 def source_path(module: types.ModuleType) -> str:
     return module.__file__ or "<buffer>"
-
-
-class Unfilled(Exception):
-    """A drafted directive whose constructor still holds placeholders (`FILL_unit`): nothing to build yet."""
-
-    def __init__(self, names: list[str]) -> None:
-        super().__init__(", ".join(names))
-        self.names = names
-
-
-class DirectiveFailed(Exception):
-    """The directive's own expression raised: `stage` is "construction" or "inputs"."""
-
-    def __init__(self, stage: str, error: BaseException) -> None:
-        super().__init__(f"{type(error).__name__}: {error}")
-        self.stage, self.error = stage, error
-
-
-def split_directive(
-    text: str, path: str, line: int | None = None, col: int = 0
-) -> tuple[ast.expr, list[ast.expr] | None, list[ast.keyword]]:
-    """`Ctor(args)(inputs)` -> (constructor expression, input expressions); `Ctor(args)` -> inputs None.
-
-    With `line` (and the column the expression starts at), its nodes carry the comment's position, so
-    a traceback through the directive points at the directive's line."""
-    expr = ast.parse(text, filename=path, mode="eval").body
-    if line is not None:
-        for node in ast.walk(expr):
-            if isinstance(node, (ast.expr, ast.keyword, ast.arg)):  # the nodes of an expression with a position
-                one_line = node.lineno == getattr(node, "end_lineno", node.lineno) == 1
-                node.lineno = node.end_lineno = line
-                if one_line:
-                    node.col_offset += col
-                    node.end_col_offset = (node.end_col_offset or 0) + col
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
-        return expr.func, expr.args, expr.keywords
-    return expr, None, []
-
-
-def checked_call(instance: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """The call as written: keywords stay keywords (export's `kwargs=`), so a `**kwargs` forward gets
-    them by name. Raises TypeError (as the call would) when forward does not accept them."""
-    try:
-        signature = inspect.signature(instance.forward)
-    except (TypeError, ValueError):
-        return tuple(args), dict(kwargs)
-    signature.bind(*args, **kwargs)
-    return tuple(args), dict(kwargs)
-
-
-def from_directive(
-    source: ClassSource, cls: type[nn.Module], module: types.ModuleType, device: str, column: int = 0
-) -> Example:
-    """Build and call as the directive says. Raises DirectiveFailed when its expression raises, and
-    CannotBuild when it builds anything but the class it sits above."""
-    path = source_path(module)
-    ctor, input_exprs, keywords = split_directive(source.directive or "", path, source.directive_line, column)
-    namespace = directive_namespace(module)
-    if unfilled := placeholders(ctor):
-        raise Unfilled(unfilled)
-    try:
-        instance = on_device(device, lambda: evaluate(ctor, namespace, path))
-    except Exception as error:
-        raise DirectiveFailed("construction", error) from error
-    if type(instance) is not cls and type(instance).__name__ != source.name:
-        built = type(instance).__name__
-        what = built if isinstance(instance, nn.Module) else f"{built}, not an nn.Module"
-        raise CannotBuild(
-            f"the directive above `class {source.name}` builds a `{what}`: it must build the class it sits above"
-        )
-    example = Example(
-        instance, Build("directive", "none", detail=source.directive or "", device=device, directive=ast.unparse(ctor))
-    )
-    example.unfilled = placeholders([*(input_exprs or []), *(k.value for k in keywords)])
-    if input_exprs is not None and not example.unfilled:
-        try:
-            args = on_device(device, lambda: tuple(evaluate(e, namespace, path) for e in input_exprs))
-            kwargs = on_device(device, lambda: {k.arg: evaluate(k.value, namespace, path) for k in keywords if k.arg})
-            example.inputs, example.kwargs = checked_call(instance, args, kwargs)
-        except Exception as error:
-            raise DirectiveFailed("inputs", error) from error
-        example.build.inputs_source = "directive"
-    return example
 
 
 def _positional_names(instance: nn.Module, count: int) -> list[str]:

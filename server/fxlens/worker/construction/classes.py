@@ -12,6 +12,7 @@ from torch import nn
 
 from fxlens.report import Build, Diagnostic
 from fxlens.worker.construction import build as building
+from fxlens.worker.construction import directive as directives
 from fxlens.worker.construction import lazy, package_parents, placeholders, setup_calls
 from fxlens.worker.construction.children import in_plain_words
 from fxlens.worker.construction.infer import guessed_params, infer_inputs
@@ -106,14 +107,14 @@ class Building:
                     example = self._construct(source, loaded, device)
             except OverBound as over:
                 return over_bound(source, over, self.path, self.lines)
-            except building.Unfilled as unfilled:
+            except directives.Unfilled as unfilled:
                 span = whole_line(source.directive_line or source.line, self.lines)
                 return [placeholders.unfilled(source.name, unfilled.names, "construction", span)]
             except building.CannotBuild as reason:
                 if source.directive:
                     return directive_failed(source, reason, "construction", self.path, self.lines)
                 return reason
-            except building.DirectiveFailed as failed:
+            except directives.DirectiveFailed as failed:
                 last_error, stage = failed.error, failed.stage
                 continue
             except RecursionError as error:  # no device changes a recursion: the CPU would only run it again
@@ -161,7 +162,7 @@ class Building:
         """The class built on `device` from its directive, or alone (see build.build_alone)."""
         cls = loaded.module.__dict__[source.name]
         if source.directive:
-            return building.from_directive(source, cls, loaded.module, device, directive_column(self.lines, source))
+            return directives.from_directive(source, cls, loaded.module, device, directive_column(self.lines, source))
         alone = partial(building.build_alone, source, cls, loaded.module, loaded.tree, device, self.roots)
         instance, build = alone(self.package_index)
         try:
@@ -234,7 +235,7 @@ class Building:
             if id(sub) in calls:
                 args, kwargs, dims = calls[id(sub)]
                 try:
-                    child.inputs, child.kwargs = building.checked_call(sub, args, kwargs)
+                    child.inputs, child.kwargs = directives.checked_call(sub, args, kwargs)
                 except TypeError:
                     continue
                 child.dims = dims

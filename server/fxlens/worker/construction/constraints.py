@@ -148,7 +148,7 @@ def _multiple(mod: ast.BinOp, names: dict) -> Constraint | None:
 
 def satisfied(constraint: Constraint, values: dict[str, Any], changeable: dict[str, str | None]) -> dict[str, int]:
     """The values (of `values`, the arguments tried) that change to satisfy `constraint`: {} when none
-    can. `changeable` maps each argument fxlens chose to its kind (guess_arguments.kind_of): a width
+    can. `changeable` maps each argument fxlens chose to its kind (name_kinds.kind_of): a width
     or a channel count changes to a multiple, a count of groups or heads to a divisor."""
 
     def holding(name: str, value: int, kinds: tuple[str | None, ...]) -> list[str]:

@@ -30,6 +30,7 @@ class Use:
     rank: int | None = None
     dtype: torch.dtype | None = None
     layer: str | None = None  # the attribute of the first `self.<layer>(value)` call
+    index: bool = False  # it selects rows of a table: `self.rope[input_pos]`, `mask[None, None, input_pos]`
 
 
 def handed_on(instance: Any) -> Callable[..., Any] | None:
@@ -129,6 +130,10 @@ def _use(tree: ast.FunctionDef, name: str, is_it: Callable[[ast.AST], bool]) -> 
         elif isinstance(node, ast.Subscript) and _is_name(node.value, name) and isinstance(node.slice, ast.Constant):
             if isinstance(node.slice.value, str) and node.slice.value not in use.keys:
                 use.keys.append(node.slice.value)
+        elif isinstance(node, ast.Subscript) and any(
+            is_it(part) for part in (node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice])
+        ):
+            use.index = True
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert) and _contains(node.operand, is_it):
             use.dtype = use.dtype or torch.bool
         elif isinstance(node, ast.Call):

@@ -11,8 +11,9 @@ import ast
 import inspect
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from torch import nn
@@ -20,103 +21,24 @@ from torch import nn
 from fxlens.worker.construction import constraints
 from fxlens.worker.construction.module_arguments import (
     Option,
+    constructed,
     is_module_class,
     module_options,
     named_instances,
+    named_like,
     torch_classes,
 )
+from fxlens.worker.construction.name_kinds import COUNTED, DIM, INT_VALUES, ints, kind_of, words
 from fxlens.worker.construction.parameter_uses import Use, forwarded, init_of, uses_in
 
 MAX_BUILDS = 12
-_DIM, _HEAD_DIM = 64, 16
-
-# (kind, words of a name that say it): checked in order; the first kind any word matches wins
-_KINDS = (
-    ("rate", {"dropout", "drop", "rate", "prob", "p"}),
-    ("eps", {"eps", "epsilon"}),
-    ("length", {"seq", "len", "length", "context", "ctx", "positions", "position", "window"}),
-    ("vocab", {"vocab", "ntoken", "ntokens", "tokens", "embeddings"}),
-    ("classes", {"classes", "labels", "class", "categories"}),
-    ("image", {"image", "img", "resolution", "res"}),
-    ("patch", {"patch"}),
-    ("channels", {"channels", "chans", "channel", "chan"}),
-    ("activation", {"act", "activation", "nonlinearity"}),
-    ("kernel", {"kernel"}),
-    ("stride", {"stride", "strides"}),
-    ("padding", {"padding", "pad"}),
-    ("groups", {"groups", "group"}),
-    ("ratio", {"ratio", "mult", "factor", "expansion", "multiplier"}),
-    ("experts", {"experts", "expert"}),
-    ("top", {"topk", "top"}),
-    ("heads", {"heads", "head", "nhead", "nheads"}),
-    ("depth", {"depth", "depths", "layers", "layer", "blocks", "stages", "nlayers"}),
-    (
-        "dim",
-        {
-            "dim",
-            "dims",
-            "hidden",
-            "width",
-            "widths",
-            "embed",
-            "embd",
-            "emb",
-            "model",
-            "features",
-            "size",
-            "sizes",
-            "planes",
-            "inplanes",
-            "units",
-            "hid",
-            "latent",
-            "ff",
-            "ffn",
-            "mlp",
-            "inner",
-            "intermediate",
-            "d",
-            "filters",
-            "embedding",
-        },
-    ),
-    ("norm", {"norm", "normalization", "normalisation"}),
-)
+# module arguments guessed this deep: `Encoder(blocks)` -> [EncoderBlock(attention=FullAttention(...), ...)]
+MODULE_DEPTH = 2
 # the last word of a parameter that takes a class (`block`, `norm_layer`, `cell_type`), unless counted
 _BLOCK_WORDS = {"block", "layer", "cell", "module", "cls", "type", "builder", "fn", "factory"}
 # the names that lookups by name (`get_activation(act_fn)`, `Norm[norm_name, 2]`) of every library know
 _NAMED = {"activation": ("silu", "gelu", "relu"), "norm": ("batch", "instance", "layer", "group")}
-# how many spatial dimensions a layer works in (`spatial_dims` of medical-imaging code): a plane first
-_SPATIAL_DIMS = {"spatial_dims", "spatial_dim", "num_spatial_dims", "n_dims", "ndim", "ndims", "dimensions"}
 _COUNT_WORDS = {"n", "num", "number", "count"}
-_INT_VALUES = {
-    "vocab": [100],
-    "classes": [10],
-    "image": [32, 64],
-    "patch": [8, 4],
-    "kernel": [3],
-    "stride": [1, 2],
-    "padding": [1, 0],
-    "groups": [1],
-    "ratio": [4],
-    "length": [16],
-    "experts": [4],
-    "top": [2, 1],
-    "heads": [4, 2],
-    "depth": [2, 1],
-    "dim": [_DIM, 32],
-    "spatial_dims": [2, 3],
-}
-
-
-# kinds that count modules (`num_experts`, `n_heads`, `depth`)
-_COUNTED = ("experts", "heads", "depth")
-
-
-def words(name: str) -> list[str]:
-    """`n_embd` -> [n, embd]; `numHeads` -> [num, heads]; `d_model` -> [d, model]."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [w.lower() for w in re.split(r"[_\W]+", spaced) if w]
 
 
 def _annotation_text(annotation: Any) -> str:
@@ -127,34 +49,10 @@ def _annotation_text(annotation: Any) -> str:
     return annotation.__name__ if isinstance(annotation, type) else str(annotation)
 
 
-def kind_of(name: str) -> str | None:
-    parts = words(name)
-    if name.lower() == "p":
-        return "rate"
-    if name.lower() in _SPATIAL_DIMS:
-        return "spatial_dims"
-    if any(w in ("dim", "size", "dims", "d") for w in parts) and any(w in ("head", "heads") for w in parts):
-        return "head_dim"  # `dim_head`, `head_dim`: the size of one head
-    if "block" in parts and "size" in parts:
-        return "length"  # nanoGPT's `block_size` is the context length
-    for kind, vocabulary in _KINDS:
-        if any(w in vocabulary for w in parts):
-            return kind
-    return None
-
-
-def _ints(kind: str | None, name: str) -> list[int]:
-    if kind == "channels":
-        return [16, 3] if "out" in words(name) else [3, 1]
-    if kind == "head_dim":
-        return [_HEAD_DIM]
-    return list(_INT_VALUES.get(kind or "", []))
-
-
 def _list_options(kind: str | None, use: Use, name: str) -> list[Option]:
     lengths = [use.indexed + 1] if use.indexed >= 0 else [4, 2, 3]
     # a list of channel counts is one per stage (`channels=(16, 16)`): widths, not an image's 3
-    item = {"depth": 1, "channels": 16}.get(kind or "", (_ints(kind, name) or [_DIM])[0])
+    item = {"depth": 1, "channels": 16}.get(kind or "", (ints(kind, name) or [DIM])[0])
     return [Option([item] * n, repr([item] * n)) for n in lengths]
 
 
@@ -167,20 +65,23 @@ def options_for(
     use: Use,
     siblings: dict[str, Any],
     classes: list[type],
-    nested: bool = False,
+    nested: int = 0,
     names: dict | None = None,
     convolutional: bool = False,
 ) -> list[Option]:
     """Plausible values for one required parameter, best first; [] when nothing hints at one.
+    `nested`: how many module arguments deep the guess is (an instance is guessed down to MODULE_DEPTH).
     `convolutional`: the class convolves (a norm class it takes is a BatchNorm2d before a LayerNorm)."""
 
     def nested_guess(cls: type, required: list[inspect.Parameter]) -> Guessed:
-        return guess(cls, required, {}, Around(), lambda args, kw: cls(*args, **kw), nested=True)
+        around = Around(classes, names=names)
+        return guess(cls, required, {}, around, partial(constructed, cls), nested=nested + 1)
 
     kind = kind_of(param.name)
     # a list of modules holds as many as a sibling count of that kind is guessed at (`experts` -> 4)
-    count = _INT_VALUES[kind][0] if kind in _COUNTED else 2
-    modules = module_options(param, count, classes, names or {}, nested, nested_guess)
+    count = INT_VALUES[kind][0] if kind in COUNTED else 2
+    listed = param.replace(annotation=nn.ModuleList) if use.modules and param.annotation is param.empty else param
+    modules = module_options(listed, count, classes, names or {}, nested >= MODULE_DEPTH, nested_guess)
     if modules:
         return modules
     annotation = _annotation_text(param.annotation)
@@ -208,7 +109,7 @@ def options_for(
     if re.search(r"\b(List|list|Sequence|Tuple|tuple|Iterable)\b", annotation) or use.iterated or use.indexed >= 0:
         return _list_options(kind, use, param.name)
     if re.search(r"\bfloat\b", annotation) or kind in ("rate", "eps"):
-        value = {"rate": 0.0, "eps": 1e-5}.get(kind or "", float((_ints(kind, param.name) or [1])[0]))
+        value = {"rate": 0.0, "eps": 1e-5}.get(kind or "", float((ints(kind, param.name) or [1])[0]))
         return _literal_options([value])
     sibling = next(
         (
@@ -218,12 +119,12 @@ def options_for(
         ),
         None,
     )
-    values = _ints(kind, param.name)
+    values = ints(kind, param.name)
     if sibling is not None and sibling not in values:
         values.insert(0, sibling)  # `in_dim` beside `out_dim=128`: the file's own scale
     if not values and (re.search(r"\bint\b", annotation) or use.numeric):
-        values = [8, _DIM]
-    if not values and not annotation and not nested:  # `attention` beside a FullAttention of the file
+        values = [8, DIM]
+    if not values and not annotation and nested < MODULE_DEPTH:  # `attention` beside a FullAttention of the file
         return named_instances(param, classes, names or {}, nested_guess)
     return _literal_options(values)
 
@@ -284,8 +185,9 @@ class NoGuess(Exception):
     """Nothing hints at a value for some parameter, or no combination built."""
 
 
-def satisfiable(cls: type) -> bool:
-    """Whether every required parameter of `cls` has a plausible value (classes aside: one level)."""
+def satisfiable(cls: type, file_classes: Sequence[type] = ()) -> bool:
+    """Whether every required parameter of `cls` has a plausible value (module arguments: a class of
+    `file_classes` named like it, one level)."""
     try:
         params = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):
@@ -294,7 +196,12 @@ def satisfiable(cls: type) -> bool:
     required = [
         p for p in params if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
-    return all(options_for(p, Use(), siblings, [], nested=True) or is_module_class(p.annotation) for p in required)
+    return all(
+        options_for(p, Use(), siblings, [], nested=MODULE_DEPTH)
+        or is_module_class(p.annotation)
+        or (p.annotation is p.empty and any(named_like(p.name, c) for c in file_classes if c is not cls))
+        for p in required
+    )
 
 
 @dataclass
@@ -312,7 +219,7 @@ def guess(
     fixed: dict[str, Option],
     around: Around,
     build: Any,
-    nested: bool = False,
+    nested: int = 0,
     retries: int = 2,
 ) -> Guessed:
     """`build(kwargs)` makes the instance (on the device asked for); `fixed`: values already known
@@ -320,7 +227,7 @@ def guess(
     signature = inspect.signature(cls)
     siblings = {p.name: p.default for p in signature.parameters.values() if p.default is not inspect.Parameter.empty}
     uses = uses_in(init_of(around.class_node), [p.name for p in required])
-    classes = [c for c in around.file_classes if c is not cls and satisfiable(c)]
+    classes = [c for c in around.file_classes if c is not cls and satisfiable(c, around.file_classes)]
     names = around.names
     convolutional = around.class_node is not None and "Conv" in ast.unparse(around.class_node)
     options: dict[str, list[Option]] = {}

@@ -13,7 +13,15 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxlens.worker.construction import code_sizes, consumers, forward_uses, guess_inputs, solve_shapes, structured
+from fxlens.worker.construction import (
+    code_sizes,
+    consumers,
+    forward_uses,
+    guess_inputs,
+    resized,
+    solve_shapes,
+    structured,
+)
 from fxlens.worker.levels import devices
 
 
@@ -209,21 +217,19 @@ def _first_that_runs(
         if found.inputs is not None or not (too_small or any(text in str(found.error) for text in _NOT_ITS_SIDE)):
             break
         why = "smaller images vanish in its downsampling" if too_small else "the first side its shapes fit"
-        resided = [[guess_inputs.with_side(value, side, why) for value in options] for options in per_param]
+        resided = [[resized.with_side(value, side, why) for value in options] for options in per_param]
         if resided == per_param:
             break  # no image among the guesses
         found = _first_rank_that_runs(instance, params, resided, start, rebuild)
     # forward's own error names the size it wants ("expects ... length 3000, but found 16"): once per size
     for _ in range(len(params)):
-        named = guess_inputs.named_size(found.error) if found.inputs is None else None
-        resized = (
-            [[guess_inputs.with_size(value, *named) for value in options] for options in per_param]
-            if named
-            else per_param
+        named = resized.named_size(found.error) if found.inputs is None else None
+        sized = (
+            [[resized.with_size(value, *named) for value in options] for options in per_param] if named else per_param
         )
-        if resized == per_param:
+        if sized == per_param:
             break
-        per_param = resized
+        per_param = sized
         found = _first_rank_that_runs(instance, params, per_param, start, rebuild)
     return found
 

@@ -44,6 +44,11 @@ def made(value: Any) -> Any:
     return value.make() if isinstance(value, Part) else value
 
 
+def constructed(kind: type, args: tuple | list, kwargs: dict) -> Any:
+    """`kind(*args, **kwargs)` with each Part among them built now (a block's own attention module)."""
+    return kind(*map(made, args), **{k: made(v) for k, v in kwargs.items()})
+
+
 def is_module_class(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, nn.Module) and annotation is not nn.Module
 
@@ -75,8 +80,8 @@ NestedGuess = Callable[[type, list], Any]
 def module_options(
     param: inspect.Parameter, count: int, classes: list[type], names: dict, nested: bool, guess_nested: NestedGuess
 ) -> list[Option]:
-    """Instances (as Parts, built with the instance) for a parameter that takes a module; [] otherwise.
-    `count`: how many items a ModuleList holds."""
+    """Instances (as Parts, built with the instance) for a parameter that takes a module; [] otherwise
+    (and when `nested`: too deep). `count`: how many items a ModuleList holds."""
     annotation = param.annotation
     if nested:
         return []
@@ -98,9 +103,13 @@ def named_instances(
 ) -> list[Option]:
     """For an unannotated parameter nothing else hints at, an instance of a class of the file whose name
     shares a word with it (`attention` -> FullAttention(d_model=64, n_heads=4)), as a Part."""
-    wanted = _names(param.name, plural=False)
-    kinds = [c for c in classes if class_words(c.__name__) & wanted and not issubclass(c, nn.ModuleList)]
+    kinds = [c for c in classes if named_like(param.name, c)]
     return _options(kinds, names, guess_nested, None)
+
+
+def named_like(param_name: str, kind: type) -> bool:
+    """Whether a class's name shares a word with a parameter's (`attention` -> FullAttention)."""
+    return bool(class_words(kind.__name__) & _names(param_name, plural=False)) and not issubclass(kind, nn.ModuleList)
 
 
 def _repeated(make: Callable[[], nn.Module], count: int) -> nn.ModuleList:
@@ -124,7 +133,7 @@ def _options(kinds: list[type], names: dict, guess_nested: NestedGuess, count: i
                 found = guess_nested(kind, required)
         except Exception:  # noqa: BLE001 - NoGuess, or the class rejecting every guess: the next class
             continue
-        one = partial(kind, *found.args, **found.kwargs)
+        one = partial(constructed, kind, found.args, found.kwargs)
         text = found.expression.replace(kind.__name__, spelled(kind, names), 1)
         if count is None:
             options.append(Option(Part(one), text))

@@ -6,7 +6,8 @@ from __future__ import annotations
 from fxlens.report import Build, Diagnostic, Span
 from fxlens.worker.construction import placeholders
 from fxlens.worker.construction.blame import blamed_text
-from fxlens.worker.construction.build import CannotBuild, Example, split_directive
+from fxlens.worker.construction.build import CannotBuild, Example
+from fxlens.worker.construction.directive import split_directive
 from fxlens.worker.failures.classify import classify, innermost_user_frame, span_of, whole_line
 from fxlens.worker.levels.memory_bound import OverBound
 from fxlens.worker.load.discover import DIRECTIVE, ClassSource

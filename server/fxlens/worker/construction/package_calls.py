@@ -47,6 +47,20 @@ LAYER_COUNTS = {
 }
 SHRUNK_LAYERS = 2
 
+# the arguments a factory that takes some is called with (`build_detector(args)` -> a bag of settings for
+# `args`): (positional, keywords, what they were once the factory ran, for the label), or None when fxlens has
+# none to give
+Supply = Callable[[ast.FunctionDef, str], "tuple[list, dict, Callable[[], str]] | None"]
+
+
+@dataclass
+class Runner:
+    """How the package's calls run: `on_device(make)` makes on the build's device; `supply` gives a factory that
+    takes arguments what it is called with."""
+
+    on_device: Callable[[Callable[[], Any]], Any]
+    supply: Supply | None = None
+
 
 @dataclass
 class Found:
@@ -201,14 +215,17 @@ def named(kind: type, names: dict) -> str | None:
     return f"__import__({kind.__module__!r}, fromlist=['_']).{kind.__qualname__}"
 
 
-def _is_factory(function: ast.FunctionDef, call: ast.Call) -> bool:
-    """A function fxlens may call to reach `call`: it takes no required argument and returns what the
-    call makes (`return Model(...)`, or `model = Model.from_name(name)` ... `return model.eval()`), as a
-    factory or registry entry does; a script's `main()`, which parses arguments and trains, is never run."""
+def takes_arguments(function: ast.FunctionDef) -> bool:
+    """Whether `function` has a required parameter."""
     arguments = function.args
     required = len(arguments.posonlyargs) + len(arguments.args) - len(arguments.defaults)
-    if required or any(d is None for d in arguments.kw_defaults):
-        return False
+    return bool(required) or any(d is None for d in arguments.kw_defaults)
+
+
+def _is_factory(function: ast.FunctionDef, call: ast.Call) -> bool:
+    """A function fxlens may call to reach `call`: it returns what the call makes (`return Model(...)`, or
+    `model = Model.from_name(name)` ... `return model.eval()`), as a factory or registry entry does; a
+    script's `main()`, which parses arguments and trains, is never run."""
     holding = {
         target.id
         for node in ast.walk(function)
@@ -240,7 +257,11 @@ def package_classes(module_name: str) -> list[type]:
 
 
 def _build_at(
-    site: Site, cls: type, own_module: str, namespace: dict, on_device: Callable[[Callable[[], Any]], Any]
+    site: Site,
+    cls: type,
+    own_module: str,
+    namespace: dict,
+    run: Runner,
 ) -> tuple[nn.Module | None, list[str], str | None, str, Capture]:
     """(the instance the site's call makes, what shrank, the factory called to reach it (None: the call
     itself ran), how it was reached as the user reads it, what the calls made)."""
@@ -252,15 +273,27 @@ def _build_at(
     try:
         try:
             code = compile(ast.Expression(body=site.call), site.path, "eval")
-            on_device(lambda: eval(code, namespace))
+            run.on_device(lambda: eval(code, namespace))
         except NameError:
             # the call's arguments are the function's locals: run the function (a factory, a registry entry)
             function = namespace.get(site.function.name) if site.function is not None else None
             if site.function is None or not callable(function) or not _is_factory(site.function, site.call):
                 raise
+            args: list = []
+            kwargs: dict = {}
+            given = None
+            if takes_arguments(site.function):  # `build_detector(args)`: called only with what `supply` gives
+                supplied = run.supply(site.function, site.path) if run.supply is not None else None
+                if supplied is None:
+                    raise
+                args, kwargs, given = supplied
             reached = site.function.name
-            how = f"`{reached}()`"
-            on_device(function)
+            run.on_device(lambda: function(*args, **kwargs))
+            if given is None:
+                how = f"`{reached}()`"
+            else:
+                spelled = ", ".join(a.arg for a in [*site.function.args.posonlyargs, *site.function.args.args])
+                how = f"`{reached}({spelled})` ({given()})"
     finally:
         restore()
     return (capture.made[0] if capture.made else None), list(dict.fromkeys(changes)), reached, how, capture
@@ -272,7 +305,7 @@ def build_from_package(
     own_module: str,
     own_path: str,
     roots: list[str],
-    on_device: Callable[[Callable[[], Any]], Any],
+    run: Runner,
     names: dict,
 ) -> Found | None:
     """The class built by the first call in its package that builds it, or None; the layer counts of
@@ -281,7 +314,8 @@ def build_from_package(
     for site in index.sites(cls.__name__, own_path):
         try:
             namespace = module_of(site.path, roots).__dict__
-            found = _found_at(site, cls, own_module, namespace, on_device, names, f" in {site.where(root)}")
+            where = f" in {site.where(root)}"
+            found = _found_at(site, cls, own_module, namespace, run, names, where)
         except (Exception, SystemExit):  # noqa: BLE001  a call that does not work here: the next one may
             continue
         if found is not None:
@@ -290,10 +324,15 @@ def build_from_package(
 
 
 def build_by_own_factory(
-    cls: type, module: Any, tree: ast.Module, on_device: Callable[[Callable[[], Any]], Any], names: dict
+    cls: type,
+    module: Any,
+    tree: ast.Module,
+    run: Runner,
+    names: dict,
 ) -> Found | None:
     """The class built by a function of its own file that returns it and takes no required argument (a
-    `@register_model` builder, `def build_small(): return Model(...)`), or None; layer counts shrunk."""
+    `@register_model` builder, `def build_small(): return Model(...)`) or only ones `run.supply` gives, or
+    None; layer counts shrunk."""
     path = getattr(module, "__file__", None) or "<buffer>"
     for call, function, container in calls_in(tree):
         if function is None or cls.__name__ not in called_names(call):
@@ -304,7 +343,7 @@ def build_by_own_factory(
                 cls,
                 module.__name__,
                 module.__dict__,
-                on_device,
+                run,
                 names,
                 f" (line {call.lineno})",
             )
@@ -320,17 +359,17 @@ def _found_at(
     cls: type,
     own_module: str,
     namespace: dict,
-    on_device: Callable[[Callable[[], Any]], Any],
+    run: Runner,
     names: dict,
     where: str,
 ) -> Found | None:
-    instance, shrunk, reached, how, capture = _build_at(site, cls, own_module, namespace, on_device)
+    instance, shrunk, reached, how, capture = _build_at(site, cls, own_module, namespace, run)
     if instance is None:
         return None
     inside = f" (in `{site.function.name}()`)" if site.function is not None and site.function.name not in how else ""
     detail = f"built by {how}{where}{inside}" + (f", {', '.join(shrunk)}" if shrunk else "")
     spelled = _call(capture.calls[id(instance)], capture, names) if id(instance) in capture.calls else None
-    if spelled is None and reached is not None and not shrunk:
+    if spelled is None and reached is not None and not shrunk and site.function and not takes_arguments(site.function):
         spelled = _reached_call(reached, namespace, names)  # the factory itself rebuilds what it built
     return Found(instance, detail, spelled or "")
 

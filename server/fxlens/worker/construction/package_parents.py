@@ -21,6 +21,7 @@ from torch import nn
 
 from fxlens.report import Build
 from fxlens.worker.construction import build as building
+from fxlens.worker.construction import directive as directives
 from fxlens.worker.construction import package_calls, package_index
 from fxlens.worker.construction.infer import guessed_params, infer_inputs
 from fxlens.worker.construction.recording import record_children
@@ -118,7 +119,7 @@ def _children(
             continue
         args, kwargs, dims = calls[id(sub)]
         try:
-            args, kwargs = building.checked_call(sub, args, kwargs)
+            args, kwargs = directives.checked_call(sub, args, kwargs)
         except TypeError:
             continue
         build = Build(

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 from torch import nn
 
+# the containers of modules a parameter handed to holds modules (`nn.ModuleList(blocks)`)
+_CONTAINERS = {"ModuleList", "Sequential", "ModuleDict"}
+
 
 @dataclass
 class Use:
@@ -24,6 +27,7 @@ class Use:
     iterated: bool = False  # `for d in depths`, `len(depths)`, `zip(dims, ...)`
     truth: bool = False  # `if flag:`, `not flag`, `flag and ...`
     numeric: bool = False  # arithmetic, `range(n)`, or an argument of a call
+    modules: bool = False  # handed to a container of modules: `nn.ModuleList(blocks)`, `nn.Sequential(*layers)`
 
 
 def uses_in(init: ast.FunctionDef | None, names: list[str]) -> dict[str, Use]:
@@ -74,11 +78,15 @@ def uses_in(init: ast.FunctionDef | None, names: list[str]) -> dict[str, Use]:
             if use is not None:
                 use.called = True
             callee = node.func.id if isinstance(node.func, ast.Name) else ""
+            container = (node.func.attr if isinstance(node.func, ast.Attribute) else callee) in _CONTAINERS
             for arg in [*node.args, *(k.value for k in node.keywords)]:
+                arg = arg.value if isinstance(arg, ast.Starred) else arg
                 use = param(arg) if isinstance(arg, ast.Name) else None
                 if use is None:
                     continue
-                if callee in ("len", "zip", "enumerate", "list", "tuple", "sum", "reversed", "sorted"):
+                if container:
+                    use.modules = True
+                elif callee in ("len", "zip", "enumerate", "list", "tuple", "sum", "reversed", "sorted"):
                     use.iterated = True
                 elif callee not in ("isinstance", "getattr", "hasattr", "super", "print"):
                     use.numeric = True

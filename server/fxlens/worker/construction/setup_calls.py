@@ -24,6 +24,7 @@ from torch import nn
 
 from fxlens.report import Build
 from fxlens.worker.construction import guess_arguments as guessing
+from fxlens.worker.construction import name_kinds
 from fxlens.worker.construction.script_defaults import python_files, repository_folder
 
 BATCH = 2
@@ -199,7 +200,7 @@ def _is_set_up(cls: type, method: str) -> bool:
     """`eval`, or a method of the class itself named for set-up (never `generate`: that runs the model)."""
     if method in _MODULE_SETUP:
         return True
-    if not set(guessing.words(method)) & _SET_UP_WORDS:
+    if not set(name_kinds.words(method)) & _SET_UP_WORDS:
         return False
     owner = next((k for k in cls.__mro__ if method in k.__dict__), None)
     return owner is not None and not owner.__module__.startswith("torch.") and callable(getattr(cls, method, None))
@@ -242,13 +243,17 @@ def _value(node: ast.expr, name: str, literals: dict[str, Any], guessed: list[st
         pass
     if isinstance(node, ast.Name) and node.id in literals:
         return literals[node.id]
-    words = set(guessing.words(name))
+    words = set(name_kinds.words(name))
     if "batch" in words:
         value: Any = BATCH
     else:
         options = (
             guessing.options_for(
-                inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD), guessing.Use(), {}, [], nested=True
+                inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                guessing.Use(),
+                {},
+                [],
+                nested=guessing.MODULE_DEPTH,
             )
             if name.isidentifier()
             else []

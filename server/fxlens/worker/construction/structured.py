@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from fxlens.worker.construction import guess_inputs
-from fxlens.worker.construction.build import SEQUENCE
+from fxlens.worker.construction.build import BATCH, SEQUENCE
 from fxlens.worker.construction.consumers import Consumer
 from fxlens.worker.construction.forward_uses import Use
 from fxlens.worker.construction.guess_inputs import Guess, Input
@@ -33,7 +33,20 @@ def shaped(instance: nn.Module, uses: dict[str, Use], param: str, options: list[
         options = [{key: _at(choices, rank) for key, choices in keyed.items()} for rank in range(longest)]
     else:
         options = _ranked(use, options)
+        if use.index and use.dtype is None:
+            options = [*_positions(), *(_as_ids(v, torch.long) if isinstance(v, Guess) else v for v in options)]
     return [None, *options] if use.optional and required else options
+
+
+_INDEXES = "it selects rows of a table: positions"
+
+
+def _positions() -> list[Input]:
+    """An index into a table (`self.rope[input_pos]`): the positions of a sequence, then of a batch of them."""
+    return [
+        Guess((SEQUENCE,), torch.long, {0: "T"}, fill="positions", why=_INDEXES),
+        Guess((BATCH, SEQUENCE), torch.long, {0: "B", 1: "T"}, fill="positions", why=_INDEXES),
+    ]
 
 
 def _at(choices: list[Guess], rank: int) -> Guess:

@@ -245,6 +245,7 @@ def _swapped(
             mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
             swapped = _fake_state(mode, state, fake_device)
             stack.enter_context(_reparametrize_module(module, swapped))
+            _swap_attributes(stack, module, lambda tensor: _fake(mode, tensor, fake_device))
             stack.enter_context(mode)
             yield lambda inputs: convert(inputs, "fake", mode, fake_device)
             return
@@ -252,7 +253,24 @@ def _swapped(
         torch.manual_seed(SEED)
         real = _weightless_state(state) if kind == "weightless" else _real_state(state, rebuild)
         stack.enter_context(_reparametrize_module(module, real))
+        _swap_attributes(
+            stack, module, lambda tensor: _cpu_like(tensor, lambda shape, dtype: torch.rand(shape).to(dtype))
+        )
         yield lambda inputs: convert(inputs, "cpu")
+
+
+def _swap_attributes(stack: ExitStack, module: nn.Module, swap: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """The meta tensors a module keeps as plain attributes (`self.rope = rotary_table(...)` of a set-up call, not
+    a parameter or buffer) swapped as its state is, for the run; put back when `stack` closes."""
+    for sub in module.modules():
+        held = {
+            name: value
+            for name, value in vars(sub).items()
+            if type(value) is torch.Tensor and value.device.type == "meta"
+        }
+        for name, value in held.items():
+            setattr(sub, name, swap(value))
+            stack.callback(setattr, sub, name, value)
 
 
 def _refresh_rnn_weights(module: nn.Module) -> None:
