@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import ast
 
-from fxlens.worker.fixes.sites import Declined, Rewrite, Site, pure, replace_range
+from fxlens.worker.fixes.sites import BINARY_OPS, Declined, Rewrite, Site, pure, replace_range
 
 TITLE = "Use torch.cond"
 _FX = "symbolic_trace cannot trace torch.cond"
 _ALLOWED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
-_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}
 
 
 def applies(site: Site) -> bool:
@@ -95,7 +94,7 @@ def _function_text(site: Site, name: str, operands: list[str], body: list[ast.st
         if isinstance(statement, ast.Pass):
             continue
         if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
-            target, op = statement.target.id, _OPS.get(type(statement.op))
+            target, op = statement.target.id, BINARY_OPS.get(type(statement.op))
             if op is None:
                 raise ValueError(f"no out-of-place form of `{ast.unparse(statement)}`")
             out.append(f"{inner}{target} = {target} {op} {site.atom(statement.value)}")

@@ -15,22 +15,9 @@ import ast
 
 import torch
 
-from fxlens.worker.fixes.sites import Declined, Rewrite, Site, holds
+from fxlens.worker.fixes.sites import BINARY_OPS, Declined, Rewrite, Site, holds
 
 TITLE = "Update out of place"
-_OPS = {
-    ast.Add: "+",
-    ast.Sub: "-",
-    ast.Mult: "*",
-    ast.Div: "/",
-    ast.FloorDiv: "//",
-    ast.Mod: "%",
-    ast.Pow: "**",
-    ast.MatMult: "@",
-    ast.BitAnd: "&",
-    ast.BitOr: "|",
-    ast.BitXor: "^",
-}
 
 
 def applies(site: Site) -> bool:
@@ -39,9 +26,9 @@ def applies(site: Site) -> bool:
 
 def _out_of_place(site: Site, statement: ast.stmt) -> tuple[str, str] | None:
     """(the name updated, the statement that rebinds it instead)."""
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name) and type(statement.op) in _OPS:
-        name = statement.target.id
-        return name, f"{name} = {name} {_OPS[type(statement.op)]} {site.atom(statement.value)}"
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+        name, op = statement.target.id, BINARY_OPS.get(type(statement.op))
+        return (name, f"{name} = {name} {op} {site.atom(statement.value)}") if op else None
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return None
     func = statement.value.func

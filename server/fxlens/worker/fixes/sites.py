@@ -97,6 +97,22 @@ def replace_range(text: str, first: ast.AST, last: ast.AST, new_text: str) -> Te
     return edit
 
 
+# an augmented assignment's operator, as the binary operator its out-of-place form uses
+BINARY_OPS: dict[type, str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.Mod: "%",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+}
+
+
 @dataclass
 class Rewrite:
     """Edits that should remove the finding without changing what the module computes: proven before offered."""

@@ -10,20 +10,10 @@ from __future__ import annotations
 
 import ast
 
-from fxlens.worker.fixes.sites import Declined, Rewrite, Site, calls, pure, replace_range
+from fxlens.worker.fixes.sites import BINARY_OPS, Declined, Rewrite, Site, calls, pure, replace_range
 
 TITLE = "Replace with torch.where"
 MAX_CALLS = 4  # per branch: more than that, computing both sides is no longer cheap
-_OPS = {
-    ast.Add: "+",
-    ast.Sub: "-",
-    ast.Mult: "*",
-    ast.Div: "/",
-    ast.FloorDiv: "//",
-    ast.Pow: "**",
-    ast.MatMult: "@",
-    ast.Mod: "%",
-}
 
 
 def applies(site: Site) -> bool:
@@ -48,8 +38,9 @@ def _branch_value(site: Site, body: list[ast.stmt]) -> Value | str:
             return f"a branch changes module state (`{ast.unparse(target)}`)"
         return f"a branch assigns `{ast.unparse(target)}`, which torch.where cannot select"
     if isinstance(stmt, ast.AugAssign):
-        if isinstance(stmt.target, ast.Name) and type(stmt.op) in _OPS:
-            return stmt.target.id, f"{stmt.target.id} {_OPS[type(stmt.op)]} ({site.segment(stmt.value)})", stmt.value
+        if isinstance(stmt.target, ast.Name) and type(stmt.op) in BINARY_OPS:
+            name, op = stmt.target.id, BINARY_OPS[type(stmt.op)]
+            return name, f"{name} {op} ({site.segment(stmt.value)})", stmt.value
         return f"a branch changes module state (`{ast.unparse(stmt.target)}`)"
     if isinstance(stmt, ast.Return) and stmt.value is not None:
         return "return", _side(site, stmt.value), stmt.value
