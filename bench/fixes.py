@@ -136,7 +136,7 @@ def measure(corpus: Path) -> dict:
             cls = report.find_class(fix.class_name)
             assert cls is not None
             shapes = [_shape(spec.shape or [], cls.build.sizes) for spec in cls.build.inputs]
-            checked = [c.level for c in fix.proof.levels]
+            checked = [c.level for c in fix.proof.levels if not c.unclaimed]  # (the levels its proof says it fixes)
             verdict = _independent(path, fix, shapes, checked)
             if not verdict["ok"]:
                 failed_checks.append(f"{path.name}:{key[1]} {key[0]} [{fix.rule}]: {verdict['why']}")
@@ -205,7 +205,10 @@ def section(found: dict, before: dict | None = None) -> str:
         + "".join(f"\n  - {line}" for line in found["failed_checks"]),
         f"- Proof cost (target ≤ 2× the class's trace at that level): {_costs_line(found)}.",
         *(
-            [f"- Before the proof's re-trace was cut (commit {before['commit']}, same corpus): {_costs_line(before)}."]
+            [
+                f"- Before the proof's re-trace was cut (commit {before['commit']}, the corpus then: "
+                f"{before['sites']} sites): {_costs_line(before)}."
+            ]
             if before
             else []
         ),
