@@ -34,13 +34,10 @@ STRUCTURED = "#41 item 2: structured inputs"
 # (file, class, levels) -> why fxlens does not show those levels yet: measured on main before issue 41's mechanisms
 # landed (bench/RESULTS.md, the research section's baseline); a row goes once its class reaches
 NOT_YET_BY_CLASS = [
-    ("setdet/setdet/position.py", "SinePositions", "aten", f"{STRUCTURED}: a boolean padding mask beside the map"),
     ("setdet/setdet/transformer.py", "DetectionTransformer", "aten", f"{STRUCTURED}: src, mask, queries, pos"),
     ("promptseg/promptseg/nets/clicks.py", "FourierPositions", "aten", f"{STRUCTURED}: a (h, w) tuple of ints"),
     ("promptseg/promptseg/nets/clicks.py", "ClickEncoder", "aten", f"{STRUCTURED}: Optional clicks, boxes, masks"),
     ("promptseg/promptseg/nets/heads.py", "MaskHead", "aten", f"{STRUCTURED}: four inputs that must agree"),
-    ("promptseg/promptseg/nets/fpn.py", "FPNHead", "aten", f"{STRUCTURED}: a list of four feature maps"),
-    ("poolvit/poolvit/vit.py", "MaskedViT", "aten", f"{STRUCTURED}: forward(*args, **kwargs) -> forward_features(x)"),
 ]
 NOT_YET = {(key, name, level): why for key, name, levels, why in NOT_YET_BY_CLASS for level in levels.split()}
 

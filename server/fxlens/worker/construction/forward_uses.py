@@ -4,7 +4,8 @@ What the fx graph cannot say because the trace stops there: a parameter unpacked
 (`coords, labels = points`: a tuple), read by keys (`batch["features"]`: a dict), checked against None (an
 `Optional` mask: None first), the rank its first uses fix (`B, C, H, W = x.shape`; `q.unsqueeze(0).repeat(B, 1,
 1)`), a mask's dtype (`masked_fill(mask, ...)`), the layer it is first handed to (`self.embed(labels)`), and a
-`forward(*args, **kwargs)` that hands everything to another method.
+`forward(*args, **kwargs)` that hands everything to another method, a list walked beside a list of layers
+(`zip(self.lateral, features)`: one item per layer).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class Use:
     dtype: torch.dtype | None = None
     layer: str | None = None  # the attribute of the first `self.<layer>(value)` call
     index: bool = False  # it selects rows of a table: `self.rope[input_pos]`, `mask[None, None, input_pos]`
+    # a sequence walked beside a list of layers (`zip(self.lateral, features)`): the i-th layer takes the i-th item
+    layers: str | None = None
 
 
 def handed_on(instance: Any) -> Callable[..., Any] | None:
@@ -40,9 +43,12 @@ def handed_on(instance: Any) -> Callable[..., Any] | None:
         params = list(inspect.signature(instance.forward).parameters.values())
     except (TypeError, ValueError):
         return None
-    if not params or any(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+    # beside `*args, **kwargs`, only flags with defaults (`forward(self, *args, return_all=False, **kwargs)`)
+    if any(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.default is p.empty for p in params):
         return None
     star = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+    if star is None:
+        return None
     tree = _function(type(instance).forward)
     for node in ast.walk(tree) if tree is not None else ():
         if (
@@ -156,6 +162,9 @@ def _unpacked(use: Use, target: ast.Tuple, value: ast.expr, is_it: Callable[[ast
 
 def _called(use: Use, node: ast.Call, is_it: Callable[[ast.AST], bool]) -> None:
     func = node.func
+    if _is_name(func, "zip") and any(is_it(arg) for arg in node.args):
+        beside = [a.attr for a in node.args if isinstance(a, ast.Attribute) and _is_name(a.value, "self")]
+        use.layers = use.layers or next(iter(beside), None)
     if not isinstance(func, ast.Attribute):
         return
     if func.attr in _MASK_CALLS and node.args and _contains(node.args[0], is_it):

@@ -27,6 +27,9 @@ def shaped(instance: nn.Module, uses: dict[str, Use], param: str, options: list[
         items = _alike(instance, [uses.get(f"{param}.{item}") for item in use.items], use.items)
         pairs = [v for v in options if isinstance(v, tuple) and len(v) == len(use.items)]  # an LSTM's `(h, c)`
         options = [*pairs, *(tuple(_at(choices, rank) for choices in items) for rank in range(max(map(len, items))))]
+    elif _per_layer(instance, use):
+        items = [_first_leaf(instance, layer, f"{param}[{i}]") for i, layer in enumerate(_per_layer(instance, use))]
+        options = [tuple(_at(choices, rank) for choices in items) for rank in range(max(map(len, items)))]
     elif use.keys:
         keyed = dict(zip(use.keys, _alike(instance, [uses.get(f"{param}[{key}]") for key in use.keys], use.keys)))
         longest = max(map(len, keyed.values()))
@@ -47,6 +50,24 @@ def _positions() -> list[Input]:
         Guess((SEQUENCE,), torch.long, {0: "T"}, fill="positions", why=_INDEXES),
         Guess((BATCH, SEQUENCE), torch.long, {0: "B", 1: "T"}, fill="positions", why=_INDEXES),
     ]
+
+
+def _per_layer(instance: nn.Module, use: Use) -> list[nn.Module]:
+    """The layers the items are walked beside (`zip(self.lateral, features)`), when each has a guess."""
+    layers = getattr(instance, use.layers, None) if use.layers else None
+    if not isinstance(layers, (nn.ModuleList, nn.Sequential)) or not len(layers):
+        return []
+    return list(layers) if all(_first_leaf(instance, layer, "") for layer in layers) else []
+
+
+def _first_leaf(instance: nn.Module, layer: nn.Module, name: str) -> list[Guess]:
+    """The guesses of the first layer inside `layer` (itself when a leaf) that has any."""
+    for inner in layer.modules():
+        found = guess_inputs.by_layer(instance, Consumer(inner))
+        if found:
+            why = f"`{name}` first used by {type(inner).__name__}"
+            return [value for value in guess_inputs.labelled(found, why) if isinstance(value, Guess)]
+    return []
 
 
 def _at(choices: list[Guess], rank: int) -> Guess:
