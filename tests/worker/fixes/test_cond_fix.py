@@ -7,15 +7,13 @@ break in torch.compile, torch.export traces them, and both outcomes of the branc
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from fix_support import load_text, only_fix, report_with_fixes
 from fxlens.engine.fixes import apply_fix
 from fxlens.engine.worker_client import TraceOptions, WorkerClient
-from fxlens.fix_report import Fix
 from fxlens.report import FileReport
 
 ADAPTIVE = Path(__file__).resolve().parents[2] / "fixtures" / "fixes" / "adaptive.py"
@@ -24,33 +22,11 @@ PROVEN = ("RefineBlock", "EarlyExitHead", "OverflowRescale", "GatedResidual", "C
 
 @pytest.fixture(scope="module")
 def adaptive() -> FileReport:
-    async def go() -> FileReport:
-        client = WorkerClient()
-        await client.start()
-        try:
-            options = TraceOptions(levels=("fx", "dynamo"), surface="check", cost=False, fixes=True, timeout=600)
-            return await client.analyse(str(ADAPTIVE), ADAPTIVE.read_text(), options)
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
-
-
-def _fix(report: FileReport, class_name: str) -> Fix:
-    (fix,) = report.find_class(class_name).fixes
-    return fix
-
-
-def _load(name: str, text: str):
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    exec(compile(text, f"<{name}>", "exec"), module.__dict__)
-    return module
+    return report_with_fixes(ADAPTIVE, ("fx", "dynamo"))
 
 
 def test_several_statements_per_branch_become_torch_cond_with_fx_left_as_said(adaptive):
-    fix = _fix(adaptive, "RefineBlock")
+    fix = only_fix(adaptive, "RefineBlock")
     assert fix.rule == "torch-cond" and fix.proven, fix.why_not()
     (edit,) = fix.edits
     assert edit.new_text == (
@@ -76,17 +52,17 @@ def test_several_statements_per_branch_become_torch_cond_with_fx_left_as_said(ad
 
 
 def test_returning_branches_and_one_sided_branches(adaptive):
-    early = _fix(adaptive, "EarlyExitHead")
+    early = only_fix(adaptive, "EarlyExitHead")
     assert early.proven, early.why_not()
     assert early.edits[0].new_text.endswith(
         "return torch.cond(quick.max(-1).values.mean() > 0.5, then_branch, else_branch, (quick, x))"
     )
-    one_sided = _fix(adaptive, "OverflowRescale")
+    one_sided = only_fix(adaptive, "OverflowRescale")
     assert one_sided.proven, one_sided.why_not()
     text = one_sided.edits[0].new_text
     assert "return (scale.clone(), h.clone())" in text  # torch.cond refuses a branch returning its own input
     assert text.endswith("scale, h = torch.cond(h.norm() > 6.0, then_branch, else_branch, (scale, h))")
-    assert _fix(adaptive, "GatedResidual").proven and _fix(adaptive, "ConfidenceMixer").proven
+    assert only_fix(adaptive, "GatedResidual").proven and only_fix(adaptive, "ConfidenceMixer").proven
 
 
 @pytest.mark.parametrize(
@@ -99,19 +75,19 @@ def test_returning_branches_and_one_sided_branches(adaptive):
     ],
 )
 def test_branches_torch_cond_cannot_keep_get_no_fix_and_say_why(adaptive, class_name, why):
-    fix = _fix(adaptive, class_name)
+    fix = only_fix(adaptive, class_name)
     assert not fix.proven and fix.edits == []
     assert why in fix.why_not()
 
 
 def test_the_fixed_classes_compile_without_breaks_export_and_keep_the_outputs(adaptive):
     text = ADAPTIVE.read_text()
-    original_module = _load("adaptive_original", text)
+    original_module = load_text("adaptive_original", text)
     for name in PROVEN:
-        fix = _fix(adaptive, name)
+        fix = only_fix(adaptive, name)
         torch.manual_seed(0)
         original = getattr(original_module, name)()
-        fixed = getattr(_load(f"adaptive_fixed_{name}", apply_fix(text, fix)), name)()
+        fixed = getattr(load_text(f"adaptive_fixed_{name}", apply_fix(text, fix)), name)()
         fixed.load_state_dict(original.state_dict())
         x = torch.randn(4, 32, generator=torch.Generator().manual_seed(9))
         assert torch._dynamo.explain(fixed)(x).graph_break_count == 0
@@ -127,7 +103,7 @@ def test_fxlens_check_exports_the_fixed_class_at_the_aten_level(adaptive, tmp_pa
     """`fxlens check` runs forward eagerly under a recording mode first (size_probe.py); torch.cond compiled
     there failed and torch.compile kept the failure for the export that followed."""
     fixed = tmp_path / "adaptive.py"
-    fixed.write_text(apply_fix(ADAPTIVE.read_text(), _fix(adaptive, "RefineBlock")))
+    fixed.write_text(apply_fix(ADAPTIVE.read_text(), only_fix(adaptive, "RefineBlock")))
 
     async def go() -> FileReport:
         client = WorkerClient()

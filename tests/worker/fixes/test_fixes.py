@@ -6,17 +6,14 @@ fails its proof, and is not offered."""
 from __future__ import annotations
 
 import ast
-import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 import torch.fx
+from fix_support import load_text, report_with_fixes
 from fxlens import messages
 from fxlens.engine.fixes import apply_fix, proven_fixes
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.fix_report import Fix, apply_edits
 from fxlens.report import FileReport
 from fxlens.worker.analysis.analyse import Analysis
@@ -28,30 +25,9 @@ GATES = FIXTURES / "gates.py"
 CHATTY = FIXTURES / "chatty.py"
 
 
-def _report(path: Path, levels: tuple[str, ...]) -> FileReport:
-    async def go() -> FileReport:
-        client = WorkerClient()
-        await client.start()
-        try:
-            options = TraceOptions(levels=levels, surface="check", cost=False, fixes=True)
-            return await client.analyse(str(path), path.read_text(), options)
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
-
-
 @pytest.fixture(scope="module")
 def gates() -> FileReport:
-    return _report(GATES, ("fx",))
-
-
-def _load(name: str, text: str):
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    exec(compile(text, f"<{name}>", "exec"), module.__dict__)
-    sys.modules[name] = module
-    return module
+    return report_with_fixes(GATES, ("fx",))
 
 
 def _fix(report: FileReport, class_name: str) -> Fix:
@@ -65,8 +41,8 @@ def test_a_tensor_if_becomes_torch_where_and_traces_with_the_same_outputs(gates)
     assert fix.label() == "Replace with torch.where — fx failures 1 → 0, outputs equal on 3 inputs"
     # what torch itself makes of the original and the fixed file
     text = GATES.read_text()
-    original = _load("gates_original", text).ResidualGate()
-    fixed_cls = _load("gates_fixed", apply_fix(text, fix)).ResidualGate
+    original = load_text("gates_original", text).ResidualGate()
+    fixed_cls = load_text("gates_fixed", apply_fix(text, fix)).ResidualGate
     with pytest.raises(torch.fx.proxy.TraceError):
         torch.fx.symbolic_trace(original)
     fixed = fixed_cls()
@@ -93,7 +69,7 @@ def test_a_branch_that_changes_module_state_gets_no_fix_and_says_why(gates):
 
 
 def test_print_and_item_breaks_are_fixed_at_the_dynamo_level():
-    report = _report(CHATTY, ("dynamo",))
+    report = report_with_fixes(CHATTY, ("dynamo",))
     fixes = {f.rule: f for f in report.find_class("ChattyProjection").fixes}
     guard, item = fixes["skip-while-compiling"], fixes["keep-tensor"]
     assert guard.proven and item.proven, (guard.why_not(), item.why_not())
@@ -104,7 +80,7 @@ def test_print_and_item_breaks_are_fixed_at_the_dynamo_level():
     assert item.edits[0].old_text == "h.abs().amax().item()" and item.edits[0].new_text == "h.abs().amax()"
     # both applied: torch.compile's own count of breaks falls to none
     text = apply_edits(CHATTY.read_text(), [*guard.edits, *item.edits])
-    fixed = _load("chatty_fixed", text).ChattyProjection()
+    fixed = load_text("chatty_fixed", text).ChattyProjection()
     explained = torch._dynamo.explain(fixed)(torch.randn(2, 16))
     assert explained.graph_break_count == 0
 

@@ -6,16 +6,13 @@ original's outputs; the proof's own input check is shown failing a rewrite that 
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 import torch.fx
+from fix_support import load_text, only_fix, report_with_fixes
 from fxlens.engine.fixes import apply_fix
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.fix_report import Fix
 from fxlens.report import FileReport
 
@@ -23,54 +20,28 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fixes"
 SIGNATURES, BRIDGES = FIXTURES / "signatures.py", FIXTURES / "bridges.py"
 
 
-def _report(path: Path) -> FileReport:
-    async def go() -> FileReport:
-        client = WorkerClient()
-        await client.start()
-        try:
-            options = TraceOptions(levels=("fx",), surface="check", cost=False, fixes=True, timeout=600)
-            return await client.analyse(str(path), path.read_text(), options)
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
-
-
 @pytest.fixture(scope="module")
 def signatures() -> FileReport:
-    return _report(SIGNATURES)
+    return report_with_fixes(SIGNATURES, ("fx",))
 
 
 @pytest.fixture(scope="module")
 def bridges() -> FileReport:
-    return _report(BRIDGES)
-
-
-def _fix(report: FileReport, class_name: str) -> Fix:
-    (fix,) = report.find_class(class_name).fixes
-    return fix
-
-
-def _load(name: str, text: str):
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    exec(compile(text, f"<{name}>", "exec"), module.__dict__)
-    return module
+    return report_with_fixes(BRIDGES, ("fx",))
 
 
 def _pair(path: Path, fix: Fix, class_name: str):
     """The original class and the fixed one, with the same weights."""
     text = path.read_text()
     torch.manual_seed(0)
-    original = getattr(_load(f"{path.stem}_original", text), class_name)()
-    fixed = getattr(_load(f"{path.stem}_fixed_{class_name}", apply_fix(text, fix)), class_name)()
+    original = getattr(load_text(f"{path.stem}_original", text), class_name)()
+    fixed = getattr(load_text(f"{path.stem}_fixed_{class_name}", apply_fix(text, fix)), class_name)()
     fixed.load_state_dict(original.state_dict())
     return original, fixed
 
 
 def test_an_input_updated_in_place_is_updated_out_of_place_and_the_callers_change_is_said(signatures):
-    fix = _fix(signatures, "AddPositions")
+    fix = only_fix(signatures, "AddPositions")
     assert fix.proven, fix.why_not()
     assert [e.new_text for e in fix.edits] == ["x = x + self.positions"]
     assert fix.proof.inputs_changed == ["x"]
@@ -79,7 +50,7 @@ def test_an_input_updated_in_place_is_updated_out_of_place_and_the_callers_chang
         == "Update out of place — fx failures 1 → 0, outputs equal on 3 inputs, the caller's `x` no longer changed"
     )
     assert "no longer changed by the call" in fix.what
-    method = _fix(signatures, "InputScaler")
+    method = only_fix(signatures, "InputScaler")
     assert method.proven and [e.new_text for e in method.edits] == ["x = x.mul(self.gain)"]
     # torch itself: the same outputs, and the caller's tensor is what changed (the original adds in place)
     original, fixed = _pair(SIGNATURES, fix, "AddPositions")
@@ -93,26 +64,26 @@ def test_an_input_updated_in_place_is_updated_out_of_place_and_the_callers_chang
 
 
 def test_an_intermediate_updated_in_place_changes_nothing_the_caller_sees(signatures):
-    fix = _fix(signatures, "ActivatedAdapter")
+    fix = only_fix(signatures, "ActivatedAdapter")
     assert fix.proven and [e.new_text for e in fix.edits] == ["h = h.relu()"] and fix.proof.inputs_changed == []
     assert "caller" not in fix.label()
 
 
 def test_no_fix_where_a_caller_in_the_file_reads_the_tensor_its_layer_updated(signatures):
-    fix = _fix(signatures, "ShiftInPlace")
+    fix = only_fix(signatures, "ShiftInPlace")
     assert not fix.proven and fix.edits == []
     assert "ShiftedReadout.forward" in fix.why_not() and "reads `x` after calling it" in fix.why_not()
 
 
 def test_an_update_through_a_view_of_the_input_fails_the_proof(signatures):
     """`head = x[:, :4]; head.mul_(0.5)` changes x, which forward reads next: out of place, it does not."""
-    fix = _fix(signatures, "PrefixNorm")
+    fix = only_fix(signatures, "PrefixNorm")
     assert not fix.proven and [e.new_text for e in fix.edits] == ["head = head.mul(0.5)"]
     assert fix.why_not().startswith("outputs differ on input 1 (eval)")
 
 
 def test_a_mutable_default_becomes_none_and_fx_traces_the_default(signatures):
-    fix = _fix(signatures, "ExtraFeatures")
+    fix = only_fix(signatures, "ExtraFeatures")
     assert fix.proven, fix.why_not()
     assert [e.new_text for e in fix.edits] == ["None", "if extras is None:\n            extras = []\n        "]
     original, fixed = _pair(SIGNATURES, fix, "ExtraFeatures")
@@ -123,18 +94,18 @@ def test_a_mutable_default_becomes_none_and_fx_traces_the_default(signatures):
     assert torch.equal(graph(x), original(x))
     extra = torch.randn(3, 16)
     assert torch.equal(fixed(x, [extra]), original(x, [extra]))  # a caller that passes extras: as before
-    assert _fix(signatures, "KeyedBias").proven
+    assert only_fix(signatures, "KeyedBias").proven
 
 
 def test_a_default_forward_appends_to_gets_no_fix(signatures):
-    fix = _fix(signatures, "MemoisedProjection")
+    fix = only_fix(signatures, "MemoisedProjection")
     assert not fix.proven and fix.edits == []
     assert "`history.append(...)`" in fix.why_not() and "between calls" in fix.why_not()
 
 
 def test_numpy_and_list_round_trips_keep_the_tensor(bridges):
-    numpy_fix, list_fix = _fix(bridges, "NumpyClipNorm"), _fix(bridges, "ListRowWeights")
-    typed, read_back = _fix(bridges, "TypedRoundTrip"), _fix(bridges, "ListTemperature")
+    numpy_fix, list_fix = only_fix(bridges, "NumpyClipNorm"), only_fix(bridges, "ListRowWeights")
+    typed, read_back = only_fix(bridges, "TypedRoundTrip"), only_fix(bridges, "ListTemperature")
     assert numpy_fix.proven and list_fix.proven and typed.proven, (numpy_fix.why_not(), list_fix.why_not())
     assert read_back.proven and [e.new_text for e in read_back.edits] == [
         "self.temperature(x).detach().squeeze(-1).detach().clone()"
@@ -152,22 +123,22 @@ def test_numpy_and_list_round_trips_keep_the_tensor(bridges):
 
 
 def test_numpy_code_on_the_value_gets_no_fix(bridges):
-    fix = _fix(bridges, "PercentileClip")
+    fix = only_fix(bridges, "PercentileClip")
     assert not fix.proven and fix.edits == [] and "`.numpy()`" in fix.why_not()
 
 
 def test_sum_of_a_tensor_becomes_its_sum_over_the_first_dimension(bridges):
-    fix = _fix(bridges, "SummedHeads")
+    fix = only_fix(bridges, "SummedHeads")
     assert fix.proven, fix.why_not()
     assert [e.new_text for e in fix.edits] == ["per_head.sum(0)"]
     original, fixed = _pair(BRIDGES, fix, "SummedHeads")
     x = torch.randn(3, 24)
     with torch.no_grad():
         torch.testing.assert_close(torch.fx.symbolic_trace(fixed)(x), original(x), rtol=1e-5, atol=1e-6)
-    assert _fix(bridges, "SummedScores").proven
+    assert only_fix(bridges, "SummedScores").proven
 
 
 def test_range_of_a_tensors_value_gets_no_fix_and_says_why(bridges):
-    fix = _fix(bridges, "DataDependentRepeats")
+    fix = only_fix(bridges, "DataDependentRepeats")
     assert not fix.proven and fix.edits == []
     assert "`range` of a tensor's value" in fix.why_not()

@@ -3,16 +3,13 @@ as a person would write it, and the fixed file traced by torch itself with the o
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 import torch.fx
+from fix_support import load_text, report_with_fixes
 from fxlens.engine.fixes import apply_all
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.report import FileReport
 
 NORMS = Path(__file__).resolve().parents[2] / "fixtures" / "fixes" / "norms.py"
@@ -20,16 +17,7 @@ NORMS = Path(__file__).resolve().parents[2] / "fixtures" / "fixes" / "norms.py"
 
 @pytest.fixture(scope="module")
 def norms() -> FileReport:
-    async def go() -> FileReport:
-        client = WorkerClient()
-        await client.start()
-        try:
-            options = TraceOptions(levels=("fx",), surface="check", cost=False, fixes=True)
-            return await client.analyse(str(NORMS), NORMS.read_text(), options)
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
+    return report_with_fixes(NORMS, ("fx",))
 
 
 def _edit(report: FileReport, class_name: str) -> tuple[str, str]:
@@ -53,19 +41,11 @@ def test_each_rewrite_proposes_what_a_person_would_write(norms):
     assert _edit(norms, "GainNorm") == ("torch-where", "y = torch.where(x.abs().mean() < 0.1, y * (2.0), y)")
 
 
-def _load(name: str, text: str):
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    exec(compile(text, f"<{name}>", "exec"), module.__dict__)
-    return module
-
-
 def test_the_fixed_file_traces_in_torch_with_the_original_outputs(norms):
     text = NORMS.read_text()
     fixed_text, applied = apply_all(text, norms)
     assert len(applied) >= 5
-    original, fixed = _load("norms_original", text), _load("norms_fixed", fixed_text)
+    original, fixed = load_text("norms_original", text), load_text("norms_fixed", fixed_text)
     for name in ("CheckedRMSNorm", "FloorRMSNorm", "CenteredNorm", "BatchAverage", "ClippedNorm", "GainNorm"):
         torch.manual_seed(0)
         before = getattr(original, name)()

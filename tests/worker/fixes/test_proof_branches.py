@@ -4,15 +4,12 @@ of the `elif` alone, which overwrote what the `if` branch set, because no input 
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from fix_support import load_text, report_with_fixes
 from fxlens.engine.fixes import apply_fix
-from fxlens.engine.worker_client import TraceOptions, WorkerClient
 from fxlens.fix_report import apply_fixes
 from fxlens.report import FileReport
 
@@ -22,24 +19,7 @@ TEXT = FILE.read_text()
 
 @pytest.fixture(scope="module")
 def report() -> FileReport:
-    async def go() -> FileReport:
-        client = WorkerClient()
-        await client.start()
-        try:
-            options = TraceOptions(levels=("fx", "dynamo"), surface="check", cost=False, fixes=True)
-            return await client.analyse(str(FILE), TEXT, options)
-        finally:
-            await client.stop()
-
-    return asyncio.run(go())
-
-
-def _module(name: str, text: str):
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    exec(compile(text, f"<{name}>", "exec"), module.__dict__)
-    sys.modules[name] = module
-    return module
+    return report_with_fixes(FILE, ("fx", "dynamo"), TEXT)
 
 
 def _line(text: str) -> int:
@@ -58,8 +38,8 @@ def test_an_elif_chain_is_rewritten_whole_and_proven_on_each_of_its_branches(rep
     fixed_text, applied = apply_fixes(TEXT, fixes)  # as fix-all and --fix apply them
     assert fixed_text == apply_fix(TEXT, first) and applied == fixes  # the elif's finding is fixed by the same edit
     # torch itself, on inputs that take each branch
-    original = _module("branches_original", TEXT).BandedScale()
-    fixed = _module("branches_fixed", fixed_text).BandedScale()
+    original = load_text("branches_original", TEXT).BandedScale()
+    fixed = load_text("branches_fixed", fixed_text).BandedScale()
     fixed.load_state_dict(original.state_dict())
     taken = set()
     for seed in range(5):
