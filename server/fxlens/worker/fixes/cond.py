@@ -13,6 +13,7 @@ a branch that also sets names, `break`, `raise`) get no fix, and the finding say
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from fxlens.worker.fixes.sites import BINARY_OPS, Declined, Rewrite, Site, pure, replace_range
 
@@ -48,18 +49,11 @@ def _why_not(body: list[ast.stmt]) -> str:
     return ""
 
 
-def _stored(body: list[ast.stmt]) -> list[str]:
-    names: list[str] = []
-    for node in (n for statement in body for n in ast.walk(statement)):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
-            names.append(node.id)
-    return names
-
-
-def _read(nodes: list[ast.AST]) -> list[str]:
+def _names(nodes: Sequence[ast.AST], context: type[ast.expr_context]) -> list[str]:
+    """The names `nodes` store (context ast.Store) or read (ast.Load), in first-seen order."""
     names: list[str] = []
     for node in (n for top in nodes for n in ast.walk(top)):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, context) and node.id not in names:
             names.append(node.id)
     return names
 
@@ -159,14 +153,18 @@ def propose(site: Site) -> Rewrite | Declined | None:
     if set(site.levels) <= {"fx"}:  # (what would keep the semantics said first: it holds at every level)
         return Declined(TITLE, f"{_FX}, and only fx reports this branch: no rewrite here removes the fx failure")
     bound = _bound_before(function, found)
-    later = _read([n for n in ast.walk(function) if isinstance(n, ast.stmt) and n.lineno > (found.end_lineno or 0)])
-    outputs = [] if all(returns) and returns else [n for n in _stored(found.body + orelse) if n in later]
-    missing = [n for n in outputs if n not in bound and not all(n in _stored(b) for b in (found.body, orelse))]
+    later = _names(
+        [n for n in ast.walk(function) if isinstance(n, ast.stmt) and n.lineno > (found.end_lineno or 0)], ast.Load
+    )
+    outputs = [] if all(returns) and returns else [n for n in _names(found.body + orelse, ast.Store) if n in later]
+    missing = [
+        n for n in outputs if n not in bound and not all(n in _names(b, ast.Store) for b in (found.body, orelse))
+    ]
     if missing:
         return Declined(TITLE, f"`{missing[0]}` is set by one branch only and has no value before the `if`")
     if not outputs and not any(returns):
         return Declined(TITLE, "the branches set nothing forward reads afterwards")
-    read = _read([*found.body, *orelse]) + [n for n in outputs if n in bound]
+    read = _names([*found.body, *orelse], ast.Load) + [n for n in outputs if n in bound]
     operands = [n for n in dict.fromkeys(read) if n in bound and not _constant(function, n)]
     indent = " " * found.col_offset
     then_name, else_name = _fresh(function, "then_branch"), _fresh(function, "else_branch")
