@@ -74,8 +74,8 @@ def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, deadline
     fixes: list[Fix] = []
     for findings in (found for _, found in sorted(_sites(cls).items())):
         levels = sorted({d.level for d in findings if d.level in cls.results}, key=list(cls.results).index)
-        found = (Site(d, file.text, tree, node, file.namespace, tuple(levels)) for d in findings)
-        sites = list(found)
+        instance = cls.example.instance
+        sites = [Site(d, file.text, tree, node, file.namespace, tuple(levels), instance) for d in findings]
         tried: list[Fix] = []
         for entry in TABLE:
             site = next((s for s in sites if entry.applies(s)), None)

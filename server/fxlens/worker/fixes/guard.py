@@ -6,13 +6,18 @@ there (the message is not printed from compiled code, which is the cost said).""
 from __future__ import annotations
 
 import ast
+import builtins
+import inspect
 import logging
 import warnings
+from typing import Any
 
 from fxlens.worker.fixes.sites import Declined, Rewrite, Site
 
 TITLE = "Skip while compiling"
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
+_LOGGERS = (logging.Logger, logging.LoggerAdapter)
+_WARNS = (warnings.warn, warnings.warn_explicit)
 
 
 def applies(site: Site) -> bool:
@@ -20,18 +25,48 @@ def applies(site: Site) -> bool:
     return site.diagnostic.category == "graph-break" or site.diagnostic.level == "fx"
 
 
+_UNKNOWN = object()
+
+
+def _value(site: Site, node: ast.expr) -> Any:
+    """What `node` is in the loaded file, read without running code (`_UNKNOWN` where that cannot tell): a name of
+    the file, `self` (the traced instance), an attribute of either, and a call of `logging.getLogger` (a Logger)."""
+    if isinstance(node, ast.Name):
+        if node.id == "self" and site.instance is not None:
+            return site.instance
+        return site.namespace.get(node.id, getattr(builtins, node.id, _UNKNOWN))
+    if isinstance(node, ast.Attribute):
+        owner = _value(site, node.value)
+        if owner is _UNKNOWN:
+            return _UNKNOWN
+        try:  # static: a property or `__getattr__` of the user's would run code
+            return inspect.getattr_static(owner, node.attr)
+        except AttributeError:
+            return _UNKNOWN
+    if isinstance(node, ast.Call) and _value(site, node.func) is logging.getLogger:
+        return logging.root  # which logger it returns does not matter here: a Logger
+    return _UNKNOWN
+
+
 def _side_effect(site: Site, call: ast.Call) -> str:
-    """What the call is ("print", "logging", "warnings"), "" for anything else."""
+    """What the call is ("print", "logging", "warnings"), "" for anything else: `print`; any logging method of a
+    Logger or LoggerAdapter however the file reaches it (a module-level `logger`, `self.logger`, a class's `log`,
+    `logging.getLogger(__name__).info`, `debug = logger.debug`) or of the `logging` module; `warnings.warn` under
+    any name."""
     func = call.func
-    if isinstance(func, ast.Name):
-        return "print" if func.id == "print" and "print" not in site.namespace else ""
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
-        return ""
-    owner = site.namespace.get(func.value.id)
-    if func.attr in _LOG_METHODS and (owner is logging or isinstance(owner, logging.Logger)):
-        return "logging"
-    if func.attr == "warn" and owner is warnings:
+    target = _value(site, func)
+    if target is builtins.print:
+        return "print"
+    if target in _WARNS:
         return "warnings"
+    owner = getattr(target, "__self__", None)  # a bound method (`trace = logger.debug`)
+    name = getattr(target, "__name__", "")
+    if isinstance(owner, _LOGGERS) and name in _LOG_METHODS:
+        return "logging"
+    if isinstance(func, ast.Attribute) and func.attr in _LOG_METHODS:
+        owner = _value(site, func.value)  # a method read statically is the class's function: its owner says
+        if owner is logging or isinstance(owner, _LOGGERS):
+            return "logging"
     return ""
 
 

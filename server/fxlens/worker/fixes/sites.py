@@ -25,6 +25,7 @@ class Site:
     cls: ast.ClassDef
     namespace: dict[str, Any]  # the loaded file's globals: which names are torch, logging, a Logger
     levels: tuple[str, ...] = ()  # the levels that report a finding on this line
+    instance: Any = None  # the traced instance, which `self` is (its attributes read statically)
 
     def functions(self) -> Iterator[ast.FunctionDef]:
         """The class's methods, `__init__` excepted (a rewrite never changes how the instance is built), and the

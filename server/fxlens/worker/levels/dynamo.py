@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -175,6 +176,8 @@ class _Break:
     gb_type: str | None
     message: str  # what torch raised, or explain's reason when its log said nothing
     count: int = 1
+    # the breaks inside the frames this call ran eagerly (`Logger.debug`), each where it is (_where)
+    inside: list[str] = field(default_factory=list)
 
 
 def _span(frame: Any, lines: list[str]) -> Span:
@@ -206,15 +209,28 @@ def _uses(reasons: list[Any]) -> int:
 def _breaks(
     reasons: list[Any], logged: graph_breaks.Logged, path: str, lines: list[str], class_span: Span
 ) -> list[_Break]:
-    """One per innermost frame of the user's file (a child used 12 times breaks 12 times at one line)."""
+    """One per innermost frame of the user's file (a child used 12 times breaks 12 times at one line).
+
+    A break in code of no frame of the user's file that follows a break of the user's file is that break's
+    call run eagerly: dynamo compiles each frame the eager call enters (`logger.debug(...)` breaks at the call,
+    then again in `Logger.debug`'s own frame at `self.isEnabledFor`). It is said at the call and counted
+    (torch.compile breaks there too), but it is not one more use of the line, and nothing in the user's file is
+    left to place it at but the class (where it went, its fix then known to no rewrite)."""
     groups: dict[Any, list[Any]] = {}
+    inside: dict[Any, list[Any]] = {}
+    last = None  # the key of the last break in the user's file
     for reason in reasons:
         innermost = _innermost(reason, path)
+        if not any(os.path.abspath(f.filename) == path for f in reason.user_stack or []) and last is not None:
+            inside[last].append(reason)
+            continue
         # a break with no frame of the user's file (code fxlens cannot place) is told apart by where it is
         key = (innermost.filename, innermost.lineno, innermost.colno) if innermost else reason.reason
         groups.setdefault(key, []).append(reason)
+        inside.setdefault(key, [])
+        last = key if innermost is not None and os.path.abspath(innermost.filename) == path else last
     found = []
-    for group in groups.values():
+    for key, group in groups.items():
         reason = group[0]
         stack = list(reason.user_stack or [])
         mine = [f for f in stack if os.path.abspath(f.filename) == path]
@@ -223,8 +239,18 @@ def _breaks(
         ]
         typed = [(graph_breaks.gb_type_in(m), m) for m in messages + [r.reason for r in group]]
         gb_type, message = next(((t, m) for t, m in typed if t), (None, reason.reason))
-        found.append(_Break(_span(mine[-1], lines) if mine else class_span, gb_type, message, _uses(group)))
+        span = _span(mine[-1], lines) if mine else class_span
+        found.append(_Break(span, gb_type, message, _uses(group), [_where(r) for r in inside[key]]))
     return found
+
+
+def _where(reason: Any) -> str:
+    """A break in library code, as its function, file and line: "`debug` (logging/__init__.py:1476)"."""
+    frame = (reason.user_stack or [None])[-1]
+    if frame is None:
+        return "a frame dynamo did not name"
+    parts = os.path.normpath(frame.filename).split(os.sep)
+    return f"`{frame.name}` ({'/'.join(parts[-2:])}:{frame.lineno})"
 
 
 def _diagnostic(found: _Break) -> Diagnostic:
@@ -236,6 +262,12 @@ def _diagnostic(found: _Break) -> Diagnostic:
         if found.count > 1
         else ""
     )
+    if found.inside:
+        again += (
+            f" The call then runs eagerly and dynamo breaks inside it too ({len(found.inside)} more): in "
+            f"{', '.join(w if n == 1 else f'{w} ×{n}' for w, n in Counter(found.inside).items())}; they go when "
+            "this call does."
+        )
     span = found.span
     if entry is None:  # not in this torch's registry: torch's own message, whole
         first = found.message.strip().splitlines()[0] if found.message.strip() else "unknown reason"
@@ -367,6 +399,6 @@ def run(
         time.perf_counter() - started,
         note,
         graphs=explained.graph_count,
-        breaks=sum(b.count for b in found),
+        breaks=sum(b.count + len(b.inside) for b in found),
         frames=explained.frames,
     )
