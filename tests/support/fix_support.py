@@ -3,6 +3,7 @@ and a source text loaded as a module, to run the original and the fixed class si
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import importlib.util
 import sys
@@ -42,3 +43,13 @@ def load_text(name: str, text: str) -> ModuleType:
 def only_fix(report: FileReport, class_name: str) -> Fix:
     (fix,) = report.find_class(class_name).fixes
     return fix
+
+
+def only_class(text: str, name: str) -> str:
+    """The file's text with its other classes left out (their lines blank: the class keeps its line numbers)."""
+    lines = text.splitlines(keepends=True)
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef) and node.name != name:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            lines[first - 1 : node.end_lineno] = ["\n"] * (node.end_lineno - first + 1)
+    return "".join(lines)

@@ -1,8 +1,9 @@
 """The rewrites of what forward does with what it is given, on the corpus's signatures.py and bridges.py at the
 fx level: in-place updates made out of place (the caller's changed tensor said, or the fix declined where a
-caller relies on it), mutable defaults made None, NumPy and list round trips kept tensors, `sum` of a tensor.
-Each proven fix is checked against torch itself: the fixed class traces with symbolic_trace and gives the
-original's outputs; the proof's own input check is shown failing a rewrite that drops an update through a view."""
+caller relies on it), mutable defaults made None, NumPy and list round trips kept tensors, a NumPy percentile
+made torch.quantile, `sum` of a tensor. Each proven fix is checked against torch itself: the fixed class traces
+with symbolic_trace and gives the original's outputs; the proof's own input check is shown failing a rewrite
+that drops an update through a view."""
 
 from __future__ import annotations
 
@@ -122,9 +123,21 @@ def test_numpy_and_list_round_trips_keep_the_tensor(bridges):
                 torch.testing.assert_close(graph(x), original(x), rtol=1e-5, atol=1e-6)
 
 
-def test_numpy_code_on_the_value_gets_no_fix(bridges):
+def test_a_numpy_percentile_of_the_value_becomes_torch_quantile(bridges):
+    """Before torch.quantile, fx still failed inside NumPy once the value was kept a tensor."""
     fix = only_fix(bridges, "PercentileClip")
-    assert not fix.proven and fix.edits == [] and "`.numpy()`" in fix.why_not()
+    assert fix.proven and fix.rule == "numpy-op", fix.why_not()
+    assert [(e.old_text, e.new_text) for e in fix.edits] == [
+        ("float(np.percentile(h.detach().numpy(), 95))", "torch.quantile(h.detach(), 0.95)")
+    ]
+    original, fixed = _pair(BRIDGES, fix, "PercentileClip")
+    with pytest.raises(ValueError, match="invalid __array_struct__"):
+        torch.fx.symbolic_trace(original)
+    graph = torch.fx.symbolic_trace(fixed)
+    for seed in (7, 8):
+        x = torch.randn(4, 24, generator=torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            torch.testing.assert_close(graph(10 * x), original(10 * x), rtol=1e-5, atol=1e-6)
 
 
 def test_sum_of_a_tensor_becomes_its_sum_over_the_first_dimension(bridges):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch._dynamo
-from fix_support import load_text, only_fix, report_with_fixes
+from fix_support import load_text, only_class, only_fix, report_with_fixes
 from fxlens.fix_report import apply_edits
 from fxlens.report import FileReport
 
@@ -45,16 +45,6 @@ def report() -> FileReport:
 
 def _class_line(text: str, name: str) -> int:
     return next(n.lineno for n in ast.parse(text).body if isinstance(n, ast.ClassDef) and n.name == name)
-
-
-def _only_class(text: str, name: str) -> str:
-    """The file's text with its other classes left out (their lines blank: the class keeps its line numbers)."""
-    lines = text.splitlines(keepends=True)
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.ClassDef) and node.name != name:
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            lines[first - 1 : node.end_lineno] = ["\n"] * (node.end_lineno - first + 1)
-    return "".join(lines)
 
 
 def _breaks_in_torch(module: torch.nn.Module, x: torch.Tensor) -> int:
@@ -110,7 +100,7 @@ def test_the_fixed_classes_compile_whole_and_still_say_it_in_eager_mode(report, 
 
 
 def test_the_breaks_inside_the_logging_frames_are_said_at_the_call_as_torch_counts_them():
-    text = _only_class(ROUTING.read_text(), "LoggedRouter")
+    text = only_class(ROUTING.read_text(), "LoggedRouter")
     cls = report_with_fixes(ROUTING, ("dynamo",), text).find_class("LoggedRouter")
     result = cls.levels["dynamo"]
     call = next(i for i, line in enumerate(text.splitlines(), 1) if "logger.debug(" in line)

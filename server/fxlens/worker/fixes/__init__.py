@@ -23,6 +23,7 @@ from fxlens.worker.fixes import (
     in_place,
     item,
     length,
+    numpy_ops,
     round_trip,
     where,
     wrap,
@@ -41,6 +42,8 @@ class Entry:
 TABLE: tuple[Entry, ...] = (
     Entry("builtin-op", builtin_ops.applies, builtin_ops.propose),
     Entry("skip-while-compiling", guard.applies, guard.propose),
+    # before keep-tensor and round-trip: `float(np.percentile(t.numpy(), 95))` is theirs only in part
+    Entry("numpy-op", numpy_ops.applies, numpy_ops.propose),
     Entry("keep-tensor", item.applies, item.propose),
     Entry("round-trip", round_trip.applies, round_trip.propose),
     Entry("torch-assert", assert_.applies, assert_.propose),
