@@ -52,12 +52,14 @@ from fxlens.wire_format import (
 from fxlens.worker_requests import DEFAULT_GUESS_MEMORY_MB as DEFAULT_GUESS_MEMORY_MB
 from fxlens.worker_requests import EXECUTION_POLICIES as EXECUTION_POLICIES
 from fxlens.worker_requests import Cancel as Cancel
+from fxlens.worker_requests import LostProof as LostProof
 from fxlens.worker_requests import PassRequest as PassRequest
 from fxlens.worker_requests import Ping as Ping
 from fxlens.worker_requests import Request as Request
 from fxlens.worker_requests import Shutdown as Shutdown
 from fxlens.worker_requests import TextHeader as TextHeader
 from fxlens.worker_requests import TraceRequest as TraceRequest
+from fxlens.worker_requests import lost_proofs as lost_proofs
 
 # raised when a message's meaning changes; the worker says its own in `ready`, and the server refuses another
 PROTOCOL_VERSION = 2

@@ -88,6 +88,28 @@ class TraceRequest:
     fixes: bool = wire(False, omit=True, check=lambda v: v is True)
     # worker -> child: class -> the diagnostic of its hang or crash in an earlier run of this request (left out)
     failed: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
+    # worker -> child: fix id ("" for every fix) -> its LostProof: the proof hung or crashed the child in an earlier
+    # run of this request (worker/fixes/find.py reports the fix not proven, without proving it again)
+    lost_proofs: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
+
+
+@dataclass
+class LostProof:
+    """Why a fix is not proven whose proof hung or crashed the trace child (worker/process/lost_proofs.py)."""
+
+    why: str = wire("", check=str)
+    line: int = wire(0, check=integer)  # the line of the fixed text it was running (0: unknown)
+
+
+def lost_proofs(value: dict[str, Json]) -> dict[str, LostProof]:
+    """A request's `lost_proofs` as records (an entry that is not one is dropped)."""
+    read = {}
+    for fix_id, data in value.items():
+        try:
+            read[fix_id] = record_from_wire(LostProof, data if isinstance(data, dict) else {})
+        except (KeyError, TypeError, ValueError):
+            continue
+    return read
 
 
 @dataclass

@@ -100,6 +100,10 @@ class Analysis(Building):
         # told which class the analysis works on ("" for the file's own level), so that a hang or a
         # crash is known to cost only that class (process/child_location.py)
         self.at_class: Callable[[str], None] = lambda name: None
+        # told which fix's proof runs, and how long it may (fixes/find.py's Watch): a hang or a crash then costs
+        # only that fix, which a run again reports not proven with why (`lost_proofs`)
+        self.proving: Callable[[str, float], None] = lambda fix_id, seconds: None
+        self.lost_proofs = messages.lost_proofs(request.lost_proofs)
         # what the caller keeps of every program the levels export, emitted as `warm-up-recipe` events (the
         # trace child keeps warm-up recipes for the next child); None: nothing is kept
         self.describe_program: Callable[[Any, float], dict | None] | None = None
@@ -329,13 +333,12 @@ class Analysis(Building):
             emit(messages.ClassTraced.of(replace(report, levels={level: result})))
 
     def _fix(self, started: Started, tree: Any, emit: Emit) -> None:
-        from fxlens.worker.fixes.find import fixes_for  # (its proofs import nothing until a class has findings)
+        from fxlens.worker.fixes.find import Watch, fixes_for  # (its proofs import nothing until a class has findings)
         from fxlens.worker.fixes.proof import ClassUnderFix, FileUnderFix
 
         file = FileUnderFix(self.path, self.text, self.namespace, self.execution, self.roots, self.buffers)
-        found = fixes_for(
-            file, ClassUnderFix(started.source.name, started.example, started.results), tree, self.deadline
-        )
+        cls = ClassUnderFix(started.source.name, started.example, started.results)
+        found = fixes_for(file, cls, tree, Watch(self.deadline, self.lost_proofs, self.proving))
         if found:
             emit(messages.ClassTraced.of(replace(started.report, levels={}, fixes=found)))
 

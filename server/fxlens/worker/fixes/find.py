@@ -6,14 +6,33 @@ from __future__ import annotations
 
 import ast
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from fxlens.fix_report import Fix
 from fxlens.report import Diagnostic
 from fxlens.worker.fixes import TABLE, Entry
-from fxlens.worker.fixes.proof import ClassUnderFix, Declared, FileUnderFix, prove
+from fxlens.worker.fixes.proof import ClassUnderFix, Declared, FileUnderFix, prove, running
 from fxlens.worker.fixes.sites import Declined, Rewrite, Site
+from fxlens.worker_requests import LostProof
 
 MAX_PROOFS = 2  # per site: a second rewrite is proven only when the first one's proof failed
+# how long one proof may run before the worker stops it (its fix then not proven): this many times what it is likely
+# to take, and never less than PROOF_SECONDS_AT_LEAST (a loaded machine, a first compile)
+PROOF_TIMES_NEEDED = 5
+PROOF_SECONDS_AT_LEAST = 10.0
+
+
+@dataclass
+class Watch:
+    """What the proofs of one request are held to."""
+
+    deadline: float | None = None  # the request's (time.monotonic()): a proof that could not end before is not started
+    # fix id ("" for every fix) -> why it is not proven: its proof hung or crashed the trace process in an earlier run
+    # of this request (worker/process/lost_proofs.py), so it is not run again
+    lost: dict[str, LostProof] = field(default_factory=dict)
+    # told the fix whose proof starts and the seconds it may take, ("", 0) when it ends (process/child_location.py)
+    proving: Callable[[str, float], None] = lambda fix_id, seconds: None
 
 
 def _sites(cls: ClassUnderFix) -> dict[int, list[Diagnostic]]:
@@ -66,8 +85,25 @@ def _needed(cls: ClassUnderFix, levels: list[str]) -> float:
     return 1.0 + 2 * sum(cls.results[level].seconds for level in levels)
 
 
-def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, deadline: float | None = None) -> list[Fix]:
-    """`deadline` (time.monotonic()): the request's; a proof that could not end before it is not started."""
+def _proven(
+    file: FileUnderFix, cls: ClassUnderFix, fix: Fix, levels: list[str], declared: Declared, watch: Watch
+) -> None:
+    needed = _needed(cls, levels)
+    lost = watch.lost.get(fix.id) or watch.lost.get("")
+    if lost is not None:
+        fix.proof.failed = lost.why + running(file.text, fix.edits, lost.line)
+    elif watch.deadline is not None and time.monotonic() + needed > watch.deadline:
+        fix.proof.failed = "not proven: the trace's time limit (fxlens.timeoutSeconds, --timeout) came first"
+    else:
+        watch.proving(fix.id, max(PROOF_SECONDS_AT_LEAST, PROOF_TIMES_NEEDED * needed))
+        try:
+            fix.proof = prove(file, cls, fix.edits, levels, declared)
+        finally:
+            watch.proving("", 0.0)
+
+
+def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, watch: Watch | None = None) -> list[Fix]:
+    watch = watch or Watch()
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name), None)
     if node is None:
         return []
@@ -86,10 +122,8 @@ def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, deadline
             same = next((f for f in fixes if f.edits == fix.edits and f.proven), None) if fix.edits else None
             if same is not None:  # (an `elif`'s site: its `if`'s rewrite, proven already)
                 fix.proof = same.proof
-            elif fix.edits and deadline is not None and time.monotonic() + _needed(cls, levels) > deadline:
-                fix.proof.failed = "not proven: the trace's time limit (fxlens.timeoutSeconds, --timeout) came first"
             elif fix.edits:
-                fix.proof = prove(file, cls, fix.edits, levels, _declared(proposed))
+                _proven(file, cls, fix, levels, _declared(proposed), watch)
             tried.append(fix)
             if fix.proven or sum(bool(f.edits) for f in tried) >= MAX_PROOFS:
                 break

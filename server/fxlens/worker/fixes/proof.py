@@ -109,6 +109,20 @@ def _back(line: int, edits: list[TextEdit]) -> int:
     return line
 
 
+def running(text: str, edits: list[TextEdit], line: int) -> str:
+    """` (it was running line 31: `with _CACHE_LOCK:`)`: where a proof that hung or crashed was, `line` being a line
+    of the fixed text, said as the line of `text` it comes from ("" when unknown)."""
+    try:
+        fixed = line_model.split(apply_edits(text, edits))
+    except StaleFix:
+        return ""
+    if not 0 < line <= len(fixed):
+        return ""
+    code = fixed[line - 1].strip()
+    edited = any(e.line <= _back(line, edits) <= e.end_line for e in edits)
+    return f" (it was running line {_back(line, edits)}{' as fixed' if edited else ''}: `{code}`)"
+
+
 def level_check(
     level: str, before: LevelResult, after: LevelResult, edits: list[TextEdit], unclaimed: str = ""
 ) -> tuple[LevelCheck, str]:
@@ -193,7 +207,8 @@ def prove(
             fixed = swapped(copy.deepcopy(module), original_name, fixed_module) if module is not None else None
             replaced = (file.path, frozenset(lines_to_run(file.text, edits)))
             _outputs(proof, example, module, why_not, fixed, declared.changes_inputs, replaced)
-    except Exception as error:  # noqa: BLE001  the edited file's own top level or a level raising: not proven
+    except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001  the edited file's own top level, a
+        # level or a run raising (sys.exit() in a path only the proof runs too): not proven, and the analysis goes on
         proof.failed = proof.failed or f"the fixed file does not run: {first_line(error)}"
     return _timed(proof, started)
 

@@ -1,5 +1,5 @@
-"""Where a trace child is: the class it works on and the line of the user's file it runs, kept in
-memory it shares with the worker.
+"""Where a trace child is: the class it works on, the line of the user's file it runs and the fix it proves,
+kept in memory it shares with the worker.
 
 A stack dump (faulthandler, on a signal or a crash) needs a file descriptor and a signal handler, and
 user code can close the one (`os.closerange(3, 4096)`) and replace the other. A shared anonymous
@@ -29,7 +29,12 @@ STATES = ("after", "running", "raised")
 _AFTER, _RUNNING, _RAISED = range(3)
 _NAME_AT = _HEADER.size
 _MAX_NAME = 512
-_NOTE_AT = _NAME_AT + _MAX_NAME
+# the fix being proven: its deadline and its limit in seconds (time.monotonic(): one clock for every process of
+# the machine), the length of its id, then the id
+_PROOF = struct.Struct("<ddI")
+_PROOF_AT = _NAME_AT + _MAX_NAME
+_MAX_FIX_ID = 256
+_NOTE_AT = _PROOF_AT + _PROOF.size + _MAX_FIX_ID
 _MAX_NOTE = _SIZE - _NOTE_AT - 4
 SAMPLE_SECONDS = 0.05
 
@@ -40,6 +45,8 @@ class ChildLocation:
     def __init__(self) -> None:
         self.memory = mmap.mmap(-1, _SIZE, flags=mmap.MAP_SHARED)
         self._pack, self._unpack = _HEADER.pack_into, _HEADER.unpack_from  # the user may patch `struct`
+        self._pack_proof, self._unpack_proof = _PROOF.pack_into, _PROOF.unpack_from
+        self._clock = time.monotonic  # (and `time`)
         import _thread
 
         self._lock = _thread.allocate_lock()  # the main thread and the sampler both write
@@ -68,6 +75,18 @@ class ChildLocation:
     def at_class(self, name: str) -> None:
         """The analysis starts on class `name` ("" between classes): what a hang or crash costs."""
         self._write(name=name, line=0)
+
+    def proving(self, fix_id: str, seconds: float = 0.0) -> None:
+        """The proof of fix `fix_id` starts, and may take `seconds` ("" once it has ended): a hang or a crash from
+        here on costs that fix's proof, not its class (worker/fixes/find.py)."""
+        deadline = self._clock() + seconds if fix_id else 0.0
+        data = fix_id.encode("utf-8", "replace")[:_MAX_FIX_ID]
+        with self._lock:
+            seq, samples, line, length, state = self._unpack(self.memory, 0)
+            self._pack(self.memory, 0, seq + 1, samples, line, length, state)  # odd: a reader retries
+            self.memory[_PROOF_AT + _PROOF.size : _PROOF_AT + _PROOF.size + self._len(data)] = data
+            self._pack_proof(self.memory, _PROOF_AT, deadline, seconds, self._len(data))
+            self._pack(self.memory, 0, seq + 2, samples, line, length, state)
 
     def note(self, text: str) -> None:
         """Something the code did that the worker should be able to tell (`RLIMIT_CPU set to (1, 1)`);
@@ -128,3 +147,15 @@ class ChildLocation:
         size = min(int.from_bytes(self.memory[_NOTE_AT : _NOTE_AT + 4], "little"), _MAX_NOTE)
         note = bytes(self.memory[_NOTE_AT + 4 : _NOTE_AT + 4 + size]).decode("utf-8", "replace")
         return name.decode("utf-8", "replace"), line, samples, note, STATES[state] if state < len(STATES) else "after"
+
+    def proof(self) -> tuple[str, float, float]:
+        """(the fix whose proof runs, its deadline on time.monotonic(), its limit in seconds); ("", 0, 0) when none."""
+        fix_id, deadline, seconds = b"", 0.0, 0.0
+        for _ in range(100):
+            seq = self._unpack(self.memory, 0)[0]
+            deadline, seconds, length = _PROOF.unpack_from(self.memory, _PROOF_AT)
+            start = _PROOF_AT + _PROOF.size
+            fix_id = bytes(self.memory[start : start + min(length, _MAX_FIX_ID)])
+            if seq % 2 == 0 and self._unpack(self.memory, 0)[0] == seq:
+                break
+        return (fix_id.decode("utf-8", "replace"), deadline, seconds) if fix_id else ("", 0.0, 0.0)

@@ -4,6 +4,7 @@ child from fork to reaping, and the warm-up recipes a finished job leaves for th
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from fxlens import messages
@@ -38,6 +39,11 @@ class Job:
     deaf: bool = False  # the child closed its channel (and may open it again): watched by polling
     # past its `done`, counting the classes' costs (`cost` events, then `end`): a new trace may take its place
     tail: bool = False
+
+    def proof_deadline(self) -> float:
+        """When the proof of a fix the child runs must end (worker/fixes/find.py); infinity when none runs."""
+        fix_id, deadline, _ = self.location.proof() if self.location is not None else ("", 0.0, 0.0)
+        return deadline if fix_id else math.inf
 
 
 def _number(value: float | None, default: float, low: float, high: float) -> float:

@@ -18,7 +18,7 @@ from fxlens import messages
 from fxlens.messages import with_job_id
 from fxlens.report import Diagnostic, FileReport, to_json
 from fxlens.worker.failures.limits import MAX_EVENT_BYTES as CHANNEL_LIMIT
-from fxlens.worker.process import isolation, postmortem, shield
+from fxlens.worker.process import isolation, lost_proofs, postmortem, shield
 from fxlens.worker.process.jobs import DEFAULT_TIMEOUT, MAX_RECIPE_BYTES, Job, normalise, worth_warming_up
 from fxlens.worker.process.texts import Stdin, TextStore, UnknownText
 
@@ -271,10 +271,14 @@ class Worker:
                 self.queue.insert(0, Job(job.id, job.request, attempt=job.attempt + 1))
             else:
                 grown_kb = max(reaped.max_rss_kb - job.rss_at_fork_kb, 0)
-                diagnostic, working_on = postmortem.lost_child_diagnostic(
-                    job, reason, reaped.status, grown_kb, dump_fd_gone
-                )
-                self._after_lost_child(job, diagnostic, working_on)
+                fix_id, lost = lost_proofs.why_lost(job, reason, reaped.status, grown_kb)
+                if lost is not None:  # the class's levels are out: only that fix's proof is lost (lost_proofs.py)
+                    self.queue.insert(0, Job(job.id, lost_proofs.without_the_lost_proof(job.request, fix_id, lost)))
+                else:
+                    diagnostic, working_on = postmortem.lost_child_diagnostic(
+                        job, reason, reaped.status, grown_kb, dump_fd_gone
+                    )
+                    self._after_lost_child(job, diagnostic, working_on)
         os.close(job.dump_fd)
         if job.location is not None:
             job.location.close()
@@ -335,7 +339,8 @@ class Worker:
                 # 2 cores). A trace that comes while costs are counted ends them and forks its own child.
                 self._prepare_standby()
             now = time.monotonic()
-            timeout = min((j.deadline for j in self.running.values()), default=now + 1.0) - now
+            deadlines = [min(j.deadline, j.proof_deadline()) for j in self.running.values()]
+            timeout = min(deadlines, default=now + 1.0) - now
             if any(j.deaf for j in self.running.values()):
                 timeout = min(timeout, DEAF_POLL_SECONDS)
             timeout = min(timeout, PARENT_POLL_SECONDS)
@@ -358,6 +363,8 @@ class Worker:
             for job in list(self.running.values()):
                 if time.monotonic() >= job.deadline:
                     self._finish(job, kill=True, reason=f"it ran longer than {job.request.timeout:g} s")
+                elif time.monotonic() >= job.proof_deadline():
+                    self._finish(job, kill=True, reason="the proof of a fix ran longer than its limit")
         if self.standby is not None:
             isolation.discard(self.standby)
             self.standby = None

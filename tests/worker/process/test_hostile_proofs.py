@@ -1,0 +1,68 @@
+"""A fix whose proof hangs or takes the trace process down costs that fix, never its class (issue 42).
+
+The proof of a fix is the first run of a class on real memory (fxlens's levels run on meta and fake tensors and fx
+proxies): code that only runs there (tests/fixtures/hostile/proof_fast_path.py) can segfault, call `os._exit`,
+deadlock or raise SystemExit in the proof alone. Through the real warm worker, each time: the class keeps its levels
+(its aten graph is raw torch's own), the fix comes back not proven with why and the line it was running, the class
+beside it still gets its proven fix, and the same worker lives on with nothing left running.
+"""
+
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+from hostile_support import TrackedWorker, fixture_text
+from torch_reference import expected, reported
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+LEVELS = ("fx", "aten")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def worker():
+    tracked = TrackedWorker()
+    await tracked.start()
+    yield tracked
+    await tracked.client.stop()
+    assert tracked.leftovers() == []
+
+
+def _marked(text: str, case: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if f"# HOSTILE {case}" in line)
+
+
+@pytest.mark.parametrize(
+    "fast_path, case, words",
+    [
+        ("_zero_rows", "segfault", "the trace process crashed while it proved this fix with a segmentation fault"),
+        ("_checked_rows", "exit", "ended the process while it proved this fix with exit status 3"),
+        ("_cached_rows", "deadlock", "the proof of this fix did not finish within 10 s"),
+        ("_validated_rows", "system-exit", "SystemExit: expected a 3-dimensional batch"),
+    ],
+)
+async def test_a_proof_that_crashes_or_hangs_costs_only_its_fix(worker, tmp_path, fast_path, case, words):
+    text = fixture_text("proof_fast_path.py", FAST_PATH=fast_path)
+    path = tmp_path / "proof_fast_path.py"
+    path.write_text(text)
+    pid = worker.pid
+    report = await worker.analyse(path, text, levels=LEVELS, fixes=True, cost=False, surface="check", timeout=60)
+
+    assert report.diagnostics == []  # nothing at the file level: the file was traced
+    pool = report.find_class("MeanPool")
+    # its levels as traced: fx's own failure at `len(x)`, and the aten graph raw torch exports
+    assert [(d.level, d.category) for d in pool.diagnostics()] == [("fx", "builtin-on-proxy")]
+    assert pool.levels["aten"].ok
+    assert reported(pool, "aten") == expected(path, report, pool, "aten")
+    (fix,) = pool.fixes
+    assert fix.rule == "shape-not-len" and fix.edits and not fix.proven
+    assert words in fix.why_not(), fix.why_not()
+    if case != "system-exit":  # (raised, not fatal: a failed proof like any other)
+        assert f"(it was running line {_marked(text, case)}: `" in fix.why_not(), fix.why_not()
+
+    (gate_fix,) = report.find_class("Gate").fixes  # proven in the run that followed, as ever
+    assert gate_fix.proven and gate_fix.rule == "torch-where", gate_fix.why_not()
+    assert report.find_class("Gate").levels["fx"].diagnostics[0].category == "data-dependent-control-flow"
+
+    assert worker.client.alive and worker.pid == pid
+    assert worker.leftovers() == []
