@@ -118,9 +118,9 @@ def running(text: str, edits: list[TextEdit], line: int) -> str:
         return ""
     if not 0 < line <= len(fixed):
         return ""
-    code = fixed[line - 1].strip()
-    edited = any(e.line <= _back(line, edits) <= e.end_line for e in edits)
-    return f" (it was running line {_back(line, edits)}{' as fixed' if edited else ''}: `{code}`)"
+    original = _back(line, edits)
+    edited = any(e.line <= original <= e.end_line for e in edits)
+    return f" (it was running line {original}{' as fixed' if edited else ''}: `{fixed[line - 1].strip()}`)"
 
 
 def level_check(

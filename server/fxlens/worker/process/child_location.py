@@ -45,7 +45,7 @@ class ChildLocation:
     def __init__(self) -> None:
         self.memory = mmap.mmap(-1, _SIZE, flags=mmap.MAP_SHARED)
         self._pack, self._unpack = _HEADER.pack_into, _HEADER.unpack_from  # the user may patch `struct`
-        self._pack_proof, self._unpack_proof = _PROOF.pack_into, _PROOF.unpack_from
+        self._pack_proof = _PROOF.pack_into
         self._clock = time.monotonic  # (and `time`)
         import _thread
 
