@@ -67,6 +67,8 @@ class FixProof:
     inputs_changed: list[str] = field(default_factory=list)
     # lines the fix replaces that no input compared ran (worker/fixes/coverage.py): no output shows that branch
     unreached: list[int] = field(default_factory=list)
+    # loops whose count the fix replaces that every input compared ran the same number of times (by first body line)
+    unvaried: list[int] = field(default_factory=list)
     seconds: float = 0.0  # the whole proof: load the copy, re-trace, run both modules
 
     def summary(self) -> str:
@@ -77,6 +79,11 @@ class FixProof:
                 f"outputs {self.outputs} on {self.inputs} inputs"
                 + (" (train and eval)" if "train" in self.modes else "")
                 + (f", none of which runs line {', '.join(map(str, self.unreached))}" if self.unreached else "")
+                + (
+                    f", each running the loop at line {', '.join(map(str, self.unvaried))} the same number of times"
+                    if self.unvaried
+                    else ""
+                )
             )
         parts += [f"the caller's `{name}` no longer changed" for name in self.inputs_changed]
         return ", ".join(parts)

@@ -23,6 +23,7 @@ from fxlens.worker.fixes import (
     in_place,
     item,
     length,
+    loop_count,
     numpy_ops,
     round_trip,
     where,
@@ -45,6 +46,7 @@ TABLE: tuple[Entry, ...] = (
     # before keep-tensor and round-trip: `float(np.percentile(t.numpy(), 95))` is theirs only in part
     Entry("numpy-op", numpy_ops.applies, numpy_ops.propose),
     Entry("keep-tensor", item.applies, item.propose),
+    Entry("loop-count", loop_count.applies, loop_count.propose),
     Entry("round-trip", round_trip.applies, round_trip.propose),
     Entry("torch-assert", assert_.applies, assert_.propose),
     Entry("shape-not-len", length.applies, length.propose),

@@ -6,12 +6,18 @@ under a line tracer of the user's file alone (other frames are not traced) on th
 has not run, variants of the drawn inputs are tried (each floating tensor negated, times ten, both, times a
 hundredth), and those that run a line not run before join the inputs compared. A line none of them runs (a
 branch the module's own code makes unreachable for such inputs) is said in the proof.
+
+A loop whose count the replaced code computes (`steps = int(c) + 1`, `for _ in range(steps):`) runs its body on
+every input: what must be seen is the body running a different number of times, so its first line is needed at
+two counts in one call (a variant that gives it another count joins the inputs); a loop seen at one count only
+is said in the proof as well.
 """
 
 from __future__ import annotations
 
 import ast
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -46,13 +52,37 @@ def lines_to_run(text: str, edits: list[TextEdit]) -> set[int]:
     return found
 
 
+def loops_to_vary(text: str, edits: list[TextEdit]) -> set[int]:
+    """The first body line of each `for ... in range(n)` within an edit's lines whose `n` is assigned there too."""
+    spans = [(e.line, e.end_line) for e in edits]
+    inside = lambda node: any(a <= node.lineno <= b for a, b in spans)  # noqa: E731
+    found = set()
+    for function in ast.walk(ast.parse(text)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        counted = {
+            target.id
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign) and inside(node)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for loop in ast.walk(function):
+            it = getattr(loop, "iter", None)
+            if isinstance(loop, ast.For) and inside(loop) and isinstance(it, ast.Call) and it.args:
+                if isinstance(it.func, ast.Name) and it.func.id == "range" and isinstance(it.args[-1], ast.Name):
+                    if it.args[-1].id in counted:
+                        found.add(loop.body[0].lineno)
+    return found
+
+
 @contextmanager
-def _lines_run(path: str, into: set[int]) -> Iterator[None]:
-    """Adds to `into` each line of `path` that runs meanwhile (in this thread)."""
+def _lines_run(path: str, into: Counter[int]) -> Iterator[None]:
+    """Counts in `into` each line of `path` that runs meanwhile (in this thread)."""
 
     def local(frame: Any, event: str, arg: Any) -> Any:
         if event == "line":
-            into.add(frame.f_lineno)
+            into[frame.f_lineno] += 1
         return local
 
     def calls(frame: Any, event: str, arg: Any) -> Any:
@@ -74,27 +104,44 @@ def _variant(inputs: InputSet, change: Callable[[torch.Tensor], torch.Tensor]) -
 
 
 def covering(
-    run: Callable[[InputSet], Any], path: str, sets: list[InputSet], needed: set[int]
-) -> tuple[list[InputSet], set[int]]:
-    """The variants of `sets` that run lines of `needed` the sets do not (in order, each adding one), and the
-    lines of `needed` that no input runs. `run(inputs)` calls the original module."""
+    run: Callable[[InputSet], Any],
+    path: str,
+    sets: list[InputSet],
+    needed: set[int],
+    varied: frozenset[int] = frozenset(),
+) -> tuple[list[InputSet], set[int], set[int]]:
+    """The variants of `sets` that run lines of `needed` the sets do not, or lines of `varied` a number of times
+    not seen yet (in order, each adding one); the lines of `needed` that no input runs, and those of `varied` that
+    every input runs the same number of times. `run(inputs)` calls the original module."""
     ran: set[int] = set()
-    with _lines_run(path, ran):
-        for inputs in sets:
+    counts: dict[int, set[int]] = {line: set() for line in varied}
+
+    def once(inputs: InputSet) -> tuple[set[int], set[int]]:
+        """The lines one call runs, and the lines of `varied` it runs a number of times not seen before."""
+        seen: Counter[int] = Counter()
+        with _lines_run(path, seen):
             run(inputs)
+        recounted = {line for line in varied if seen[line] not in counts[line]}
+        for line in varied:
+            counts[line].add(seen[line])
+        return set(seen), recounted
+
+    def unvaried() -> set[int]:
+        return {line for line, c in counts.items() if len(c) < 2}
+
+    for inputs in sets:
+        ran |= once(inputs)[0]
     added: list[InputSet] = []
     for change in VARIANTS:
         for inputs in sets:
-            if needed <= ran:
-                return added, set()
-            variant = _variant(inputs, change)
-            seen: set[int] = set()
+            if needed <= ran and not unvaried():
+                return added, set(), set()
+            variant, waiting = _variant(inputs, change), unvaried()
             try:
-                with _lines_run(path, seen):
-                    run(variant)
+                seen, recounted = once(variant)
             except Exception:  # noqa: BLE001  an input the original refuses (an assert on its sign) is not one to compare
                 continue
-            if (seen - ran) & needed:
+            if (seen - ran) & needed or recounted & waiting:
                 added.append(variant)
             ran |= seen
-    return added, needed - ran
+    return added, needed - ran, unvaried()

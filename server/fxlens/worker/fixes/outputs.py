@@ -42,6 +42,7 @@ class Compared:
     printed_equal: bool = True
     inputs_changed: tuple[str, ...] = ()  # declared by the rewrite, and found so
     unreached: list[int] = field(default_factory=list)  # lines the fix replaces that no input ran
+    unvaried: list[int] = field(default_factory=list)  # loops whose count it replaces, run one number of times
 
 
 def _real(value: Any) -> bool:
@@ -139,9 +140,11 @@ def compare(
     may_change: tuple[str, ...] = (),
     path: str = "",
     lines: frozenset[int] = frozenset(),
+    loops: frozenset[int] = frozenset(),
 ) -> Compared:
     """`may_change`: the arguments the rewrite declared the caller no longer sees changed. `lines`: the lines of
-    `path` the fix replaces, each of which should run on some input compared."""
+    `path` the fix replaces, each of which should run on some input compared; `loops`: the first body lines of
+    the loops whose count it replaces, each of which should run two numbers of times (coverage.py)."""
     result = Compared()
     inputs_changed: set[str] = set()
     sets = input_sets(example)
@@ -149,11 +152,13 @@ def compare(
         probe = copy.deepcopy(original)  # (a train run moves running statistics: the compared pair stays as built)
         evaluated, _ = _call(probe.eval(), *_copied(*sets[0]), SEEDS[0])
         trained, _ = _call(probe.train(), *_copied(*sets[0]), SEEDS[0])
-        added, unrun = covering(lambda inputs: _call(probe.eval(), *_copied(*inputs), SEEDS[0]), path, sets, set(lines))
+        call = lambda inputs: _call(probe.eval(), *_copied(*inputs), SEEDS[0])  # noqa: E731
+        added, unrun, unvaried = covering(call, path, sets, set(lines), loops)
     except Exception as error:  # noqa: BLE001  the user's forward on real tensors: the proof cannot run
         result.failed = f"the original module does not run on CPU tensors ({first_line(error)})"
         return result
     result.unreached = sorted(unrun)  # (a branch no input takes, as `if x.abs().max() > 2` after a norm: said)
+    result.unvaried = sorted(unvaried)
     sets += added
     result.modes = ("eval", "train") if _diff(evaluated, trained)[0] != "equal" else ("eval",)
     for mode in result.modes:

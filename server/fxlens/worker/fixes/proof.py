@@ -25,7 +25,7 @@ from fxlens import lines as line_model
 from fxlens.fix_report import FixProof, LevelCheck, StaleFix, TextEdit, apply_edits
 from fxlens.report import LevelResult
 from fxlens.worker.failures.classify import whole_line
-from fxlens.worker.fixes.coverage import lines_to_run
+from fxlens.worker.fixes.coverage import lines_to_run, loops_to_vary
 from fxlens.worker.fixes.outputs import compare
 from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.table import TABLE, ClassContext
@@ -205,7 +205,11 @@ def prove(
                     proof.failed = failed
                     return _timed(proof, started)
             fixed = swapped(copy.deepcopy(module), original_name, fixed_module) if module is not None else None
-            replaced = (file.path, frozenset(lines_to_run(file.text, edits)))
+            replaced = (
+                file.path,
+                frozenset(lines_to_run(file.text, edits)),
+                frozenset(loops_to_vary(file.text, edits)),
+            )
             _outputs(proof, example, module, why_not, fixed, declared.changes_inputs, replaced)
     except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001  the edited file's own top level, a
         # level or a run raising (sys.exit() in a path only the proof runs too): not proven, and the analysis goes on
@@ -220,9 +224,10 @@ def _outputs(
     why_not: str,
     fixed: Any,
     changes: tuple[str, ...],
-    replaced: tuple[str, frozenset[int]],
+    replaced: tuple[str, frozenset[int], frozenset[int]],
 ) -> None:
-    """`replaced`: the file's path and the lines the fix replaces (each should run on an input compared)."""
+    """`replaced`: the file's path, the lines the fix replaces (each should run on an input compared) and the loops
+    whose count it replaces (each should run two numbers of times)."""
     if module is None:
         proof.failed = f"outputs not compared: {why_not}"
         return
@@ -236,7 +241,7 @@ def _outputs(
     proof.max_abs_diff = compared.max_abs_diff
     proof.state_equal, proof.printed_equal = compared.state_equal, compared.printed_equal
     proof.inputs_changed = list(compared.inputs_changed)
-    proof.unreached = compared.unreached
+    proof.unreached, proof.unvaried = compared.unreached, compared.unvaried
     proof.failed = compared.failed
     proof.proven = not compared.failed
 
