@@ -58,3 +58,25 @@ def test_uses_read_from_the_source(module):
     with torch.device("meta"):
         head = module.PyramidHead()
     assert forward_uses.uses(head.forward)["maps"].layers == "lateral"
+
+
+def test_a_size_annotated_as_ints_is_a_tuple_of_ints(report):
+    cls = report.find_class("GridPositions")
+    assert _inputs(cls) == [("size", "(16, 16)", "annotated with ints: (16, 16)")]
+    _same_as_torch(report, cls, ("fx", "aten"))
+
+
+def test_a_constructor_tuple_of_two_ints_is_guessed_as_two_ints_and_an_optional_input_as_none(report):
+    cls = report.find_class("EmptyPrompt")
+    assert cls.build.how == "guessed" and "grid_size=(" in cls.build.detail
+    assert _inputs(cls) == [("masks", "None", "forward checks it for None: None first")]
+    _same_as_torch(report, cls)
+
+
+def test_the_condition_of_an_if_that_raises_is_solved_the_other_way(report):
+    """`if x.shape[1] != self.channels: raise`: assuming the condition holds runs into the raise, so its
+    negation is what the model takes: 12 channels."""
+    cls = report.find_class("CheckedNorm")
+    [(name, shape, source)] = _inputs(cls)
+    assert name == "x" and shape[1] == 12 and source.endswith("solved from forward's own checks")
+    _same_as_torch(report, cls)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ class Use:
     index: bool = False  # it selects rows of a table: `self.rope[input_pos]`, `mask[None, None, input_pos]`
     # a sequence walked beside a list of layers (`zip(self.lateral, features)`): the i-th layer takes the i-th item
     layers: str | None = None
+    # an int (0) or a tuple of that many ints its annotation asks for (`size: Tuple[int, int]`): no tensor
+    ints: int | None = None
 
 
 def handed_on(instance: Any) -> Callable[..., Any] | None:
@@ -75,6 +78,7 @@ def uses(function: Callable[..., Any]) -> dict[str, Use]:
         use = found[arg.arg] = _use(tree, arg.arg, partial(_is_name, name=arg.arg))
         use.optional = use.optional or _optional_annotation(arg.annotation)
         use.dtype = use.dtype or _annotated_dtype(arg.annotation)
+        use.ints = _annotated_ints(arg.annotation)
         for item in use.items:
             found[f"{arg.arg}.{item}"] = _use(tree, item, partial(_is_name, name=item))
         for key in use.keys:
@@ -197,3 +201,14 @@ def _annotated_dtype(annotation: ast.expr | None) -> torch.dtype | None:
         return None
     text = ast.unparse(annotation)
     return next((dtype for name, dtype in _TYPED_TENSORS.items() if name in text), None)
+
+
+_INTS = re.compile(r"^(?:typing\.)?(?:Optional\[)?(?:(?:typing\.)?[Tt]uple\[((?:int,)*int)\]|(int))\]?$")
+
+
+def _annotated_ints(annotation: ast.expr | None) -> int | None:
+    """0 for `int`, n for `Tuple[int, ...n]` (a size `(h, w)`), else None."""
+    found = _INTS.match(ast.unparse(annotation).replace(" ", "")) if annotation is not None else None
+    if found is None:
+        return None
+    return 0 if found.group(2) else found.group(1).count(",") + 1

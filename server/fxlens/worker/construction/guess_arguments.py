@@ -49,10 +49,18 @@ def _annotation_text(annotation: Any) -> str:
     return annotation.__name__ if isinstance(annotation, type) else str(annotation)
 
 
-def _list_options(kind: str | None, use: Use, name: str) -> list[Option]:
-    lengths = [use.indexed + 1] if use.indexed >= 0 else [4, 2, 3]
+# `Tuple[int, int]`: a tuple of exactly that many items (not `Tuple[int, ...]`)
+_FIXED_TUPLE = re.compile(r"^(?:typing\.)?[Tt]uple\[([^\[\]]*)\]$")
+
+
+def _list_options(kind: str | None, use: Use, name: str, annotation: str = "") -> list[Option]:
+    fixed = _FIXED_TUPLE.match(annotation.replace(" ", ""))
+    items = fixed.group(1).split(",") if fixed and "..." not in fixed.group(1) else []
     # a list of channel counts is one per stage (`channels=(16, 16)`): widths, not an image's 3
     item = {"depth": 1, "channels": 16}.get(kind or "", (ints(kind, name) or [DIM])[0])
+    if items:  # `grid_size: Tuple[int, int]`: (64, 64)
+        return [Option((item,) * len(items), repr((item,) * len(items)))]
+    lengths = [use.indexed + 1] if use.indexed >= 0 else [4, 2, 3]
     return [Option([item] * n, repr([item] * n)) for n in lengths]
 
 
@@ -107,7 +115,7 @@ def options_for(
         options += [Option(c, c.__name__) for c in ranked if c not in fitting]
         return options[:3]
     if re.search(r"\b(List|list|Sequence|Tuple|tuple|Iterable)\b", annotation) or use.iterated or use.indexed >= 0:
-        return _list_options(kind, use, param.name)
+        return _list_options(kind, use, param.name, annotation)
     if re.search(r"\bfloat\b", annotation) or kind in ("rate", "eps"):
         value = {"rate": 0.0, "eps": 1e-5}.get(kind or "", float((ints(kind, param.name) or [1])[0]))
         return _literal_options([value])

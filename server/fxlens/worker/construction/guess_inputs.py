@@ -62,23 +62,33 @@ class Guess:
         return torch.randn(self.shape, generator=generator).to(self.dtype)
 
 
+@dataclass(frozen=True)
+class Plain:
+    """An input that is no tensor: a Python value forward's annotation asks for (`size: Tuple[int, int]`)."""
+
+    value: Any
+    why: str = field(default="", compare=False)
+
+
 # an input is one tensor, a tuple of them (an LSTM's `(h, c)`, a pair unpacked by forward), a dict of them by the
-# keys forward reads, or None (an Optional argument forward checks for None)
-Input = Guess | tuple[Guess, ...] | dict[str, Guess] | None
+# keys forward reads, a plain value, or None (an Optional argument forward checks for None)
+Input = Guess | tuple[Guess, ...] | dict[str, Guess] | Plain | None
 NONE_FIRST = "forward checks it for None: None first"
 
 
 def make(value: Input) -> Any:
     if value is None:
         return None
+    if isinstance(value, Plain):
+        return value.value
     if isinstance(value, dict):
         return {key: item.tensor() for key, item in value.items()}
     return tuple(make(item) for item in value) if isinstance(value, tuple) else value.tensor()
 
 
 def dims_of(value: Input) -> Any:
-    """The free dims: a tuple's per tensor; none for a dict's (its sizes stay as guessed) or a None."""
-    if value is None or isinstance(value, dict):
+    """The free dims: a tuple's per tensor; none for a dict's (its sizes stay as guessed), a plain value or a None."""
+    if value is None or isinstance(value, (dict, Plain)):
         return None
     return [item.dims for item in value] if isinstance(value, tuple) else value.dims
 
@@ -86,6 +96,8 @@ def dims_of(value: Input) -> Any:
 def why_of(value: Input) -> str:
     if value is None:
         return NONE_FIRST
+    if isinstance(value, Plain):
+        return value.why
     if isinstance(value, dict):
         return next(iter(value.values())).why if value else ""
     return (value[0].why if value else "") if isinstance(value, tuple) else value.why
@@ -93,8 +105,8 @@ def why_of(value: Input) -> str:
 
 def each(value: Input, change: Callable[[Guess], Guess]) -> Input:
     """`change` made to the guess, or to each guess of the tuple or dict."""
-    if value is None:
-        return None
+    if value is None or isinstance(value, Plain):
+        return value
     if isinstance(value, dict):
         return {key: change(item) for key, item in value.items()}
     return tuple(change(item) for item in value) if isinstance(value, tuple) else change(value)

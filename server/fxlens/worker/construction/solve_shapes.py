@@ -26,7 +26,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 from torch.nn.utils.stateless import _reparametrize_module
 
-from fxlens.worker.construction.guess_inputs import Guess, Input
+from fxlens.worker.construction.guess_inputs import Guess, Input, Plain
 from fxlens.worker.levels import devices
 
 # a size is (input index, index inside a tuple input, dim)
@@ -50,8 +50,8 @@ class Run:
 
 
 def _leaves(value: Input) -> list[Guess]:
-    """The tensors' guesses of an input: a tuple's or a dict's in order, none of a None."""
-    if value is None:
+    """The tensors' guesses of an input: a tuple's or a dict's in order, none of a None or a plain value."""
+    if value is None or isinstance(value, Plain):
         return []
     if isinstance(value, dict):
         return list(value.values())
@@ -62,6 +62,8 @@ def _rebuilt(value: Input, leaves: list[Any]) -> Any:
     """`leaves` (one per guess of `_leaves(value)`) in the input's structure."""
     if value is None:
         return None
+    if isinstance(value, Plain):
+        return value.value
     if isinstance(value, dict):
         return dict(zip(value, leaves))
     return tuple(leaves) if isinstance(value, tuple) else leaves[0]
@@ -357,15 +359,30 @@ def _recorded(
     sizes kept as guessed (those given, and each size torch needed as a plain number)."""
     assumed: list[sympy.Basic] = []
     static = dict(static)
+    run = _fake_run(instance, chosen, assumed, call, static)
     for _ in range(_ROUNDS):
-        run = _fake_run(instance, chosen, assumed, call, static)
         if isinstance(run.undecided, sympy.Symbol):
             static[_key(run.undecided)] = _sizes(chosen)[_key(run.undecided)]
+            run = _fake_run(instance, chosen, assumed, call, static)
         elif run.undecided is None or run.undecided in assumed:
             break
         else:
-            assumed.append(_assumed(run.undecided))
+            run, assumed = _assume(instance, chosen, call, static, assumed, run.undecided)
     return run, assumed, static
+
+
+def _assume(
+    instance: nn.Module, chosen: list[Input], call: Call, static: dict[Key, int], assumed: list, condition: sympy.Basic
+) -> tuple[Run, list[sympy.Basic]]:
+    """The run with `condition` assumed (see _assumed), or its negation when that branch raised at once: the
+    condition of an `if embed_dim != 32: raise ...` is the one the model does not take."""
+    taken = [*assumed, _assumed(condition)]
+    run = _fake_run(instance, chosen, taken, call, static)
+    if run.error is None or run.undecided is not None:
+        return run, taken
+    other = [*assumed, sympy.Not(taken[-1])]
+    flipped = _fake_run(instance, chosen, other, call, static)
+    return (flipped, other) if flipped.error is None or flipped.undecided is not None else (run, taken)
 
 
 def _image_sides(sizes: dict[Key, int], chosen: list[Input]) -> dict[Key, int]:
@@ -385,5 +402,6 @@ def _resized(chosen: list[Input], sizes: dict[Key, int], pinned: set[Key]) -> li
 
     resized: list[Input] = []
     for i, value in enumerate(chosen):
-        resized.append(_rebuilt(value, [one(i, j, guess) for j, guess in enumerate(_leaves(value))]))
+        leaves = [one(i, j, guess) for j, guess in enumerate(_leaves(value))]
+        resized.append(value if isinstance(value, Plain) else _rebuilt(value, leaves))
     return resized

@@ -1,4 +1,5 @@
-"""Guesses shaped by how forward uses a parameter (forward_uses.py): a tuple of the items it is unpacked into,
+"""Guesses shaped by how forward uses a parameter (forward_uses.py): ints its annotation asks for, a tuple of the
+items it is unpacked into, one tensor per layer of a list walked beside a list of layers,
 a dict of the keys it is read by, None first for an Optional one forward checks, the rank its first uses fix
 and a mask's dtype."""
 
@@ -12,10 +13,10 @@ import torch
 from torch import nn
 
 from fxlens.worker.construction import guess_inputs
-from fxlens.worker.construction.build import BATCH, SEQUENCE
+from fxlens.worker.construction.build import BATCH, SEQUENCE, SPATIAL
 from fxlens.worker.construction.consumers import Consumer
 from fxlens.worker.construction.forward_uses import Use
-from fxlens.worker.construction.guess_inputs import Guess, Input
+from fxlens.worker.construction.guess_inputs import Guess, Input, Plain
 
 
 def shaped(instance: nn.Module, uses: dict[str, Use], param: str, options: list[Input], required: bool) -> list[Input]:
@@ -23,7 +24,10 @@ def shaped(instance: nn.Module, uses: dict[str, Use], param: str, options: list[
     use = uses.get(param)
     if use is None:
         return options
-    if use.items:
+    if use.ints is not None:  # `size: Tuple[int, int]`: a size of the guessed images' side, no tensor
+        value = SPATIAL if use.ints == 0 else (SPATIAL,) * use.ints
+        options = [Plain(value, f"annotated with ints: {value!r}")]
+    elif use.items:
         items = _alike(instance, [uses.get(f"{param}.{item}") for item in use.items], use.items)
         pairs = [v for v in options if isinstance(v, tuple) and len(v) == len(use.items)]  # an LSTM's `(h, c)`
         options = [*pairs, *(tuple(_at(choices, rank) for choices in items) for rank in range(max(map(len, items))))]
