@@ -151,6 +151,27 @@ async def test_hostile_code_gets_a_diagnostic_at_its_line(client: LanguageClient
     await recovered(client, doc)
 
 
+async def test_a_fix_whose_proof_crashes_is_not_offered_and_its_class_keeps_its_levels(
+    client: LanguageClient, tmp_path
+):
+    """The proof of MeanPool's fix is the first run of its native fast path on real memory, and segfaults (issue 42):
+    its finding says why the fix is not offered, and its hover still shows the aten graph its trace made."""
+    text = fixture_text("proof_fast_path.py", FAST_PATH="_zero_rows")
+    doc = open_text(client, tmp_path / "proof_fast_path.py", text)
+    await doc.traced()
+    at_len = next(n for n, line in enumerate(text.splitlines(), 1) if "/ len(x)" in line)
+    crashed = "`Use x.shape[0]` is not offered: not proven: the trace process crashed while it proved this fix"
+    (finding,) = [d for d in errors(doc) if d.range.start.line == at_len - 1]
+    assert finding.code == "builtin-on-proxy" and crashed in finding.message, finding.message
+    assert "segmentation fault (SIGSEGV)" in finding.message
+    assert [d.code for d in errors(doc) if d.code in ("crash", "timeout", "exit")] == []
+    hover = await doc.hover(doc.at(at_len - 1, "self.proj"))
+    assert hover is not None and "aten.linear.default" in hover, hover
+    gate_if = next(n for n, line in enumerate(text.splitlines(), 1) if "if h.mean() > 0:" in line)
+    assert any("fxlens can fix it (proven:" in d.message for d in errors(doc) if d.range.start.line == gate_if - 1)
+    await recovered(client, doc)
+
+
 @pytest.mark.parametrize(
     "name",
     [
