@@ -157,8 +157,12 @@ async def test_a_fix_whose_proof_crashes_is_not_offered_and_its_class_keeps_its_
     """The proof of MeanPool's fix is the first run of its native fast path on real memory, and segfaults (issue 42):
     its finding says why the fix is not offered, and its hover still shows the aten graph its trace made."""
     text = fixture_text("proof_fast_path.py", FAST_PATH="_zero_rows")
-    doc = open_text(client, tmp_path / "proof_fast_path.py", text)
-    await doc.traced()
+    await _configure(client, timeoutSeconds=SLOW_TIMEOUT)  # (the proof is not started where the limit would cut it)
+    try:
+        doc = open_text(client, tmp_path / "proof_fast_path.py", text)
+        await doc.traced()
+    finally:
+        await _configure(client)
     at_len = next(n for n, line in enumerate(text.splitlines(), 1) if "/ len(x)" in line)
     crashed = "`Use x.shape[0]` is not offered: not proven: the trace process crashed while it proved this fix"
     (finding,) = [d for d in errors(doc) if d.range.start.line == at_len - 1]

@@ -66,3 +66,21 @@ async def test_a_proof_that_crashes_or_hangs_costs_only_its_fix(worker, tmp_path
 
     assert worker.client.alive and worker.pid == pid
     assert worker.leftovers() == []
+
+
+async def test_a_proof_the_trace_s_own_time_limit_cuts_says_so(worker, tmp_path):
+    # a limit the proof starts within (its likely cost is well under it) but that comes before the proof's own 10 s
+    timeout = 8.0
+    text = fixture_text("proof_fast_path.py", FAST_PATH="_cached_rows")
+    path = tmp_path / "proof_fast_path.py"
+    path.write_text(text)
+    report = await worker.analyse(path, text, levels=LEVELS, fixes=True, cost=False, surface="check", timeout=timeout)
+    pool = report.find_class("MeanPool")
+    assert pool.levels["aten"].ok and [d.category for d in pool.diagnostics()] == ["builtin-on-proxy"]
+    (fix,) = pool.fixes
+    assert fix.why_not().startswith(
+        "not proven: the proof of this fix was still running when the trace's time limit (8 s, fxlens.timeoutSeconds) "
+        f"came (it was running line {_marked(text, 'deadlock')}: `"
+    ), fix.why_not()
+    assert report.find_class("Gate").fixes[0].proven
+    assert worker.leftovers() == []
