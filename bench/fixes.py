@@ -7,7 +7,8 @@ Each file of the corpus (default tests/fixtures/fixes: library-style code writte
 with default constructor arguments) is traced once through a warm worker at fx, aten and dynamo with fixes
 asked for, as `fxlens check --show-fixes --level fx --level aten --level dynamo` does. A site is a class's
 finding of the kinds issue 42 names (data-dependent control flow, graph breaks, a builtin or Python number on a
-traced value, `.item()`), at fx, aten or dynamo, once per class and line (the levels reporting the same
+traced value, `.item()`/NumPy, in-place updates, a Proxy iterated: a mutable default, `sum(t)`, a message),
+at fx, aten or dynamo, once per class and line (the levels reporting the same
 line are one site). Each proven fix is then applied alone to a copy of the file and checked by
 bench/fixes_check.py in a fresh process, raw torch only: the finding's levels trace, and the outputs and state
 are equal on inputs the proof never used. A proof's cost is its own `seconds` against the class's trace at the
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -39,7 +41,20 @@ from results_file import RESULTS_FILE, with_section  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "fixes"
 LEVELS = ("fx", "aten", "dynamo")
-KINDS = {"data-dependent-control-flow", "graph-break", "builtin-on-proxy", "proxy-as-number", "item/numpy"}
+# issue 42's kinds: data-dependent control flow, graph breaks, a builtin or Python number on a traced value,
+# `.item()`/NumPy, in-place updates (through a view too), and what fx makes of a Proxy iterated (a mutable default
+# walked, `sum(t)`, a message formatting a traced shape)
+KINDS = {
+    "data-dependent-control-flow",
+    "graph-break",
+    "builtin-on-proxy",
+    "proxy-as-number",
+    "item/numpy",
+    "in-place",
+    "write-through-view",
+    "map-over-proxy",
+}
+PHASES = ("build", "load", "re-trace", "coverage", "compare")
 
 
 async def _trace(files: list[Path]) -> dict[Path, tuple[FileReport, float, float]]:
@@ -67,6 +82,17 @@ def _shape(shape: list, sizes: dict[str, int]) -> list[int]:
     return [d if isinstance(d, int) else int(eval(d, {"__builtins__": {}}, dict(sizes))) for d in shape]
 
 
+def _others(report: FileReport) -> list[str]:
+    """The findings of other kinds (counted nowhere above): "level: category" each."""
+    return [
+        f"{level}: {d.category}"
+        for cls in report.classes
+        for level, result in cls.levels.items()
+        for d in result.diagnostics
+        if d.level == level and d.severity in ("error", "warning") and d.category not in KINDS
+    ]
+
+
 def _sites(report: FileReport) -> dict[tuple[str, int], list[str]]:
     """(class, line) -> the findings there: the levels report one statement at different columns (fx at the
     value it failed on, dynamo at the call), and it is one site, as worker/fixes/find.py and the editor count it."""
@@ -83,7 +109,14 @@ def _independent(path: Path, fix: Fix, shapes: list[list[int]], levels: list[str
     with tempfile.TemporaryDirectory() as folder:
         fixed = Path(folder) / path.name
         fixed.write_text(apply_edits(path.read_text(), fix.edits))
-        job = {"original": str(path), "fixed": str(fixed), "class": fix.class_name, "levels": levels, "inputs": shapes}
+        job = {
+            "original": str(path),
+            "fixed": str(fixed),
+            "class": fix.class_name,
+            "levels": levels,
+            "inputs": shapes,
+            "may_change": fix.proof.inputs_changed,
+        }
         run = subprocess.run(
             [sys.executable, str(BENCH / "fixes_check.py"), json.dumps(job)],
             capture_output=True,
@@ -97,7 +130,16 @@ def _independent(path: Path, fix: Fix, shapes: list[list[int]], levels: list[str
 def _cost(fix: Fix, cls) -> dict:
     """Where one proof's time went, and the class's own trace it is measured against."""
     retrace = sum(c.seconds for c in fix.proof.levels)
+    phases = fix.proof.phases
     return {
+        "levels": [c.level for c in fix.proof.levels],
+        "phases": {
+            "build": phases.get("build", 0.0),
+            "load": phases.get("load", 0.0),
+            "re-trace": retrace,
+            "coverage": phases.get("coverage", 0.0),
+            "compare": phases.get("outputs", 0.0) - phases.get("coverage", 0.0),
+        },
         "proof": fix.proof.seconds,
         "retrace": retrace,
         "rest": max(fix.proof.seconds - retrace, 0.0),  # loading the edited copy, running both modules
@@ -115,12 +157,38 @@ def _worst(costs: list[dict], key: str, over: str) -> float:
     return max((c[key] / c[over] for c in costs if c[over]), default=0.0)
 
 
+def _p90(costs: list[dict], key: str, over: str) -> float:
+    values = sorted(c[key] / c[over] for c in costs if c[over])
+    return values[min(len(values) - 1, int(0.9 * len(values)))] if values else 0.0
+
+
+def _by_levels(costs: list[dict]) -> dict[str, dict]:
+    """Per set of levels a proof re-traced: how many, the class's own trace there and the proof (medians), the
+    ratio's p50/p90/worst, and the median of each phase of the proof."""
+    groups: dict[str, list[dict]] = {}
+    for c in costs:
+        groups.setdefault("+".join(c["levels"]) or "none", []).append(c)
+    return {
+        levels: {
+            "proofs": len(group),
+            "own": _median(group, "own_levels"),
+            "proof": _median(group, "proof"),
+            "p50": _median(group, "proof", "own_levels"),
+            "p90": _p90(group, "proof", "own_levels"),
+            "worst": _worst(group, "proof", "own_levels"),
+            "phases": {p: statistics.median(c["phases"][p] for c in group) for p in PHASES},
+        }
+        for levels, group in sorted(groups.items())
+    }
+
+
 def measure(corpus: Path) -> dict:
     files = sorted(corpus.glob("*.py"))
     traced = asyncio.run(_trace(files))
-    rows, unfixed, failed_checks, costs = [], [], [], []
+    rows, unfixed, failed_checks, costs, others = [], [], [], [], []
     for path, (report, seconds, plain) in traced.items():
         sites = _sites(report)
+        others += _others(report)
         fixes = {(f.class_name, f.line): f for cls in report.classes for f in cls.fixes}
         for cls in report.classes:  # every proof run costs, proven or not (an `elif`'s site reuses its `if`'s)
             run = {repr(f.edits): f for f in cls.fixes if f.edits and f.proof.seconds}
@@ -159,6 +227,9 @@ def measure(corpus: Path) -> dict:
         "rest_median": _median(costs, "rest"),
         "cost_median": _median(costs, "proof", "own_levels"),
         "cost_max": _worst(costs, "proof", "own_levels"),
+        "cost_p90": _p90(costs, "proof", "own_levels"),
+        "by_levels": _by_levels(costs),
+        "others": sorted(Counter(others).items(), key=lambda item: -item[1]),
         "cost_all_median": _median(costs, "proof", "own_all"),
         "cost_all_max": _worst(costs, "proof", "own_all"),
         "retrace_ratio_median": _median(costs, "retrace", "own_levels"),
@@ -171,7 +242,9 @@ def _costs_line(found: dict) -> str:
     return (
         f"{found['proofs']} proofs: a proof {found['proof_median']:.2f} s (re-trace {found['retrace_median']:.2f} s, "
         f"loading the edited copy and running both modules {found['rest_median']:.2f} s); against the class's own "
-        f"trace at the proof's levels median **{found['cost_median']:.2f}×** (worst {found['cost_max']:.2f}×), its "
+        f"trace at the proof's levels median **{found['cost_median']:.2f}×** "
+        + (f"(p90 {found['cost_p90']:.2f}×, " if "cost_p90" in found else "(")
+        + f"worst {found['cost_max']:.2f}×), its "
         f"re-trace alone {found['retrace_ratio_median']:.2f}×; against the class's trace at all three levels median "
         f"{found['cost_all_median']:.2f}× (worst {found['cost_all_max']:.2f}×)"
         + (
@@ -210,6 +283,30 @@ def section(found: dict, before: dict | None = None) -> str:
                 f"{before['sites']} sites): {_costs_line(before)}."
             ]
             if before
+            else []
+        ),
+        *(
+            [
+                "- Per set of levels a proof re-traced (proofs; the class's own trace there and a proof, medians; "
+                "proof ÷ own trace p50 / p90 / worst; a proof's phases, medians: build = the original module on "
+                "real tensors, load = the edited copy imported and the instance's classes swapped, coverage = "
+                "the inputs that run the replaced lines, compare = both modules on every input and mode):",
+                *(
+                    f"  - {levels}: {g['proofs']} proofs; own {g['own'] * 1000:.1f} ms, proof {g['proof'] * 1000:.0f} "
+                    f"ms; {g['p50']:.2f}× / {g['p90']:.2f}× / {g['worst']:.2f}×; "
+                    + ", ".join(f"{p} {g['phases'][p] * 1000:.0f} ms" for p in PHASES)
+                    for levels, g in found["by_levels"].items()
+                ),
+            ]
+            if "by_levels" in found
+            else []
+        ),
+        *(
+            [
+                "- Findings of other kinds, not counted as sites: "
+                + (", ".join(f"{what} ×{n}" for what, n in found["others"]) or "none")
+            ]
+            if "others" in found
             else []
         ),
         f"- Sites without a proven fix ({len(found['unfixed'])}), each with what its finding says:",

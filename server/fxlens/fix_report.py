@@ -70,6 +70,10 @@ class FixProof:
     # loops whose count the fix replaces that every input compared ran the same number of times (by first body line)
     unvaried: list[int] = field(default_factory=list)
     seconds: float = 0.0  # the whole proof: load the copy, re-trace, run both modules
+    # where those seconds went: "build" (the original on real tensors), "load" (the edited copy imported, the
+    # instance's classes swapped), "outputs" (both modules run, "coverage" of it finding the inputs); the re-trace
+    # is each LevelCheck's own seconds
+    phases: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> str:
         """`graph breaks 2 → 0, outputs equal on 3 inputs` (what the quick fix's title and --fix say)."""

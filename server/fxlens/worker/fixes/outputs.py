@@ -17,6 +17,7 @@ import copy
 import inspect
 import io
 import math
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,7 @@ class Compared:
     inputs_changed: tuple[str, ...] = ()  # declared by the rewrite, and found so
     unreached: list[int] = field(default_factory=list)  # lines the fix replaces that no input ran
     unvaried: list[int] = field(default_factory=list)  # loops whose count it replaces, run one number of times
+    coverage_seconds: float = 0.0  # finding the inputs that run the replaced lines (part of the proof's cost)
 
 
 def _real(value: Any) -> bool:
@@ -153,7 +155,9 @@ def compare(
         evaluated, _ = _call(probe.eval(), *_copied(*sets[0]), SEEDS[0])
         trained, _ = _call(probe.train(), *_copied(*sets[0]), SEEDS[0])
         call = lambda inputs: _call(probe.eval(), *_copied(*inputs), SEEDS[0])  # noqa: E731
+        started = time.perf_counter()
         added, unrun, unvaried = covering(call, path, sets, set(lines), loops)
+        result.coverage_seconds = time.perf_counter() - started
     except Exception as error:  # noqa: BLE001  the user's forward on real tensors: the proof cannot run
         result.failed = f"the original module does not run on CPU tensors ({first_line(error)})"
         return result

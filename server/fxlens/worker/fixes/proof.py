@@ -181,6 +181,7 @@ def prove(
     # (a copy: the example's rebuild may hand out one instance to every caller, which the proof must not change)
     built, why_not = real_module(cls.example)
     module = copy.deepcopy(built) if built is not None else None
+    proof.phases["build"] = time.perf_counter() - started
     try:
         with loaded_copy(original_name, file, text) as fixed_module:
             example = cls.example
@@ -196,6 +197,7 @@ def prove(
             # one context for the proof's levels (dynamo reuses fx's result); names=False: the proof reads the
             # findings, not the shapes, so no level runs the larger sizes that name them, nor dynamo's recompile proof
             context = ClassContext(tuple(levels), syntax=FileSyntax(lines), names=False)
+            proof.phases["load"] = time.perf_counter() - started - proof.phases["build"]
             for level in levels:
                 result = TABLE[level](fixed_example, file.path, lines, span, context)
                 unclaimed = declared.unclaimed.get(level, "")
@@ -210,7 +212,9 @@ def prove(
                 frozenset(lines_to_run(file.text, edits)),
                 frozenset(loops_to_vary(file.text, edits)),
             )
+            ran = time.perf_counter()
             _outputs(proof, example, module, why_not, fixed, declared.changes_inputs, replaced)
+            proof.phases["outputs"] = time.perf_counter() - ran
     except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001  the edited file's own top level, a
         # level or a run raising (sys.exit() in a path only the proof runs too): not proven, and the analysis goes on
         proof.failed = proof.failed or f"the fixed file does not run: {first_line(error)}"
@@ -242,6 +246,7 @@ def _outputs(
     proof.state_equal, proof.printed_equal = compared.state_equal, compared.printed_equal
     proof.inputs_changed = list(compared.inputs_changed)
     proof.unreached, proof.unvaried = compared.unreached, compared.unvaried
+    proof.phases["coverage"] = compared.coverage_seconds
     proof.failed = compared.failed
     proof.proven = not compared.failed
 
