@@ -37,7 +37,7 @@ def _marked(text: str, case: str) -> int:
     [
         ("_zero_rows", "segfault", "the trace process crashed while it proved this fix with a segmentation fault"),
         ("_checked_rows", "exit", "ended the process while it proved this fix with exit status 3"),
-        ("_cached_rows", "deadlock", "the proof of this fix did not finish within 10 s"),
+        ("_cached_rows", "deadlock", "the proof of this fix did not finish within 30 s"),
         ("_validated_rows", "system-exit", "SystemExit: expected a 3-dimensional batch"),
     ],
 )
@@ -69,7 +69,7 @@ async def test_a_proof_that_crashes_or_hangs_costs_only_its_fix(worker, tmp_path
 
 
 async def test_a_proof_the_trace_s_own_time_limit_cuts_says_so(worker, tmp_path):
-    # a limit the proof starts within (its likely cost is well under it) but that comes before the proof's own 10 s
+    # a limit the proof starts within (its likely cost is well under it) but that comes before the proof's own 30 s
     timeout = 8.0
     text = fixture_text("proof_fast_path.py", FAST_PATH="_cached_rows")
     path = tmp_path / "proof_fast_path.py"

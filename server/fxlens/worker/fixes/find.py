@@ -18,9 +18,11 @@ from fxlens.worker_requests import LostProof
 
 MAX_PROOFS = 2  # per site: a second rewrite is proven only when the first one's proof failed
 # how long one proof may run before the worker stops it (its fix then not proven): this many times what it is likely
-# to take, and never less than PROOF_SECONDS_AT_LEAST (a loaded machine, a first compile)
+# to take, and never less than PROOF_SECONDS_AT_LEAST. The likely cost counts the re-trace only: a torch.cond proof
+# compiles what the class's own trace never did (5-6 s against an estimate of 2 s, tests/fixtures/fixes, 2 cores
+# shared), and a loaded machine doubles that
 PROOF_TIMES_NEEDED = 5
-PROOF_SECONDS_AT_LEAST = 10.0
+PROOF_SECONDS_AT_LEAST = 30.0
 
 
 @dataclass
