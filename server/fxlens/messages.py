@@ -59,7 +59,7 @@ from fxlens.worker_requests import Request as Request
 from fxlens.worker_requests import Shutdown as Shutdown
 from fxlens.worker_requests import TextHeader as TextHeader
 from fxlens.worker_requests import TraceRequest as TraceRequest
-from fxlens.worker_requests import lost_proofs as lost_proofs
+from fxlens.worker_requests import read_lost_proofs as read_lost_proofs
 
 # raised when a message's meaning changes; the worker says its own in `ready`, and the server refuses another
 PROTOCOL_VERSION = 2

@@ -101,7 +101,7 @@ class LostProof:
     line: int = wire(0, check=integer)  # the line of the fixed text it was running (0: unknown)
 
 
-def lost_proofs(value: dict[str, Json]) -> dict[str, LostProof]:
+def read_lost_proofs(value: dict[str, Json]) -> dict[str, LostProof]:
     """A request's `lost_proofs` as records (an entry that is not one is dropped)."""
     read = {}
     for fix_id, data in value.items():

@@ -103,7 +103,7 @@ class Analysis(Building):
         # told which fix's proof runs, and how long it may (fixes/find.py's Watch): a hang or a crash then costs
         # only that fix, which a run again reports not proven with why (`lost_proofs`)
         self.proving: Callable[[str, float], None] = lambda fix_id, seconds: None
-        self.lost_proofs = messages.lost_proofs(request.lost_proofs)
+        self.lost_proofs = messages.read_lost_proofs(request.lost_proofs)
         # what the caller keeps of every program the levels export, emitted as `warm-up-recipe` events (the
         # trace child keeps warm-up recipes for the next child); None: nothing is kept
         self.describe_program: Callable[[Any, float], dict | None] | None = None
