@@ -34,7 +34,6 @@ STRUCTURED = "#41 item 2: structured inputs"
 # (file, class, levels) -> why fxlens does not show those levels yet: measured on main before issue 41's mechanisms
 # landed (bench/RESULTS.md, the research section's baseline); a row goes once its class reaches
 NOT_YET_BY_CLASS = [
-    ("setdet/setdet/transformer.py", "DetectionTransformer", "aten", f"{STRUCTURED}: src, mask, queries, pos"),
     ("promptseg/promptseg/nets/heads.py", "MaskHead", "aten", f"{STRUCTURED}: four inputs that must agree"),
 ]
 NOT_YET = {(key, name, level): why for key, name, levels, why in NOT_YET_BY_CLASS for level in levels.split()}

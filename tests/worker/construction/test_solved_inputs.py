@@ -4,6 +4,7 @@ gets the sizes its layers pin, and its graphs equal raw torch's on inputs of tho
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -15,11 +16,12 @@ from torch_reference import analyse, expected, load, reported
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "solved"
 IMAGES = FIXTURES / "small_images.py"
 SHOWN = FIXTURES / "shown_sizes.py"
+CELLS = FIXTURES / "masked_cells.py"
 
 
 @pytest.fixture(scope="module")
 def reports():
-    return analyse([IMAGES, SHOWN], levels=("fx", "aten"))
+    return analyse([IMAGES, SHOWN, CELLS], levels=("fx", "aten"))
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +32,11 @@ def images(reports):
 @pytest.fixture(scope="module")
 def module():
     return load(IMAGES)
+
+
+@pytest.fixture(scope="module")
+def cells():
+    return load(CELLS)
 
 
 def _call(instance, made):
@@ -128,3 +135,26 @@ def test_sizes_the_files_code_shows_come_first_and_both_graphs_equal_raw_torchs(
     for level in ("fx", "aten"):
         assert cls.levels[level].ok, (level, cls.levels[level].diagnostics)
         assert reported(cls, level) == expected(SHOWN, reports["shown_sizes"], cls, level), level
+
+
+def test_an_operator_that_needs_numbers_gets_the_sizes_the_checks_so_far_allow(cells):
+    """MultiheadAttention's baddbmm (a key padding mask) cannot expand sizes that have no value yet: the run
+    goes on with numbers for the sizes the checks before it constrain (channels 24, the mask's cells as
+    many as the map's), and the rest as guessed."""
+    with torch.device("meta"):
+        attention = cells.MaskedCellAttention()
+    guesses = [Guess((2, 8, 8, 24), dims={0: "B"}), Guess((2, 8, 8, 24), dims={0: "B"})]
+    solved = solve_shapes.solve(attention, guesses, _call)
+    assert solved is not None
+    features, hidden = (value.shape for value in solved.values)
+    assert features[1] == 24 and math.prod(hidden[1:]) == features[2] * features[3] and hidden[0] == features[0]
+    attention(torch.empty(features, device="meta"), torch.empty(hidden, device="meta"))  # torch agrees
+
+
+def test_a_mask_padded_attention_is_solved_and_exports_as_raw_torch(reports):
+    cls = reports["masked_cells"].find_class("MaskedCellAttention")
+    features, hidden = cls.build.inputs
+    assert features.shape[1] == 24 and features.source.endswith("solved from forward's own checks")
+    assert math.prod(hidden.shape[1:]) == features.shape[2] * features.shape[3]
+    assert cls.levels["aten"].ok, cls.levels["aten"].diagnostics
+    assert reported(cls, "aten") == expected(CELLS, reports["masked_cells"], cls, "aten")

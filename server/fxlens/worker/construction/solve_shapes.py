@@ -5,14 +5,15 @@ export's dynamic shapes): a size with no example value. Forward runs once on fak
 model makes on a size (a Linear's `in_features`, a `view`, a positional table's length, a `cat`) is recorded,
 not decided: torch keeps it as a runtime assertion, or pins the size outright (`Eq(u1, 3)` for a
 convolution's channels). A check Python itself must decide (an `assert`, an `if` on a size) stops the run
-with the condition: it is assumed and the run starts again. Small sizes that satisfy every recorded check are
-then chosen. Only fake tensors: no memory is spent on a guess.
+with the condition: it is assumed and the run starts again. An operator that needs numbers for its sizes (a meta
+kernel that expands to them: MultiheadAttention's baddbmm) gets the values the checks so far allow, and the
+run goes on. Small sizes that satisfy every recorded check are then chosen (size_choice.py). Only fake
+tensors: no memory is spent on a guess.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import operator
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,16 +28,21 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, S
 from torch.nn.utils.stateless import _reparametrize_module
 
 from fxlens.worker.construction.guess_inputs import Guess, Input, Plain
+from fxlens.worker.construction.size_choice import (
+    LARGEST_SIZE,
+    SMALLEST_SIZE,
+    Check,
+    Key,
+    is_bound,
+    key_of,
+    pinned_sizes,
+    satisfy,
+    symbol,
+)
 from fxlens.worker.levels import devices
-
-# a size is (input index, index inside a tuple input, dim)
-Key = tuple[int, int, int]
 
 # runs with one more assumed condition each (an `assert`, an `if` on a size)
 _ROUNDS = 8
-_SMALLEST_SIZE, _LARGEST_SIZE = 2, 4096
-# the most elements one solved input may have (a 3×224×224 image is 150 k; a real CPU run of it stays small)
-_LARGEST_INPUT = 1 << 22
 
 
 @dataclass
@@ -78,15 +84,6 @@ def _sizes(chosen: list[Input]) -> dict[Key, int]:
     }
 
 
-def _symbol(key: Key) -> sympy.Symbol:
-    return sympy.Symbol("v{}_{}_{}".format(*key), integer=True, positive=True)
-
-
-def _key(symbol: sympy.Symbol) -> Key:
-    i, j, d = symbol.name[1:].split("_")
-    return int(i), int(j), int(d)
-
-
 def _symbolic_inputs(
     env: ShapeEnv, mode: FakeTensorMode, chosen: list[Input], assumed: list[sympy.Basic], static: dict[Key, int]
 ) -> tuple:
@@ -99,9 +96,9 @@ def _symbolic_inputs(
         if key in static:
             return static[key]
         value = env.create_unbacked_symint()
-        torch._check(value >= _SMALLEST_SIZE)
-        torch._check(value <= _LARGEST_SIZE)
-        names[value.node.expr] = _symbol(key)
+        torch._check(value >= SMALLEST_SIZE)
+        torch._check(value <= LARGEST_SIZE)
+        names[value.node.expr] = symbol(key)
         ours[key] = value
         return value
 
@@ -142,10 +139,21 @@ def _check_on(condition: sympy.Basic, ours: dict[Key, Any]) -> None:
     torch._check(relation(left, right))
 
 
+# sympy's functions on SymInts, for an assumed condition handed to torch._check
+_SYM_FUNCTIONS = {
+    "FloorDiv": operator.floordiv,
+    "CleanDiv": operator.floordiv,
+    "PythonMod": operator.mod,
+    "Mod": operator.mod,
+    "Max": torch.sym_max,
+    "Min": torch.sym_min,
+}
+
+
 def _value_on(expr: sympy.Basic, ours: dict[Key, Any]) -> Any:
     symbols = sorted(expr.free_symbols, key=lambda s: s.name)
     function = sympy.lambdify(symbols, expr, modules=[_SYM_FUNCTIONS, "math"])
-    return function(*(ours[_key(s)] for s in symbols))
+    return function(*(ours[key_of(s)] for s in symbols))
 
 
 @contextmanager
@@ -198,131 +206,6 @@ def _assumed(condition: sympy.Basic) -> sympy.Basic:
     return condition
 
 
-_SYM_FUNCTIONS = {
-    "FloorDiv": operator.floordiv,
-    "CleanDiv": operator.floordiv,
-    "PythonMod": operator.mod,
-    "Mod": operator.mod,
-    "Max": torch.sym_max,
-    "Min": torch.sym_min,
-}
-_FUNCTIONS = {
-    "FloorDiv": operator.floordiv,
-    "CleanDiv": operator.floordiv,
-    "PythonMod": operator.mod,
-    "Mod": operator.mod,
-    "Max": max,
-    "Min": min,
-    "CeilToInt": math.ceil,
-    "FloorToInt": math.floor,
-    "TruncToInt": math.trunc,
-    "IntTrueDiv": operator.truediv,
-    "ToFloat": float,
-}
-
-
-@dataclass
-class _Check:
-    """A guard as a fast Python function of its sizes (sympy's substitution when it cannot be one)."""
-
-    expr: sympy.Basic
-    keys: list[Key]
-    function: Callable[..., Any] | None
-
-    @staticmethod
-    def of(expr: sympy.Basic) -> _Check:
-        symbols = sorted(expr.free_symbols, key=lambda s: s.name)
-        try:
-            function = sympy.lambdify(symbols, expr, modules=[_FUNCTIONS, "math"])
-        except Exception:  # noqa: BLE001  a function sympy cannot print: substitution does it, slower
-            function = None
-        return _Check(expr, [_key(s) for s in symbols], function)
-
-    def holds(self, sizes: dict[Key, int]) -> bool:
-        values = [sizes[key] for key in self.keys]
-        if self.function is not None:
-            try:
-                return bool(self.function(*values))
-            except Exception:  # noqa: BLE001  a function lambdify spelled wrongly: substitution is exact
-                self.function = None
-        result = self.expr.xreplace({_symbol(k): sympy.Integer(v) for k, v in zip(self.keys, values)})
-        return result is sympy.true
-
-
-def _candidates(condition: sympy.Basic) -> list[int]:
-    """Sizes to try, smallest first: powers of two and the divisors of the numbers the check names (a
-    Linear's 512, a table's 197), then every size up to the largest."""
-    numbers = {abs(int(n)) for n in condition.atoms(sympy.Integer) if 1 < abs(int(n)) <= _LARGEST_SIZE * 4}
-    preferred = {2**k for k in range(1, 13)} | {d for n in numbers for d in _divisors(n)} | numbers
-    preferred = {v for v in preferred if _SMALLEST_SIZE <= v <= _LARGEST_SIZE}
-    return sorted(preferred) + [v for v in range(_SMALLEST_SIZE, _LARGEST_SIZE + 1) if v not in preferred]
-
-
-def _divisors(n: int) -> set[int]:
-    return {d for k in range(1, math.isqrt(n) + 1) if n % k == 0 for d in (k, n // k)}
-
-
-def _groups(keys: set[Key], sizes: dict[Key, int], batch: set[Key]) -> list[list[Key]]:
-    """The sizes to change together: an input's dims of equal size (an image's height and width) first, then
-    each alone; named sizes (the batch) last."""
-    tied: dict[tuple[int, int, int], list[Key]] = {}
-    for key in sorted(keys):
-        tied.setdefault((key[0], key[1], sizes[key]), []).append(key)
-    groups = [g for g in tied.values() if len(g) > 1] + [[k] for k in sorted(keys)]
-    return sorted(groups, key=lambda g: any(k in batch for k in g))
-
-
-def _fits(sizes: dict[Key, int]) -> bool:
-    per_input: dict[tuple[int, int], int] = {}
-    for (i, j, _), size in sizes.items():
-        per_input[(i, j)] = per_input.get((i, j), 1) * size
-    return all(count <= _LARGEST_INPUT for count in per_input.values())
-
-
-def _satisfy(sizes: dict[Key, int], checks: list[_Check], named: set[Key]) -> dict[Key, int] | None:
-    """Sizes where every check holds, from the guessed ones: check by check, one group of sizes changed to the
-    smallest value that satisfies it while every check that held still does."""
-    for _ in range(len(checks) + 1):
-        failing = next((check for check in checks if not check.holds(sizes)), None)
-        if failing is None:
-            return sizes
-        held = [check for check in checks if check is not failing and check.holds(sizes)]
-        sizes_now = sizes
-        for group in _groups(set(failing.keys), sizes, named):
-            found = next(
-                (
-                    trial
-                    for value in _candidates(failing.expr)
-                    if failing.holds(trial := {**sizes, **dict.fromkeys(group, value)})
-                    and all(check.holds(trial) for check in held)
-                    and _fits(trial)
-                ),
-                None,
-            )
-            if found is not None:
-                sizes = found
-                break
-        if sizes is sizes_now:
-            return None
-    return None
-
-
-def _pinned(named: dict[Key, str], sizes: dict[Key, int], checks: list[_Check]) -> set[Key]:
-    """The named sizes a check pins: those that cannot grow (all of a name's sizes together, as the scaled
-    export grows them, else each alone) without breaking a check."""
-
-    def grows(keys: list[Key]) -> bool:
-        trials = ({**sizes, **{k: grow(sizes[k]) for k in keys}} for grow in (lambda v: v + 1, lambda v: 2 * v))
-        return all(all(check.holds(trial) for check in checks) for trial in trials)
-
-    pinned: set[Key] = set()
-    for name in set(named.values()):
-        keys = [key for key, n in named.items() if n == name]
-        if not grows(keys):
-            pinned |= {key for key in keys if not grows([key])}
-    return pinned
-
-
 @dataclass
 class Solved:
     """The guesses resized, and the sizes a check pinned (no longer free)."""
@@ -343,12 +226,12 @@ def solve(instance: nn.Module, chosen: list[Input], call: Call) -> Solved | None
             break
     else:
         return None
-    checks = [_Check.of(condition) for condition in (*run.checks, *assumed)]
+    checks = [Check.of(condition) for condition in (*run.checks, *assumed)]
     named = {(i, j, d): n for i, v in enumerate(chosen) for j, g in enumerate(_leaves(v)) for d, n in g.dims.items()}
-    sizes = _satisfy(guessed, checks, set(named))
+    sizes = satisfy({**guessed, **static}, checks, set(named))
     if sizes is None or sizes == guessed:
         return None
-    pinned = _pinned(named, sizes, checks) | (set(named) & set(static))  # a number torch needed is no free size
+    pinned = pinned_sizes(named, sizes, checks) | (set(named) & set(static))  # a number torch needed is no free size
     return Solved(_resized(chosen, sizes, pinned), pinned)
 
 
@@ -362,13 +245,42 @@ def _recorded(
     run = _fake_run(instance, chosen, assumed, call, static)
     for _ in range(_ROUNDS):
         if isinstance(run.undecided, sympy.Symbol):
-            static[_key(run.undecided)] = _sizes(chosen)[_key(run.undecided)]
+            static[key_of(run.undecided)] = _sizes(chosen)[key_of(run.undecided)]
+            run = _fake_run(instance, chosen, assumed, call, static)
+        elif (
+            run.undecided is None
+            and _refuses_symbols(run.error)
+            and (fixed := _numbers_for(run, assumed, chosen, static))
+        ):
+            static.update(fixed)
             run = _fake_run(instance, chosen, assumed, call, static)
         elif run.undecided is None or run.undecided in assumed:
             break
         else:
             run, assumed = _assume(instance, chosen, call, static, assumed, run.undecided)
     return run, assumed, static
+
+
+# torch itself refusing a size with no value (a meta kernel that expands to sizes it needs as numbers:
+# MultiheadAttention's baddbmm), not the model's own check
+_NO_SYMBOLS = ("expected to contain only concrete integers", "data-dependent", "unbacked")
+
+
+def _refuses_symbols(error: BaseException | None) -> bool:
+    return isinstance(error, GuardOnDataDependentSymNode) or any(text in str(error) for text in _NO_SYMBOLS)
+
+
+def _numbers_for(run: Run, assumed: list[sympy.Basic], chosen: list[Input], static: dict[Key, int]) -> dict[Key, int]:
+    """Numbers for the sizes the checks so far constrain, satisfying them: the run goes on past the operator
+    that needs numbers with those sizes given (and later checks on them are then decided, no longer recorded)."""
+    checks = [Check.of(condition) for condition in (*run.checks, *assumed)]
+    # a size only bounded (each is at least 2 and at most the largest) is not constrained yet: it stays a symbol,
+    # unless no constrained one is left to give a number (then every size has its guessed one)
+    keys = {key for check in checks if not is_bound(check.expr) for key in check.keys} - set(static)
+    keys = keys or set(_sizes(chosen)) - set(static)
+    named = {(i, j, d) for i, v in enumerate(chosen) for j, g in enumerate(_leaves(v)) for d in g.dims}
+    sizes = satisfy({**_sizes(chosen), **static}, checks, named)
+    return {key: sizes[key] for key in keys} if sizes is not None else {}
 
 
 def _assume(
@@ -378,11 +290,17 @@ def _assume(
     condition of an `if embed_dim != 32: raise ...` is the one the model does not take."""
     taken = [*assumed, _assumed(condition)]
     run = _fake_run(instance, chosen, taken, call, static)
-    if run.error is None or run.undecided is not None:
+    if _went_on(run):
         return run, taken
     other = [*assumed, sympy.Not(taken[-1])]
     flipped = _fake_run(instance, chosen, other, call, static)
-    return (flipped, other) if flipped.error is None or flipped.undecided is not None else (run, taken)
+    return (flipped, other) if _went_on(flipped) else (run, taken)
+
+
+def _went_on(run: Run) -> bool:
+    """Whether the run passed the model's checks: it ended, or stopped on a condition to decide or on an
+    operator that needs numbers for its sizes."""
+    return run.error is None or run.undecided is not None or _refuses_symbols(run.error)
 
 
 def _image_sides(sizes: dict[Key, int], chosen: list[Input]) -> dict[Key, int]:
