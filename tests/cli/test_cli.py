@@ -154,3 +154,17 @@ def test_graph_backward_json_has_phases_and_saved_values():
     assert {n["phase"] for n in data["nodes"]} == {"forward", "backward"}
     saved = {n["name"]: n["bytes"] for n in data["nodes"] if n["saved"]}
     assert saved["relu"] == 4 * 16 * 4
+
+
+def test_the_command_line_starts_without_the_language_server_protocol_library():
+    # `fxlens graph` and `fxlens check` never build an LSP position; lsprotocol alone costs ~0.5 s per start
+    probe = "import sys, fxlens.cli.app; print(sorted(m for m in sys.modules if m.startswith('lsprotocol')))"
+    run = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "server"), "PATH": ""},
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"

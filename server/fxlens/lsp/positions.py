@@ -8,10 +8,14 @@ offered something else). Every other module hands coordinates through here untou
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from lsprotocol import types
+from typing import TYPE_CHECKING
 
 from fxlens.line_index import LineIndex
+
+if TYPE_CHECKING:
+    # imported where a position is built: the CLI and CI convert columns through this module and
+    # should not pay lsprotocol's ~0.5 s import at start-up
+    from lsprotocol import types
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
@@ -72,6 +76,8 @@ class Ranges:
         raise NotImplementedError
 
     def lsp_range(self, line: int, col: int, end_line: int | None = None, end_col: int | None = None) -> types.Range:
+        from lsprotocol import types
+
         end_line = line if end_line is None else end_line
         end_col = col if end_col is None else end_col
         return types.Range(start=self.lsp_position(line, col), end=self.lsp_position(end_line, end_col))
@@ -90,10 +96,14 @@ class Coords(Ranges):
         return self.lines[index] if 0 <= index < len(self.lines) else ""
 
     def lsp_position(self, line: int, byte_col: int) -> types.Position:
+        from lsprotocol import types
+
         index = max(0, min(line - 1, len(self.lines) - 1))
         return types.Position(line=index, character=byte_col_to_units(self._line_text(index), byte_col, self.encoding))
 
     def line_end(self, line: int) -> types.Position:
+        from lsprotocol import types
+
         index = max(0, min(line - 1, len(self.lines) - 1))
         text = self._line_text(index)
         return types.Position(line=index, character=_units(text, self.encoding))
