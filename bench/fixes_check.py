@@ -119,8 +119,12 @@ def _levels(job: dict, original: torch.nn.Module, fixed: torch.nn.Module, inputs
             elif level == "aten":
                 torch.export.export(fixed, inputs)
             elif level == "dynamo":
-                before, after = _breaks(original, inputs), _breaks(fixed, inputs)
-                if after >= before:
+                try:
+                    before: int | None = _breaks(original, inputs)
+                except Exception:  # noqa: BLE001  torch.compile fails on the original: the fixed one must compile
+                    before = None
+                after = _breaks(fixed, inputs)
+                if before is not None and after >= before:
                     return f"dynamo: {after} graph breaks, the original {before}"
                 broken = _whole_graph(fixed, inputs) if after == 0 else ""
                 if broken:
