@@ -50,6 +50,10 @@ class Span:
     end_line: int
     end_col: int
 
+    def copy_to(self, target: Any) -> None:
+        """Give `target` (a Node, a Guard, a Diagnostic: anything with the four coordinates) this span."""
+        target.line, target.col, target.end_line, target.end_col = self.line, self.col, self.end_line, self.end_col
+
 
 @dataclass
 class Node:
@@ -106,6 +110,22 @@ class Diagnostic:
     hints: list[str] = field(default_factory=list)
     # fxlens's own failure (category "internal"): the Python traceback, for the server log and a bug report
     traceback: str | None = None
+
+    @classmethod
+    def at(
+        cls,
+        span: Span,
+        severity: str,
+        category: str,
+        message: str,
+        explanation: str = "",
+        fix: str = "",
+        **details: Any,
+    ) -> Diagnostic:
+        """A diagnostic over `span`; `details` are the other fields by name (`level=`, `class_name=`, ...)."""
+        return cls(
+            span.line, span.col, span.end_line, span.end_col, severity, category, message, explanation, fix, **details
+        )
 
 
 @dataclass

@@ -24,13 +24,7 @@ def failed_report(source: ClassSource, failed: dict, levels: list[str], lines: l
     diagnostic = Diagnostic(**failed)
     diagnostic.class_name, diagnostic.level = source.name, levels[0]
     if diagnostic.line == 0:  # where in the class is unknown: the class line
-        span = whole_line(source.line, lines)
-        diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
-            span.line,
-            span.col,
-            span.end_line,
-            span.end_col,
-        )
+        whole_line(source.line, lines).copy_to(diagnostic)
     report = ClassReport(source.name, source.line, source.end_line)
     for level in levels:
         report.levels[level] = LevelResult(level, False, note=f"not traced: {diagnostic.message}")
@@ -45,11 +39,8 @@ def execution_off_report(source: ClassSource, levels: list[str], lines: list[str
         report.levels[level] = LevelResult(level, False, note="execution is off: no code ran")
     span = whole_line(source.line, lines)
     report.levels[levels[0]].diagnostics.append(
-        Diagnostic(
-            span.line,
-            span.col,
-            span.end_line,
-            span.end_col,
+        Diagnostic.at(
+            span,
             "information",
             "execution-off",
             "fxlens.execution is `off` (e.g. an untrusted workspace): no code of this file ran, so there is no graph",
@@ -78,11 +69,8 @@ def unbuilt_report(
         else [
             example
             if isinstance(example, Diagnostic)
-            else Diagnostic(
-                class_span.line,
-                class_span.col,
-                class_span.end_line,
-                class_span.end_col,
+            else Diagnostic.at(
+                class_span,
                 "error",
                 "construction",
                 f"fxlens cannot build {source.name}: {example}",
@@ -102,11 +90,8 @@ def unbuilt_report(
 
 
 def internal_failure(error: Exception, level: str, span: Span) -> Diagnostic:
-    return Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    return Diagnostic.at(
+        span,
         "error",
         "internal",
         f"{type(error).__name__}: {error}",

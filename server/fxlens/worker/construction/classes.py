@@ -144,11 +144,8 @@ class Building:
             return None
         except TypeError:
             span = whole_line(source.line, self.lines)
-            return Diagnostic(
-                span.line,
-                span.col,
-                span.end_line,
-                span.end_col,
+            return Diagnostic.at(
+                span,
                 "error",
                 "construction",
                 f"{source.name} instances are unhashable (its __hash__ is None, as @dataclass makes it "

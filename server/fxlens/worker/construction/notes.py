@@ -29,11 +29,8 @@ def directive_failed(
     span = whole_line(source.directive_line or source.line, lines)
     if isinstance(error, CannotBuild):
         return [
-            Diagnostic(
-                span.line,
-                span.col,
-                span.end_line,
-                span.end_col,
+            Diagnostic.at(
+                span,
                 "error",
                 "construction",
                 str(error),
@@ -60,11 +57,8 @@ def directive_failed(
         )
     if not inside:
         return [diagnostic]
-    note = Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    note = Diagnostic.at(
+        span,
         "information",
         diagnostic.category,
         f"this directive failed while {what}: {diagnostic.message} (raised at line {diagnostic.line})",
@@ -90,11 +84,8 @@ def _rejected_arguments(source: ClassSource, error: BaseException, path: str) ->
 
 def guessed_hint(source: ClassSource, build: Build, span: Span) -> Diagnostic:
     """Guessed arguments are labelled, and one edit away from pinned: the fix is the directive."""
-    return Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    return Diagnostic.at(
+        span,
         "hint",
         "guessed",
         f"{source.name} was built from guessed arguments ({build.detail}): nothing in the file says what to pass",
@@ -108,11 +99,8 @@ def unrecorded_hint(source: ClassSource, example: Example, span: Span) -> Diagno
     """A child its parent built, traced without recorded inputs: say why the parent recorded none (and,
     when fxlens guessed some instead, that the shapes are its guess)."""
     if example.inputs is not None:
-        return Diagnostic(
-            span.line,
-            span.col,
-            span.end_line,
-            span.end_col,
+        return Diagnostic.at(
+            span,
             "information",
             "inputs",
             f"{source.name} is traced as {example.build.detail} on guessed inputs: {example.unrecorded}",
@@ -121,11 +109,8 @@ def unrecorded_hint(source: ClassSource, example: Example, span: Span) -> Diagno
             f"`# fxlens: {source.name}(...)(torch.randn(...))`.",
             class_name=source.name,
         )
-    return Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    return Diagnostic.at(
+        span,
         "warning",
         "inputs",
         f"{source.name} is traced as {example.build.detail}, but {example.unrecorded}",
@@ -157,11 +142,8 @@ def class_notes(
 def _no_inputs_hint(source: ClassSource, example: Example, span: Span) -> Diagnostic:
     problem = example.problems[-1] if example.problems else None
     why = f" (last attempt: {type(problem).__name__}: {problem})" if problem else ""
-    return Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    return Diagnostic.at(
+        span,
         "warning",
         "inputs",
         f"fxlens could not guess example inputs for {source.name}.forward{why}"[:400],
@@ -178,11 +160,8 @@ def over_bound(source: ClassSource, over: OverBound, path: str, lines: list[str]
     assert bound is not None  # `limited`, which every guessed build runs under, sets it
     frame = innermost_user_frame(over.error, path) if over.error is not None else None
     span = span_of(*frame, lines) if frame else whole_line(source.line, lines)
-    return Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    return Diagnostic.at(
+        span,
         "error",
         "memory",
         f"building {source.name} without a directive would pass {bound.words()}: {over.words()}",

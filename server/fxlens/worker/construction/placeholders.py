@@ -24,11 +24,8 @@ def unfilled(class_name: str, names: list[str], stage: str, span: Span) -> Diagn
     listed = ", ".join(f"`{n}`" for n in names)
     arguments = ", ".join(f"`{n[len(PLACEHOLDER_PREFIX) :]}`" for n in names)
     one = len(names) == 1
-    return Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    return Diagnostic.at(
+        span,
         "warning" if stage == "inputs" else "error",
         "placeholder",
         f"the directive leaves {arguments} of {what} to fill in: replace {listed} with "

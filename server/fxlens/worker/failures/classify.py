@@ -252,6 +252,4 @@ def classify(
     if stage == "load" and isinstance(exc, ImportError):
         chain = import_chain(exc, path)
         explanation = f"{explanation} The import chain: {chain}." if chain else explanation
-    return Diagnostic(
-        span.line, span.col, span.end_line, span.end_col, "error", category, failure.text, explanation, fix, level
-    )
+    return Diagnostic.at(span, "error", category, failure.text, explanation, fix, level=level)

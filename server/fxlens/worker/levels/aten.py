@@ -97,14 +97,8 @@ def nodes_of(ep: Any, path: str, lines: list[str], names: SampledSizes, twins: d
             entry.overload = n.target._overloadname
         where = user_line_span(n, path, lines)
         if where:
-            function, span = where
-            entry.function, entry.line, entry.col, entry.end_line, entry.end_col = (
-                function,
-                span.line,
-                span.col,
-                span.end_line,
-                span.end_col,
-            )
+            entry.function, span = where
+            span.copy_to(entry)
         result.append(entry)
     return result
 

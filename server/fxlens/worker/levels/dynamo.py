@@ -159,13 +159,8 @@ def nodes_of(
             where = user_line_span(n, path, lines)
             if where:
                 function, span = where
-                entry.function, entry.line, entry.col, entry.end_line, entry.end_col = (
-                    _function(function),
-                    span.line,
-                    span.col,
-                    span.end_line,
-                    span.end_col,
-                )
+                entry.function = _function(function)
+                span.copy_to(entry)
             result.append(entry)
     return result
 
@@ -271,11 +266,8 @@ def _diagnostic(found: _Break) -> Diagnostic:
     span = found.span
     if entry is None:  # not in this torch's registry: torch's own message, whole
         first = found.message.strip().splitlines()[0] if found.message.strip() else "unknown reason"
-        return Diagnostic(
-            span.line,
-            span.col,
-            span.end_line,
-            span.end_col,
+        return Diagnostic.at(
+            span,
             "warning",
             "graph-break",
             f"torch.compile graph break{times}: {first}",
@@ -284,11 +276,8 @@ def _diagnostic(found: _Break) -> Diagnostic:
             level=LEVEL,
         )
     link = f" More: {entry.link}" if entry.link else ""
-    return Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    return Diagnostic.at(
+        span,
         "warning",
         "graph-break",
         f"torch.compile graph break{times}: {entry.gb_type} [{entry.gb_id}]",

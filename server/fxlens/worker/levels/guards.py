@@ -177,7 +177,7 @@ def _guard(source: str, kind: str, part: str, near: dict[str, Span], parameters:
     guard = Guard(kind, source, bounded(code), subject_of(source_for_line), _role(source_for_line, parameters))
     span = near.get(source) or near.get(re.sub(r"\.__dict__$", "", source))
     if span is not None:
-        guard.line, guard.col, guard.end_line, guard.end_col = span.line, span.col, span.end_line, span.end_col
+        span.copy_to(guard)
     _facts(guard, kind, code)
     return guard
 

@@ -32,11 +32,8 @@ KINDS = ("fake", "cpu")
 
 def _timeout(span: Span, started: float) -> LevelResult:
     seconds = time.perf_counter() - started
-    diagnostic = Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    diagnostic = Diagnostic.at(
+        span,
         "error",
         "timeout",
         f"torch.compile did not finish within the trace's time (stopped after {seconds:.1f} s)",
@@ -55,11 +52,8 @@ def device() -> str:
 
 
 def _compiler_diagnostic(problem: str, span: Span) -> Diagnostic:
-    return Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    return Diagnostic.at(
+        span,
         "error",
         "compiler",
         f"torch.compile cannot build CPU kernels here: {problem}",
@@ -95,13 +89,7 @@ def _failed(error: Exception, path: str, lines: list[str], class_span: Span, sta
     diagnostic.level = LEVEL
     named = _line_torch_names(error, path)
     if named is not None and diagnostic.line == class_span.line:
-        span = whole_line(named, lines)
-        diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = (
-            span.line,
-            span.col,
-            span.end_line,
-            span.end_col,
-        )
+        whole_line(named, lines).copy_to(diagnostic)
     return LevelResult(LEVEL, False, diagnostics=[diagnostic], seconds=time.perf_counter() - started)
 
 

@@ -211,8 +211,7 @@ def kernels_of(
         # attention call, not at the reshape before it
         primary = next((p for p in placed if not is_view(p["target"])), placed[0] if placed else None)
         if primary is not None:
-            first = whole_line(primary["line"], lines)
-            node.line, node.col, node.end_line, node.end_col = first.line, first.col, first.end_line, first.end_col
+            whole_line(primary["line"], lines).copy_to(node)
             node.function = primary["function"]
         node.kernel = {
             "kind": kind_of(key, compiled.extern),

@@ -115,9 +115,7 @@ def _diagnostic(
         span = Span(where.line, where.col, where.end_line, where.end_col)
     else:
         span = whole_line(where.line, lines)
-    return Diagnostic(
-        span.line, span.col, span.end_line, span.end_col, severity, category, message, why, fix, level="fx"
-    )
+    return Diagnostic.at(span, severity, category, message, why, fix, level="fx")
 
 
 def _is_view(node: Any) -> bool:

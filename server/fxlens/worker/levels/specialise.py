@@ -169,11 +169,8 @@ def _runs(statement: ast.stmt, read: list[FreeSize]) -> int | None:
 
 def _hint(line: int, lines: list[str], message: str) -> Diagnostic:
     span = whole_line(line, lines)
-    return Diagnostic(
-        span.line,
-        span.col,
-        span.end_line,
-        span.end_col,
+    return Diagnostic.at(
+        span,
         "hint",
         CATEGORY,
         message,

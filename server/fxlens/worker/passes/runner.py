@@ -238,11 +238,8 @@ def _not_built(example: Any, target: Target) -> list[Diagnostic]:
         return list(example)
     span = whole_line(target.class_span.line, target.lines)
     return [
-        Diagnostic(
-            span.line,
-            span.col,
-            span.end_line,
-            span.end_col,
+        Diagnostic.at(
+            span,
             "error",
             "construction",
             f"fxlens cannot build {target.class_name}: {example}",

@@ -45,9 +45,7 @@ def def_span(info: PassInfo, lines: list[str]) -> Span:
 def diagnostic(
     span: Span, severity: str, category: str, message: str, explanation: str = "", fix: str = ""
 ) -> Diagnostic:
-    return Diagnostic(
-        span.line, span.col, span.end_line, span.end_col, severity, category, message, explanation, fix, level="pass"
-    )
+    return Diagnostic.at(span, severity, category, message, explanation, fix, level="pass")
 
 
 def raised(error: BaseException, info: PassInfo, lines: list[str]) -> Diagnostic:

@@ -16,7 +16,8 @@ from typing import Any
 
 from fxlens import lines as line_model
 from fxlens import messages
-from fxlens.report import Diagnostic, FileReport, LevelResult, to_json
+from fxlens.report import Diagnostic, FileReport, LevelResult, Span, to_json
+from fxlens.worker.failures.classify import innermost_user_frame, message_text, span_of, traceback_text, whole_line
 from fxlens.worker.failures.limits import bounded_tail
 from fxlens.worker.process.child_location import SAMPLE_SECONDS
 
@@ -124,24 +125,12 @@ def too_large(event: messages.Event, size: int) -> messages.Event | None:
     return None
 
 
-def _whole_line(lines: list[str], line: int) -> tuple[int, int, int, int]:
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    indent = len(text.encode()) - len(text.lstrip().encode())
-    return line, indent, line, len(text.rstrip().encode())
-
-
 def diagnostic_for_abort(error: BaseException, request: messages.TraceRequest) -> dict:
     """In the child: the diagnostic for an exception that escaped the whole analysis."""
-    from fxlens.worker.failures.classify import innermost_user_frame, message_text, span_of, traceback_text
-
     path = os.path.abspath(request.path)
     lines = line_model.split(request.text or "")
     frame = innermost_user_frame(error, path)
-    if frame:
-        span = span_of(*frame, lines)
-        where = (span.line, span.col, span.end_line, span.end_col)
-    else:
-        where = _whole_line(lines, 1)
+    span = span_of(*frame, lines) if frame else whole_line(1, lines)
     kind = type(error).__name__
     category, explanation, fix = _BY_TYPE.get(
         kind,
@@ -154,7 +143,7 @@ def diagnostic_for_abort(error: BaseException, request: messages.TraceRequest) -
     message = message_text(error)
     if isinstance(error, SystemExit) and kind == "SystemExit":
         message = f"SystemExit (exit status {error.code!r}): the code under trace called sys.exit()"
-    diagnostic = Diagnostic(*where, "error", category, message, explanation, fix)
+    diagnostic = Diagnostic.at(span, "error", category, message, explanation, fix)
     if category == "internal":
         diagnostic.traceback = bounded_tail(traceback_text(error))
     return to_json(diagnostic)
@@ -317,7 +306,7 @@ def lost_child_diagnostic(
     # (see child_location.STATES)
     state = "running" if dumped else state
     # line 0 when unknown: the class's line, if a class was running, else the file's first line
-    line, col, end_line, end_col = _whole_line(lines, known) if known else (0, 0, 0, 0)
+    span = whole_line(known, lines) if known else Span(0, 0, 0, 0)
     blind = "" if known else _blind_spots(job.pid, dump_fd_gone, samples, limits_note)
     unknown = f" (fxlens could not tell which line was running: {blind})" if blind else ""
     if reason is not None:
@@ -335,7 +324,7 @@ def lost_child_diagnostic(
         )
         message += unknown
         explanation = "The trace process ended without a report; fxlens discarded that run."
-    return Diagnostic(line, col, end_line, end_col, "error", category, message, explanation, fix), working_on
+    return Diagnostic.at(span, "error", category, message, explanation, fix), working_on
 
 
 def report_for_lost_child(job: Any, diagnostic: Diagnostic) -> dict:
@@ -344,6 +333,6 @@ def report_for_lost_child(job: Any, diagnostic: Diagnostic) -> dict:
     report = FileReport(os.path.abspath(job.request.path), python=sys.version.split()[0])
     if diagnostic.line == 0:
         lines = line_model.split(job.request.text)
-        diagnostic.line, diagnostic.col, diagnostic.end_line, diagnostic.end_col = _whole_line(lines, 1)
+        whole_line(1, lines).copy_to(diagnostic)
     report.diagnostics.append(diagnostic)
     return to_json(report)
