@@ -123,15 +123,7 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     # surface "check": the fixes' words are the CLI's, and no shape is shown, so the worker names no size B or T
     # and exports grown sizes only where a specialisation hint could come of it (worker/levels/size_probe.py)
     fixes = args.fix or args.diff or args.show_fixes
-    options = TraceOptions(
-        levels=levels,
-        execution=args.execution,
-        timeout=args.timeout,
-        guess_memory_mb=args.guess_memory,
-        surface="check",
-        cost=False,
-        fixes=fixes,
-    )
+    options = TraceOptions.from_flags(args, levels, surface="check", cost=False, fixes=fixes)
     workspace = os.getcwd()
     files = files_to_check(args.paths, args.exclude, workspace)
     cache = CheckCache(None if args.no_cache else args.cache_dir)
@@ -158,7 +150,7 @@ def run_check(args: argparse.Namespace, usage_error: Callable[[str], Exception])
     try:
         traced = asyncio.run(trace_all(misses, args.python, options, args.jobs, progress.step))
     except WorkerUnavailable as error:
-        raise usage_error(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
+        raise usage_error(error.terminal_text()) from error
     finally:
         progress.close()
     for path, report in traced.items():

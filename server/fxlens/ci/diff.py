@@ -128,20 +128,13 @@ def failing(diffs: list[FileDiff], conditions: list[str]) -> list[str]:
 
 def run_diff(args: argparse.Namespace, usage_error: Callable[[str], Exception]) -> int:
     levels = in_ladder_order(args.level) if args.level else DIFF_LEVELS
-    options = TraceOptions(
-        levels=levels,
-        execution=args.execution,
-        timeout=args.timeout,
-        guess_memory_mb=args.guess_memory,
-        surface="cli",
-        cost=False,
-    )
+    options = TraceOptions.from_flags(args, levels, cost=False)
     try:
         diffs = compare(args.ref, os.getcwd(), args.python, options, max(1, args.jobs))
     except GitError as error:
         raise usage_error(str(error)) from error
     except WorkerUnavailable as error:
-        raise usage_error(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
+        raise usage_error(error.terminal_text()) from error
     if args.json:
         print(json.dumps(diff_json(args.ref, diffs), indent=1))
     else:

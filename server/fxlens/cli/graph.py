@@ -99,7 +99,7 @@ async def _analyse_files(
     try:
         await client.start()
     except WorkerUnavailable as error:
-        raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
+        raise CliError(error.terminal_text()) from error
     try:
         # run from a repository's root, as `python -m` would be: its packages (and `src/`) import
         roots = [os.getcwd()]
@@ -154,9 +154,7 @@ def level_json(report: ClassReport, level: str) -> LevelJson:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
-    options = TraceOptions(
-        levels=levels, execution=args.execution, timeout=args.timeout, guess_memory_mb=args.guess_memory, surface="cli"
-    )
+    options = TraceOptions.from_flags(args, levels)
     read_file(args.file)
     # with --class, the worker builds and traces only what that class needs
     (report,) = asyncio.run(_analyse_files([args.file], args.python, options, [args.cls] if args.cls else None))

@@ -47,15 +47,9 @@ async def _run(args: argparse.Namespace, text: str, request: PassRequest) -> tup
     try:
         await client.start()
     except WorkerUnavailable as error:
-        raise CliError(f"{error.message}\n  fix: {error.fix}" if error.fix else error.message) from error
+        raise CliError(error.terminal_text()) from error
     try:
-        options = TraceOptions(
-            levels=("fx",),
-            execution=args.execution,
-            timeout=args.timeout,
-            guess_memory_mb=args.guess_memory,
-            surface="cli",
-        )
+        options = TraceOptions.from_flags(args, ("fx",))
         return await client.run_pass(args.file, text, options, args.cls, request, roots=[os.getcwd()])
     finally:
         await client.stop()

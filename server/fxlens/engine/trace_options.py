@@ -3,6 +3,7 @@ request that says it to the worker."""
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,21 @@ class TraceOptions:
     cost: bool = True
     # the findings' rewrites, each proven on a copy of the buffer (`fxlens check --fix`, the quick fixes)
     fixes: bool = False
+
+    @classmethod
+    def from_flags(
+        cls, flags: argparse.Namespace, levels: tuple[str, ...], surface: str = "cli", **rest: bool
+    ) -> TraceOptions:
+        """A command line's options: the flags every tracing command takes (`--execution`, `--timeout`,
+        `--guess-memory`: cli/app.py), the command's levels and surface, and `rest` (`cost=`, `fixes=`)."""
+        return cls(
+            levels=levels,
+            execution=flags.execution,
+            timeout=flags.timeout,
+            guess_memory_mb=flags.guess_memory,
+            surface=surface,
+            **rest,
+        )
 
 
 OnClass = Callable[[ClassReport], None]

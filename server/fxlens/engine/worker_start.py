@@ -27,6 +27,10 @@ class WorkerUnavailable(Exception):
         super().__init__(message)
         self.message, self.fix = message, fix
 
+    def terminal_text(self) -> str:
+        """What a command line prints: the message, then the fix on a line of its own."""
+        return f"{self.message}\n  fix: {self.fix}" if self.fix else self.message
+
 
 def exit_words(code: int) -> str:
     """How a worker that ended with this status is named to the user."""
