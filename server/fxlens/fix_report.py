@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any
 
 from fxlens import lines as line_model
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
+from fxlens.plain_data import from_fields
 
 
 @dataclass
@@ -191,20 +189,12 @@ def unified_diff(path: str, before: str, after: str) -> str:
     )
 
 
-_Built = TypeVar("_Built", bound="DataclassInstance")
-
-
-def _build(cls: type[_Built], data: dict[str, Any]) -> _Built:
-    known = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in known})
-
-
 def fix_from_json(data: dict[str, Any]) -> Fix:
-    fix = _build(Fix, data)
-    fix.edits = [_build(TextEdit, e) for e in data.get("edits", [])]
+    fix = from_fields(Fix, data)
+    fix.edits = [from_fields(TextEdit, e) for e in data.get("edits", [])]
     proof = data.get("proof") or {}
-    fix.proof = _build(FixProof, proof)
-    fix.proof.levels = [_build(LevelCheck, c) for c in proof.get("levels", [])]
+    fix.proof = from_fields(FixProof, proof)
+    fix.proof.levels = [from_fields(LevelCheck, c) for c in proof.get("levels", [])]
     return fix
 
 

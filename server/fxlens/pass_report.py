@@ -7,13 +7,11 @@ render it. Coordinates are Python's (1-based lines, 0-based UTF-8 byte columns),
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
+from fxlens.plain_data import from_fields
 from fxlens.report import Diagnostic, Node
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
 PASS_SCHEMA = 1
 
@@ -134,30 +132,22 @@ def pass_to_json(report: PassReport) -> dict[str, Any]:
     return {"schema": report.schema, **{k: v for k, v in asdict(report).items() if k != "schema"}}
 
 
-_Built = TypeVar("_Built", bound="DataclassInstance")
-
-
-def _build(cls: type[_Built], data: dict[str, Any]) -> _Built:
-    known = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in known})
-
-
 def pass_from_json(data: dict[str, Any]) -> PassReport:
     if data.get("schema") != PASS_SCHEMA:
         raise ValueError(f"pass report schema {data.get('schema')!r}, expected {PASS_SCHEMA}")
-    report = _build(PassReport, data)
-    report.nodes_before = [_build(Node, n) for n in data.get("nodes_before", [])]
-    report.nodes_after = [_build(Node, n) for n in data.get("nodes_after", [])]
-    report.changes = [_build(NodeChange, c) for c in data.get("changes", [])]
+    report = from_fields(PassReport, data)
+    report.nodes_before = [from_fields(Node, n) for n in data.get("nodes_before", [])]
+    report.nodes_after = [from_fields(Node, n) for n in data.get("nodes_after", [])]
+    report.changes = [from_fields(NodeChange, c) for c in data.get("changes", [])]
     proof = data.get("proof") or {}
     report.proof = _proof(proof)
-    report.diagnostics = [_build(Diagnostic, d) for d in data.get("diagnostics", [])]
+    report.diagnostics = [from_fields(Diagnostic, d) for d in data.get("diagnostics", [])]
     return report
 
 
 def _proof(data: dict[str, Any]) -> Proof:
-    proof = _build(Proof, data)
-    proof.outputs = [_build(OutputCheck, o) for o in data.get("outputs", [])]
+    proof = from_fields(Proof, data)
+    proof.outputs = [from_fields(OutputCheck, o) for o in data.get("outputs", [])]
     proof.converted = _proof(data["converted"]) if isinstance(data.get("converted"), dict) else None
     return proof
 

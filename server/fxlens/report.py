@@ -8,7 +8,7 @@ converts them to LSP positions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from fxlens.fix_report import FIX_CLASSES, Fix, fix_from_json
 from fxlens.guard_report import (
@@ -34,9 +34,7 @@ from fxlens.level_info import LevelInfo as LevelInfo
 from fxlens.level_info import in_ladder_order as in_ladder_order
 from fxlens.level_info import in_trace_order as in_trace_order
 from fxlens.level_info import ladder_sorted as ladder_sorted
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
+from fxlens.plain_data import from_fields
 
 REPORT_VERSION = 1
 
@@ -350,37 +348,29 @@ def to_json(obj: Any) -> Any:
     return obj
 
 
-_Built = TypeVar("_Built", bound="DataclassInstance")
-
-
-def _build(cls: type[_Built], data: dict[str, Any]) -> _Built:
-    known = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in known})
-
-
 def level_from_json(data: dict[str, Any]) -> LevelResult:
-    result = _build(LevelResult, data)
-    result.nodes = [_build(Node, n) for n in data.get("nodes", [])]
-    result.diagnostics = [_build(Diagnostic, d) for d in data.get("diagnostics", [])]
+    result = from_fields(LevelResult, data)
+    result.nodes = [from_fields(Node, n) for n in data.get("nodes", [])]
+    result.diagnostics = [from_fields(Diagnostic, d) for d in data.get("diagnostics", [])]
     result.frames = [frame_from_json(f) for f in data.get("frames", [])]
     result.dynamic = proof_from_json(data.get("dynamic"))
     return result
 
 
 def input_from_json(data: dict[str, Any]) -> InputSpec:
-    spec = _build(InputSpec, data)
+    spec = from_fields(InputSpec, data)
     parts = data.get("parts")
     if parts is not None:
-        spec.parts = [_build(InputSpec, part) for part in parts]
+        spec.parts = [from_fields(InputSpec, part) for part in parts]
     return spec
 
 
 def class_from_json(data: dict[str, Any]) -> ClassReport:
-    report = _build(ClassReport, data)
+    report = from_fields(ClassReport, data)
     build = data.get("build") or {}
-    report.build = _build(Build, build)
+    report.build = from_fields(Build, build)
     report.build.inputs = [input_from_json(i) for i in build.get("inputs", [])]
-    report.members = [_build(Member, m) for m in data.get("members", [])]
+    report.members = [from_fields(Member, m) for m in data.get("members", [])]
     report.levels = {k: level_from_json(v) for k, v in data.get("levels", {}).items()}
     report.cost = cost_from_json(data["cost"]) if data.get("cost") else None
     report.draft = draft_from_json(data["draft"]) if data.get("draft") else None
@@ -389,23 +379,23 @@ def class_from_json(data: dict[str, Any]) -> ClassReport:
 
 
 def draft_from_json(data: dict[str, Any]) -> Draft:
-    draft = _build(Draft, data)
-    draft.arguments = [_build(DraftValue, v) for v in data.get("arguments", [])]
+    draft = from_fields(Draft, data)
+    draft.arguments = [from_fields(DraftValue, v) for v in data.get("arguments", [])]
     inputs = data.get("inputs")
-    draft.inputs = None if inputs is None else [_build(DraftValue, v) for v in inputs]
+    draft.inputs = None if inputs is None else [from_fields(DraftValue, v) for v in inputs]
     return draft
 
 
 def cost_from_json(data: object) -> Cost:
     if not isinstance(data, dict):
         raise TypeError("a cost is an object")
-    return _build(Cost, data)
+    return from_fields(Cost, data)
 
 
 def file_from_json(data: dict[str, Any]) -> FileReport:
     if data.get("version") != REPORT_VERSION:
         raise ValueError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
-    report = _build(FileReport, data)
+    report = from_fields(FileReport, data)
     report.classes = [class_from_json(c) for c in data.get("classes", [])]
-    report.diagnostics = [_build(Diagnostic, d) for d in data.get("diagnostics", [])]
+    report.diagnostics = [from_fields(Diagnostic, d) for d in data.get("diagnostics", [])]
     return report

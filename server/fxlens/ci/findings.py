@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from fxlens.fix_report import Fix
-from fxlens.lsp.positions import UTF32, byte_col_to_units
+from fxlens.lsp.positions import character_column
 from fxlens.render.causes import Cause, merge
 from fxlens.report import Diagnostic, to_json
 
@@ -32,12 +32,15 @@ class Finding:
 
 
 def finding(path: str, d: Diagnostic, lines: list[str], cause: Cause | None = None) -> Finding:
-    def chars(line: int, byte_col: int) -> int:
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
-        return byte_col_to_units(text, byte_col, UTF32) + 1
-
     end_line, end_col = (d.end_line, d.end_col) if (d.end_line, d.end_col) >= (d.line, d.col) else (d.line, d.col)
-    return Finding(path.replace("\\", "/"), d, chars(d.line, d.col), end_line, max(chars(end_line, end_col), 1), cause)
+    return Finding(
+        path.replace("\\", "/"),
+        d,
+        character_column(lines, d.line, d.col),
+        end_line,
+        character_column(lines, end_line, end_col),
+        cause,
+    )
 
 
 def findings(path: str, diagnostics: Iterable[Diagnostic], lines: list[str]) -> list[Finding]:
@@ -48,17 +51,12 @@ def findings(path: str, diagnostics: Iterable[Diagnostic], lines: list[str]) -> 
 
 def fix_json(fix: Fix, lines: list[str]) -> dict[str, Any]:
     """A fix as the JSON and SARIF formats carry it: its edits in the findings' columns (1-based characters)."""
-
-    def chars(line: int, byte_col: int) -> int:
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
-        return byte_col_to_units(text, byte_col, UTF32) + 1
-
     edits = [
         {
             "line": e.line,
-            "column": chars(e.line, e.col),
+            "column": character_column(lines, e.line, e.col),
             "end_line": e.end_line,
-            "end_column": chars(e.end_line, e.end_col),
+            "end_column": character_column(lines, e.end_line, e.end_col),
             "new_text": e.new_text,
             "old_text": e.old_text,
         }

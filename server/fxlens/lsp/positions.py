@@ -38,6 +38,13 @@ def byte_col_to_units(line_text: str, byte_col: int, encoding: str = UTF16) -> i
     return _units(raw[:byte_col].decode("utf-8", errors="ignore"), encoding)
 
 
+def character_column(lines: Sequence[str], line: int, byte_col: int) -> int:
+    """The 1-based character column of a byte column on 1-based line `line` (past the last line: an empty
+    one): what a terminal, a CI annotation and an MCP client count."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return byte_col_to_units(text, byte_col, UTF32) + 1
+
+
 def units_to_byte_col(line_text: str, units: int, encoding: str = UTF16) -> int:
     if encoding == UTF8:
         return max(0, min(units, len(line_text.encode("utf-8"))))

@@ -11,7 +11,7 @@ from typing_extensions import TypedDict
 
 from fxlens.ci.findings import Finding
 from fxlens.lines import split
-from fxlens.lsp.positions import UTF32, byte_col_to_units
+from fxlens.lsp.positions import character_column
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Node
 
 # (pydantic reads these at run time to build the output schemas: typing_extensions' TypedDict, as it asks on 3.11)
@@ -163,8 +163,7 @@ def list_modules_text(result: ListModulesResult) -> str:
 def column(lines: list[str], line: int | None, byte_col: int | None) -> int | None:
     if line is None or byte_col is None:
         return None
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    return byte_col_to_units(text, byte_col, UTF32) + 1
+    return character_column(lines, line, byte_col)
 
 
 def node_info(index: int, node: Node, lines: list[str]) -> NodeInfo:

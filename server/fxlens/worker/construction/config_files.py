@@ -11,13 +11,11 @@ understand is skipped (fxlens depends on nothing but torch in the user's interpr
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fxlens.worker.construction.package_index import SKIPPED_FOLDERS
+from fxlens.worker.construction.package_index import repository_files
 
 MAX_FILES = 200
 MAX_FILE_BYTES = 256 << 10
@@ -34,7 +32,7 @@ class ConfigFile:
 
 def config_files(folder: str) -> list[ConfigFile]:
     found = []
-    for path in _files(folder):
+    for path in repository_files(folder, _SUFFIXES, MAX_FILES, MAX_FILE_BYTES):
         try:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
@@ -45,19 +43,6 @@ def config_files(folder: str) -> list[ConfigFile]:
         if values:
             found.append(ConfigFile(path, values))
     return found
-
-
-def _files(folder: str) -> Iterator[str]:
-    count = 0
-    for current, folders, files in os.walk(folder):
-        folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
-        for name in sorted(files):
-            path = os.path.join(current, name)
-            if name.endswith(_SUFFIXES) and os.path.getsize(path) <= MAX_FILE_BYTES:
-                count += 1
-                if count > MAX_FILES:
-                    return
-                yield path
 
 
 def leaves(data: Any) -> dict[str, Any]:

@@ -50,15 +50,24 @@ def _size(path: str) -> int:
         return MAX_FILE_BYTES + 1
 
 
-def _python_files(folder: str, own: str) -> Iterator[str]:
+def repository_files(
+    folder: str,
+    suffixes: tuple[str, ...],
+    most_files: int = MAX_FILES,
+    most_bytes: int = MAX_FILE_BYTES,
+    leave_out: str = "",
+) -> Iterator[str]:
+    """The files under `folder` whose names end in one of `suffixes`, in a stable order, outside the folders
+    that hold no code of the repository's own (SKIPPED_FOLDERS, hidden ones): the first `most_files` of at
+    most `most_bytes` each, `leave_out` (a path) not among them."""
     count = 0
     for current, folders, files in os.walk(folder):
         folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
         for name in sorted(files):
             path = os.path.join(current, name)
-            if name.endswith(".py") and path != own and _size(path) <= MAX_FILE_BYTES:
+            if name.endswith(suffixes) and path != leave_out and _size(path) <= most_bytes:
                 count += 1
-                if count > MAX_FILES:
+                if count > most_files:
                     return
                 yield path
 
@@ -115,7 +124,7 @@ def called_names(call: ast.Call) -> list[str]:
 
 def _read(folder: str, own: str) -> dict[str, list[Site]]:
     by_name: dict[str, list[Site]] = {}
-    for path in _python_files(folder, own):
+    for path in repository_files(folder, (".py",), leave_out=own):
         text = imports.served_text(path)
         try:
             if text is None:

@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from fxlens.worker.construction.package_index import SKIPPED_FOLDERS, package_folder
+from fxlens.worker.construction.package_index import package_folder, repository_files
 
 # the files of a repository looked at, and their size: scripts, not a whole environment
 MAX_FILES = 400
@@ -109,16 +109,7 @@ def _field_default(value: ast.expr) -> object:
 
 
 def python_files(folder: str) -> Iterator[str]:
-    count = 0
-    for current, folders, files in os.walk(folder):
-        folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
-        for name in sorted(files):
-            path = os.path.join(current, name)
-            if name.endswith(".py") and os.path.getsize(path) <= MAX_FILE_BYTES:
-                count += 1
-                if count > MAX_FILES:
-                    return
-                yield path
+    return repository_files(folder, (".py",), MAX_FILES, MAX_FILE_BYTES)
 
 
 def declared(tree: ast.Module) -> dict[str, object]:
