@@ -1,23 +1,13 @@
-"""A drafted directive (report.Draft) written out: positional values first, each unknown as the placeholder
+"""A drafted directive (draft_report.Draft) written out: positional values first, each unknown as the placeholder
 that names it, the constructor alone when fxlens is to find the inputs; and the lens's word for what is
 missing, never `untraceable` for a class whose only problem is fxlens's guess."""
 
 from __future__ import annotations
 
+from fxlens.draft_report import Draft, DraftValue, placeholder
 from fxlens.render.draft import action_title, directive_text, missing_lines
 from fxlens.render.lens import class_lenses
-from fxlens.report import (
-    Build,
-    ClassReport,
-    Diagnostic,
-    Draft,
-    DraftValue,
-    LevelResult,
-    Node,
-    class_from_json,
-    placeholder,
-    to_json,
-)
+from fxlens.report import Build, ClassReport, Diagnostic, LevelResult, Node, class_from_json, to_json
 
 
 def _draft(**changes) -> Draft:

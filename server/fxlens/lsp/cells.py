@@ -15,10 +15,11 @@ from dataclasses import replace
 
 from lsprotocol import types
 
+from fxlens.draft_report import Draft, DraftValue
 from fxlens.engine.notebook import CellSpan, VirtualModule
 from fxlens.engine.shift import LineMapping, shift_class, shift_report
 from fxlens.lsp.positions import Coords, Ranges
-from fxlens.report import ClassReport, Diagnostic, Draft, DraftValue, FileReport
+from fxlens.report import ClassReport, Diagnostic, FileReport
 
 _QUOTED_LINE = re.compile(r"\b(line) (\d+)\b")
 

@@ -1,5 +1,5 @@
 """textDocument/codeAction: "Draft a `# fxlens:` directive" on a class fxlens has no graph for (not built,
-no inputs, its guesses rejected). The edit inserts the directive the worker drafted (report.Draft, written
+no inputs, its guesses rejected). The edit inserts the directive the worker drafted (draft_report.Draft, written
 out by render/draft.py) above the class's decorators: fxlens's best values, a `FILL_…` placeholder for each
 value it does not know, which the next trace's diagnostic names."""
 

@@ -1,9 +1,9 @@
-"""A drafted directive (report.Draft) as text: the `# fxlens:` expression, the code action's title, the
+"""A drafted directive (draft_report.Draft) as text: the `# fxlens:` expression, the code action's title, the
 hover's line on what is missing."""
 
 from __future__ import annotations
 
-from fxlens.report import MISSING_WORDS, Draft, DraftValue, placeholder
+from fxlens.draft_report import MISSING_WORDS, Draft, DraftValue, placeholder
 
 ACTION_TITLE = "Draft a `# fxlens:` directive"
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fxlens.draft_report import MISSING_WORDS
 from fxlens.render import kernels
 from fxlens.render.cost import cost_compact, flops_text
 from fxlens.render.ladder import rung
 from fxlens.render.nodes import opcode_counts
-from fxlens.report import MISSING_WORDS, ClassReport, LevelResult
+from fxlens.report import ClassReport, LevelResult
 from fxlens.units import bytes_text
 
 SHOW_GRAPH = "Show graph"

@@ -1,4 +1,4 @@
-"""A class fxlens has no graph for gets a drafted directive (report.Draft): applied as drafted, the
+"""A class fxlens has no graph for gets a drafted directive (draft_report.Draft): applied as drafted, the
 diagnostic names the value still to fill in and the fx level traces on; filled in, the class traces and
 torch agrees with every node."""
 

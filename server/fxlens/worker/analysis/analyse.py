@@ -21,9 +21,10 @@ import torch
 
 from fxlens import lines as line_model
 from fxlens import messages
+from fxlens.draft_report import Draft
 from fxlens.outline import outline
 from fxlens.pass_report import pass_to_json
-from fxlens.report import ClassReport, Diagnostic, Draft, FileReport, LevelResult, Span, to_json
+from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Span, to_json
 from fxlens.worker.analysis.bounds import bound_diagnostic, bound_level
 from fxlens.worker.analysis.class_reports import (
     execution_off_report,

@@ -1,4 +1,4 @@
-"""The directive fxlens drafts for a class it has no graph for (report.Draft): the constructor's required
+"""The directive fxlens drafts for a class it has no graph for (draft_report.Draft): the constructor's required
 arguments with fxlens's best values, forward's inputs, each unknown marked; and what a drafted directive
 that still holds a placeholder means when it runs.
 
@@ -16,7 +16,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from fxlens.report import Build, Diagnostic, Draft, DraftValue
+from fxlens.draft_report import Draft, DraftValue
+from fxlens.report import Build, Diagnostic
 from fxlens.worker.construction import consumers, parameter_uses
 from fxlens.worker.construction.blame import blame
 from fxlens.worker.construction.build import Example

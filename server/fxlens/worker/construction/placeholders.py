@@ -1,11 +1,12 @@
-"""The placeholders (`FILL_x`) a drafted directive holds where fxlens knew no value (report.placeholder):
+"""The placeholders (`FILL_x`) a drafted directive holds where fxlens knew no value (draft_report.placeholder):
 found in a directive before it runs, and said as the argument each stands for."""
 
 from __future__ import annotations
 
 import ast
 
-from fxlens.report import PLACEHOLDER_PREFIX, Diagnostic, Span
+from fxlens.draft_report import PLACEHOLDER_PREFIX
+from fxlens.report import Diagnostic, Span
 
 
 def placeholders(expressions: ast.expr | list[ast.expr]) -> list[str]:
