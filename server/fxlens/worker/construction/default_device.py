@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from fxlens.report import Diagnostic
+from fxlens.report import Diagnostic, Span
 
 CATEGORY = "default-device"
 
@@ -130,17 +130,19 @@ def available(device: str) -> bool:
         return False
 
 
-def _diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic:
+def _line_span(line: int, lines: list[str]) -> Span:
+    """From the line's first character to its end; line 1 for a line not in the file (a library's: 0)."""
     where = line if 1 <= line <= len(lines) else 1
     text = lines[where - 1] if lines else ""
     start = len(text) - len(text.lstrip())
+    return Span(where, len(text[:start].encode()), where, len(text.encode()))
+
+
+def _diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic:
     asker = "the code sets" if line else "a library this file imports sets"
     lacks = ", which this machine does not have" if not available(device) else ""
-    return Diagnostic(
-        where,
-        len(text[:start].encode()),
-        where,
-        len(text.encode()),
+    return Diagnostic.at(
+        _line_span(line, lines),
         "information",
         CATEGORY,
         f"{asker} the default device to `{device}`{lacks}: fxlens traced on the meta device and the CPU instead",
@@ -154,14 +156,8 @@ def _diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic:
 
 
 def _redirect_diagnostic(line: int, device: str, lines: list[str]) -> Diagnostic:
-    where = line if 1 <= line <= len(lines) else 1
-    text = lines[where - 1] if lines else ""
-    start = len(text) - len(text.lstrip())
-    return Diagnostic(
-        where,
-        len(text[:start].encode()),
-        where,
-        len(text.encode()),
+    return Diagnostic.at(
+        _line_span(line, lines),
         "information",
         CATEGORY,
         f"this line asks for `{device}`, which this machine does not have: "
