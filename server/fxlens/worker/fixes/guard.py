@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
 import logging
 import warnings
 from typing import Any
@@ -25,27 +24,11 @@ def applies(site: Site) -> bool:
     return site.diagnostic.category == "graph-break" or site.diagnostic.level == "fx"
 
 
-_UNKNOWN = object()
-
-
 def _value(site: Site, node: ast.expr) -> Any:
-    """What `node` is in the loaded file, read without running code (`_UNKNOWN` where that cannot tell): a name of
-    the file, `self` (the traced instance), an attribute of either, and a call of `logging.getLogger` (a Logger)."""
-    if isinstance(node, ast.Name):
-        if node.id == "self" and site.instance is not None:
-            return site.instance
-        return site.namespace.get(node.id, getattr(builtins, node.id, _UNKNOWN))
-    if isinstance(node, ast.Attribute):
-        owner = _value(site, node.value)
-        if owner is _UNKNOWN:
-            return _UNKNOWN
-        try:  # static: a property or `__getattr__` of the user's would run code
-            return inspect.getattr_static(owner, node.attr)
-        except AttributeError:
-            return _UNKNOWN
-    if isinstance(node, ast.Call) and _value(site, node.func) is logging.getLogger:
-        return logging.root  # which logger it returns does not matter here: a Logger
-    return _UNKNOWN
+    """`site.value_of(node)`, and a call of `logging.getLogger(...)` taken for the Logger it returns."""
+    if isinstance(node, ast.Call) and site.value_of(node.func) is logging.getLogger:
+        return logging.root  # which logger does not matter here: a Logger
+    return site.value_of(node)
 
 
 def _side_effect(site: Site, call: ast.Call) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Any
 
 from fxlens.worker.fixes.sites import Rewrite, Site
 
@@ -45,19 +44,10 @@ def applies(site: Site) -> bool:
 def _numpy_name(site: Site, func: ast.expr) -> str:
     """The NumPy function `func` names in the loaded file (`np.percentile`, `numpy.linalg.norm`, a name imported
     from numpy), "" for anything else. NumPy is not imported here: the worker needs only torch."""
-    value: Any = _resolved(site, func)
+    value = site.value_of(func)
     name = getattr(value, "__name__", "")
     module = getattr(value, "__module__", "") or ""
     return name if name in _OPS and module.split(".")[0] == "numpy" else ""
-
-
-def _resolved(site: Site, node: ast.expr) -> Any:
-    if isinstance(node, ast.Name):
-        return site.namespace.get(node.id, getattr(builtins, node.id, None))
-    if isinstance(node, ast.Attribute):
-        owner = _resolved(site, node.value)
-        return getattr(owner, node.attr, None) if type(owner).__name__ == "module" else None
-    return None
 
 
 def _tensor_of(call: ast.expr) -> ast.expr | None:
@@ -94,7 +84,7 @@ def _wrapper(site: Site, statement: ast.AST, call: ast.Call, torch: str) -> tupl
             return node, ""
         if node.args != [call]:
             continue
-        if isinstance(func, ast.Name) and _resolved(site, func) is builtins.float and not node.keywords:
+        if isinstance(func, ast.Name) and site.value_of(func) is builtins.float and not node.keywords:
             return node, ""
         if (
             isinstance(func, ast.Attribute)

@@ -7,12 +7,16 @@ A rewrite is a source-text edit at exact ranges taken from the syntax tree (UTF-
 from __future__ import annotations
 
 import ast
+import builtins
+import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from fxlens.fix_report import TextEdit, edit_range
 from fxlens.report import Diagnostic
+
+UNKNOWN = object()  # Site.value_of: what the file's text alone cannot tell
 
 
 @dataclass
@@ -67,6 +71,22 @@ class Site:
         if self.namespace.get("torch") is torch:
             return "torch"
         return next((name for name, value in self.namespace.items() if value is torch), None)
+
+    def value_of(self, node: ast.expr) -> Any:
+        """What `node` is in the loaded file, read without running code (`UNKNOWN` where that cannot tell): a name
+        of the file or a builtin, `self` (the traced instance), an attribute of either (read statically: a property
+        or `__getattr__` of the user's would run code)."""
+        if isinstance(node, ast.Name):
+            if node.id == "self" and self.instance is not None:
+                return self.instance
+            return self.namespace.get(node.id, getattr(builtins, node.id, UNKNOWN))
+        if isinstance(node, ast.Attribute):
+            owner = self.value_of(node.value)
+            try:
+                return UNKNOWN if owner is UNKNOWN else inspect.getattr_static(owner, node.attr)
+            except AttributeError:
+                return UNKNOWN
+        return UNKNOWN
 
     def atom(self, node: ast.AST) -> str:
         """`node`'s text, in parentheses where an operator or a method call after it would bind differently."""
