@@ -74,7 +74,7 @@ def _names(nodes: list[ast.stmt] | ast.AST, context: type) -> set[str]:
     return {n.id for root in roots for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, context)}
 
 
-def _why_not(site: Site, function: ast.FunctionDef, statement: ast.stmt, loop: ast.For, name: str) -> str:
+def _why_not(function: ast.FunctionDef, loop: ast.For, name: str) -> str:
     """Why the loop's last run cannot be selected by torch.where ("" when it can)."""
     uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name]
     if len(uses) != 2:  # its assignment and the range() that reads it
@@ -154,7 +154,7 @@ def propose(site: Site) -> Rewrite | Declined | None:
     if loop is None:
         return None
     torch = site.torch_name()
-    why = "the file does not import torch" if torch is None else _why_not(site, function, statement, loop, target.id)
+    why = "the file does not import torch" if torch is None else _why_not(function, loop, target.id)
     selected = _selected(function, loop) if not why else []
     if isinstance(selected, str) or why:
         return Declined(TITLE, why or str(selected))
