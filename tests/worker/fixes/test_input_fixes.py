@@ -74,6 +74,12 @@ def test_no_fix_where_a_caller_in_the_file_reads_the_tensor_its_layer_updated(si
     fix = only_fix(signatures, "ShiftInPlace")
     assert not fix.proven and fix.edits == []
     assert "ShiftedReadout.forward" in fix.why_not() and "reads `x` after calling it" in fix.why_not()
+    # the parent runs the child's line too: its finding there says where the fix, or why none, is
+    [there] = signatures.find_class("ShiftedReadout").fixes
+    assert not there.proven and there.edits == []
+    assert (
+        there.why_not() == "the line is `ShiftInPlace`'s code, run by `ShiftedReadout`: the fix, or why none, is there"
+    )
 
 
 def test_an_update_through_a_view_of_the_input_fails_the_proof(signatures):

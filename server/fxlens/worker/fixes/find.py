@@ -104,6 +104,18 @@ def _proven(
             watch.proving("", 0.0)
 
 
+def _other_class(tree: ast.Module, node: ast.ClassDef, line: int) -> str:
+    """The name of the file's other class whose body holds `line` ("" when none does)."""
+    return next(
+        (
+            other.name
+            for other in tree.body
+            if isinstance(other, ast.ClassDef) and other is not node and other.lineno <= line <= (other.end_lineno or 0)
+        ),
+        "",
+    )
+
+
 def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, watch: Watch | None = None) -> list[Fix]:
     watch = watch or Watch()
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name), None)
@@ -111,6 +123,16 @@ def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, watch: W
         return []
     fixes: list[Fix] = []
     for findings in (found for _, found in sorted(_sites(cls).items())):
+        owner = _other_class(tree, node, findings[0].line)
+        if owner:  # a child's line, reached through it: the child's own report carries its fix
+            d = findings[0]
+            where = (d.line, d.col, d.end_line, d.end_col)
+            fix = Fix(
+                f"elsewhere:{cls.name}:{d.line}:{d.col}", "", "No fix here", cls.name, d.level or "", d.category, *where
+            )
+            fix.proof.failed = f"the line is `{owner}`'s code, run by `{cls.name}`: the fix, or why none, is there"
+            fixes.append(fix)
+            continue
         levels = sorted({d.level for d in findings if d.level in cls.results}, key=list(cls.results).index)
         instance = cls.example.instance
         sites = [Site(d, file.text, tree, node, file.namespace, tuple(levels), instance) for d in findings]
