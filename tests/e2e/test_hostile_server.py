@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -284,59 +282,6 @@ async def test_the_editor_leaving_leaves_nothing_running(tmp_path, leave):
     lsp, _, _ = await _server_with_a_trace_in_flight(tmp_path, token)
     try:
         await leave(lsp)
-        assert leftovers(token, set()) == []
-    finally:
-        await stop(lsp)
-
-
-@pytest.fixture(scope="module")
-def bad_interpreters(tmp_path_factory) -> dict[str, tuple[str, dict]]:
-    root = tmp_path_factory.mktemp("interpreters")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "bare")], check=True)
-    fake = root / "old" / "torch"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text('__version__ = "1.13.0"\n')
-    old_env = {"PYTHONPATH": os.pathsep.join([ENV["PYTHONPATH"], str(fake.parent)])}
-    return {
-        "missing": (str(root / "nowhere" / "python3"), {}),
-        "no torch": (str(root / "bare" / "bin" / "python"), {}),
-        "old torch": (sys.executable, old_env),
-    }
-
-
-@pytest.mark.parametrize(
-    "kind, words, fix",
-    [
-        ("missing", "cannot run the interpreter", "fxlens.python"),
-        ("no torch", "torch cannot be imported", "pip install torch"),
-        ("old torch", "torch 1.13.0", "pip install -U torch"),
-    ],
-)
-async def test_an_interpreter_that_cannot_run_the_worker(tmp_path, bad_interpreters, kind, words, fix):
-    python, env = bad_interpreters[kind]
-    token = uuid.uuid4().hex
-    lsp = await tracked(token, **env).start()
-    try:
-        await start(lsp, {"python": python})
-        await lsp.fx.until(
-            lambda: [m for m in lsp.messages if m.type == types.MessageType.Error],
-            "an error message about the interpreter",
-        )
-        doc = open_text(lsp, tmp_path / "good.py", GOOD)
-        result = await command(lsp, "fxlens.retrace", doc.uri)  # answered, not hung
-        assert result["ok"] is False
-        assert await doc.hover(doc.at(14, "torch.relu")) is None
-        (error,) = [m for m in lsp.messages if m.type == types.MessageType.Error]  # once: no storm
-        assert words in error.message and fix in error.message
-        info = await command(lsp, "fxlens.debugInfo")
-        assert info["workerStarts"] == 1 and info["workerPid"] is None
-        if kind == "missing":  # fixing the setting recovers without restarting the server (once is enough)
-            lsp.workspace_did_change_configuration(
-                types.DidChangeConfigurationParams(settings={"fxlens": {"python": sys.executable}})
-            )
-            await doc.traced()
-            assert any(t.split(" · ")[0] == GOOD_LENS for t in [lens.command.title for lens in await doc.lenses()])
-        await lsp.shutdown_session()
         assert leftovers(token, set()) == []
     finally:
         await stop(lsp)
