@@ -11,22 +11,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from fxlens.report import FileReport
 from hostile_support import TrackedWorker, assert_good_report, fixture_text, hostile_line, wait_for_file
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 HANG_TIMEOUT = 3.0  # seconds; every hang case costs this much
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def worker():
-    tracked = TrackedWorker()
-    await tracked.start()
-    yield tracked
-    await tracked.client.stop()
-    assert tracked.leftovers() == []
 
 
 async def expect_recovery(worker: TrackedWorker, path: Path, pid_before: int) -> None:

@@ -7,8 +7,7 @@ turned off), the same worker answers, the next good text traces right and nothin
 from __future__ import annotations
 
 import pytest
-import pytest_asyncio
-from hostile_support import TrackedWorker, assert_good_report, fixture_text, hostile_line
+from hostile_support import assert_good_report, fixture_text, hostile_line
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -16,15 +15,6 @@ HANG_TIMEOUT = 3.0
 # RLIMIT_CPU ends the child after 1 s of its own CPU time, which on a loaded machine (two test files per core, and
 # whatever else runs) takes many seconds of wall time: the hang timeout must not come first
 CPU_LIMIT_TIMEOUT = 60.0
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def worker():
-    tracked = TrackedWorker()
-    await tracked.start()
-    yield tracked
-    await tracked.client.stop()
-    assert tracked.leftovers() == []
 
 
 async def analyse(worker, tmp_path, name: str, timeout: float = HANG_TIMEOUT, **markers):

@@ -10,22 +10,12 @@ beside it still gets its proven fix, and the same worker lives on with nothing l
 from __future__ import annotations
 
 import pytest
-import pytest_asyncio
-from hostile_support import TrackedWorker, fixture_text
+from hostile_support import fixture_text
 from torch_reference import expected, reported
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 LEVELS = ("fx", "aten")
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def worker():
-    tracked = TrackedWorker()
-    await tracked.start()
-    yield tracked
-    await tracked.client.stop()
-    assert tracked.leftovers() == []
 
 
 def _marked(text: str, case: str) -> int:
