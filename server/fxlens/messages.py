@@ -51,6 +51,7 @@ from fxlens.wire_format import (
 # the requests, named from here too: receivers read every message from this module
 from fxlens.worker_requests import DEFAULT_GUESS_MEMORY_MB as DEFAULT_GUESS_MEMORY_MB
 from fxlens.worker_requests import EXECUTION_POLICIES as EXECUTION_POLICIES
+from fxlens.worker_requests import TRACES_AT_ONCE as TRACES_AT_ONCE
 from fxlens.worker_requests import Cancel as Cancel
 from fxlens.worker_requests import LostProof as LostProof
 from fxlens.worker_requests import PassRequest as PassRequest

@@ -28,6 +28,9 @@ from fxlens.wire_format import (
 
 DEFAULT_GUESS_MEMORY_MB = 512  # TraceRequest.guess_memory_mb when the caller says nothing
 EXECUTION_POLICIES = ("safe", "full", "off")
+# trace children a worker runs at once (a core each on 2 cores); a request past them waits in its queue, and a
+# waiting request ends the costs a finished trace is still counting: `fxlens graph` keeps this many files in flight
+TRACES_AT_ONCE = 2
 
 
 def _policy(value: Any) -> str:

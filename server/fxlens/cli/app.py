@@ -8,10 +8,8 @@ from collections.abc import Callable
 
 from fxlens import orphans
 from fxlens.cli import check, graph, mcp_cmd, pass_cmd, serve
-from fxlens.cli.files import CliError
+from fxlens.cli.files import USAGE_ERROR, CliError
 from fxlens.messages import DEFAULT_GUESS_MEMORY_MB
-
-USAGE_ERROR = 2
 
 
 def parser() -> argparse.ArgumentParser:

@@ -7,6 +7,8 @@ import os
 from fxlens.render.graph_text import diagnostics_text
 from fxlens.report import FileReport
 
+USAGE_ERROR = 2  # the exit status of a CliError
+
 
 class CliError(Exception):
     """A problem the user must fix before fxlens can run (exit status 2)."""

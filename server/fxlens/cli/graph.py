@@ -1,4 +1,5 @@
-"""`fxlens graph FILE [--class NAME] [--level LEVEL ...] [--json]`: each Module class's graph, level by level."""
+"""`fxlens graph FILE... [--class NAME] [--level LEVEL ...] [--json]`: each Module class's graph, level by level,
+file by file."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from fxlens.cli.files import CliError, load_error, read_file, syntax_error
+from fxlens.cli.files import USAGE_ERROR, CliError, load_error, read_file, syntax_error
 from fxlens.engine.worker_client import TraceOptions, WorkerClient, WorkerUnavailable
+from fxlens.messages import TRACES_AT_ONCE
 from fxlens.render.graph_text import diagnostics_text, level_text
 from fxlens.render.ladder import rung
 from fxlens.report import (
@@ -57,6 +59,7 @@ class InputsJson(TypedDict):
 LevelJson = TypedDict(
     "LevelJson",
     {
+        "file": str,
         "class": str,
         "level": str,
         "ok": bool,
@@ -78,7 +81,8 @@ def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Callable[[argparse.ArgumentParser], None]
 ) -> None:
     graph = sub.add_parser("graph", help="print the graph of each Module class")
-    graph.add_argument("file")
+    several = "several: one worker traces them all, each class under its file"
+    graph.add_argument("file", nargs="+", metavar="FILE", help=f"a Python file ({several})")
     graph.add_argument("--class", dest="cls", help="only this class")
     graph.add_argument(
         "--level",
@@ -87,7 +91,7 @@ def register(
         metavar="LEVEL",
         help=f"this level (repeat for several; default: {', '.join(DEFAULT_LEVELS)}). {_LEVELS_HELP}",
     )
-    graph.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
+    graph.add_argument("--json", action="store_true", help="machine-readable output (schema in docs/cli.md)")
     common(graph)
     graph.set_defaults(run=cmd_graph)
 
@@ -95,15 +99,24 @@ def register(
 async def _analyse_files(
     paths: list[str], python: str, options: TraceOptions, classes: list[str] | None = None
 ) -> list[FileReport]:
+    """Each file's report, in the order given, from one worker: one start of an interpreter importing torch for
+    them all, as many files in flight as the worker traces at once (a file past those would wait in its queue and
+    cut short the costs of one that is done)."""
     client = WorkerClient(python)
     try:
         await client.start()
     except WorkerUnavailable as error:
         raise CliError(error.terminal_text()) from error
+    in_flight = asyncio.Semaphore(TRACES_AT_ONCE)
+    # run from a repository's root, as `python -m` would be: its packages (and `src/`) import
+    roots = [os.getcwd()]
+
+    async def one(path: str) -> FileReport:
+        async with in_flight:
+            return await client.analyse(path, read_file(path), options, classes=classes, roots=roots)
+
     try:
-        # run from a repository's root, as `python -m` would be: its packages (and `src/`) import
-        roots = [os.getcwd()]
-        return [await client.analyse(path, read_file(path), options, classes=classes, roots=roots) for path in paths]
+        return list(await asyncio.gather(*(one(path) for path in paths)))
     finally:
         await client.stop()
 
@@ -133,9 +146,10 @@ def _inputs_json(report: ClassReport) -> InputsJson:
     }
 
 
-def level_json(report: ClassReport, level: str) -> LevelJson:
+def level_json(path: str, report: ClassReport, level: str) -> LevelJson:
     result = report.levels[level]
     return {
+        "file": path,
         "class": report.name,
         "level": level,
         "ok": result.ok,
@@ -152,12 +166,9 @@ def level_json(report: ClassReport, level: str) -> LevelJson:
     }
 
 
-def cmd_graph(args: argparse.Namespace) -> int:
-    levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
-    options = TraceOptions.from_flags(args, levels)
-    read_file(args.file)
-    # with --class, the worker builds and traces only what that class needs
-    (report,) = asyncio.run(_analyse_files([args.file], args.python, options, [args.cls] if args.cls else None))
+def _shown_classes(report: FileReport, cls: str | None) -> list[ClassReport]:
+    """The classes of one file to print (none when `cls` is another file's); a file that cannot be graphed
+    raises CliError, saying why."""
     syntax = syntax_error(report)
     if syntax:
         raise CliError(f"syntax error: {syntax}")
@@ -166,23 +177,65 @@ def cmd_graph(args: argparse.Namespace) -> int:
         raise CliError(f"the file failed to load:\n{load}")
     if not report.classes and not report.module_classes:
         problems = diagnostics_text(report.path, [d for d in report.diagnostics if d.severity == "error"])
-        raise CliError(f"no nn.Module class in {args.file}" + (f"\n{problems}" if problems else ""))
-    # how the file got past a package `__init__` that failed: said on stderr, whatever the output format
-    for note in (d for d in report.diagnostics if d.category == "load" and d.severity != "error"):
-        print(diagnostics_text(report.path, [note]).splitlines()[0], file=sys.stderr)
-    classes = report.classes
-    if args.cls:
-        classes = [c for c in classes if c.name == args.cls]
-        if not classes:
-            names = ", ".join(report.module_classes or [c.name for c in report.classes])
-            raise CliError(f"no Module class {args.cls!r} in {args.file} (it has: {names})")
-    if args.json:
-        objects = [level_json(c, level) for c in classes for level in levels if level in c.levels]
+        raise CliError(f"no nn.Module class in {report.path}" + (f"\n{problems}" if problems else ""))
+    return [c for c in report.classes if cls is None or c.name == cls]
+
+
+def _file_text(report: FileReport, classes: list[ClassReport], levels: tuple[str, ...]) -> str:
+    text = "\n\n".join(level_text(report.path, c, level) for c in classes for level in levels)
+    file_level = [d for d in report.diagnostics if d.severity in ("error", "warning")]
+    return text + ("\n\n" + diagnostics_text(report.path, file_level) if file_level else "")
+
+
+Shown = list[tuple[FileReport, list[ClassReport]]]  # each file graphed, with the classes to print
+
+
+def _shown(reports: list[FileReport], cls: str | None) -> tuple[Shown, list[str]]:
+    """What to print of each file, and why a file cannot be graphed (the others are still shown)."""
+    shown: Shown = []
+    problems: list[str] = []
+    for report in reports:
+        try:
+            shown.append((report, _shown_classes(report, cls)))
+        except CliError as problem:
+            problems.append(str(problem))
+        # how the file got past a package `__init__` that failed: said on stderr, whatever the output format
+        for note in (d for d in report.diagnostics if d.category == "load" and d.severity != "error"):
+            print(diagnostics_text(report.path, [note]).splitlines()[0], file=sys.stderr)
+    if cls is None:
+        return shown, problems
+    if shown and not any(classes for _, classes in shown):
+        has = "; ".join(
+            f"{report.path} (it has: {', '.join(report.module_classes or [c.name for c in report.classes])})"
+            for report, _ in shown
+        )
+        problems.append(f"no Module class {cls!r} in {has}")
+    # the files of other classes say nothing
+    return [(report, classes) for report, classes in shown if classes], problems
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    levels = in_ladder_order(args.level) if args.level else DEFAULT_LEVELS
+    options = TraceOptions.from_flags(args, levels)
+    for path in args.file:  # a file that is not there stops the command before any worker starts
+        read_file(path)
+    # with --class, the worker builds and traces only what that class needs
+    reports = asyncio.run(_analyse_files(args.file, args.python, options, [args.cls] if args.cls else None))
+    shown, problems = _shown(reports, args.cls)
+    traced = [(report, c, level) for report, classes in shown for c in classes for level in levels if level in c.levels]
+    if shown and args.json:
+        objects = [level_json(report.path, c, level) for report, c, level in traced]
         print(json.dumps(objects[0] if len(objects) == 1 else objects, indent=1))
-    else:
-        print("\n\n".join(level_text(report.path, c, level) for c in classes for level in levels))
-        file_level = [d for d in report.diagnostics if d.severity in ("error", "warning")]
-        if file_level:
-            print("\n" + diagnostics_text(report.path, file_level))
-    failed = any(not c.levels[level].ok for c in classes for level in levels if level in c.levels)
-    return 1 if failed else 0
+    elif shown:
+        several = len(reports) > 1  # each file's classes under its name, as `head` and `tail` do
+        print(
+            "\n\n".join(
+                (f"==> {report.path} <==\n" if several else "") + _file_text(report, classes, levels)
+                for report, classes in shown
+            )
+        )
+    for problem in problems:
+        print(f"fxlens: {problem}", file=sys.stderr)
+    if problems:
+        return USAGE_ERROR
+    return 0 if all(c.levels[level].ok for _, c, level in traced) else 1

@@ -22,7 +22,7 @@ from fxlens.worker.process import isolation, lost_proofs, postmortem, shield
 from fxlens.worker.process.jobs import DEFAULT_TIMEOUT, MAX_RECIPE_BYTES, Job, normalise, worth_warming_up
 from fxlens.worker.process.texts import Stdin, TextStore, UnknownText
 
-MAX_CHILDREN = 2
+MAX_CHILDREN = messages.TRACES_AT_ONCE
 # a child's events arrive as lines (the child keeps each under the channel's limit); one without a
 # newline much longer is not fxlens talking
 MAX_EVENT_BYTES = 2 * CHANNEL_LIMIT
