@@ -91,17 +91,19 @@ class TraceRequest:
     fixes: bool = wire(False, omit=True, check=lambda v: v is True)
     # worker -> child: class -> the diagnostic of its hang or crash in an earlier run of this request (left out)
     failed: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
-    # worker -> child: fix id ("" for every fix) -> its LostProof: the proof hung or crashed the child in an earlier
-    # run of this request (worker/fixes/find.py reports the fix not proven, without proving it again)
+    # worker -> child: fix id ("" for every fix) -> its LostProof: its rewrite or its proof hung or crashed the child in
+    # an earlier run of this request (worker/fixes/find.py reports the fix not proven, without running that again)
     lost_proofs: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
 
 
 @dataclass
 class LostProof:
-    """Why a fix is not proven whose proof hung or crashed the trace child (worker/process/lost_proofs.py)."""
+    """Why a fix is not proven whose rewrite or proof hung or crashed the trace child (process/lost_proofs.py)."""
 
     why: str = wire("", check=str)
     line: int = wire(0, check=integer)  # the line of the fixed text it was running (0: unknown)
+    # the step lost (process/child_location.py's FIX_STEPS): after a lost "rewrite" the rewrite is not run again
+    step: str = wire("proof", omit=True, check=str)
 
 
 def read_lost_proofs(value: dict[str, Json]) -> dict[str, LostProof]:

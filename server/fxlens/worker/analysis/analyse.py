@@ -101,9 +101,9 @@ class Analysis(Building):
         # told which class the analysis works on ("" for the file's own level), so that a hang or a
         # crash is known to cost only that class (process/child_location.py)
         self.at_class: Callable[[str], None] = lambda name: None
-        # told which fix's proof runs, and how long it may (fixes/find.py's Watch): a hang or a crash then costs
-        # only that fix, which a run again reports not proven with why (`lost_proofs`)
-        self.proving: Callable[[str, float], None] = lambda fix_id, seconds: None
+        # told which fix's rewrite or proof runs, and how long it may (fixes/find.py's Watch): a hang or a crash then
+        # costs only that fix, which a run again reports not proven with why (`lost_proofs`)
+        self.proving: Callable[[str, float, str], None] = lambda fix_id, seconds, step: None
         self.lost_proofs = messages.read_lost_proofs(request.lost_proofs)
         # what the caller keeps of every program the levels export, emitted as `warm-up-recipe` events (the
         # trace child keeps warm-up recipes for the next child); None: nothing is kept

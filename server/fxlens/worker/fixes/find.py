@@ -23,6 +23,9 @@ MAX_PROOFS = 2  # per site: a second rewrite is proven only when the first one's
 # shared), and a loaded machine doubles that
 PROOF_TIMES_NEEDED = 5
 PROOF_SECONDS_AT_LEAST = 30.0
+# how long a rewrite may run: syntax work of milliseconds, but it reads the objects the line names, and their own
+# `__eq__` or `__getattr__` runs then (a hang there costs this, and the fix: worker/process/lost_proofs.py)
+REWRITE_SECONDS = 10.0
 
 
 @dataclass
@@ -33,8 +36,9 @@ class Watch:
     # fix id ("" for every fix) -> why it is not proven: its proof hung or crashed the trace process in an earlier run
     # of this request (worker/process/lost_proofs.py), so it is not run again
     lost: dict[str, LostProof] = field(default_factory=dict)
-    # told the fix whose proof starts and the seconds it may take, ("", 0) when it ends (process/child_location.py)
-    proving: Callable[[str, float], None] = lambda fix_id, seconds: None
+    # told the fix whose step ("rewrite", "proof") starts and the seconds it may take, ("", 0) when it ends
+    # (process/child_location.py)
+    proving: Callable[[str, float, str], None] = lambda fix_id, seconds, step: None
 
 
 def _sites(cls: ClassUnderFix) -> dict[int, list[Diagnostic]]:
@@ -48,17 +52,28 @@ def _sites(cls: ClassUnderFix) -> dict[int, list[Diagnostic]]:
     return found
 
 
-def _proposed(entry: Entry, site: Site) -> Rewrite | Declined | None:
+def _fix_id(entry: Entry, cls: ClassUnderFix, site: Site) -> str:
+    return f"{entry.name}:{cls.name}:{site.diagnostic.line}:{site.diagnostic.col}"
+
+
+def _proposed(entry: Entry, cls: ClassUnderFix, site: Site, watch: Watch) -> Rewrite | Declined | None:
+    lost = watch.lost.get(_fix_id(entry, cls, site)) or watch.lost.get("")
+    if lost is not None and lost.step == "rewrite":  # (it took the process down in an earlier run of this request)
+        return Declined(entry.name, lost.why)
+    watch.proving(_fix_id(entry, cls, site), REWRITE_SECONDS, "rewrite")
     try:
         return entry.propose(site)
-    except Exception as error:  # noqa: BLE001  fxlens's own rewrite failing on odd code: said, never raised
+    except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001  fxlens's own rewrite failing on odd
+        # code, or an object the line names raising from its own `__eq__`: said, never raised
         return Declined(entry.name, f"the rewrite failed on this code ({type(error).__name__}: {error})")
+    finally:
+        watch.proving("", 0.0, "rewrite")
 
 
 def _fix(entry: Entry, cls: ClassUnderFix, site: Site, proposed: Rewrite | Declined) -> Fix:
     first = site.diagnostic
     fix = Fix(
-        f"{entry.name}:{cls.name}:{first.line}:{first.col}",
+        _fix_id(entry, cls, site),
         entry.name,
         proposed.title,
         cls.name,
@@ -97,11 +112,11 @@ def _proven(
     elif watch.deadline is not None and time.monotonic() + needed > watch.deadline:
         fix.proof.failed = "not proven: the trace's time limit (fxlens.timeoutSeconds, --timeout) came first"
     else:
-        watch.proving(fix.id, max(PROOF_SECONDS_AT_LEAST, PROOF_TIMES_NEEDED * needed))
+        watch.proving(fix.id, max(PROOF_SECONDS_AT_LEAST, PROOF_TIMES_NEEDED * needed), "proof")
         try:
             fix.proof = prove(file, cls, fix.edits, levels, declared)
         finally:
-            watch.proving("", 0.0)
+            watch.proving("", 0.0, "proof")
 
 
 def _other_class(tree: ast.Module, node: ast.ClassDef, line: int) -> str:
@@ -139,7 +154,7 @@ def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, watch: W
         tried: list[Fix] = []
         for entry in TABLE:
             site = next((s for s in sites if entry.applies(s)), None)
-            proposed = _proposed(entry, site) if site is not None else None
+            proposed = _proposed(entry, cls, site, watch) if site is not None else None
             if site is None or proposed is None:
                 continue
             fix = _fix(entry, cls, site, proposed)
@@ -149,7 +164,8 @@ def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, watch: W
             elif fix.edits:
                 _proven(file, cls, fix, levels, _declared(proposed), watch)
             tried.append(fix)
-            if fix.proven or sum(bool(f.edits) for f in tried) >= MAX_PROOFS:
+            lost = fix.id in watch.lost or "" in watch.lost  # (the next rewrites would read or run the same code)
+            if fix.proven or lost or sum(bool(f.edits) for f in tried) >= MAX_PROOFS:
                 break
         if tried:
             fixes.append(next((f for f in tried if f.proven), next((f for f in tried if f.edits), tried[-1])))

@@ -217,8 +217,26 @@ def prove(
             proof.phases["outputs"] = time.perf_counter() - ran
     except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001  the edited file's own top level, a
         # level or a run raising (sys.exit() in a path only the proof runs too): not proven, and the analysis goes on
-        proof.failed = proof.failed or f"the fixed file does not run: {first_line(error)}"
+        proof.failed = proof.failed or _what_the_code_did(error, file, edits)
     return _timed(proof, started)
+
+
+def _what_the_code_did(error: BaseException, file: FileUnderFix, edits: list[TextEdit]) -> str:
+    """What the file's code did that ended the proof, in the user's words, at the innermost line of the file it
+    ran: `the code exits the program (sys.exit("expected a 3-dimensional batch")) (it was running line 51: `…`)`."""
+    fixed_line = 0
+    trace = error.__traceback__
+    while trace is not None:  # (the edited copy runs under the file's own path)
+        if trace.tb_frame.f_code.co_filename == file.path:
+            fixed_line = trace.tb_lineno
+        trace = trace.tb_next
+    where = running(file.text, edits, fixed_line)
+    if isinstance(error, SystemExit):
+        said = "" if error.code is None else repr(error.code)
+        return f"the code exits the program (sys.exit({said})) while the proof runs it{where}"
+    if isinstance(error, KeyboardInterrupt):
+        return f"the code raises KeyboardInterrupt while the proof runs it{where}"
+    return f"the code raises {first_line(error)} while the proof runs it{where}"
 
 
 def _outputs(

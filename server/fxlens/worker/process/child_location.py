@@ -30,8 +30,11 @@ _AFTER, _RUNNING, _RAISED = range(3)
 _NAME_AT = _HEADER.size
 _MAX_NAME = 512
 # the fix being proven: its deadline and its limit in seconds (time.monotonic(): one clock for every process of
-# the machine), the length of its id, then the id
-_PROOF = struct.Struct("<ddI")
+# the machine), the step of it that runs (one of FIX_STEPS), the length of its id, then the id
+_PROOF = struct.Struct("<ddII")
+# "rewrite": fxlens's rewrite of the site (it reads the objects the line names, whose own code may run);
+# "proof": the edited copy loaded, re-traced and run (worker/fixes/find.py)
+FIX_STEPS = ("proof", "rewrite")
 _PROOF_AT = _NAME_AT + _MAX_NAME
 _MAX_FIX_ID = 256
 _NOTE_AT = _PROOF_AT + _PROOF.size + _MAX_FIX_ID
@@ -76,16 +79,17 @@ class ChildLocation:
         """The analysis starts on class `name` ("" between classes): what a hang or crash costs."""
         self._write(name=name, line=0)
 
-    def proving(self, fix_id: str, seconds: float = 0.0) -> None:
-        """The proof of fix `fix_id` starts, and may take `seconds` ("" once it has ended): a hang or a crash from
-        here on costs that fix's proof, not its class (worker/fixes/find.py)."""
+    def proving(self, fix_id: str, seconds: float = 0.0, step: str = "proof") -> None:
+        """Step `step` (of FIX_STEPS) of fix `fix_id` starts, and may take `seconds` ("" once it has ended): a hang
+        or a crash from here on costs that fix, not its class (worker/fixes/find.py)."""
         deadline = self._clock() + seconds if fix_id else 0.0
+        step_index = FIX_STEPS.index(step) if step in FIX_STEPS else 0
         data = fix_id.encode("utf-8", "replace")[:_MAX_FIX_ID]
         with self._lock:
             seq, samples, line, length, state = self._unpack(self.memory, 0)
             self._pack(self.memory, 0, seq + 1, samples, line, length, state)  # odd: a reader retries
             self.memory[_PROOF_AT + _PROOF.size : _PROOF_AT + _PROOF.size + self._len(data)] = data
-            self._pack_proof(self.memory, _PROOF_AT, deadline, seconds, self._len(data))
+            self._pack_proof(self.memory, _PROOF_AT, deadline, seconds, step_index, self._len(data))
             self._pack(self.memory, 0, seq + 2, samples, line, length, state)
 
     def note(self, text: str) -> None:
@@ -148,14 +152,18 @@ class ChildLocation:
         note = bytes(self.memory[_NOTE_AT + 4 : _NOTE_AT + 4 + size]).decode("utf-8", "replace")
         return name.decode("utf-8", "replace"), line, samples, note, STATES[state] if state < len(STATES) else "after"
 
-    def proof(self) -> tuple[str, float, float]:
-        """(the fix whose proof runs, its deadline on time.monotonic(), its limit in seconds); ("", 0, 0) when none."""
-        fix_id, deadline, seconds = b"", 0.0, 0.0
+    def proof(self) -> tuple[str, float, float, str]:
+        """(the fix whose step runs, its deadline on time.monotonic(), its limit in seconds, the step: one of
+        FIX_STEPS); ("", 0, 0, "proof") when none."""
+        fix_id, deadline, seconds, step = b"", 0.0, 0.0, 0
         for _ in range(100):
             seq = self._unpack(self.memory, 0)[0]
-            deadline, seconds, length = _PROOF.unpack_from(self.memory, _PROOF_AT)
+            deadline, seconds, step, length = _PROOF.unpack_from(self.memory, _PROOF_AT)
             start = _PROOF_AT + _PROOF.size
             fix_id = bytes(self.memory[start : start + min(length, _MAX_FIX_ID)])
             if seq % 2 == 0 and self._unpack(self.memory, 0)[0] == seq:
                 break
-        return (fix_id.decode("utf-8", "replace"), deadline, seconds) if fix_id else ("", 0.0, 0.0)
+        if not fix_id:
+            return "", 0.0, 0.0, FIX_STEPS[0]
+        named = FIX_STEPS[step] if step < len(FIX_STEPS) else FIX_STEPS[0]
+        return fix_id.decode("utf-8", "replace"), deadline, seconds, named

@@ -42,7 +42,7 @@ class Job:
 
     def proof_deadline(self) -> float:
         """When the proof of a fix the child runs must end (worker/fixes/find.py); infinity when none runs."""
-        fix_id, deadline, _ = self.location.proof() if self.location is not None else ("", 0.0, 0.0)
+        fix_id, deadline, _, _ = self.location.proof() if self.location is not None else ("", 0.0, 0.0, "")
         return deadline if fix_id else math.inf
 
 
