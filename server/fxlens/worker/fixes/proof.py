@@ -26,7 +26,7 @@ from fxlens.fix_report import FixProof, LevelCheck, StaleFix, TextEdit, apply_ed
 from fxlens.report import LevelResult
 from fxlens.worker.failures.classify import whole_line
 from fxlens.worker.fixes.coverage import lines_to_run, loops_to_vary
-from fxlens.worker.fixes.outputs import compare
+from fxlens.worker.fixes.outputs import compare, one_thread
 from fxlens.worker.levels.syntax import FileSyntax
 from fxlens.worker.levels.table import TABLE, ClassContext
 from fxlens.worker.load import loader
@@ -179,8 +179,9 @@ def prove(
     original_name = type(cls.example.instance).__module__
     # built before the copy is loaded: a rebuild evaluates its constructor in the module the name holds then
     # (a copy: the example's rebuild may hand out one instance to every caller, which the proof must not change)
-    built, why_not = real_module(cls.example)
-    module = copy.deepcopy(built) if built is not None else None
+    with one_thread():
+        built, why_not = real_module(cls.example)
+        module = copy.deepcopy(built) if built is not None else None
     proof.phases["build"] = time.perf_counter() - started
     try:
         with loaded_copy(original_name, file, text) as fixed_module:
@@ -213,7 +214,8 @@ def prove(
                 frozenset(loops_to_vary(file.text, edits)),
             )
             ran = time.perf_counter()
-            _outputs(proof, example, module, why_not, fixed, declared.changes_inputs, replaced)
+            with one_thread():
+                _outputs(proof, example, module, why_not, fixed, declared.changes_inputs, replaced)
             proof.phases["outputs"] = time.perf_counter() - ran
     except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001  the edited file's own top level, a
         # level or a run raising (sys.exit() in a path only the proof runs too): not proven, and the analysis goes on
