@@ -337,9 +337,9 @@ class Analysis(Building):
         from fxlens.worker.fixes.find import Watch, fixes_for  # (its proofs import nothing until a class has findings)
         from fxlens.worker.fixes.proof import ClassUnderFix, FileUnderFix
 
-        file = FileUnderFix(self.path, self.text, self.namespace, self.execution, self.roots, self.buffers)
+        file = FileUnderFix(self.path, self.text, self.namespace, self.execution, self.roots, self.buffers, tree)
         cls = ClassUnderFix(started.source.name, started.example, started.results)
-        found = fixes_for(file, cls, tree, Watch(self.deadline, self.lost_proofs, self.proving))
+        found = fixes_for(file, cls, Watch(self.deadline, self.lost_proofs, self.proving))
         if found:
             emit(messages.ClassTraced.of(replace(started.report, levels={}, fixes=found)))
 

@@ -38,11 +38,20 @@ VARIANTS: tuple[Callable[[torch.Tensor], torch.Tensor], ...] = (
 InputSet = tuple[tuple, dict]
 
 
-def lines_to_run(text: str, edits: list[TextEdit]) -> set[int]:
-    """The first line of each statement inside a function of `text` that starts within an edit's lines."""
+def _edited(tree: ast.Module, edits: list[TextEdit]) -> Iterator[ast.AST]:
+    """Every node of the top-level statements that hold an edit's lines (a function that holds one is inside
+    them): the rest of the file is never walked."""
+    for statement in tree.body:
+        if any(e.line <= (statement.end_lineno or statement.lineno) and statement.lineno <= e.end_line for e in edits):
+            yield from ast.walk(statement)
+
+
+def lines_to_run(tree: ast.Module, edits: list[TextEdit]) -> set[int]:
+    """The first line of each statement inside a function of `tree` (the original text's) that starts within an
+    edit's lines."""
     spans = [(e.line, e.end_line) for e in edits]
     found = set()
-    for function in ast.walk(ast.parse(text)):
+    for function in _edited(tree, edits):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for node in ast.walk(function):
@@ -52,12 +61,13 @@ def lines_to_run(text: str, edits: list[TextEdit]) -> set[int]:
     return found
 
 
-def loops_to_vary(text: str, edits: list[TextEdit]) -> set[int]:
-    """The first body line of each `for ... in range(n)` within an edit's lines whose `n` is assigned there too."""
+def loops_to_vary(tree: ast.Module, edits: list[TextEdit]) -> set[int]:
+    """The first body line of each `for ... in range(n)` within an edit's lines whose `n` is assigned there too
+    (`tree`: the original text's)."""
     spans = [(e.line, e.end_line) for e in edits]
     inside = lambda node: any(a <= node.lineno <= b for a, b in spans)  # noqa: E731
     found = set()
-    for function in ast.walk(ast.parse(text)):
+    for function in _edited(tree, edits):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         counted = {

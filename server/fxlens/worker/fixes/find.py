@@ -131,8 +131,9 @@ def _other_class(tree: ast.Module, node: ast.ClassDef, line: int) -> str:
     )
 
 
-def fixes_for(file: FileUnderFix, cls: ClassUnderFix, tree: ast.Module, watch: Watch | None = None) -> list[Fix]:
+def fixes_for(file: FileUnderFix, cls: ClassUnderFix, watch: Watch | None = None) -> list[Fix]:
     watch = watch or Watch()
+    tree = file.syntax()
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name), None)
     if node is None:
         return []

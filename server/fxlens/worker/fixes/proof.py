@@ -44,6 +44,12 @@ class FileUnderFix:
     execution: str = "safe"
     roots: list[str] = field(default_factory=list)
     buffers: dict[str, str] = field(default_factory=dict)
+    tree: ast.Module | None = None  # the text's syntax tree, when the caller has parsed it (None: parsed here)
+
+    def syntax(self) -> ast.Module:
+        if self.tree is None:
+            self.tree = ast.parse(self.text)
+        return self.tree
 
 
 @dataclass
@@ -62,11 +68,12 @@ class ClassUnderFix:
 
 
 @contextmanager
-def loaded_copy(name: str, file: FileUnderFix, text: str) -> Iterator[Any]:
-    """The edited text imported as the file's module (`name`); afterwards the original is the module again."""
+def loaded_copy(name: str, file: FileUnderFix, text: str, tree: ast.Module) -> Iterator[Any]:
+    """The edited text (`tree`: its parse) imported as the file's module (`name`); afterwards the original is the
+    module again."""
     held, hooks, lines = sys.modules.get(name), list(sys.meta_path), linecache.cache.get(file.path)
     try:
-        yield loader.load(file.path, text, file.execution, None, file.roots, file.buffers).module
+        yield loader.load(file.path, text, file.execution, tree, file.roots, file.buffers).module
     finally:
         sys.meta_path[:] = hooks
         if held is not None:
@@ -170,7 +177,7 @@ def prove(
     proof = FixProof()
     try:
         text = apply_edits(file.text, edits)
-        tree = ast.parse(text)
+        tree = loader.parse(file.path, text)  # once: the load, the levels and the proof read this one
     except (StaleFix, SyntaxError) as error:
         proof.failed = f"the edited file does not parse: {error}"
         return _timed(proof, started)
@@ -184,7 +191,7 @@ def prove(
         module = copy.deepcopy(built) if built is not None else None
     proof.phases["build"] = time.perf_counter() - started
     try:
-        with loaded_copy(original_name, file, text) as fixed_module:
+        with loaded_copy(original_name, file, text, tree) as fixed_module:
             example = cls.example
             instance = swapped(copy.deepcopy(example.instance), original_name, fixed_module)
             rebuild = example.rebuild
@@ -197,7 +204,7 @@ def prove(
             span = whole_line(where.lineno if where else 1, lines)
             # one context for the proof's levels (dynamo reuses fx's result); names=False: the proof reads the
             # findings, not the shapes, so no level runs the larger sizes that name them, nor dynamo's recompile proof
-            context = ClassContext(tuple(levels), syntax=FileSyntax(lines), names=False)
+            context = ClassContext(tuple(levels), syntax=FileSyntax(lines, tree), names=False)
             proof.phases["load"] = time.perf_counter() - started - proof.phases["build"]
             for level in levels:
                 result = TABLE[level](fixed_example, file.path, lines, span, context)
@@ -210,8 +217,8 @@ def prove(
             fixed = swapped(copy.deepcopy(module), original_name, fixed_module) if module is not None else None
             replaced = (
                 file.path,
-                frozenset(lines_to_run(file.text, edits)),
-                frozenset(loops_to_vary(file.text, edits)),
+                frozenset(lines_to_run(file.syntax(), edits)),
+                frozenset(loops_to_vary(file.syntax(), edits)),
             )
             ran = time.perf_counter()
             with one_thread():

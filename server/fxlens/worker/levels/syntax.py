@@ -8,12 +8,16 @@ from functools import cached_property
 
 
 class FileSyntax:
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], parsed: ast.Module | None = None) -> None:
+        """`parsed`: the caller's parse of these very lines, when it has one (a fix's proof parses the edited copy)."""
         self.lines = lines
+        self.parsed = parsed
 
     @cached_property
     def tree(self) -> ast.Module:
         """The file's tree (empty when the text does not parse: the file level says so)."""
+        if self.parsed is not None:
+            return self.parsed
         try:
             return ast.parse("\n".join(self.lines))
         except SyntaxError:
