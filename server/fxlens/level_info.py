@@ -79,6 +79,9 @@ HOVER_LEVELS = tuple(info.name for info in LEVEL_INFO if info.deep and info.on_h
 # inductor, which compiles what dynamo captures (seconds, even without building a kernel).
 TRACE_ORDER = ("fx", "aten", "core-aten", "backward", "dynamo", "inductor")
 assert sorted(TRACE_ORDER) == sorted(LEVELS), "every level has its place in both orders"
+# the compile levels whose hang or crash costs only that level of a class (worker/process/lost_levels.py), and the
+# levels lost with each: inductor compiles what dynamo captures, through the same run of the code
+LEVELS_LOST_WITH = {"dynamo": ("dynamo", "inductor"), "inductor": ("inductor",)}
 
 
 def in_ladder_order(levels: Any) -> tuple[str, ...]:

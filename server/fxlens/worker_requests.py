@@ -94,6 +94,9 @@ class TraceRequest:
     # worker -> child: fix id ("" for every fix) -> its LostProof: its rewrite or its proof hung or crashed the child in
     # an earlier run of this request (worker/fixes/find.py reports the fix not proven, without running that again)
     lost_proofs: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
+    # worker -> child: class -> the diagnostic (its `level` the level) of a compile level's hang or crash in an earlier
+    # run of this request: that level (and the levels compiling through it) left out (worker/process/lost_levels.py)
+    lost_levels: dict[str, Json] = wire(factory=dict, omit=True, check=lambda v: v if isinstance(v, dict) else {})
 
 
 @dataclass

@@ -22,6 +22,7 @@ import torch
 from fxlens import lines as line_model
 from fxlens import messages
 from fxlens.draft_report import Draft
+from fxlens.level_info import LEVELS_LOST_WITH
 from fxlens.outline import outline
 from fxlens.pass_report import pass_to_json
 from fxlens.report import ClassReport, Diagnostic, FileReport, LevelResult, Span, to_json
@@ -30,6 +31,7 @@ from fxlens.worker.analysis.class_reports import (
     execution_off_report,
     failed_report,
     internal_failure,
+    lost_level_result,
     members,
     unbuilt_report,
 )
@@ -101,6 +103,9 @@ class Analysis(Building):
         # told which class the analysis works on ("" for the file's own level), so that a hang or a
         # crash is known to cost only that class (process/child_location.py)
         self.at_class: Callable[[str], None] = lambda name: None
+        self.at_level: Callable[[str], None] = lambda level: None  # (and which level of it: the same page)
+        # class -> the diagnostic of its compile level's hang or crash in an earlier run: that level left out
+        self.lost_levels: dict[str, dict] = request.lost_levels
         # told which fix's rewrite or proof runs, and how long it may (fixes/find.py's Watch): a hang or a crash then
         # costs only that fix, which a run again reports not proven with why (`lost_proofs`)
         self.proving: Callable[[str, float, str], None] = lambda fix_id, seconds, step: None
@@ -315,12 +320,18 @@ class Analysis(Building):
 
     def _trace_levels(self, started: Started, levels: tuple[str, ...], emit: Emit) -> None:
         source, example, report, class_span = started.source, started.example, started.report, started.class_span
+        lost = self.lost_levels.get(source.name, {})
         for level in levels:
             trace = TABLE[level]
+            self.at_level(level)
             try:
-                result = trace(example, self.path, self.lines, class_span, started.context)
+                if level in LEVELS_LOST_WITH.get(lost.get("level") or "", ()):
+                    result = lost_level_result(level, lost, source.name, class_span)
+                else:
+                    result = trace(example, self.path, self.lines, class_span, started.context)
             except Exception as error:  # noqa: BLE001  fxlens's own bug: said for this level, other classes trace on
                 result = LevelResult(level, False, diagnostics=[internal_failure(error, level, class_span)])
+            self.at_level("")
             bound_level(result)
             for node in result.nodes:  # export's stack traces name only `forward`, not `Block.forward`
                 if node.line is not None:

@@ -32,6 +32,18 @@ def failed_report(source: ClassSource, failed: dict, levels: list[str], lines: l
     return report
 
 
+def lost_level_result(level: str, lost: dict, class_name: str, class_span: Span) -> LevelResult:
+    """Level `level` of a class, not traced: a compile level's hang or crash (`lost`, its diagnostic) ended an earlier
+    run, and the other levels were traced again without it."""
+    diagnostic = Diagnostic(**lost)
+    diagnostic.class_name = class_name
+    if diagnostic.line == 0:  # where in the class is unknown: the class line
+        class_span.copy_to(diagnostic)
+    if level != diagnostic.level:  # (said once, at the level lost)
+        return LevelResult(level, False, note=f"not traced: it compiles through the {diagnostic.level} level, lost")
+    return LevelResult(level, False, diagnostics=[diagnostic], note=f"not traced: {diagnostic.message}")
+
+
 def execution_off_report(source: ClassSource, levels: list[str], lines: list[str]) -> ClassReport:
     """`execution = off` (an untrusted workspace): a class read from the syntax tree, with nothing run."""
     report = ClassReport(source.name, source.line, source.end_line)

@@ -200,7 +200,7 @@ def run(setup: Setup, recipes: Iterable[dict]) -> NoReturn:
             raise messages.ProtocolError(f"a trace child was handed a {type(request).__name__}")
         _limit_memory(int(request.memory_mb if request.memory_mb is not None else DEFAULT_MEMORY_MB))
         analysis = Analysis(request)
-        analysis.at_class, analysis.proving = location.at_class, location.proving
+        analysis.at_class, analysis.at_level, analysis.proving = location.at_class, location.at_level, location.proving
         analysis.describe_program = recipe
         location.start_sampling(analysis.path)
         report = with_room(analysis.run, emit)

@@ -37,7 +37,10 @@ _PROOF = struct.Struct("<ddII")
 FIX_STEPS = ("proof", "rewrite")
 _PROOF_AT = _NAME_AT + _MAX_NAME
 _MAX_FIX_ID = 256
-_NOTE_AT = _PROOF_AT + _PROOF.size + _MAX_FIX_ID
+# the level of the class being traced: the length of its name, then the name ("" between levels)
+_LEVEL_AT = _PROOF_AT + _PROOF.size + _MAX_FIX_ID
+_MAX_LEVEL = 31
+_NOTE_AT = _LEVEL_AT + 1 + _MAX_LEVEL
 _MAX_NOTE = _SIZE - _NOTE_AT - 4
 SAMPLE_SECONDS = 0.05
 
@@ -77,7 +80,19 @@ class ChildLocation:
 
     def at_class(self, name: str) -> None:
         """The analysis starts on class `name` ("" between classes): what a hang or crash costs."""
+        self.at_level("")
         self._write(name=name, line=0)
+
+    def at_level(self, level: str) -> None:
+        """The class's level `level` starts ("" once it has ended): a hang or a crash of a compile level from here
+        on costs that level of the class, not its other levels (worker/process/lost_levels.py)."""
+        data = level.encode("utf-8", "replace")[:_MAX_LEVEL]
+        with self._lock:
+            seq, samples, line, length, state = self._unpack(self.memory, 0)
+            self._pack(self.memory, 0, seq + 1, samples, line, length, state)  # odd: a reader retries
+            self.memory[_LEVEL_AT] = self._len(data)
+            self.memory[_LEVEL_AT + 1 : _LEVEL_AT + 1 + self._len(data)] = data
+            self._pack(self.memory, 0, seq + 2, samples, line, length, state)
 
     def proving(self, fix_id: str, seconds: float = 0.0, step: str = "proof") -> None:
         """Step `step` (of FIX_STEPS) of fix `fix_id` starts, and may take `seconds` ("" once it has ended): a hang
@@ -151,6 +166,17 @@ class ChildLocation:
         size = min(int.from_bytes(self.memory[_NOTE_AT : _NOTE_AT + 4], "little"), _MAX_NOTE)
         note = bytes(self.memory[_NOTE_AT + 4 : _NOTE_AT + 4 + size]).decode("utf-8", "replace")
         return name.decode("utf-8", "replace"), line, samples, note, STATES[state] if state < len(STATES) else "after"
+
+    def level(self) -> str:
+        """The level of the class being traced ("" when none is)."""
+        data = b""
+        for _ in range(100):
+            seq = self._unpack(self.memory, 0)[0]
+            length = min(self.memory[_LEVEL_AT], _MAX_LEVEL)
+            data = bytes(self.memory[_LEVEL_AT + 1 : _LEVEL_AT + 1 + length])
+            if seq % 2 == 0 and self._unpack(self.memory, 0)[0] == seq:
+                break
+        return data.decode("utf-8", "replace")
 
     def proof(self) -> tuple[str, float, float, str]:
         """(the fix whose step runs, its deadline on time.monotonic(), its limit in seconds, the step: one of

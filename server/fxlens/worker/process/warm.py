@@ -18,7 +18,7 @@ from fxlens import messages
 from fxlens.messages import with_job_id
 from fxlens.report import Diagnostic, FileReport, to_json
 from fxlens.worker.failures.limits import MAX_EVENT_BYTES as CHANNEL_LIMIT
-from fxlens.worker.process import isolation, lost_proofs, postmortem, shield
+from fxlens.worker.process import isolation, lost_levels, lost_proofs, postmortem, shield
 from fxlens.worker.process.jobs import DEFAULT_TIMEOUT, MAX_RECIPE_BYTES, Job, normalise, worth_warming_up
 from fxlens.worker.process.texts import Stdin, TextStore, UnknownText
 
@@ -278,7 +278,11 @@ class Worker:
                     diagnostic, working_on = postmortem.lost_child_diagnostic(
                         job, reason, reaped.status, grown_kb, dump_fd_gone
                     )
-                    self._after_lost_child(job, diagnostic, working_on)
+                    again = lost_levels.without_the_lost_level(job, diagnostic, working_on)
+                    if again is not None:  # a compile level: only that level of the class is lost (lost_levels.py)
+                        self.queue.insert(0, Job(job.id, again))
+                    else:
+                        self._after_lost_child(job, diagnostic, working_on)
         os.close(job.dump_fd)
         if job.location is not None:
             job.location.close()
