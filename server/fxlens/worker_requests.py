@@ -107,6 +107,7 @@ class LostProof:
     line: int = wire(0, check=integer)  # the line of the fixed text it was running (0: unknown)
     # the step lost (process/child_location.py's FIX_STEPS): after a lost "rewrite" the rewrite is not run again
     step: str = wire("proof", omit=True, check=str)
+    class_name: str = wire("", omit=True, check=str)  # the fix's class (the classes before it are reported whole)
 
 
 def read_lost_proofs(value: dict[str, Json]) -> dict[str, LostProof]:

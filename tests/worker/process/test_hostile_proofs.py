@@ -10,6 +10,7 @@ beside it still gets its proven fix, and the same worker lives on with nothing l
 from __future__ import annotations
 
 import pytest
+from fxlens.engine.trace_options import Listeners, TraceAsk, TraceOptions
 from hostile_support import fixture_text
 from torch_reference import expected, reported
 
@@ -73,4 +74,30 @@ async def test_a_proof_the_trace_s_own_time_limit_cuts_says_so(worker, tmp_path)
         f"came (it was running line {_marked(text, 'deadlock')}: `"
     ), fix.why_not()
     assert report.find_class("Gate").fixes[0].proven
+    assert worker.leftovers() == []
+
+
+async def test_the_run_again_after_a_lost_proof_leaves_the_classes_it_reported_whole(worker, tmp_path):
+    # Gate traced first (the cursor's class): its levels and its proven fix are out when MeanPool's proof crashes;
+    # the run again that reports MeanPool's fix neither traces Gate nor proves its fix again (the server holds them)
+    text = fixture_text("proof_fast_path.py", FAST_PATH="_zero_rows")
+    path = tmp_path / "proof_fast_path.py"
+    path.write_text(text)
+    events: list[str] = []
+    report = await worker.client.submit(
+        str(path),
+        text,
+        TraceOptions(levels=LEVELS, fixes=True, cost=False, surface="check", timeout=60),
+        TraceAsk(first="Gate"),
+        Listeners(on_class=lambda cls: events.append(cls.name)),
+    )
+    assert events.count("Gate") == len(LEVELS) + 1  # a level at a time, then its fix: once
+    gate = report.find_class("Gate")
+    assert sorted(gate.levels) == sorted(LEVELS)  # its levels as the first run traced them
+    assert gate.levels["fx"].diagnostics[0].category == "data-dependent-control-flow"
+    (gate_fix,) = gate.fixes
+    assert gate_fix.proven and gate_fix.rule == "torch-where", gate_fix.why_not()
+    (pool_fix,) = report.find_class("MeanPool").fixes
+    assert pool_fix.why_not().startswith("not proven: the trace process crashed while it proved this fix")
+    assert events.count("MeanPool") > len(LEVELS) + 1  # (it was traced again: its fix's proof ended the first run)
     assert worker.leftovers() == []

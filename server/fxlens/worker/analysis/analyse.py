@@ -185,7 +185,10 @@ class Analysis(Building):
             if isinstance(examples.get(s.name), building.Example)
         }
         started: list[Started] = []
-        for source in sorted(wanted, key=lambda s: s.name != self.first):
+        ordered = sorted(wanted, key=lambda s: s.name != self.first)
+        # those a run of this request reported whole before a fix's proof ended it: the server holds their events
+        reported = {s.name for s in ordered[: self._last_lost(ordered)]}
+        for source in (s for s in ordered if s.name not in reported):
             current = fingerprints.get(source.name)
             if source.name in self.failed:
                 self._emit_failed(source, emit)
@@ -213,8 +216,8 @@ class Analysis(Building):
             ]
             self.costs_due += [
                 (name, fingerprints.get(name), examples[name], None)
-                for name in self.report.unchanged
-                if name in self.without_cost and isinstance(examples.get(name), building.Example)
+                for name in [*(n for n in self.report.unchanged if n in self.without_cost), *reported]
+                if isinstance(examples.get(name), building.Example)
             ]
         return self.report
 
@@ -246,6 +249,11 @@ class Analysis(Building):
             self.execution,
         )
         emit(messages.PassDone(pass_to_json(runner.run(request, target))))
+
+    def _last_lost(self, ordered: list[ClassSource]) -> int:
+        """Where in `ordered` (every run's order) the last class is whose fix ended a run (process/lost_proofs.py)."""
+        lost_in = {lost.class_name for lost in self.lost_proofs.values()}
+        return max((i for i, source in enumerate(ordered) if source.name in lost_in), default=0)
 
     def _at(self, name: str, step: Callable[..., Any], *args: Any) -> Any:
         """Run one step of class `name`'s analysis, saying so to the child's location page first."""

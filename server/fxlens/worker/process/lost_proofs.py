@@ -6,7 +6,8 @@ names (is this call `print`, a Logger's method, `warnings.warn`?), and an object
 runs then. Whatever either does to the process (loops forever, deadlocks, a segmentation fault in native code,
 `os._exit`), the class's levels are out already. The worker runs the request again with the fix named in
 `lost_proofs`: the class is traced as before, and the fix comes back not proven, with why in words, as every failed
-proof does.
+proof does. The classes before it (each run's order is the request's) were reported whole, levels and fixes, and
+the server holds their events: the run again leaves them alone (worker/analysis/analyse.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def why_lost(job: Any, reason: str | None, status: int, grown_kb: int) -> tuple[
     rewriting = step == "rewrite"
     what = "fxlens's rewrite of this line" if rewriting else "the proof of this fix"
     dumped, note = read_dump(job.dump_fd, os.path.abspath(job.request.path), job.request.text)
-    _, sampled, _, limits_note, _ = job.location.read()
+    class_name, sampled, _, limits_note, _ = job.location.read()
     if job.aborted is not None:  # (an error raised past the proof and the whole analysis)
         why = f"not proven: {what} raised past fxlens: {job.aborted.get('message', '')}"
     elif reason is not None and time.monotonic() >= deadline:
@@ -59,7 +60,7 @@ def why_lost(job: Any, reason: str | None, status: int, grown_kb: int) -> tuple[
         why = "not proven: " + describe_death(status, grown_kb, memory_mb, where, note, limits_note)[1]
     # a proof runs the fixed text under the file's path; a rewrite runs no line of the file (the line last
     # sampled is a level's, so none is said)
-    return fix_id, messages.LostProof(why, 0 if rewriting else dumped or sampled, step)
+    return fix_id, messages.LostProof(why, 0 if rewriting else dumped or sampled, step, class_name)
 
 
 def without_the_lost_proof(
