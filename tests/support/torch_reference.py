@@ -30,6 +30,29 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "building"
 FREE = {"B": 2, "T": 8}
 
 
+def analyse_each(
+    paths: list[Path],
+    classes: list[str] | None = None,
+    levels: tuple[str, ...] | None = None,
+    roots: list[str] | None = None,
+    **options: Any,
+) -> list[FileReport]:
+    """Each file's report, in the order of `paths`, from one warm worker, one file after another, each in a
+    trace child of its own (default levels unless `levels`; the other TraceOptions as given, e.g.
+    `surface="check"` as `fxlens check` asks). Files of the same name in different folders each get theirs."""
+    options = TraceOptions(levels=levels, **options) if levels else TraceOptions(**options)
+
+    async def run() -> list[FileReport]:
+        client = WorkerClient()
+        await client.start()
+        try:
+            return [await client.analyse(str(p), p.read_text(), options, classes=classes, roots=roots) for p in paths]
+        finally:
+            await client.stop()
+
+    return asyncio.run(run())
+
+
 def analyse(
     paths: list[Path],
     classes: list[str] | None = None,
@@ -37,22 +60,9 @@ def analyse(
     roots: list[str] | None = None,
     **options: Any,
 ) -> dict[str, FileReport]:
-    """Each file's report by its stem, from one warm worker (default levels unless `levels`; the other
-    TraceOptions as given, e.g. `surface="check"` as `fxlens check` asks)."""
-    options = TraceOptions(levels=levels, **options) if levels else TraceOptions(**options)
-
-    async def run() -> dict[str, FileReport]:
-        client = WorkerClient()
-        await client.start()
-        try:
-            return {
-                p.stem: await client.analyse(str(p), p.read_text(), options, classes=classes, roots=roots)
-                for p in paths
-            }
-        finally:
-            await client.stop()
-
-    return asyncio.run(run())
+    """Each file's report by its stem, from one warm worker (see `analyse_each`)."""
+    reports = analyse_each(paths, classes, levels, roots, **options)
+    return {p.stem: report for p, report in zip(paths, reports, strict=True)}
 
 
 def analyse_one(path: Path, levels: tuple[str, ...], classes: list[str] | None = None, **options: Any) -> FileReport:
