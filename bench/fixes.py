@@ -13,7 +13,10 @@ line are one site). Each proven fix is then applied alone to a copy of the file 
 bench/fixes_check.py in a fresh process, raw torch only: the finding's levels trace, and the outputs and state
 are equal on inputs the proof never used. A proof's cost is its own `seconds` against the class's trace at the
 levels it re-traced (the levels that reported the line), split into the re-trace and the rest (loading the
-edited copy, running both modules); against the class's trace at all three levels too.
+edited copy, running both modules); against the class's trace at all three levels too. At fx alone the class's
+trace is a failed symbolic_trace of a few ms, while what fxlens spends to give the class its fx level also builds
+the instance and finds its inputs: bench/fixes_baseline.py measures that work per class, and fx-only proofs are said
+against both.
 Writes the "Fixes" section of bench/RESULTS.md (unless --no-write); `--save F` keeps the numbers as JSON and
 `--before F` shows such an earlier measurement beside them.
 """
@@ -127,8 +130,17 @@ def _independent(path: Path, fix: Fix, shapes: list[list[int]], levels: list[str
     return json.loads(lines[-1]) if lines else {"ok": False, "why": run.stderr.strip().splitlines()[-1:]}
 
 
-def _cost(fix: Fix, cls) -> dict:
-    """Where one proof's time went, and the class's own trace it is measured against."""
+def _baseline(files: list[Path]) -> dict[str, dict[str, dict[str, float]]]:
+    """bench/fixes_baseline.py's measurement: file name -> class -> its fx work and fx trace (seconds)."""
+    script = str(BENCH / "fixes_baseline.py")
+    run = subprocess.run([sys.executable, script, *map(str, files)], capture_output=True, text=True, timeout=900)
+    lines = run.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if lines else {}
+
+
+def _cost(fix: Fix, cls, work: float) -> dict:
+    """Where one proof's time went, and the class's own trace it is measured against (`work`: what fxlens spends to
+    give the class its fx level, bench/fixes_baseline.py)."""
     retrace = sum(c.seconds for c in fix.proof.levels)
     phases = fix.proof.phases
     return {
@@ -145,6 +157,7 @@ def _cost(fix: Fix, cls) -> dict:
         "rest": max(fix.proof.seconds - retrace, 0.0),  # loading the edited copy, running both modules
         "own_levels": sum(c.trace_seconds for c in fix.proof.levels),  # the class's trace at the proof's levels
         "own_all": sum(result.seconds for result in cls.levels.values()),  # ... at every level traced
+        "own_work": work,
     }
 
 
@@ -177,6 +190,10 @@ def _by_levels(costs: list[dict]) -> dict[str, dict]:
             "p90": _p90(group, "proof", "own_levels"),
             "worst": _worst(group, "proof", "own_levels"),
             "phases": {p: statistics.median(c["phases"][p] for c in group) for p in PHASES},
+            "work": _median(group, "own_work"),
+            "work_p50": _median(group, "proof", "own_work"),
+            "work_p90": _p90(group, "proof", "own_work"),
+            "work_worst": _worst(group, "proof", "own_work"),
         }
         for levels, group in sorted(groups.items())
     }
@@ -185,6 +202,7 @@ def _by_levels(costs: list[dict]) -> dict[str, dict]:
 def measure(corpus: Path) -> dict:
     files = sorted(corpus.glob("*.py"))
     traced = asyncio.run(_trace(files))
+    baseline = _baseline(files)
     rows, unfixed, failed_checks, costs, others = [], [], [], [], []
     for path, (report, seconds, plain) in traced.items():
         sites = _sites(report)
@@ -192,7 +210,8 @@ def measure(corpus: Path) -> dict:
         fixes = {(f.class_name, f.line): f for cls in report.classes for f in cls.fixes}
         for cls in report.classes:  # every proof run costs, proven or not (an `elif`'s site reuses its `if`'s)
             run = {repr(f.edits): f for f in cls.fixes if f.edits and f.proof.seconds}
-            costs += [_cost(f, cls) for f in run.values()]
+            work = baseline.get(path.name, {}).get(cls.name, {}).get("work", 0.0)
+            costs += [_cost(f, cls, work) for f in run.values()]
         proven = 0
         for key, levels in sites.items():
             fix = fixes.get(key)
@@ -295,6 +314,13 @@ def section(found: dict, before: dict | None = None) -> str:
                     f"  - {levels}: {g['proofs']} proofs; own {g['own'] * 1000:.1f} ms, proof {g['proof'] * 1000:.0f} "
                     f"ms; {g['p50']:.2f}× / {g['p90']:.2f}× / {g['worst']:.2f}×; "
                     + ", ".join(f"{p} {g['phases'][p] * 1000:.0f} ms" for p in PHASES)
+                    + (
+                        f"; against what fxlens spends to give the class its fx level (instance, inputs, trace, "
+                        f"shapes: median {g['work'] * 1000:.1f} ms) {g['work_p50']:.2f}× / {g['work_p90']:.2f}× / "
+                        f"{g['work_worst']:.2f}×"
+                        if levels == "fx" and g.get("work")
+                        else ""
+                    )
                     for levels, g in found["by_levels"].items()
                 ),
             ]

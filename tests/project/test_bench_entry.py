@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 # scripts with a `__main__` block that are not benchmarks: processes a benchmark starts by their path
 STARTED_BY_PATH = {
+    "fixes_baseline.py",
     "fixes_check.py",
     "raw_torch.py",
     "reach_torch.py",
