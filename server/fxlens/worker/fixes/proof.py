@@ -203,8 +203,10 @@ def prove(
             )
             span = whole_line(where.lineno if where else 1, lines)
             # one context for the proof's levels (dynamo reuses fx's result); names=False: the proof reads the
-            # findings, not the shapes, so no level runs the larger sizes that name them, nor dynamo's recompile proof
-            context = ClassContext(tuple(levels), syntax=FileSyntax(lines, tree), names=False)
+            # findings, not the shapes, so no level runs the larger sizes that name them, nor dynamo's recompile
+            # proof; and fx propagates no shapes unless a later level reads what propagation met
+            shapes = bool({"dynamo", "inductor"} & set(levels))
+            context = ClassContext(tuple(levels), syntax=FileSyntax(lines, tree), names=False, shapes=shapes)
             proof.phases["load"] = time.perf_counter() - started - proof.phases["build"]
             for level in levels:
                 result = TABLE[level](fixed_example, file.path, lines, span, context)

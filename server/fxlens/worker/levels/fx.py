@@ -325,8 +325,12 @@ def _propagate(gm: fx.GraphModule, inputs: tuple) -> dict[str, Any]:
     return recorder.values
 
 
-def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: FileSyntax | None = None) -> LevelResult:
-    """`syntax`: the file's, when the caller traces more than one class of it (parsed once)."""
+def run(
+    example: Any, path: str, lines: list[str], class_span: Span, syntax: FileSyntax | None = None, shapes: bool = True
+) -> LevelResult:
+    """`syntax`: the file's, when the caller traces more than one class of it (parsed once). `shapes=False`: the
+    graph's values are not propagated, for a caller that reads only the findings (propagation makes none but the
+    information that shapes stop somewhere)."""
     started = time.perf_counter()
     try:
         gm, plain_failure = _graph_for(example, path)
@@ -336,7 +340,7 @@ def run(example: Any, path: str, lines: list[str], class_span: Span, syntax: Fil
     values: dict[str, Any] = {}
     twins: dict[str, Any] = {}
     names, diagnostics = SampledSizes({}), []
-    if example.inputs is not None:
+    if example.inputs is not None and shapes:
         try:
             values, twins, names, ran = values_for(
                 gm, *by_placeholder(gm, example), example.build.tensors, getattr(example, "rebuild", None)

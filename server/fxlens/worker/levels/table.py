@@ -45,6 +45,9 @@ class ClassContext:
     names: bool = True
     # the file's syntax, one for all its classes (levels/syntax.py); None: parsed for this class alone
     syntax: FileSyntax | None = None
+    # False: the fx level propagates no shapes, for a reader of its findings alone (a fix's proof where no later
+    # level reads the fx result: dynamo and inductor choose their tensors by what propagation met)
+    shapes: bool = True
 
     def close(self) -> None:
         if self.forked is not None:
@@ -56,7 +59,7 @@ Trace = Callable[[Any, str, list[str], Span, ClassContext], LevelResult]
 
 
 def _fx(example: Any, path: str, lines: list[str], class_span: Span, context: ClassContext) -> LevelResult:
-    context.fx = trace_fx.run(example, path, lines, class_span, context.syntax)
+    context.fx = trace_fx.run(example, path, lines, class_span, context.syntax, context.shapes)
     return context.fx
 
 
