@@ -47,15 +47,45 @@ def fxlens_json(
     return graph_result(done.returncode, done.stdout, done.stderr)
 
 
-def graph_result(exit_code: int, stdout: str, stderr: str) -> dict:
-    """What one `fxlens graph --json` run said: its class objects, load problems, exit and stderr's end."""
-    objects = []
+def fxlens_json_files(
+    paths: list[Path], cwd: Path, args: tuple = (), python: str = sys.executable, timeout: float = 900
+) -> dict[str, dict]:
+    """One `fxlens graph PATH... --json [args]` run from `cwd` (one worker traces them all; `timeout` per file):
+    each path's class objects and load problems as `fxlens_json` gives them, by the path's text."""
+    done = subprocess.run(
+        [*fxlens_command(False, python), "graph", *map(str, paths), "--json", *args],
+        cwd=cwd,
+        env=fxlens_env(False),
+        capture_output=True,
+        text=True,
+        timeout=timeout * len(paths),
+    )
+    objects = _objects(done.stdout)
+    runs = {}
+    for path in map(str, paths):
+        # what stderr says of this file names it: its load notes, why it could not be graphed
+        named = "\n".join(line for line in done.stderr.splitlines() if f"{path}:" in line)
+        stderr = named if objects else done.stderr  # no JSON at all: all it said, for every file
+        runs[path] = _result(done.returncode, [o for o in objects if o["file"] == path], stderr)
+    return runs
+
+
+def _objects(stdout: str) -> list[dict]:
     if stdout.strip():
         try:
             parsed = json.loads(stdout)
-            objects = parsed if isinstance(parsed, list) else [parsed]
+            return parsed if isinstance(parsed, list) else [parsed]
         except json.JSONDecodeError:
             pass
+    return []
+
+
+def graph_result(exit_code: int, stdout: str, stderr: str) -> dict:
+    """What one `fxlens graph --json` run said: its class objects, load problems, exit and stderr's end."""
+    return _result(exit_code, _objects(stdout), stderr)
+
+
+def _result(exit_code: int, objects: list[dict], stderr: str) -> dict:
     load = [line.strip() for line in stderr.splitlines() if line.rstrip().endswith("[load]")]
     load += [f"{d['line']}: {d['message']}" for o in objects for d in o["diagnostics"] if d["category"] == "load"]
     return {

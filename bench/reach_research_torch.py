@@ -9,8 +9,9 @@ its time and peak memory are the file's own, and no file sees another's modules)
 
     python bench/reach_research_torch.py < request.json > answer.json
     request: {"mode": "truth" | "rebuild", "file": "<repo>/<path>", "jobs": [...]}
-             {"mode": "files", "files": {"<repo>/<path>": [jobs], ...}}: both, per file, each file in a child
-             forked from here (torch imported once: the test's way, not timed)
+             {"mode": "files", "files": {"<repo>/<path>": [jobs], ...}}: both, per file, each repository's files
+             in one child forked from here (torch imported once, a repository's modules once for its files, as its
+             own scripts import them: the test's way, not timed)
 """
 
 from __future__ import annotations
@@ -33,16 +34,27 @@ def truth(model: ModelFile, scope: dict) -> dict:
     return reference_truth(model.classes, lambda: scope)
 
 
-def _in_a_child(request: dict) -> dict:
-    """`answer(request)` in a forked child, so that no file sees another's modules or sys.path."""
+def _answered(request: dict) -> dict:
+    try:
+        return answer(request)
+    except BaseException:  # noqa: BLE001 - the file's failure is the answer, with its traceback
+        return {"error": traceback.format_exc()[-3000:]}
+
+
+def _both(key: str, jobs: list) -> dict:
+    """One file's truth and rebuilds (or why not)."""
+    rebuilds = _answered({"mode": "rebuild", "file": key, "jobs": jobs}) if jobs else {"rebuilds": {}}
+    return {**_answered({"mode": "truth", "file": key}), **rebuilds}
+
+
+def _in_a_child(files: dict) -> dict:
+    """`_both` for each file of one repository in a forked child, so that no repository sees another's modules
+    or sys.path."""
     readable, writable = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(readable)
-        try:
-            result = answer(request)
-        except BaseException:  # noqa: BLE001 - the file's failure is the answer, with its traceback
-            result = {"error": traceback.format_exc()[-3000:]}
+        result = {key: _both(key, jobs) for key, jobs in files.items()}
         with os.fdopen(writable, "w") as pipe:
             pipe.write(json.dumps(result))
         os._exit(0)
@@ -50,18 +62,18 @@ def _in_a_child(request: dict) -> dict:
     with os.fdopen(readable) as pipe:
         written = pipe.read()
     _, status = os.waitpid(pid, 0)
-    return json.loads(written) if written else {"error": f"the child ended with status {status}"}
+    if not written:
+        return {key: {"error": f"the child of its repository ended with status {status}"} for key in files}
+    return json.loads(written)
 
 
 def answer(request: dict) -> dict:
     if request["mode"] == "files":
-        return {
-            key: {
-                **_in_a_child({"mode": "truth", "file": key}),
-                **(_in_a_child({"mode": "rebuild", "file": key, "jobs": jobs}) if jobs else {"rebuilds": {}}),
-            }
-            for key, jobs in request["files"].items()
-        }
+        repository = {m.key: m.repo for m in CORPUS}
+        by_repository: dict[str, dict] = {}
+        for key, jobs in request["files"].items():
+            by_repository.setdefault(repository[key], {})[key] = jobs
+        return {key: one for files in by_repository.values() for key, one in _in_a_child(files).items()}
     model = {m.key: m for m in CORPUS}[request["file"]]
     imported = time.perf_counter()
     module = model.imported()

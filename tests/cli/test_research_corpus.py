@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-import reach_common  # noqa: E402  (fxlens_json, by_class, shown, recipe, agreement)
+import reach_common  # noqa: E402  (fxlens_json_files, by_class, shown, recipe, agreement)
 from research_reference import CORPUS  # noqa: E402
 
 FILES = {model.key: model for model in CORPUS}
@@ -56,16 +55,22 @@ def _reach_params() -> list:
 
 @pytest.fixture(scope="module")
 def runs() -> dict:
-    """file -> its `fxlens graph --json` run; two files at a time (the machine's cores)."""
-    models = list(FILES.values())
-    with ThreadPoolExecutor(2) as pool:
-        done = pool.map(lambda m: reach_common.fxlens_json(m.file.resolve(), m.root, timeout=600), models)
-        return dict(zip(FILES, done))
+    """file -> its part of its repository's one `fxlens graph --json` run (one worker start a repository, its
+    files traced two at a time: the machine's cores)."""
+    repos: dict[str, list] = {}
+    for model in CORPUS:
+        repos.setdefault(model.repo, []).append(model)
+    runs = {}
+    for models in repos.values():
+        by_path = reach_common.fxlens_json_files([m.file.resolve() for m in models], models[0].root, timeout=600)
+        runs.update({m.key: by_path[str(m.file.resolve())] for m in models})
+    return runs
 
 
 @pytest.fixture(scope="module")
 def torch_side(runs) -> dict:
-    """file -> raw torch's truth on the reference constructions and its rebuilds of what fxlens showed."""
+    """file -> raw torch's truth on the reference constructions and its rebuilds of what fxlens showed (one
+    process: torch imported once, a child per repository)."""
     files = {}
     for key in FILES:
         classes = reach_common.by_class(runs[key])

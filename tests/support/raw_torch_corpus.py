@@ -12,8 +12,9 @@ Answer: {"<repo>/<path>": {"rebuilds": {class: rows per level}} or {"error": why
 A package the corpus marks `stub_packages` (its `__init__` imports what is not installed) is stood in for
 by an empty package of the same `__path__`, as a user who never imports the package top would see it.
 
-torch is imported once; each file is imported and rebuilt in a child forked from here, so no file sees
-another's modules or sys.path (as if each had an interpreter of its own, without paying torch's import each time).
+torch is imported once; each repository's files are imported and rebuilt in one child forked from here, so no
+repository sees another's modules or sys.path (as if each had an interpreter of its own, without paying torch's
+import each time), and a repository's files share theirs, as the repository's own scripts do.
 """
 
 from __future__ import annotations
@@ -39,29 +40,37 @@ def _rebuilds(key: str, jobs: list) -> dict:
     return {job["class"]: rebuild(job, scope, str(model.file.resolve())) for job in jobs}
 
 
-def _in_a_child(key: str, jobs: list) -> dict:
-    """`_rebuilds` in a forked child: its answer, or why it gave none."""
+def _in_a_child(files: dict) -> dict:
+    """`_rebuilds` of each file of one repository, in a forked child: each file's answer, or why it gave none."""
     readable, writable = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(readable)
-        try:
-            answer = {"rebuilds": _rebuilds(key, jobs)}
-        except BaseException:  # noqa: BLE001 - the file's failure is the answer, with its traceback
-            answer = {"error": traceback.format_exc()}
+        answers = {}
+        for key, jobs in files.items():
+            try:
+                answers[key] = {"rebuilds": _rebuilds(key, jobs)}
+            except BaseException:  # noqa: BLE001 - the file's failure is its answer, with its traceback
+                answers[key] = {"error": traceback.format_exc()}
         with os.fdopen(writable, "w") as pipe:
-            pipe.write(json.dumps(answer))
+            pipe.write(json.dumps(answers))
         sys.stderr.flush()
         os._exit(0)
     os.close(writable)
     with os.fdopen(readable) as pipe:
         written = pipe.read()
     _, status = os.waitpid(pid, 0)
-    return json.loads(written) if written else {"error": f"the child rebuilding it ended with status {status}"}
+    if not written:
+        return {key: {"error": f"the child rebuilding its repository ended with status {status}"} for key in files}
+    return json.loads(written)
 
 
 def answer(request: dict) -> dict:
-    return {key: _in_a_child(key, jobs) for key, jobs in request["files"].items()}
+    repository = {m.key: m.repo for m in CORPUS}
+    by_repository: dict[str, dict] = {}
+    for key, jobs in request["files"].items():
+        by_repository.setdefault(repository[key], {})[key] = jobs
+    return {key: one for files in by_repository.values() for key, one in _in_a_child(files).items()}
 
 
 def main() -> None:

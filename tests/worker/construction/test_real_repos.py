@@ -22,7 +22,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
-import reach  # noqa: E402  (fxlens_graph, by_class, shown, recipe, agreement)
+import reach  # noqa: E402  (by_class, shown, recipe, agreement)
+import reach_common  # noqa: E402  (fxlens_json_files)
 from reference import CORPUS  # noqa: E402  (put on sys.path by reach)
 
 FILES = {model.key: model for model in CORPUS}
@@ -43,15 +44,29 @@ def _files(xfails: dict):
     ]
 
 
+def _repositories() -> dict[str, list]:
+    """repository -> its model files, in the corpus's order."""
+    repos: dict[str, list] = {}
+    for model in CORPUS:
+        repos.setdefault(model.repo, []).append(model)
+    return repos
+
+
 @pytest.fixture(scope="module")
 def runs() -> dict:
-    # each file is its own `fxlens graph` process: as many at once as there are cores
-    with ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:
-        return dict(zip(FILES, pool.map(reach.fxlens_graph, FILES.values())))
+    """file -> its part of its repository's one `fxlens graph --json` run (one worker start a repository, its
+    files traced two at a time), from the repository's root as a user runs it."""
+    runs = {}
+    for models in _repositories().values():
+        by_path = reach_common.fxlens_json_files(
+            [m.file.resolve() for m in models], models[0].root, timeout=reach.HANG_GUARD_SECONDS
+        )
+        runs.update({m.key: by_path[str(m.file.resolve())] for m in models})
+    return runs
 
 
 def _raw_torch(files_jobs: dict) -> dict:
-    """file -> its rebuilds, from one raw-torch process (torch imported once, a forked child per file)."""
+    """file -> its rebuilds, from one raw-torch process (torch imported once, a forked child per repository)."""
     done = subprocess.run(
         [sys.executable, str(RAW_TORCH)],
         input=json.dumps({"files": files_jobs}),
@@ -84,10 +99,13 @@ def rebuilt(runs) -> dict:
                 out[(key, name)] = None
         if jobs:
             files_jobs[key] = jobs
-    # one raw-torch process per core, each given every n-th file
+    # one raw-torch process per core, each given every n-th repository (in full: its files share a child)
     processes = max(2, os.cpu_count() or 1)
-    keys = list(files_jobs)
-    shares = [{key: files_jobs[key] for key in keys[first::processes]} for first in range(processes)]
+    repos = list(_repositories().values())
+    shares = [
+        {m.key: files_jobs[m.key] for models in repos[first::processes] for m in models if m.key in files_jobs}
+        for first in range(processes)
+    ]
     with ThreadPoolExecutor(processes) as pool:
         for answers in pool.map(_raw_torch, [share for share in shares if share]):
             for key, rows in answers.items():
