@@ -70,6 +70,19 @@ def fxlens_json_files(
     return runs
 
 
+def fxlens_json_repositories(models: list, timeout: float = 900) -> dict[str, dict]:
+    """A corpus's model files (each with `repo`, `root`, `file`, `key`) -> each one's part of its repository's one
+    `fxlens graph --json` run from the repository's root (one worker start a repository; `timeout` per file)."""
+    repositories: dict[str, list] = defaultdict(list)
+    for model in models:
+        repositories[model.repo].append(model)
+    runs = {}
+    for files in repositories.values():
+        by_path = fxlens_json_files([m.file.resolve() for m in files], files[0].root, timeout=timeout)
+        runs.update({m.key: by_path[str(m.file.resolve())] for m in files})
+    return runs
+
+
 def _objects(stdout: str) -> list[dict]:
     if stdout.strip():
         try:

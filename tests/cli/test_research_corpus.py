@@ -22,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-import reach_common  # noqa: E402  (fxlens_json_files, by_class, shown, recipe, agreement)
+import reach_common  # noqa: E402  (fxlens_json_repositories, by_class, shown, recipe, agreement)
 from research_reference import CORPUS  # noqa: E402
 
 FILES = {model.key: model for model in CORPUS}
@@ -57,14 +57,7 @@ def _reach_params() -> list:
 def runs() -> dict:
     """file -> its part of its repository's one `fxlens graph --json` run (one worker start a repository, its
     files traced two at a time: the machine's cores)."""
-    repos: dict[str, list] = {}
-    for model in CORPUS:
-        repos.setdefault(model.repo, []).append(model)
-    runs = {}
-    for models in repos.values():
-        by_path = reach_common.fxlens_json_files([m.file.resolve() for m in models], models[0].root, timeout=600)
-        runs.update({m.key: by_path[str(m.file.resolve())] for m in models})
-    return runs
+    return reach_common.fxlens_json_repositories(list(CORPUS), timeout=600)
 
 
 @pytest.fixture(scope="module")

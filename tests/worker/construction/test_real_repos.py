@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
 import reach  # noqa: E402  (by_class, shown, recipe, agreement)
-import reach_common  # noqa: E402  (fxlens_json_files)
+import reach_common  # noqa: E402  (fxlens_json_repositories)
 from reference import CORPUS  # noqa: E402  (put on sys.path by reach)
 
 FILES = {model.key: model for model in CORPUS}
@@ -56,13 +56,7 @@ def _repositories() -> dict[str, list]:
 def runs() -> dict:
     """file -> its part of its repository's one `fxlens graph --json` run (one worker start a repository, its
     files traced two at a time), from the repository's root as a user runs it."""
-    runs = {}
-    for models in _repositories().values():
-        by_path = reach_common.fxlens_json_files(
-            [m.file.resolve() for m in models], models[0].root, timeout=reach.HANG_GUARD_SECONDS
-        )
-        runs.update({m.key: by_path[str(m.file.resolve())] for m in models})
-    return runs
+    return reach_common.fxlens_json_repositories(list(CORPUS), timeout=reach.HANG_GUARD_SECONDS)
 
 
 def _raw_torch(files_jobs: dict) -> dict:
