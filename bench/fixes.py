@@ -298,8 +298,14 @@ def section(found: dict, before: dict | None = None) -> str:
         f"- Proof cost (target ≤ 2× the class's trace at that level): {_costs_line(found)}.",
         *(
             [
-                f"- Before the proof's re-trace was cut (commit {before['commit']}, the corpus then: "
-                f"{before['sites']} sites): {_costs_line(before)}."
+                f"- Before (commit {before['commit']}, the corpus then: {before['sites']} sites): {_costs_line(before)}"
+                + (
+                    "; proof ÷ own trace p50 per set of levels: "
+                    + ", ".join(f"{levels} {g['p50']:.2f}×" for levels, g in before["by_levels"].items())
+                    if "by_levels" in before
+                    else ""
+                )
+                + "."
             ]
             if before
             else []
