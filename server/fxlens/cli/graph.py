@@ -30,7 +30,7 @@ from fxlens.report import (
 _LEVELS_HELP = "; ".join(f"{info.name}: {info.what}" for info in LEVEL_INFO).replace("%", "%%")
 
 
-# `fxlens graph --json`, one object per class and level (the schema in README)
+# `fxlens graph --json`, one object per class and level (the schema: docs/cli.md)
 class _InputJson(TypedDict):
     name: str
     shape: list[int | str] | None

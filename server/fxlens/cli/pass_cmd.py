@@ -37,7 +37,7 @@ def register(
     )
     parser.add_argument("--pass-file", metavar="PATH", help="the file defining the user pass (default: FILE)")
     parser.add_argument("--list", action="store_true", help="list the built-in passes and FILE's own")
-    parser.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output (schema in docs/passes.md)")
     common(parser)
     parser.set_defaults(run=cmd_pass)
 
