@@ -246,11 +246,14 @@ async def test_moving_cells_keeps_positions(client: LanguageClient, tmp_path):
     imports, notes, config_cell, net, head = book.cells
     book.open()
     await book.traced()
-    # the class cost comes after the trace: the lens compared is the one that has it
-    while not any("FLOP" in title for _, title in titles(await head.lenses())):
-        seen = len(client.fx.reports)
-        await client.fx.until(lambda seen=seen: len(client.fx.reports) > seen, "Head's cost")
+    # the class cost comes after the trace: the lens compared is the one that has it (waited for by the cost's
+    # own report, which may arrive while a lens request is in flight)
+    await client.fx.until(
+        lambda: any(r["uri"] == book.uri and r["className"] == "Head" and r["cost"] for r in client.fx.reports),
+        "Head's cost",
+    )
     before = titles(await head.lenses())
+    assert any("FLOP" in title for _, title in before), before
     version = book.move(4, 2)  # Head goes above the config cell
     assert [c.uri for c in book.cells] == [imports.uri, notes.uri, head.uri, config_cell.uri, net.uri]
     # before the next trace: the results carried over follow each cell
