@@ -11,14 +11,12 @@ from pathlib import Path
 import pytest
 import torch
 import torch.fx
-from fix_support import load_text, report_with_fixes
-from fxlens import messages
+from fix_support import fx_fixes_in_process, if_replaced, load_text, report_with_fixes
 from fxlens.engine.fixes import apply_fix, proven_fixes
 from fxlens.fix_report import Fix, apply_edits
 from fxlens.report import FileReport
-from fxlens.worker.analysis.analyse import Analysis
-from fxlens.worker.fixes import Entry, find, where
-from fxlens.worker.fixes.sites import Rewrite, Site, replace_range
+from fxlens.worker.fixes import find
+from fxlens.worker.fixes.sites import Site
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fixes"
 GATES = FIXTURES / "gates.py"
@@ -85,28 +83,17 @@ def test_print_and_item_breaks_are_fixed_at_the_dynamo_level():
     assert explained.graph_break_count == 0
 
 
-def _analyse(path: Path) -> list[Fix]:
-    request = messages.TraceRequest(str(path), text=path.read_text(), levels=["fx"], cost=False, fixes=True)
-    events: list[messages.Event] = []
-    Analysis(request).run(events.append)
-    return [f for e in events if isinstance(e, messages.ClassTraced) for f in e.read().fixes]
-
-
 def test_a_rewrite_that_changes_results_fails_its_proof(monkeypatch, tmp_path):
     """The branches swapped: the trace succeeds, but the outputs differ, so nothing is offered."""
 
-    def swapped(site: Site):
-        found = next(iter(site.enclosing(ast.If)), None)
-        if found is None:
-            return None
+    def swapped(site: Site, found: ast.If) -> str:
         body, orelse = found.body[0].value, found.orelse[0].value
-        text = f"out = torch.where({site.segment(found.test)}, {site.segment(orelse)}, {site.segment(body)})"
-        return Rewrite("swapped", "", [replace_range(site.text, found, found, text)])
+        return f"out = torch.where({site.segment(found.test)}, {site.segment(orelse)}, {site.segment(body)})"
 
-    monkeypatch.setattr(find, "TABLE", (Entry("swapped", where.applies, swapped),))
+    monkeypatch.setattr(find, "TABLE", (if_replaced("swapped", swapped),))
     path = tmp_path / "gates.py"
     path.write_text(GATES.read_text())
-    fix = next(f for f in _analyse(path) if f.class_name == "ResidualGate")
+    fix = next(f for f in fx_fixes_in_process(path) if f.class_name == "ResidualGate")
     assert not fix.proven
     assert fix.proof.levels[0].after == 0  # the finding is gone at fx ...
     assert fix.why_not().startswith("outputs differ on input 1 (eval)")  # ... but the outputs are not kept
@@ -115,15 +102,9 @@ def test_a_rewrite_that_changes_results_fails_its_proof(monkeypatch, tmp_path):
 def test_a_rewrite_that_drops_a_state_change_fails_its_proof(monkeypatch, tmp_path):
     """The counting branch dropped: the outputs are equal, the module's buffer after the call is not."""
 
-    def dropped(site: Site):
-        found = next(iter(site.enclosing(ast.If)), None)
-        if found is None:
-            return None
-        return Rewrite("dropped", "", [replace_range(site.text, found, found, "pass")])
-
-    monkeypatch.setattr(find, "TABLE", (Entry("dropped", where.applies, dropped),))
+    monkeypatch.setattr(find, "TABLE", (if_replaced("dropped", lambda site, found: "pass"),))
     path = tmp_path / "gates.py"
     path.write_text(GATES.read_text())
-    fix = next(f for f in _analyse(path) if f.class_name == "CountingGate")
+    fix = next(f for f in fx_fixes_in_process(path) if f.class_name == "CountingGate")
     assert not fix.proven
     assert fix.why_not().startswith("module state differs after input") and "opened" in fix.why_not()

@@ -7,22 +7,16 @@ import ast
 from pathlib import Path
 
 import torch
-from fxlens import messages
+from fix_support import fx_fixes_in_process, if_replaced
 from fxlens.fix_report import Fix
-from fxlens.worker.analysis.analyse import Analysis
-from fxlens.worker.fixes import Entry, find, outputs, where
-from fxlens.worker.fixes.sites import Rewrite, Site, replace_range
+from fxlens.worker.fixes import find, outputs
+from fxlens.worker.fixes.sites import Site
 
 GATES = Path(__file__).resolve().parents[2] / "fixtures" / "fixes" / "gates.py"
 
 
 def _residual_gate(path: Path) -> Fix:
-    request = messages.TraceRequest(
-        str(path), text=path.read_text(), levels=["fx"], cost=False, fixes=True, classes=["ResidualGate"]
-    )
-    events: list[messages.Event] = []
-    Analysis(request).run(events.append)
-    return next(f for e in events if isinstance(e, messages.ClassTraced) for f in e.read().fixes)
+    return fx_fixes_in_process(path, ["ResidualGate"])[0]
 
 
 def test_the_proof_calls_forward_on_one_thread_and_gives_the_thread_count_back(monkeypatch, tmp_path):
@@ -52,15 +46,11 @@ def test_a_rewrite_that_adds_an_in_place_update_fails_its_proof_at_fx(monkeypatc
     """The `if` made a torch.where whose result is then updated in place: the outputs would be equal, but the
     fx level's re-trace (no shapes propagated) reports the in-place update, so nothing is offered."""
 
-    def in_place(site: Site):
-        found = next(iter(site.enclosing(ast.If)), None)
-        if found is None:
-            return None
+    def in_place(site: Site, found: ast.If) -> str:
         body, orelse = found.body[0].value, found.orelse[0].value
-        text = f"out = torch.where({site.segment(found.test)}, {site.segment(body)}, {site.segment(orelse)}).add_(0)"
-        return Rewrite("in-place", "", [replace_range(site.text, found, found, text)])
+        return f"out = torch.where({site.segment(found.test)}, {site.segment(body)}, {site.segment(orelse)}).add_(0)"
 
-    monkeypatch.setattr(find, "TABLE", (Entry("in-place", where.applies, in_place),))
+    monkeypatch.setattr(find, "TABLE", (if_replaced("in-place", in_place),))
     path = tmp_path / "gates.py"
     path.write_text(GATES.read_text())
     fix = _residual_gate(path)
