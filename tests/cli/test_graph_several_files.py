@@ -77,3 +77,18 @@ def test_a_class_in_one_of_the_files_shows_only_that_file():
         (seed, "Seed", "fx"),
         (seed, "Seed", "aten"),
     ]
+
+
+def test_several_classes_show_each_where_it_is_and_one_that_is_nowhere_is_a_usage_error():
+    seed, example = "tests/fixtures/models/seed.py", "examples/residual_mlp.py"
+    run = fxlens("graph", seed, example, "--class", "ResidualMLP", "--class", "Seed", "--level", "fx", "--json")
+    assert run.returncode == 0, run.stderr
+    # each file's wanted classes, in the order the files were given (not the order of the flags)
+    assert [(o["file"], o["class"]) for o in json.loads(run.stdout)] == [
+        (str(ROOT / seed), "Seed"),
+        (str(ROOT / example), "ResidualMLP"),
+    ]
+    missing = fxlens("graph", seed, example, "--class", "Seed", "--class", "Nope", "--level", "fx")
+    assert missing.returncode == 2
+    assert "fxlens: no Module class 'Nope' in " in missing.stderr and "it has: Residual, ResidualMLP" in missing.stderr
+    assert "== Seed (fx)" in missing.stdout  # the classes found are still shown

@@ -83,7 +83,9 @@ def register(
     graph = sub.add_parser("graph", help="print the graph of each Module class")
     several = "several: one worker traces them all, each class under its file"
     graph.add_argument("file", nargs="+", metavar="FILE", help=f"a Python file ({several})")
-    graph.add_argument("--class", dest="cls", help="only this class")
+    graph.add_argument(
+        "--class", dest="cls", action="append", metavar="CLS", help="only this class (repeat for several)"
+    )
     graph.add_argument(
         "--level",
         choices=LEVELS,
@@ -166,9 +168,9 @@ def level_json(path: str, report: ClassReport, level: str) -> LevelJson:
     }
 
 
-def _shown_classes(report: FileReport, cls: str | None) -> list[ClassReport]:
-    """The classes of one file to print (none when `cls` is another file's); a file that cannot be graphed
-    raises CliError, saying why."""
+def _shown_classes(report: FileReport, wanted: list[str] | None) -> list[ClassReport]:
+    """The classes of one file to print (none when the classes `wanted` are other files'); a file that cannot be
+    graphed raises CliError, saying why."""
     syntax = syntax_error(report)
     if syntax:
         raise CliError(f"syntax error: {syntax}")
@@ -178,7 +180,7 @@ def _shown_classes(report: FileReport, cls: str | None) -> list[ClassReport]:
     if not report.classes and not report.module_classes:
         problems = diagnostics_text(report.path, [d for d in report.diagnostics if d.severity == "error"])
         raise CliError(f"no nn.Module class in {report.path}" + (f"\n{problems}" if problems else ""))
-    return [c for c in report.classes if cls is None or c.name == cls]
+    return [c for c in report.classes if wanted is None or c.name in wanted]
 
 
 def _file_text(report: FileReport, classes: list[ClassReport], levels: tuple[str, ...]) -> str:
@@ -190,26 +192,30 @@ def _file_text(report: FileReport, classes: list[ClassReport], levels: tuple[str
 Shown = list[tuple[FileReport, list[ClassReport]]]  # each file graphed, with the classes to print
 
 
-def _shown(reports: list[FileReport], cls: str | None) -> tuple[Shown, list[str]]:
-    """What to print of each file, and why a file cannot be graphed (the others are still shown)."""
+def _shown(reports: list[FileReport], wanted: list[str] | None) -> tuple[Shown, list[str]]:
+    """What to print of each file, and why a file cannot be graphed (the others are still shown), or why a class
+    `wanted` cannot (it is in none of the files)."""
     shown: Shown = []
     problems: list[str] = []
     for report in reports:
         try:
-            shown.append((report, _shown_classes(report, cls)))
+            shown.append((report, _shown_classes(report, wanted)))
         except CliError as problem:
             problems.append(str(problem))
         # how the file got past a package `__init__` that failed: said on stderr, whatever the output format
         for note in (d for d in report.diagnostics if d.category == "load" and d.severity != "error"):
             print(diagnostics_text(report.path, [note]).splitlines()[0], file=sys.stderr)
-    if cls is None:
+    if wanted is None:
         return shown, problems
-    if shown and not any(classes for _, classes in shown):
+    found = {c.name for _, classes in shown for c in classes}
+    missing = [name for name in wanted if name not in found]
+    if shown and missing:
         has = "; ".join(
             f"{report.path} (it has: {', '.join(report.module_classes or [c.name for c in report.classes])})"
             for report, _ in shown
         )
-        problems.append(f"no Module class {cls!r} in {has}")
+        names = " or ".join(repr(name) for name in missing)
+        problems.append(f"no Module class {names} in {has}")
     # the files of other classes say nothing
     return [(report, classes) for report, classes in shown if classes], problems
 
@@ -220,7 +226,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     for path in args.file:  # a file that is not there stops the command before any worker starts
         read_file(path)
     # with --class, the worker builds and traces only what that class needs
-    reports = asyncio.run(_analyse_files(args.file, args.python, options, [args.cls] if args.cls else None))
+    reports = asyncio.run(_analyse_files(args.file, args.python, options, args.cls))
     shown, problems = _shown(reports, args.cls)
     traced = [(report, c, level) for report, classes in shown for c in classes for level in levels if level in c.levels]
     if shown and args.json:

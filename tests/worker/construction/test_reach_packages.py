@@ -52,25 +52,22 @@ def _file(module: str) -> str:
 
 @pytest.fixture(scope="module")
 def traced() -> dict:
-    """(module, class) -> (fxlens's levels, raw torch's rows per level): the fxlens runs one per core, then one
-    raw-torch process per package, one per core too (each is a process of its own: threads only wait)."""
-    wanted_runs = dict.fromkeys(_run_key(entry) for entry in CLASSES + ALONE)
+    """(module, class) -> (fxlens's levels, its run, raw torch's rows per level): two fxlens runs side by side (the
+    whole files; the classes traced alone), one worker start each, then one raw-torch process per package, one per
+    core (each is a process of its own: threads only wait)."""
+    whole = list(dict.fromkeys(Path(_file(module)) for _, module, _, _ in CLASSES))
+    alone = list(dict.fromkeys(Path(_file(module)) for _, module, _, _ in ALONE))
+    alone_args = [arg for _, _, name, _ in ALONE for arg in ("--class", name)]
+    levels_args = ("--level", "fx", "--level", "aten")
     out, jobs = {}, {}
     with tempfile.TemporaryDirectory() as empty, ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:
         # only installed packages are importable, as for a user
-        runs = dict(
-            zip(
-                wanted_runs,
-                pool.map(
-                    lambda key: reach_common.fxlens_json(
-                        Path(key[0]), Path(empty), ("--level", "fx", "--level", "aten", *key[1]), timeout=600
-                    ),
-                    wanted_runs,
-                ),
-            )
-        )
-        for package, module, name, wanted in CLASSES + ALONE:
-            run = runs[_run_key((package, module, name, wanted))]
+        whole_runs = pool.submit(reach_common.fxlens_json_files, whole, Path(empty), levels_args, timeout=300)
+        alone_runs = reach_common.fxlens_json_files(alone, Path(empty), (*levels_args, *alone_args), timeout=300)
+        runs = {"whole": whole_runs.result(), "alone": alone_runs}
+        for entry in CLASSES + ALONE:
+            package, module, name, wanted = entry
+            run = runs["alone" if entry in ALONE else "whole"][_file(module)]
             classes = reach_common.by_class(run)
             levels = classes.get(name, {})
             out[(module, name)] = [levels, run, {}]
@@ -83,13 +80,6 @@ def traced() -> dict:
             for job, rebuilt in zip(package_jobs, rebuilds):
                 out[(job["module"], job["class"])][2] = rebuilt
     return out
-
-
-def _run_key(entry: tuple) -> tuple[str, tuple]:
-    """The fxlens run a class is read from: its whole file, as bench/reach_packages.py runs it (a child needs
-    its parent), or the class alone."""
-    _, module, name, _ = entry
-    return _file(module), (("--class", name) if entry in ALONE else ())
 
 
 def _rebuild(package_jobs: tuple[str, list[dict]]) -> list[dict]:
