@@ -19,7 +19,8 @@ os.environ.setdefault(
 
 # Each test drives processes of its own (a worker and its trace children, a server, an editor), which use about
 # one core between them: the suite runs a file per core, up to MAX_WORKERS (each worker's processes hold a few
-# hundred MB).
+# hundred MB). One file more than the cores, to fill the time tests wait on hangs and editors, was measured slower
+# on 2 cores, and a code-server hover then failed (bench/RESULTS.md, "CI time").
 MAX_WORKERS = 4
 
 # xdist hands out files in collection order (pyproject.toml turns off its own reordering by number of tests, which
