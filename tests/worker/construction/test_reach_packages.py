@@ -55,6 +55,7 @@ def traced() -> dict:
     """(module, class) -> (fxlens's levels, its run, raw torch's rows per level): two fxlens runs side by side (the
     whole files; the classes traced alone), one worker start each, then one raw-torch process per package, one per
     core (each is a process of its own: threads only wait)."""
+    # whole files, as bench/reach_packages.py runs them: a child is rebuilt from its parent's report
     whole = list(dict.fromkeys(Path(_file(module)) for _, module, _, _ in CLASSES))
     alone = list(dict.fromkeys(Path(_file(module)) for _, module, _, _ in ALONE))
     alone_args = [arg for _, _, name, _ in ALONE for arg in ("--class", name)]
