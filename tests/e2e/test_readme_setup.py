@@ -2,7 +2,7 @@
 makes a fresh virtual environment, installs into it and prints the example's graph; command 2 (`bash .ci/run`)
 then runs in that same environment.
 
-Command 2 runs the whole suite, which this test is part of (about 21 minutes on 2 cores): here it runs every
+Command 2 runs the whole suite, which this test is part of (about 22 minutes on 2 cores): here it runs every
 set-up step of .ci/run and then a small selection of the tests (.ci/run passes its arguments to pytest),
 among them the two that failed in a fresh venv before (issue 24: the packaging tests' fresh environments saw
 the base interpreter's site, without torch). torch comes from the CPU wheel on local disk (pinned in
