@@ -225,7 +225,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     options = TraceOptions.from_flags(args, levels)
     for path in args.file:  # a file that is not there stops the command before any worker starts
         read_file(path)
-    # with --class, the worker builds and traces only what that class needs
+    # with --class, the worker builds and traces only what those classes need
     reports = asyncio.run(_analyse_files(args.file, args.python, options, args.cls))
     shown, problems = _shown(reports, args.cls)
     traced = [(report, c, level) for report, classes in shown for c in classes for level in levels if level in c.levels]
