@@ -9,8 +9,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-MERGED_FORMATS = ("json", "sarif")
-
 
 def add_arguments(merge: argparse.ArgumentParser) -> None:
     merge.add_argument("shards", nargs="+", metavar="FILE", help="the shards' `--format json` or `sarif` outputs")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fxlens.guard_report import CompiledFrame, DynamicProof, Guard
-from fxlens.report import ClassReport, LevelResult
+from fxlens.report import ClassReport
 
 LEVEL = "dynamo"
 _TYPE = re.compile(r"type=<class '(?:[\w.]*\.)?(?P<name>\w+)'>")
@@ -27,10 +27,6 @@ Style = Callable[[str], str]
 def frames_of(cls: ClassReport | None) -> list[CompiledFrame]:
     result = cls.levels.get(LEVEL) if cls is not None else None
     return result.frames if result is not None and result.ok else []
-
-
-def guard_count(result: LevelResult) -> int:
-    return sum(frame.count() for frame in result.frames)
 
 
 def lens_lines(cls: ClassReport) -> dict[int, str]:
