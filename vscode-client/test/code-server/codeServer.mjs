@@ -55,6 +55,15 @@ function packFakePythonExtension(folder) {
   return vsix;
 }
 
+/** The text editor showing `name` in `page`: the one in the editor group whose front tab it is. Not "the active
+ * group's": on a loaded machine VS Code learned of an earlier click in a graph's webview only after the file had
+ * been brought to the front, made the graph's group the active one, and a locator of the active group's editor
+ * then found none for a minute. */
+export function fileEditor(page, name) {
+  const front = page.locator(".tabs-container .tab.active", { hasText: name });
+  return page.locator(".editor-group-container", { has: front }).locator(".monaco-editor").first();
+}
+
 /**
  * Options: `trusted` false opens the folder in Restricted Mode (workspace trust on, never prompted);
  * `python` sets fxlens.python; `pythonExtension` installs the ms-python.python stand-in reporting

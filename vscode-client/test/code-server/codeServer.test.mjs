@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { extensionLog, startCodeServer, testInterpreter } from "./codeServer.mjs";
+import { extensionLog, fileEditor, startCodeServer, testInterpreter } from "./codeServer.mjs";
 
 // The first trace includes starting the worker and importing torch: generous, but still an event wait.
 const TRACE_TIMEOUT = Number(process.env.FXLENS_TRACE_TIMEOUT_MS ?? 180_000);
@@ -24,7 +24,7 @@ async function openFile(name) {
 
 /** Brings an open file's editor to the front by its tab. A click inside the graph's webview makes the
  * graph's group the active one (or not yet: VS Code learns of the webview's focus asynchronously), so
- * `editor()` right after it may find no text editor; typing must go to this file. */
+ * typing right after it may go nowhere; typing must go to this file. */
 async function focusFile(name) {
   await page.locator(".tabs-container .tab", { hasText: name }).first().click();
   await page.locator(".editor-group-container.active .tabs-container .tab.active", { hasText: name }).waitFor();
@@ -90,7 +90,29 @@ async function hoverUntilShown(hover, content) {
   }
 }
 
-const editor = () => page.locator(".editor-group-container.active .monaco-editor").first();
+const editor = (name) => fileEditor(page, name);
+
+/** Puts the cursor of `name` on `line` with Go to Line, and again until the status bar shows it there: the keys
+ * go to the focused editor, and a late focus of the graph's webview (`fileEditor`) can take them; a person would just
+ * click into the file and try again. Fails after UI_TIMEOUT in all. */
+async function goToLine(name, line) {
+  const deadline = Date.now() + UI_TIMEOUT;
+  const shown = page.locator(".statusbar-item", { hasText: new RegExp(`Ln ${line},`) });
+  for (;;) {
+    await focusFile(name);
+    await editor(name).locator(".view-line").first().click();
+    await page.keyboard.press("Control+G");
+    await page.keyboard.type(String(line));
+    await page.keyboard.press("Enter");
+    try {
+      await shown.waitFor({ timeout: Math.max(1, Math.min(10_000, deadline - Date.now())) });
+      return;
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+      await page.keyboard.press("Escape");
+    }
+  }
+}
 
 before(async () => {
   codeServer = await startCodeServer({ pythonExtension: testInterpreter() });
@@ -116,7 +138,7 @@ after(async () => {
 
 test("a model file gets code lenses with node counts", async () => {
   await openFile("model.py");
-  const lens = editor().locator(".codelens-decoration", { hasText: /fx \d+/ }).first();
+  const lens = editor("model.py").locator(".codelens-decoration", { hasText: /fx \d+/ }).first();
   await waitForFxlens(lens);
   // the graph link first, then the short summary
   assert.match(await lens.textContent(), /^Show graph\s*\|\s*fx \d+ · aten \d+/);
@@ -127,7 +149,7 @@ test("a model file gets code lenses with node counts", async () => {
 test("hovering a forward line shows its nodes: opcode, target, shape", async () => {
   await requireFxlensRunning();
   // Monaco renders spaces as no-break spaces: match the line with a regular expression
-  const line = editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ });
+  const line = editor("model.py").locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ });
   await hoverText(line, "stem");
   const hover = page.locator(".monaco-hover-content", { hasText: "call_module" });
   await hover.waitFor();
@@ -142,14 +164,14 @@ test("hovering a forward line shows its nodes: opcode, target, shape", async () 
 test("an untraceable file gets a diagnostic at the failing line", async () => {
   await requireFxlensRunning();
   await openFile("untraceable.py");
-  const squiggle = editor().locator(".squiggly-error, .squiggly-warning").first();
+  const squiggle = editor("untraceable.py").locator(".squiggly-error, .squiggly-warning").first();
   await waitForFxlens(squiggle);
   const hover = page.locator(".monaco-hover-content", { hasText: /control flow|traced/i }).first();
   await hoverUntilShown(() => squiggle.hover({ force: true }), hover);
   await page.screenshot({ path: artifact("code-server-diagnostic.png") });
   await page.keyboard.press("Escape");
   // its graph view lists the problem instead of drawing an empty graph
-  await editor().locator(".codelens-decoration a", { hasText: "Show graph" }).first().click();
+  await editor("untraceable.py").locator(".codelens-decoration a", { hasText: "Show graph" }).first().click();
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await graph.locator("#diagnostics li", { hasText: /control flow/ }).first().waitFor();
   assert.equal(await graph.locator("svg#graph g.node").count(), 0);
@@ -161,7 +183,7 @@ test("Show FX graph opens the drawn graph beside the editor; a click reveals the
   await openFile("model.py");
   // the second class of the file, ResidualMLP (15 fx nodes): its lens line, not the DOM's last lens
   // (Monaco keeps view zones in no particular order)
-  await editor().locator(".codelens-decoration", { hasText: /fx 15 ·/ }).locator("a", { hasText: "Show graph" }).click();
+  await editor("model.py").locator(".codelens-decoration", { hasText: /fx 15 ·/ }).locator("a", { hasText: "Show graph" }).click();
   // VS Code nests a webview's page in two iframes
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await waitForFxlens(graph.locator('svg#graph g.node[data-id="head"]'));
@@ -188,7 +210,7 @@ test("the graph follows edits: a new line's node appears", async () => {
   await requireFxlensRunning();
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await focusFile("model.py");
-  await editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ }).click();
+  await editor("model.py").locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ }).click();
   await page.keyboard.press("End");
   await page.keyboard.press("Enter");
   await page.keyboard.type("h = h * 2");
@@ -199,7 +221,7 @@ test("the graph follows edits: a new line's node appears", async () => {
 test("the palette's Show FX graph draws the class around the cursor", async () => {
   await requireFxlensRunning();
   await focusFile("model.py");
-  await editor().locator(".view-line", { hasText: /y\s=\sself\.fc\(x\)/ }).click();
+  await editor("model.py").locator(".view-line", { hasText: /y\s=\sself\.fc\(x\)/ }).click();
   await page.keyboard.press("F1");
   await page.keyboard.type("fxlens: Show FX graph");
   await page.locator(".quick-input-list .monaco-list-row", { hasText: "fxlens: Show FX graph" }).first().waitFor();
@@ -213,14 +235,10 @@ test("Show FX graph on a GPT-2-shaped file draws its blocks collapsed; a block's
   await requireFxlensRunning();
   await openFile("gpt2_small.py");
   // the cursor into GPT.forward (line 79), which brings GPT's class line into view
-  await editor().locator(".view-line").first().click();
-  await page.keyboard.press("Control+G");
-  await page.keyboard.type("79");
-  await page.keyboard.press("Enter");
-  await page.locator(".statusbar-item", { hasText: /Ln 79,/ }).waitFor();
+  await goToLine("gpt2_small.py", 79);
   // traced once GPT, the only class of the file with hundreds of fx nodes, has its lens; then the
   // palette's Show FX graph draws the class around the cursor
-  await waitForFxlens(editor().locator(".codelens-decoration", { hasText: /fx \d{3,} ·/ }).first());
+  await waitForFxlens(editor("gpt2_small.py").locator(".codelens-decoration", { hasText: /fx \d{3,} ·/ }).first());
   await page.keyboard.press("F1");
   await page.keyboard.type("fxlens: Show FX graph");
   await page.locator(".quick-input-list .monaco-list-row", { hasText: "fxlens: Show FX graph" }).first().waitFor();
@@ -246,15 +264,12 @@ test("at 1400 px a GPT-2-sized class's lens row fits: its graph link lies inside
   await requireFxlensRunning();
   await openFile("decoder12.py");
   // the class line (66) in view: Monaco draws only the lenses of lines on screen
-  await editor().locator(".view-line").first().click();
-  await page.keyboard.press("Control+G");
-  await page.keyboard.type("66");
-  await page.keyboard.press("Enter");
+  await goToLine("decoder12.py", 66);
   // the row measured is the whole one: the class's cost comes after its trace and lengthens the row (and
   // Monaco draws the row again when it comes, so a row measured before could be gone while it is measured)
-  const row = editor().locator(".codelens-decoration", { hasText: /fx \d{3} · aten \d{3} · [\d.]+ [KMGTP]?FLOP/ });
+  const row = editor("decoder12.py").locator(".codelens-decoration", { hasText: /fx \d{3} · aten \d{3} · [\d.]+ [KMGTP]?FLOP/ });
   await waitForFxlens(row);
-  const bounds = await editor().boundingBox();
+  const bounds = await editor("decoder12.py").boundingBox();
   const link = row.locator("a", { hasText: "Show graph" });
   const box = await link.boundingBox();
   assert.ok(box.x >= bounds.x && box.x + box.width <= bounds.x + bounds.width, `link at ${box.x}+${box.width}, editor ${bounds.x}+${bounds.width}`);
@@ -325,7 +340,7 @@ test("a settings change reaches the server: inlay hints show the shapes lines as
   await page.keyboard.type("fxlens.inlayHints");
   await page.locator(".setting-item-bool .setting-value-checkbox").first().click();
   await focusFile("model.py");
-  const line = editor().locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ });
+  const line = editor("model.py").locator(".view-line", { hasText: /h\s=\sself\.stem\(x\)/ });
   await line.filter({ hasText: /\(4,\s16\)\sf32/ }).waitFor({ timeout: TRACE_TIMEOUT });
   await page.screenshot({ path: artifact("code-server-inlay.png") });
 });

@@ -7,14 +7,14 @@ import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { artifact, CLIENT_DIR, launchBrowser } from "../browser.mjs";
-import { extensionLog, startCodeServer, testInterpreter } from "./codeServer.mjs";
+import { extensionLog, fileEditor, startCodeServer, testInterpreter } from "./codeServer.mjs";
 
 // the first trace includes starting the worker and importing torch: generous, but still an event wait
 const TRACE_TIMEOUT = Number(process.env.FXLENS_TRACE_TIMEOUT_MS ?? 180_000);
 const UI_TIMEOUT = 60_000;
 
 let codeServer, browser, page;
-const editor = () => page.locator(".editor-group-container.active .monaco-editor").first();
+const editor = () => fileEditor(page, "tinynet.py");
 // VS Code nests a webview's page in two iframes
 const graphView = () => page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
 
