@@ -72,46 +72,42 @@ async function hoverText(line, word) {
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
 }
 
-/** Hovers with `hover()` until the hover widget shows `content`, moving the mouse off and back as a person does
- * when a hover does not come: once, at 3 test files per 2 cores, the squiggle was drawn and hovered and no
- * widget came in 60 s (the squiggle's decorations are drawn again as later levels' diagnostics arrive). Waits
- * for the widget, never a fixed time; fails after UI_TIMEOUT in all. */
-async function hoverUntilShown(hover, content) {
+/** Does `act()` again, `retreat()` between tries, until `shown` appears: what a person does when the editor did not
+ * respond. Waits for `shown`, never a fixed time; fails after UI_TIMEOUT in all. */
+async function actUntilShown(act, shown, retreat) {
   const deadline = Date.now() + UI_TIMEOUT;
   for (;;) {
-    await hover();
+    await act();
     try {
-      await content.waitFor({ timeout: Math.min(10_000, Math.max(1, deadline - Date.now())) });
+      await shown.waitFor({ timeout: Math.min(10_000, Math.max(1, deadline - Date.now())) });
       return;
     } catch (error) {
       if (Date.now() >= deadline) throw error;
-      await page.mouse.move(0, 0);
+      await retreat();
     }
   }
 }
+
+/** Hovers with `hover()` until the hover widget shows `content`, moving the mouse off and back: once, at 3 test
+ * files per 2 cores, the squiggle was drawn and hovered and no widget came in 60 s (the squiggle's decorations are
+ * drawn again as later levels' diagnostics arrive). */
+const hoverUntilShown = (hover, content) => actUntilShown(hover, content, () => page.mouse.move(0, 0));
 
 const editor = (name) => fileEditor(page, name);
 
 /** Puts the cursor of `name` on `line` with Go to Line, and again until the status bar shows it there: the keys
  * go to the focused editor, and a late focus of the graph's webview (`fileEditor`) can take them; a person would just
- * click into the file and try again. Fails after UI_TIMEOUT in all. */
+ * click into the file and try again. */
 async function goToLine(name, line) {
-  const deadline = Date.now() + UI_TIMEOUT;
   const shown = page.locator(".statusbar-item", { hasText: new RegExp(`Ln ${line},`) });
-  for (;;) {
+  const go = async () => {
     await focusFile(name);
     await editor(name).locator(".view-line").first().click();
     await page.keyboard.press("Control+G");
     await page.keyboard.type(String(line));
     await page.keyboard.press("Enter");
-    try {
-      await shown.waitFor({ timeout: Math.max(1, Math.min(10_000, deadline - Date.now())) });
-      return;
-    } catch (error) {
-      if (Date.now() >= deadline) throw error;
-      await page.keyboard.press("Escape");
-    }
-  }
+  };
+  await actUntilShown(go, shown, () => page.keyboard.press("Escape"));
 }
 
 before(async () => {
