@@ -12,7 +12,6 @@ from fxlens.engine.shift import LineMap
 from fxlens.line_index import LineIndex
 from fxlens.lsp import sync
 from fxlens.lsp.positions import UTF8, UTF16, UTF32, Coords
-from fxlens.lsp.sync import apply_change
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
@@ -93,7 +92,7 @@ def test_after_any_incremental_edits_the_servers_text_is_the_editors(text, edits
             range=types.Range(editor.position(start, encoding), editor.position(end, encoding)), text=new_text
         )
         editor.text = editor.text[:start] + new_text + editor.text[end:]
-        server = apply_change(server, change, encoding)
+        server = sync.apply(LineIndex(server), change, encoding).text  # a text with no index kept
         index = sync.apply(index, change, encoding)
         assert server == editor.text and index.text == editor.text
         assert list(index) == lines.split(editor.text)
@@ -103,9 +102,9 @@ def test_a_column_past_the_line_end_means_the_end_and_a_line_past_the_text_its_e
     change = types.TextDocumentContentChangePartial(
         range=types.Range(types.Position(0, 99), types.Position(0, 99)), text="!"
     )
-    assert apply_change("ab\x0ccd\ref", change, UTF16) == "ab\x0ccd!\ref"
+    assert sync.apply(LineIndex("ab\x0ccd\ref"), change, UTF16).text == "ab\x0ccd!\ref"
     change.range = types.Range(types.Position(7, 0), types.Position(7, 0))
-    assert apply_change("ab\ref", change, UTF16) == "ab\ref!"
+    assert sync.apply(LineIndex("ab\ref"), change, UTF16).text == "ab\ref!"
 
 
 # Python source in which every awkward character sits where Python allows it (strings, comments,

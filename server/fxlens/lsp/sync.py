@@ -35,8 +35,3 @@ def apply(index: LineIndex, change: types.TextDocumentContentChangeEvent, encodi
     start, end = sorted((offset_at(index, change.range.start, encoding), offset_at(index, change.range.end, encoding)))
     index.edit(start, end, text[:start] + change.text + text[end:])
     return index
-
-
-def apply_change(text: str, change: types.TextDocumentContentChangeEvent, encoding: str | None) -> str:
-    """The text after one change (for a text with no index at hand)."""
-    return apply(LineIndex(text), change, encoding).text
